@@ -1,0 +1,65 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// MARK: - C targets
+// Typed, non-variadic wrappers over the C libraries we use; each symbol is prefixed with its target's name.
+
+let cTargets: [Target] = [
+    .target(
+        name: "CCurl",
+        linkerSettings: [.linkedLibrary("curl")]
+    ),
+    .target(
+        name: "CMagic",
+        linkerSettings: [.linkedLibrary("magic")]
+    ),
+    .target(
+        name: "CCrypto",
+        linkerSettings: [.linkedLibrary("crypto")]
+    ),
+]
+
+// MARK: - Library and CLI
+
+let swiftTargets: [Target] = [
+    .target(
+        name: "RichPush",
+        dependencies: ["CCurl", "CMagic", "CCrypto"]
+    ),
+    .executableTarget(
+        name: "richpush",
+        dependencies: ["RichPush"]
+    ),
+]
+
+// MARK: - Test support
+// A real HTTP origin on loopback, used by the tests and by `make demo` to serve the fixture media.
+
+let supportTargets: [Target] = [
+    .target(name: "FixtureOrigin"),
+    .executableTarget(
+        name: "richpush-fixture-origin",
+        dependencies: ["FixtureOrigin"]
+    ),
+]
+
+// MARK: - Tests
+
+let testTargets: [Target] = [
+    .testTarget(
+        name: "RichPushTests",
+        dependencies: ["RichPush", "FixtureOrigin"]
+    ),
+]
+
+// MARK: - Package
+
+let package = Package(
+    name: "RichPush",
+    products: [
+        .library(name: "RichPush", targets: ["RichPush"]),
+        .executable(name: "richpush", targets: ["richpush"]),
+    ],
+    targets: cTargets + swiftTargets + supportTargets + testTargets,
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,47 @@
+#ifndef CCURL_H
+#define CCURL_H
+
+// Typed wrappers over libcurl's variadic calls (curl_easy_setopt, curl_easy_getinfo, curl_multi_setopt),
+// which Swift cannot call directly, plus small helpers for the socket callbacks.
+
+#include <curl/curl.h>
+#include <stdint.h>
+
+typedef size_t (*ccurl_write_callback)(char *data, size_t size, size_t count, void *userdata);
+typedef curl_socket_t (*ccurl_opensocket_callback)(void *userdata, curlsocktype purpose,
+                                                   struct curl_sockaddr *address);
+typedef int (*ccurl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip, int primary_port,
+                                     int local_port);
+
+// curl_easy_setopt, one function per argument type.
+CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode ccurl_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode ccurl_easy_setopt_ptr(CURL *handle, CURLoption option, void *value);
+CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
+CURLcode ccurl_easy_setopt_write_function(CURL *handle, ccurl_write_callback callback);
+CURLcode ccurl_easy_setopt_opensocket_function(CURL *handle, ccurl_opensocket_callback callback);
+CURLcode ccurl_easy_setopt_prereq_function(CURL *handle, ccurl_prereq_callback callback);
+
+// curl_easy_getinfo, one function per result type.
+CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode ccurl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
+CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
+
+// curl_multi_setopt for long options.
+CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
+
+// The address a CURLOPT_OPENSOCKETFUNCTION callback is asked to connect to: its family (AF_INET or AF_INET6),
+// copied as raw bytes (4 or 16) into `bytes`. Returns the byte count, or 0 for any other family.
+int ccurl_sockaddr_address(const struct curl_sockaddr *address, uint8_t bytes[16]);
+
+// Opens the socket curl asked for, as curl would without a callback.
+curl_socket_t ccurl_sockaddr_open(const struct curl_sockaddr *address);
+
+// The sentinel values of curl's callbacks, which Swift does not import as constants.
+curl_socket_t ccurl_socket_bad(void);
+size_t ccurl_write_abort(void);
+int ccurl_prereq_ok(void);
+int ccurl_prereq_abort(void);
+
+#endif

@@ -1,0 +1,13 @@
+/// Adobe Journey Optimizer (and Adobe Experience Platform Messaging): a top-level `"adb_media": "<url>"`.
+public struct AdobeMediaConvention: MediaConvention {
+    public var name: String { "adb_media" }
+
+    /// The convention.
+    public init() {}
+
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        scan.take(payload.root["adb_media"], field: "adb_media", convention: name, identifier: "adb_media")
+        return scan
+    }
+}

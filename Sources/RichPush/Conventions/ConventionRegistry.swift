@@ -1,0 +1,50 @@
+/// The conventions RichPush applies to a payload, in order.
+///
+/// References are collected convention by convention in registry order, each convention's in its own
+/// documented order; a URL found again (by another convention or field) is kept once, at its first place.
+public struct ConventionRegistry: Sendable {
+    /// The conventions, in the order they run.
+    public private(set) var conventions: [any MediaConvention]
+
+    /// A registry with these conventions.
+    public init(_ conventions: [any MediaConvention]) {
+        self.conventions = conventions
+    }
+
+    /// The built-in conventions: Adobe (`adb_media`), then ZEGOCLOUD (`zego`).
+    public static var standard: ConventionRegistry {
+        ConventionRegistry([AdobeMediaConvention(), ZegoConvention()])
+    }
+
+    /// Adds a convention after the others. A convention with the same name replaces the old one in place.
+    public mutating func register(_ convention: any MediaConvention) {
+        if let index = conventions.firstIndex(where: { $0.name == convention.name }) {
+            conventions[index] = convention
+        } else {
+            conventions.append(convention)
+        }
+    }
+
+    /// Every reference in `payload`, each URL once, and the problems the conventions found.
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var result = ConventionScan()
+        var seen = Set<String>()
+        var identifiers = Set<String>()
+        for convention in conventions {
+            let scan = convention.scan(payload)
+            result.problems += scan.problems
+            for var reference in scan.references where seen.insert(reference.url).inserted {
+                // Identifiers must be unique within a payload, as UNNotificationAttachment's are.
+                var candidate = reference.identifier
+                var suffix = 2
+                while !identifiers.insert(candidate).inserted {
+                    candidate = "\(reference.identifier)-\(suffix)"
+                    suffix += 1
+                }
+                reference.identifier = candidate
+                result.references.append(reference)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,60 @@
+/// The engine: finds every media reference in a payload, fetches each under the payload's deadline, and
+/// returns the mutated content with its attachments, or the best attempt so far when the deadline comes.
+///
+/// One `Enricher` serves many payloads at once through one fetch loop. Call `shutdown()` when done.
+public final class Enricher: Sendable {
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    private let fetcher: Fetcher
+
+    /// An enricher with this configuration.
+    /// - Throws: `FetcherError` when libmagic's database cannot be loaded.
+    public init(configuration: Configuration = Configuration()) throws(FetcherError) {
+        self.configuration = configuration
+        self.fetcher = try Fetcher(configuration: configuration)
+    }
+
+    /// Processes one payload, finishing by `deadline`.
+    ///
+    /// Returns when every reference has settled, or at the deadline with what finished (outcome `expired`;
+    /// transfers still running are cancelled and their partial files removed first). Cancelling the calling
+    /// task ends it the same way.
+    public func enrich(_ payload: Payload, deadline: ContinuousClock.Instant) async -> EnrichmentResult {
+        let run = EnrichmentRun(payload: payload, configuration: configuration)
+        await process(run, deadline: deadline)
+        return run.result()
+    }
+
+    /// Processes one payload within `timeout` from now (default: the configured deadline).
+    public func enrich(_ payload: Payload, timeout: Duration? = nil) async -> EnrichmentResult {
+        await enrich(payload, deadline: .now + (timeout ?? configuration.deadline))
+    }
+
+    /// Parses and processes one input; an input that is not a payload gives an `invalid` result.
+    /// - Parameter source: the input's name, used as the problem's source when it is invalid.
+    public func enrich(
+        json bytes: some Collection<UInt8>, source: String, deadline: ContinuousClock.Instant
+    ) async -> EnrichmentResult {
+        let start = ContinuousClock.now
+        do {
+            let payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
+            return await enrich(payload, deadline: deadline)
+        } catch {
+            return .invalid(error, source: source, elapsed: .now - start)
+        }
+    }
+
+    /// Fetches every reference of `run` concurrently, recording each outcome as it settles.
+    func process(_ run: EnrichmentRun, deadline: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            for (index, reference) in run.references.enumerated() {
+                group.addTask {
+                    run.record(index, await self.fetcher.fetch(reference.url, deadline: deadline))
+                }
+            }
+        }
+    }
+
+    /// Cancels whatever is in flight and stops the fetch loop.
+    public func shutdown() { fetcher.shutdown() }
+}

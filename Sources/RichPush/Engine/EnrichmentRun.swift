@@ -1,0 +1,106 @@
+import Foundation
+import Synchronization
+
+/// One payload being processed: its references, and what has been settled so far. Shared by the fetches that
+/// record into it and whoever asks for the best attempt (the deadline, `serviceExtensionTimeWillExpire`).
+final class EnrichmentRun: Sendable {
+    let payload: Payload
+    let references: [MediaReference]
+    private let start: ContinuousClock.Instant
+    private let initialProblems: [Problem]
+    /// References found beyond the ones fetched, or with the wrong type: counted as not attached.
+    private let unfetchedCount: Int
+    private let settled: Mutex<[Int: Result<FetchedMedia, FetchFailure>]> = Mutex([:])
+
+    init(payload: Payload, configuration: Configuration, start: ContinuousClock.Instant = .now) {
+        self.payload = payload
+        self.start = start
+        var scan = configuration.conventions.scan(payload)
+        var problems: [Problem] = []
+        if !payload.isMutable {
+            let value = (payload.root["aps"]?.objectValue?["mutable-content"]).map { JSONWriter.string($0) }
+            problems.append(
+                Problem(
+                    source: "aps.mutable-content", code: .notMutable,
+                    detail: "aps.mutable-content is \(value ?? "missing"), not 1: on iOS the service extension would not run"))
+        }
+        problems += scan.problems
+        let limit = configuration.limits.maximumReferences
+        var unfetched = scan.problems.filter { $0.code == .badReference }.count
+        if scan.references.count > limit {
+            let dropped = scan.references[limit...]
+            unfetched += dropped.count
+            problems.append(
+                Problem(
+                    source: dropped.first!.field, code: .tooManyReferences,
+                    detail: "\(scan.references.count) references; only the first \(limit) are fetched"))
+            scan.references.removeSubrange(limit...)
+        }
+        self.references = scan.references
+        self.initialProblems = problems
+        self.unfetchedCount = unfetched
+    }
+
+    /// Records how reference `index` ended. The first record for an index wins.
+    func record(_ index: Int, _ outcome: Result<FetchedMedia, FetchFailure>) {
+        settled.withLock { settled in
+            if settled[index] == nil { settled[index] = outcome }
+        }
+    }
+
+    /// The result as it stands. With `expired`, references not yet settled count as expired (and any fetched
+    /// later are not part of this result).
+    func result(expired: Bool = false) -> EnrichmentResult {
+        let settled = settled.withLock { $0 }
+        var attachments: [Attachment] = []
+        var problems = initialProblems
+        var sawExpiry = false
+        for (index, reference) in references.enumerated() {
+            switch settled[index] {
+            case .success(let media)?:
+                attachments.append(
+                    Attachment(
+                        identifier: reference.identifier, source: reference.url, convention: reference.convention,
+                        media: media))
+            case .failure(let failure)?:
+                if failure.code == .expired { sawExpiry = true }
+                problems.append(Problem(source: reference.url, code: failure.code, detail: failure.detail))
+            case nil:
+                sawExpiry = true
+                problems.append(
+                    Problem(source: reference.url, code: .expired, detail: "the deadline came before it finished"))
+            }
+        }
+        let total = references.count + unfetchedCount
+        let outcome: Outcome
+        if total == 0 {
+            outcome = .unchanged
+        } else if sawExpiry || (expired && attachments.count < references.count) {
+            outcome = .expired
+        } else if attachments.count == total {
+            outcome = .complete
+        } else {
+            outcome = attachments.isEmpty ? .failed : .partial
+        }
+        return EnrichmentResult(
+            outcome: outcome, content: Self.mutate(payload, with: attachments), attachments: attachments,
+            problems: problems, elapsed: .now - start)
+    }
+
+    /// The content handed back: the payload, plus a top-level `richpush` object listing the attachments as
+    /// UNNotificationContent would hold them (identifier, file URL, type). Unchanged when nothing attached.
+    static func mutate(_ payload: Payload, with attachments: [Attachment]) -> Payload {
+        guard !attachments.isEmpty else { return payload }
+        var content = payload
+        let list: [JSONValue] = attachments.map { attachment in
+            .object(
+                JSONObject([
+                    ("identifier", .text(attachment.identifier)),
+                    ("url", .text(URL(fileURLWithPath: attachment.media.path).absoluteString)),
+                    ("type", .text(attachment.media.type.uti)),
+                ]))
+        }
+        content.root.set("richpush", .object(JSONObject([("attachments", .array(list))])))
+        return content
+    }
+}

@@ -1,0 +1,64 @@
+/// Something that kept a reference from being attached, or that a user needs to hear about a payload.
+///
+/// `code` is stable (it goes into JSON output and metrics); `detail` carries the specifics.
+public struct Problem: Sendable, Hashable, CustomStringConvertible {
+    /// A stable machine code; every code is listed in the README.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        /// The code's text, as written in JSON output.
+        public let rawValue: String
+        /// A code; prefer the static members.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// `aps.mutable-content` is not 1: on a phone the extension would never run. The media is still processed.
+        public static let notMutable = Code("not-mutable")
+        /// A convention's field holds something other than a URL string.
+        public static let badReference = Code("bad-reference")
+        /// More references than the per-payload limit; the rest were not fetched.
+        public static let tooManyReferences = Code("too-many-references")
+        /// The URL cannot be parsed, has a user or password, control characters, or is too long.
+        public static let badURL = Code("bad-url")
+        /// The scheme (of the URL or of a redirect) is not allowed.
+        public static let blockedScheme = Code("blocked-scheme")
+        /// The address a connection would go to is refused by the address policy.
+        public static let blockedAddress = Code("blocked-address")
+        /// The bytes are not a type iOS attaches; the detail names what they are.
+        public static let unsupportedType = Code("unsupported-type")
+        /// The body is, or declares itself, larger than its kind's cap.
+        public static let tooLarge = Code("too-large")
+        /// The final response is not a 2xx (or is a 206 we never asked for).
+        public static let httpStatus = Code("http-status")
+        /// A 2xx response with no body.
+        public static let emptyBody = Code("empty-body")
+        /// More redirects than allowed.
+        public static let tooManyRedirects = Code("too-many-redirects")
+        /// The connection could not be made in time, or the body arrived too slowly.
+        public static let timeout = Code("timeout")
+        /// The payload's deadline came before this transfer finished.
+        public static let expired = Code("expired")
+        /// The caller cancelled the work before the transfer finished.
+        public static let cancelled = Code("cancelled")
+        /// TLS failed: an untrusted or invalid certificate, or a handshake error.
+        public static let tls = Code("tls")
+        /// Name resolution, connection or transfer failed; the detail is curl's message.
+        public static let network = Code("network")
+        /// The attachment could not be written (disk full, attachments directory gone or unusable).
+        public static let storeFailed = Code("store-failed")
+    }
+
+    /// The URL or field the problem is about.
+    public var source: String
+    /// The stable code.
+    public var code: Code
+    /// The specifics, for a human.
+    public var detail: String
+
+    /// A problem.
+    public init(source: String, code: Code, detail: String) {
+        self.source = source
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "\(code) (\(source)): \(detail)" }
+}

@@ -1,0 +1,109 @@
+internal import CCurl
+
+/// Owns one curl easy handle (`curl_easy_init` / `curl_easy_cleanup`), its error buffer and the string lists
+/// its options point at. Touched only on the fetch loop's thread.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var lists: [UnsafeMutablePointer<curl_slist>] = []
+
+    init() {
+        // curl_easy_init fails only when memory is exhausted: not an input error.
+        guard let raw = curl_easy_init() else { fatalError("curl_easy_init failed") }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        for list in lists { curl_slist_free_all(list) }
+        errorBuffer.deallocate()
+    }
+
+    /// curl's message for the last failure (CURLOPT_ERRORBUFFER), or the generic text of `code`.
+    func errorMessage(_ code: CURLcode) -> String {
+        if errorBuffer.pointee != 0 { return String(cString: errorBuffer) }
+        return String(cString: curl_easy_strerror(code))
+    }
+
+    /// curl_easy_setopt with a long argument.
+    func set(_ option: CURLoption, _ value: Int) throws(CurlOptionError) {
+        try check(option, ccurl_easy_setopt_long(raw, option, value))
+    }
+
+    /// curl_easy_setopt with a curl_off_t argument.
+    func set(_ option: CURLoption, offset value: Int64) throws(CurlOptionError) {
+        try check(option, ccurl_easy_setopt_off(raw, option, curl_off_t(value)))
+    }
+
+    /// curl_easy_setopt with a string argument (curl copies strings).
+    func set(_ option: CURLoption, _ value: String) throws(CurlOptionError) {
+        try check(option, ccurl_easy_setopt_string(raw, option, value))
+    }
+
+    /// curl_easy_setopt with a pointer argument (callback data).
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlOptionError) {
+        try check(option, ccurl_easy_setopt_ptr(raw, option, value))
+    }
+
+    /// curl_easy_setopt with a string list, kept alive as long as this handle.
+    func set(_ option: CURLoption, list values: [String]) throws(CurlOptionError) {
+        guard !values.isEmpty else { return }
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for value in values { list = curl_slist_append(list, value) }
+        guard let list else { fatalError("curl_slist_append failed") }
+        lists.append(list)
+        try check(option, ccurl_easy_setopt_slist(raw, option, list))
+    }
+
+    /// CURLOPT_WRITEFUNCTION.
+    func setWriteFunction(_ callback: ccurl_write_callback) throws(CurlOptionError) {
+        try check(CURLOPT_WRITEFUNCTION, ccurl_easy_setopt_write_function(raw, callback))
+    }
+
+    /// CURLOPT_OPENSOCKETFUNCTION.
+    func setOpenSocketFunction(_ callback: ccurl_opensocket_callback) throws(CurlOptionError) {
+        try check(CURLOPT_OPENSOCKETFUNCTION, ccurl_easy_setopt_opensocket_function(raw, callback))
+    }
+
+    /// CURLOPT_PREREQFUNCTION.
+    func setPrereqFunction(_ callback: ccurl_prereq_callback) throws(CurlOptionError) {
+        try check(CURLOPT_PREREQFUNCTION, ccurl_easy_setopt_prereq_function(raw, callback))
+    }
+
+    /// curl_easy_getinfo for a long result; 0 when unavailable.
+    func info(long item: CURLINFO) -> Int {
+        var value = 0
+        return ccurl_easy_getinfo_long(raw, item, &value) == CURLE_OK ? value : 0
+    }
+
+    /// curl_easy_getinfo for a curl_off_t result; -1 when unavailable.
+    func info(offset item: CURLINFO) -> Int64 {
+        var value: curl_off_t = -1
+        return ccurl_easy_getinfo_off(raw, item, &value) == CURLE_OK ? Int64(value) : -1
+    }
+
+    /// curl_easy_getinfo for a string result.
+    func info(string item: CURLINFO) -> String? {
+        var value: UnsafePointer<CChar>? = nil
+        guard ccurl_easy_getinfo_string(raw, item, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    private func check(_ option: CURLoption, _ code: CURLcode) throws(CurlOptionError) {
+        guard code == CURLE_OK else {
+            throw CurlOptionError(
+                detail: "curl_easy_setopt(\(option.rawValue)): \(String(cString: curl_easy_strerror(code)))")
+        }
+    }
+}
+
+@available(*, unavailable)
+extension EasyHandle: Sendable {}
+
+/// libcurl refused an option (an option this libcurl does not support, or a value it rejects).
+struct CurlOptionError: Error {
+    let detail: String
+}

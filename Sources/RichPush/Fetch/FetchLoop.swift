@@ -1,0 +1,148 @@
+internal import CCurl
+import Foundation
+import Synchronization
+
+/// The thread that drives one curl multi handle: it adds and cancels transfers on request, runs
+/// `curl_multi_perform`, settles finished transfers, and sleeps in `curl_multi_poll` until a socket, a timer
+/// or `curl_multi_wakeup` needs it.
+///
+/// Other threads talk to it only through `submit`, `cancel` and `stop`, which queue a command under a lock and
+/// wake the loop. Everything else (the multi handle, every easy handle, the sniffer) is touched on this thread.
+final class FetchLoop: @unchecked Sendable {
+    typealias Completion = @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
+
+    private enum Command {
+        case start(id: UInt64, TransferRequest, Completion)
+        case cancel(id: UInt64, FetchFailure)
+        case stop
+    }
+
+    private struct Inbox: ~Copyable {
+        var commands: [Command] = []
+        var stopped = false
+    }
+
+    private let multi = MultiHandle()
+    private let settings: FetchSettings
+    private let inbox = Mutex(Inbox())
+    private let finished = DispatchSemaphore(value: 0)
+    // Touched on the loop thread only.
+    private let sniffer: Sniffer
+    private var transfers: [UInt64: Transfer] = [:]
+    private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
+
+    init(settings: FetchSettings) throws(SnifferError) {
+        Self.initializeCurl
+        self.settings = settings
+        self.sniffer = try Sniffer()
+        multi.set(CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.network.maximumConnections)
+        multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, settings.network.maximumConnectionsPerHost)
+        // Keep every connection we may reuse: the cache defaults to 4 x the number of handles added.
+        multi.set(CURLMOPT_MAXCONNECTS, settings.network.maximumConnections)
+        let thread = Thread { [self] in run() }
+        thread.name = "richpush-fetch"
+        thread.start()
+    }
+
+    private static let initializeCurl: Void = {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    // MARK: - Commands from any thread
+
+    /// Starts a transfer; `completion` is called exactly once, on the loop thread.
+    func submit(id: UInt64, _ request: TransferRequest, completion: @escaping Completion) {
+        let accepted = inbox.withLock { inbox in
+            guard !inbox.stopped else { return false }
+            inbox.commands.append(.start(id: id, request, completion))
+            return true
+        }
+        guard accepted else {
+            completion(.failure(FetchFailure(.cancelled, "the fetcher has shut down")))
+            return
+        }
+        multi.wakeup()
+    }
+
+    /// Cancels a transfer started with `submit`; its completion receives `reason`. Ignored when it has finished.
+    func cancel(id: UInt64, reason: FetchFailure) {
+        inbox.withLock { $0.commands.append(.cancel(id: id, reason)) }
+        multi.wakeup()
+    }
+
+    /// Cancels every transfer, ends the thread and waits for it.
+    func stop() {
+        let first = inbox.withLock { inbox in
+            defer { inbox.stopped = true }
+            if !inbox.stopped { inbox.commands.append(.stop) }
+            return !inbox.stopped
+        }
+        guard first else { return }
+        multi.wakeup()
+        finished.wait()
+    }
+
+    // MARK: - The loop thread
+
+    private func run() {
+        while true {
+            let commands = inbox.withLock { inbox in
+                defer { inbox.commands = [] }
+                return inbox.commands
+            }
+            for command in commands {
+                switch command {
+                case .start(let id, let request, let completion): start(id: id, request, completion)
+                case .cancel(let id, let reason): settle(id: id, with: .failure(reason))
+                case .stop:
+                    for id in Array(transfers.keys) {
+                        settle(id: id, with: .failure(FetchFailure(.cancelled, "the fetcher has shut down")))
+                    }
+                    finished.signal()
+                    return
+                }
+            }
+            multi.perform()
+            for (easy, code) in multi.finished() {
+                guard let id = byHandle[easy], let transfer = transfers[id] else { continue }
+                remove(id: id, transfer)
+                transfer.finish(code)
+            }
+            // curl's timer says when it must run again; a second is the longest we sleep without a reason.
+            let wait = min(multi.timeout() ?? 1000, 1000)
+            if wait > 0 { multi.poll(milliseconds: wait) }
+        }
+    }
+
+    private func start(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
+        let transfer = Transfer(request: request, settings: settings, sniffer: sniffer, completion: completion)
+        guard request.deadline > .now else {
+            transfer.finish(with: .failure(FetchFailure(.expired, "the deadline had passed before the transfer began")))
+            return
+        }
+        do {
+            try transfer.configure()
+        } catch {
+            transfer.finish(with: .failure(FetchFailure(.network, error.detail)))
+            return
+        }
+        guard multi.add(transfer.easy) else {
+            transfer.finish(with: .failure(FetchFailure(.network, "curl_multi_add_handle failed")))
+            return
+        }
+        transfers[id] = transfer
+        byHandle[transfer.easy.raw] = id
+    }
+
+    private func settle(id: UInt64, with outcome: Result<FetchedMedia, FetchFailure>) {
+        guard let transfer = transfers[id] else { return }
+        remove(id: id, transfer)
+        transfer.finish(with: outcome)
+    }
+
+    private func remove(id: UInt64, _ transfer: Transfer) {
+        multi.remove(transfer.easy)
+        transfers[id] = nil
+        byHandle[transfer.easy.raw] = nil
+    }
+}

@@ -1,0 +1,69 @@
+import Synchronization
+
+/// Fetches media URLs to attachment files: many at once, through one curl multi handle driven by its own
+/// thread, each under a deadline, typed by its bytes, streamed to disk.
+///
+/// A `Fetcher` is safe to share between tasks. Call `shutdown()` when done; it cancels whatever is in flight.
+public final class Fetcher: Sendable {
+    private let loop: FetchLoop
+    private let urlCheck: URLCheck
+    private let nextID = Atomic<UInt64>(1)
+
+    /// A fetcher with these settings.
+    /// - Throws: `FetcherError` when libmagic's database cannot be loaded.
+    public init(configuration: Configuration) throws(FetcherError) {
+        urlCheck = URLCheck(
+            allowHTTP: configuration.network.allowHTTP, maximumLength: configuration.network.maximumURLLength)
+        do {
+            loop = try FetchLoop(
+                settings: FetchSettings(
+                    network: configuration.network, limits: configuration.limits, store: configuration.store))
+        } catch {
+            throw FetcherError(detail: "libmagic: \(error.detail)")
+        }
+    }
+
+    deinit { loop.stop() }
+
+    /// Fetches `url` into a new attachment directory, finishing by `deadline`.
+    ///
+    /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
+    /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.
+    public func fetch(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        if let refusal = urlCheck.check(url) { return .failure(refusal) }
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let registration = Mutex(RegistrationState())
+        let request = TransferRequest(url: url, deadline: deadline)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                switch registration.withLock({ $0.register() }) {
+                case .start:
+                    loop.submit(id: id, request) { continuation.resume(returning: $0) }
+                case .finishCancelled:
+                    continuation.resume(returning: .failure(Self.cancelled))
+                }
+            }
+        } onCancel: {
+            if registration.withLock({ $0.cancel() }) == .cancelTransfer {
+                loop.cancel(id: id, reason: Self.cancelled)
+            }
+        }
+    }
+
+    /// Fetches `url`, finishing within `timeout` from now.
+    public func fetch(_ url: String, timeout: Duration) async -> Result<FetchedMedia, FetchFailure> {
+        await fetch(url, deadline: .now + timeout)
+    }
+
+    /// Cancels every transfer in flight and stops the loop thread. Later fetches fail with `cancelled`.
+    public func shutdown() { loop.stop() }
+
+    private static let cancelled = FetchFailure(.cancelled, "cancelled before the transfer finished")
+}
+
+/// The fetcher could not start.
+public struct FetcherError: Error, Sendable, CustomStringConvertible {
+    /// Why.
+    public let detail: String
+    public var description: String { detail }
+}

@@ -1,0 +1,50 @@
+internal import CCurl
+
+/// The checks a URL passes before any socket opens: length, characters, scheme, credentials, and curl's own
+/// parser. The address it leads to is judged later, where the connection is made.
+struct URLCheck: Sendable {
+    var allowHTTP: Bool
+    var maximumLength: Int
+
+    /// The URL, or why it is refused (`bad-url` or `blocked-scheme`).
+    func check(_ url: String) -> FetchFailure? {
+        guard !url.isEmpty else { return FetchFailure(.badURL, "the URL is empty") }
+        guard url.utf8.count <= maximumLength else {
+            return FetchFailure(.badURL, "the URL is \(url.utf8.count) bytes; the limit is \(maximumLength)")
+        }
+        if let byte = url.utf8.first(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0x20 }) {
+            let what = byte == 0x20 ? "a space" : "control character 0x\(String(byte, radix: 16))"
+            return FetchFailure(.badURL, "the URL contains \(what)")
+        }
+        guard let colon = url.firstIndex(of: ":") else {
+            return FetchFailure(.badURL, "the URL has no scheme")
+        }
+        let scheme = url[..<colon].lowercased()
+        let allowed = allowHTTP ? ["https", "http"] : ["https"]
+        guard allowed.contains(scheme) else {
+            if scheme == "http" {
+                return FetchFailure(.blockedScheme, "http is not allowed (only https; see --allow-http)")
+            }
+            return FetchFailure(.blockedScheme, "scheme '\(scheme)' is not allowed (only \(allowed.joined(separator: ", ")))")
+        }
+        guard let handle = curl_url() else { fatalError("curl_url failed") }
+        defer { curl_url_cleanup(handle) }
+        let parsed = curl_url_set(handle, CURLUPART_URL, url, 0)
+        guard parsed == CURLUE_OK else {
+            return FetchFailure(.badURL, String(cString: curl_url_strerror(parsed)))
+        }
+        for (part, name) in [(CURLUPART_USER, "a user name"), (CURLUPART_PASSWORD, "a password")] {
+            var value: UnsafeMutablePointer<CChar>? = nil
+            if curl_url_get(handle, part, &value, 0) == CURLUE_OK, value != nil {
+                curl_free(value)
+                return FetchFailure(.badURL, "the URL carries \(name); credentials are never sent")
+            }
+        }
+        var host: UnsafeMutablePointer<CChar>? = nil
+        guard curl_url_get(handle, CURLUPART_HOST, &host, 0) == CURLUE_OK, let host else {
+            return FetchFailure(.badURL, "the URL has no host")
+        }
+        curl_free(host)
+        return nil
+    }
+}

@@ -1,0 +1,32 @@
+/// A push payload: an APNs-style JSON object, held losslessly.
+public struct Payload: Sendable, Hashable {
+    /// The payload's top-level object.
+    public var root: JSONObject
+
+    /// A payload from its top-level object.
+    public init(_ root: JSONObject) {
+        self.root = root
+    }
+
+    /// Parses a payload from JSON text.
+    /// - Throws: `PayloadError`: `too-large`, `invalid-utf8`, `not-json`, `too-deep`, or `not-object` when the
+    ///   text is JSON but not an object.
+    public init(parsing bytes: some Collection<UInt8>, limits: JSONParser.Limits = .init()) throws(PayloadError) {
+        let value = try JSONParser(limits: limits).parse(bytes)
+        guard case .object(let object) = value else {
+            throw PayloadError(.notObject, "a payload is a JSON object; this is \(value.kindDescription)")
+        }
+        self.root = object
+    }
+
+    /// Whether `aps.mutable-content` is 1, the condition for a notification service extension to run.
+    public var isMutable: Bool {
+        guard case .object(let aps)? = root["aps"], case .number(let text)? = aps["mutable-content"] else {
+            return false
+        }
+        return Double(text) == 1
+    }
+
+    /// The payload as compact JSON text.
+    public var json: JSONValue { .object(root) }
+}

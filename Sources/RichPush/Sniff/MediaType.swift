@@ -1,0 +1,57 @@
+/// The media types iOS attaches to a notification, with the Apple UTI and file extension each is stored under.
+public struct MediaType: Sendable, Hashable, CustomStringConvertible {
+    /// The broad kind, which sets the byte cap.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case image, audio, video
+    }
+
+    /// Apple's uniform type identifier (`public.jpeg`).
+    public let uti: String
+    /// The MIME type we report (`image/jpeg`).
+    public let mime: String
+    /// The file extension we store under, without the dot (`jpg`).
+    public let fileExtension: String
+    /// Image, audio or video.
+    public let kind: Kind
+
+    public var description: String { uti }
+
+    public static let jpeg = MediaType(uti: "public.jpeg", mime: "image/jpeg", fileExtension: "jpg", kind: .image)
+    public static let gif = MediaType(uti: "com.compuserve.gif", mime: "image/gif", fileExtension: "gif", kind: .image)
+    public static let png = MediaType(uti: "public.png", mime: "image/png", fileExtension: "png", kind: .image)
+    public static let mp3 = MediaType(uti: "public.mp3", mime: "audio/mpeg", fileExtension: "mp3", kind: .audio)
+    public static let aiff = MediaType(
+        uti: "public.aiff-audio", mime: "audio/aiff", fileExtension: "aiff", kind: .audio)
+    public static let wav = MediaType(
+        uti: "com.microsoft.waveform-audio", mime: "audio/wav", fileExtension: "wav", kind: .audio)
+    public static let m4a = MediaType(
+        uti: "public.mpeg-4-audio", mime: "audio/mp4", fileExtension: "m4a", kind: .audio)
+    public static let mpeg = MediaType(uti: "public.mpeg", mime: "video/mpeg", fileExtension: "mpg", kind: .video)
+    public static let mpeg2 = MediaType(
+        uti: "public.mpeg-2-video", mime: "video/mpeg", fileExtension: "mpg", kind: .video)
+    public static let mp4 = MediaType(uti: "public.mpeg-4", mime: "video/mp4", fileExtension: "mp4", kind: .video)
+    public static let avi = MediaType(uti: "public.avi", mime: "video/x-msvideo", fileExtension: "avi", kind: .video)
+
+    /// Every supported type.
+    public static let all: [MediaType] = [.jpeg, .gif, .png, .mp3, .aiff, .wav, .m4a, .mpeg, .mpeg2, .mp4, .avi]
+
+    /// The supported type for a libmagic MIME type and description, or nil when iOS does not attach it.
+    ///
+    /// libmagic names one MIME type for MPEG-1 and MPEG-2 program streams (`video/mpeg`); its description
+    /// ("MPEG sequence, v2") tells them apart.
+    static func fromMagic(mime: String, description: String) -> MediaType? {
+        switch mime {
+        case "image/jpeg": return .jpeg
+        case "image/gif": return .gif
+        case "image/png": return .png
+        case "audio/mpeg": return .mp3
+        case "audio/x-aiff", "audio/aiff": return .aiff
+        case "audio/x-wav", "audio/wav", "audio/vnd.wave": return .wav
+        case "audio/x-m4a", "audio/mp4": return .m4a
+        case "video/mpeg": return description.contains("v2") ? .mpeg2 : .mpeg
+        case "video/mp4": return .mp4
+        case "video/x-msvideo", "video/avi": return .avi
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
+
+/// Where attachments are written: each in its own new directory `<root>/<uuid>/` (mode 0700), holding
+/// `<uuid>.<ext>`, written under a hidden partial name and renamed into place only when complete.
+///
+/// No part of a path comes from a URL or a server: every name is a UUID we make.
+public struct AttachmentStore: Sendable, Hashable {
+    /// The attachments root.
+    public let root: String
+
+    /// A store under `root`. The root is created (mode 0700) when the first attachment is written.
+    public init(root: String) {
+        self.root = root
+    }
+
+    /// The default root: `$TMPDIR/richpush`, or `/tmp/richpush` when TMPDIR is unset.
+    public static var defaultRoot: String {
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/richpush"
+    }
+
+    /// Creates a new attachment directory and opens its partial file.
+    /// - Throws: `StoreError` with the system's reason.
+    func begin() throws(StoreError) -> PartialAttachment {
+        try ensureRoot()
+        let directory = root + "/" + UUID().uuidString.lowercased()
+        guard mkdir(directory, 0o700) == 0 else { throw StoreError("mkdir \(directory)", errno) }
+        let name = UUID().uuidString.lowercased()
+        let partial = directory + "/." + name + ".partial"
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let code = errno
+            rmdir(directory)
+            throw StoreError("open \(partial)", code)
+        }
+        return PartialAttachment(directory: directory, name: name, partialPath: partial, descriptor: descriptor)
+    }
+
+    private func ensureRoot() throws(StoreError) {
+        if mkdir(root, 0o700) == 0 { return }
+        let code = errno
+        guard code == EEXIST else { throw StoreError("mkdir \(root)", code) }
+        var info = stat()
+        guard lstat(root, &info) == 0 else { throw StoreError("lstat \(root)", errno) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw StoreError(detail: "the attachments root \(root) is not a directory (a link or a file)")
+        }
+    }
+
+    /// Removes attachment directories under the root whose last change is older than `age`; returns how many.
+    /// Only directories named as this store names them (a UUID) are touched.
+    public func collectGarbage(olderThan age: Duration, now: Date = Date()) throws(StoreError) -> Int {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: root) else {
+            var info = stat()
+            if lstat(root, &info) != 0, errno == ENOENT { return 0 }
+            throw StoreError(detail: "cannot list the attachments root \(root)")
+        }
+        let cutoff = now.timeIntervalSince1970 - Double(age.components.seconds)
+            - Double(age.components.attoseconds) / 1e18
+        var removed = 0
+        for entry in entries where UUID(uuidString: entry) != nil {
+            let path = root + "/" + entry
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
+            guard Double(info.st_mtim.tv_sec) < cutoff else { continue }
+            if (try? FileManager.default.removeItem(atPath: path)) != nil { removed += 1 }
+        }
+        return removed
+    }
+}
+
+/// An attachment being written: its directory, its open partial file. Owned by one transfer.
+final class PartialAttachment {
+    let directory: String
+    let name: String
+    let partialPath: String
+    private var descriptor: Int32
+
+    init(directory: String, name: String, partialPath: String, descriptor: Int32) {
+        self.directory = directory
+        self.name = name
+        self.partialPath = partialPath
+        self.descriptor = descriptor
+    }
+
+    deinit { discard() }
+
+    /// Appends bytes; throws on a short or failed write (ENOSPC, EIO).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw StoreError("write \(partialPath)", errno)
+            }
+            offset += written
+        }
+    }
+
+    /// Closes the file and renames it to `<uuid>.<ext>`; returns the final path.
+    func commit(fileExtension: String) throws(StoreError) -> String {
+        let finalPath = directory + "/" + name + "." + fileExtension
+        let fd = descriptor
+        descriptor = -1
+        // close reports deferred write errors (NFS, quota); a failed close or rename leaves nothing behind.
+        if close(fd) != 0 || rename(partialPath, finalPath) != 0 {
+            let error = StoreError("commit \(partialPath)", errno)
+            unlink(partialPath)
+            rmdir(directory)
+            throw error
+        }
+        return finalPath
+    }
+
+    /// Removes the partial file and the directory, whatever state they are in. Idempotent.
+    func discard() {
+        if descriptor >= 0 {
+            close(descriptor)
+            descriptor = -1
+            unlink(partialPath)
+            rmdir(directory)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension PartialAttachment: Sendable {}
+
+/// Writing an attachment failed; `detail` names the operation, the path and the system's reason.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What failed and why.
+    public let detail: String
+
+    init(detail: String) { self.detail = detail }
+
+    init(_ operation: String, _ code: Int32) {
+        self.detail = "\(operation): \(String(cString: strerror(code)))"
+    }
+
+    public var description: String { detail }
+}
