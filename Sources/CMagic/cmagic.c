@@ -6,7 +6,7 @@
 cmagic_handle *cmagic_open(int mime, char *error, size_t error_size) {
     // MAGIC_NO_CHECK_COMPRESS: never look inside compressed data (we never decompress). MAGIC_ERROR: report
     // errors rather than printing them.
-    int flags = MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS | MAGIC_NO_CHECK_ENCODING;
+    int flags = MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS;
     if (mime) flags |= MAGIC_MIME_TYPE;
     magic_t cookie = magic_open(flags);
     if (cookie == NULL) {

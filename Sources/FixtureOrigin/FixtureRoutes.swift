@@ -1,0 +1,133 @@
+import Foundation
+
+/// The routes the tests and the demo use, over the files in `Fixtures/media`.
+///
+/// - `/media/NAME`: the file, with `?type=MIME` as its Content-Type (default: by extension, which tests
+///   make lie on purpose with `?type=`).
+/// - `/status/CODE?file=NAME`: that status, with the file (or a short text) as the body.
+/// - `/redirect/N?to=PATH`: N more 302 hops, then PATH. `/redirect-to?url=URL`: one 302 to any URL.
+/// - `/redirect-loop`: a 302 to itself. `/no-location`: a 302 without Location.
+/// - `/drip/NAME?bytes=B&ms=M`: the file, B bytes every M ms. `/slow/NAME?ms=M`: the whole file after M ms.
+/// - `/stall`: headers, then nothing. `/silence`: no answer at all.
+/// - `/generated?prefix=NAME&bytes=N[&declare=D|&nolength=1]`: the first 4 KB of NAME, then zeros to N bytes.
+/// - `/empty`: 200 with no body. `/partial/NAME`: a 206.
+public enum FixtureRoutes {
+    /// The repository's `Fixtures` directory, found from this source file's location.
+    public static var fixturesDirectory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures").path
+    }
+
+    /// A handler serving `mediaDirectory` through the routes above.
+    public static func handler(mediaDirectory: String = fixturesDirectory + "/media") -> @Sendable (
+        HTTPOrigin.Request
+    ) -> HTTPOrigin.Response {
+        let cache = MediaCache(directory: mediaDirectory)
+        return { request in route(request, cache) }
+    }
+
+    private static func route(_ request: HTTPOrigin.Request, _ media: MediaCache) -> HTTPOrigin.Response {
+        let parts = request.path.split(separator: "/").map(String.init)
+        guard let first = parts.first else { return notFound }
+        let rest = parts.dropFirst().joined(separator: "/")
+        let type = request.query["type"]
+        func file(_ name: String) -> [UInt8]? { media.bytes(name) }
+        func headers(_ name: String) -> [(String, String)] {
+            [("Content-Type", type ?? MediaCache.mimeType(name))]
+        }
+        switch first {
+        case "media":
+            guard let bytes = file(rest) else { return notFound }
+            return .init(headers: headers(rest), body: .bytes(bytes))
+        case "status":
+            let code = Int(rest) ?? 500
+            let body = request.query["file"].flatMap(file) ?? Array("status \(code)\n".utf8)
+            return .init(status: code, headers: [("Content-Type", type ?? "image/jpeg")], body: .bytes(body))
+        case "redirect":
+            let remaining = Int(rest) ?? 0
+            let target = request.query["to"] ?? "/media/photo.jpg"
+            let location = remaining <= 1 ? target : "/redirect/\(remaining - 1)?to=\(target)"
+            return .init(status: 302, headers: [("Location", location)])
+        case "redirect-to":
+            return .init(status: 302, headers: [("Location", request.query["url"] ?? "/")])
+        case "redirect-loop":
+            return .init(status: 302, headers: [("Location", "/redirect-loop")])
+        case "no-location":
+            return .init(status: 302, headers: [("Content-Type", "text/plain")], body: .bytes(Array("moved\n".utf8)))
+        case "drip":
+            guard let bytes = file(rest) else { return notFound }
+            let chunk = Int(request.query["bytes"] ?? "1") ?? 1
+            let milliseconds = Int(request.query["ms"] ?? "1000") ?? 1000
+            return .init(
+                headers: headers(rest), body: .drip(bytes, chunkSize: chunk, interval: .milliseconds(milliseconds)))
+        case "slow":
+            guard let bytes = file(rest) else { return notFound }
+            let milliseconds = Int(request.query["ms"] ?? "1000") ?? 1000
+            // A first byte at once keeps the transfer above curl's low-speed floor; the rest waits.
+            return .init(
+                headers: headers(rest),
+                body: .drip(bytes, chunkSize: max(bytes.count - 1, 1), interval: .milliseconds(milliseconds)))
+        case "stall":
+            return .init(headers: [("Content-Type", "image/jpeg")], body: .stall)
+        case "silence":
+            return .init(body: .silence)
+        case "generated":
+            let prefix = request.query["prefix"].flatMap(file).map { Array($0.prefix(4096)) } ?? []
+            let total = Int(request.query["bytes"] ?? "0") ?? 0
+            return .init(
+                headers: [("Content-Type", type ?? "application/octet-stream")],
+                body: .generated(prefix: prefix, total: total),
+                declaredLength: request.query["declare"].flatMap { Int($0) },
+                omitLength: request.query["nolength"] != nil)
+        case "empty":
+            return .init(headers: [("Content-Type", "image/jpeg")], body: .bytes([]))
+        case "partial":
+            guard let bytes = file(rest) else { return notFound }
+            return .init(status: 206, headers: headers(rest) + [("Content-Range", "bytes 0-\(bytes.count - 1)/*")],
+                         body: .bytes(bytes))
+        default:
+            return notFound
+        }
+    }
+
+    private static let notFound = HTTPOrigin.Response(
+        status: 404, headers: [("Content-Type", "text/html")],
+        body: .bytes(Array("<html><body>Not Found</body></html>\n".utf8)))
+}
+
+/// Fixture files read once and kept.
+private final class MediaCache: @unchecked Sendable {
+    private let directory: String
+    private let lock = NSLock()
+    private var files: [String: [UInt8]] = [:]
+
+    init(directory: String) { self.directory = directory }
+
+    func bytes(_ name: String) -> [UInt8]? {
+        guard !name.isEmpty, !name.contains(".."), !name.contains("/") else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = files[name] { return cached }
+        guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { return nil }
+        files[name] = Array(data)
+        return files[name]
+    }
+
+    static func mimeType(_ name: String) -> String {
+        switch (name as NSString).pathExtension.lowercased() {
+        case "jpg", "jpeg": return "image/jpeg"
+        case "gif": return "image/gif"
+        case "png": return "image/png"
+        case "mp3": return "audio/mpeg"
+        case "aiff": return "audio/aiff"
+        case "wav": return "audio/wav"
+        case "m4a": return "audio/mp4"
+        case "mpg": return "video/mpeg"
+        case "mp4": return "video/mp4"
+        case "avi": return "video/x-msvideo"
+        case "html": return "text/html"
+        case "svg": return "image/svg+xml"
+        default: return "application/octet-stream"
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import FixtureOrigin
+import Foundation
+import Testing
+
+@testable import RichPush
+
+@Suite("Fetcher against a loopback origin")
+struct FetcherTests {
+    static let supported: [(file: String, uti: String, ext: String)] = [
+        ("photo.jpg", "public.jpeg", "jpg"),
+        ("anim.gif", "com.compuserve.gif", "gif"),
+        ("logo.png", "public.png", "png"),
+        ("chime.mp3", "public.mp3", "mp3"),
+        ("chime-bare.mp3", "public.mp3", "mp3"),
+        ("chime.aiff", "public.aiff-audio", "aiff"),
+        ("chime.wav", "com.microsoft.waveform-audio", "wav"),
+        ("chime.m4a", "public.mpeg-4-audio", "m4a"),
+        ("clip-mpeg1.mpg", "public.mpeg", "mpg"),
+        ("clip-mpeg2.mpg", "public.mpeg-2-video", "mpg"),
+        ("clip.mp4", "public.mpeg-4", "mp4"),
+        ("clip.avi", "public.avi", "avi"),
+    ]
+
+    @Test("each supported type is stored with its UTI, extension, size and hash", arguments: supported)
+    func supportedType(file: String, uti: String, ext: String) async throws {
+        let bed = try TestBed()
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        let result = await fetcher.fetch(bed.url("/media/\(file)"), timeout: .seconds(10))
+        let media = try result.get()
+        #expect(media.type.uti == uti)
+        #expect(media.path.hasSuffix(".\(ext)"))
+        #expect(media.path.hasPrefix(bed.attachments + "/"))
+        #expect(media.bytes == fixture(file).count)
+        #expect(Array(FileManager.default.contents(atPath: media.path)!) == fixture(file))
+        #expect(try media.sha256 == sha256sum(media.path))
+    }
+
+    static let unsupported: [(file: String, named: String)] = [
+        ("error-page.html", "text/html"),
+        ("icon.svg", "image/svg+xml"),
+        ("banner.webp", "image/webp"),
+        ("leaflet.pdf", "application/pdf"),
+        ("photo.heic", "image/heic"),
+    ]
+
+    @Test("unsupported types are refused, named, and leave nothing behind", arguments: unsupported)
+    func unsupportedType(file: String, named: String) async throws {
+        let bed = try TestBed()
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        // The URL and the Content-Type both claim JPEG: only the bytes count.
+        let result = await fetcher.fetch(bed.url("/media/\(file)?type=image/jpeg&as=.jpg"), timeout: .seconds(10))
+        guard case .failure(let failure) = result else {
+            Issue.record("expected a refusal, got \(result)")
+            return
+        }
+        #expect(failure.code == .unsupportedType)
+        #expect(failure.detail.contains(named))
+        #expect(bed.entriesOnDisk().isEmpty)
+    }
+
+    @Test("a lying Content-Type does not change the sniffed type")
+    func lyingContentType() async throws {
+        let bed = try TestBed()
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        let media = try await fetcher.fetch(bed.url("/media/logo.png?type=image/jpeg"), timeout: .seconds(10)).get()
+        #expect(media.type == .png)
+        #expect(media.path.hasSuffix(".png"))
+    }
+}
