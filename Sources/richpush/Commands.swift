@@ -1,0 +1,218 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
+import RichPush
+
+/// `richpush enrich`: one payload per file.
+enum EnrichCommand {
+    static let spec = CommandSpec(
+        name: "enrich",
+        abstract: "Attach the media of push payload files; print one JSON result per input.",
+        usage: "richpush enrich [<options>] [<file> ...]",
+        arguments: [("<file>", "A payload JSON file; '-' or none reads one payload from standard input.")],
+        options: [
+            OptionSpec(
+                name: "out", value: "dir",
+                help: "Write each result to DIR/<input file name> (atomically) instead of standard output. (default: none)")
+        ] + SharedOptions.specs,
+        discussion: """
+            EXIT STATUS: 0 when every input was processed, whatever its outcome; 1 when any input was invalid (the
+            others are still processed and written); 64 on a usage error.
+            """)
+
+    static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
+        let parsed = try spec.parse(arguments)
+        if parsed.has("help") {
+            Output.write(Array(spec.help.utf8))
+            return 0
+        }
+        let configuration = try SharedOptions.configuration(parsed)
+        let concurrency = try SharedOptions.concurrency(parsed)
+        let inputs = parsed.positionals.isEmpty ? ["-"] : parsed.positionals
+        var outputs: [String]? = nil
+        if let directory = parsed.value("out") {
+            outputs = try outputPaths(inputs, directory: directory)
+        }
+        let enricher = try makeEnricher(configuration)
+        defer { enricher.shutdown() }
+        let limit = configuration.limits.payload.maximumBytes
+        let cursor = Cursor(count: inputs.count)
+        var sawInvalid = false
+        var writeFailure: String? = nil
+        await OrderedPipeline.run(
+            concurrency: concurrency,
+            next: { cursor.next() },
+            process: { index in
+                let input = inputs[index]
+                let deadline = ContinuousClock.now + configuration.deadline
+                let result: EnrichmentResult
+                switch InputReader.read(input, limit: limit) {
+                case .success(let bytes): result = await enricher.enrich(json: bytes, source: input, deadline: deadline)
+                case .failure(let error): result = .invalid(error, source: input)
+                }
+                return JSONWriter.bytes(result.json(input: input)) + [0x0A] + (result.outcome == .invalid ? [1] : [0])
+            },
+            emit: { index, encoded in
+                if encoded.last == 1 { sawInvalid = true }
+                let line = Array(encoded.dropLast())
+                if let outputs {
+                    do {
+                        try Output.writeAtomically(line, to: outputs[index])
+                    } catch {
+                        writeFailure = "\(error)"
+                        Output.error("richpush: \(error)")
+                    }
+                    return true
+                }
+                return Output.write(line)
+            })
+        if writeFailure != nil { return 1 }
+        return sawInvalid ? 1 : 0
+    }
+
+    /// `DIR/<name>` for each input; two inputs with one name would overwrite each other, which is a usage error.
+    static func outputPaths(_ inputs: [String], directory: String) throws(UsageError) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("--out: '\(directory)' is not a directory")
+        }
+        var seen: [String: String] = [:]
+        var paths: [String] = []
+        for input in inputs {
+            let name = input == "-" ? "stdin.json" : (input as NSString).lastPathComponent
+            if let other = seen[name] {
+                throw UsageError("--out: inputs '\(other)' and '\(input)' would both be written to \(directory)/\(name)")
+            }
+            seen[name] = input
+            paths.append(directory + "/" + name)
+        }
+        return paths
+    }
+}
+
+/// `richpush stream`: NDJSON payloads in, NDJSON results out, in input order.
+enum StreamCommand {
+    static let spec = CommandSpec(
+        name: "stream",
+        abstract: "Attach the media of NDJSON payloads on standard input; write NDJSON results in input order.",
+        usage: "richpush stream [<options>]",
+        arguments: [],
+        options: SharedOptions.specs,
+        discussion: """
+            Each non-empty line is one payload; a line that is not a payload yields an 'invalid' result and the
+            stream goes on. Each result's "input" is "-:<line number>". Each payload's deadline starts when its
+            processing starts. Results are written, and flushed, as soon as every earlier one is out. End of input
+            drains the work in progress and exits 0.
+            """)
+
+    static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
+        let parsed = try spec.parse(arguments)
+        if parsed.has("help") {
+            Output.write(Array(spec.help.utf8))
+            return 0
+        }
+        if !parsed.positionals.isEmpty {
+            throw UsageError("stream reads standard input; unexpected argument '\(parsed.positionals[0])'")
+        }
+        let configuration = try SharedOptions.configuration(parsed)
+        let concurrency = try SharedOptions.concurrency(parsed)
+        let enricher = try makeEnricher(configuration)
+        defer { enricher.shutdown() }
+        let limit = configuration.limits.payload.maximumBytes
+        var reader = LineReader(descriptor: 0, limit: limit)
+        var lineNumber = 0
+        let source = ThreadedSource<(Int, LineReader.Line)> {
+            while let line = reader.next() {
+                lineNumber += 1
+                if case .text(let bytes) = line, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                    continue
+                }
+                return (lineNumber, line)
+            }
+            return nil
+        }
+        await OrderedPipeline.run(
+            concurrency: concurrency,
+            next: { await source.next() },
+            process: { item in
+                let (number, line) = item
+                let input = "-:\(number)"
+                let result: EnrichmentResult
+                switch line {
+                case .text(let bytes):
+                    result = await enricher.enrich(
+                        json: bytes, source: input, deadline: .now + configuration.deadline)
+                case .tooLong(let count):
+                    result = .invalid(
+                        PayloadError(.tooLarge, "line \(number) is \(count) bytes; the limit is \(limit)"),
+                        source: input)
+                }
+                return JSONWriter.bytes(result.json(input: input)) + [0x0A]
+            },
+            emit: { _, line in Output.write(line) })
+        return 0
+    }
+}
+
+/// `richpush gc`: removes old attachment directories.
+enum GCCommand {
+    static let spec = CommandSpec(
+        name: "gc",
+        abstract: "Remove attachment directories older than a given age.",
+        usage: "richpush gc --older-than <seconds> [--attachments-dir <dir>]",
+        arguments: [],
+        options: [
+            OptionSpec(name: "older-than", value: "seconds", help: "Remove directories last changed longer ago than this. (required)"),
+            OptionSpec(name: "attachments-dir", value: "dir", help: "The attachments root. (default: $TMPDIR/richpush)"),
+        ],
+        discussion: "Only directories named as RichPush names them (a UUID) are removed. Prints how many.")
+
+    static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
+        let parsed = try spec.parse(arguments)
+        if parsed.has("help") {
+            Output.write(Array(spec.help.utf8))
+            return 0
+        }
+        if !parsed.positionals.isEmpty { throw UsageError("gc: unexpected argument '\(parsed.positionals[0])'") }
+        guard let text = parsed.value("older-than") else { throw UsageError("gc: --older-than <seconds> is required") }
+        guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+            throw UsageError("--older-than: expected a number of seconds, got '\(text)'")
+        }
+        let root = parsed.value("attachments-dir") ?? AttachmentStore.defaultRoot
+        do {
+            let removed = try AttachmentStore(root: root).collectGarbage(olderThan: .milliseconds(Int64(seconds * 1000)))
+            Output.write(Array("removed \(removed) attachment directories from \(root)\n".utf8))
+            return 0
+        } catch {
+            Output.error("richpush gc: \(error.detail)")
+            return 1
+        }
+    }
+}
+
+/// Hands out input indexes 0..<count, one at a time.
+final class Cursor: @unchecked Sendable {
+    private let lock = NSLock()
+    private var position = 0
+    private let count: Int
+
+    init(count: Int) { self.count = count }
+
+    func next() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard position < count else { return nil }
+        defer { position += 1 }
+        return position
+    }
+}
+
+func makeEnricher(_ configuration: Configuration) throws(UsageError) -> Enricher {
+    do {
+        return try Enricher(configuration: configuration)
+    } catch {
+        Output.error("richpush: \(error.detail)")
+        exit(70)
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import RichPush
+
+/// One option of a command, as `--help` shows it.
+struct OptionSpec {
+    /// The long name without dashes (`deadline`).
+    let name: String
+    /// The value's placeholder (`seconds`), or nil for a flag.
+    let value: String?
+    /// The help text, ending with its default.
+    let help: String
+    /// Whether it may be given more than once.
+    var repeatable = false
+}
+
+/// A command-line mistake: the message names the argument; the exit code is 64 (EX_USAGE).
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// What a command line said: option values by name, flags, and positional arguments.
+struct ParsedArguments {
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
+
+    func value(_ name: String) -> String? { values[name]?.last }
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+    func has(_ name: String) -> Bool { flags.contains(name) }
+}
+
+/// A command: its name, abstract, options and arguments, in the shape of swift-argument-parser's.
+struct CommandSpec {
+    let name: String
+    let abstract: String
+    let usage: String
+    let arguments: [(String, String)]
+    let options: [OptionSpec]
+    let discussion: String
+
+    /// Parses `arguments` against the options; `--help` is reported as a flag.
+    func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var remaining = arguments[...]
+        var optionsEnded = false
+        while let argument = remaining.popFirst() {
+            if optionsEnded || !argument.hasPrefix("--") {
+                if !optionsEnded, argument.hasPrefix("-"), argument != "-" {
+                    if argument == "-h" {
+                        parsed.flags.insert("help")
+                        continue
+                    }
+                    throw UsageError("unknown option '\(argument)' (see 'richpush \(name) --help')")
+                }
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var inline: String? = nil
+            if let equals = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if name == "help" {
+                parsed.flags.insert("help")
+                continue
+            }
+            guard let spec = options.first(where: { $0.name == name }) else {
+                throw UsageError("unknown option '--\(name)' (see 'richpush \(self.name) --help')")
+            }
+            guard spec.value != nil else {
+                if inline != nil { throw UsageError("--\(name) takes no value") }
+                parsed.flags.insert(name)
+                continue
+            }
+            guard let value = inline ?? remaining.popFirst() else {
+                throw UsageError("--\(name) needs a value <\(spec.value!)>")
+            }
+            if !spec.repeatable, parsed.values[name] != nil {
+                throw UsageError("--\(name) was given twice")
+            }
+            parsed.values[name, default: []].append(value)
+        }
+        return parsed
+    }
+
+    /// The `--help` text.
+    var help: String {
+        var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n"
+        if !arguments.isEmpty {
+            text += "\nARGUMENTS:\n"
+            for (name, help) in arguments { text += Self.row(name, help) }
+        }
+        text += "\nOPTIONS:\n"
+        for option in options {
+            let left = "--\(option.name)" + (option.value.map { " <\($0)>" } ?? "")
+            text += Self.row(left, option.help + (option.repeatable ? " (repeatable)" : ""))
+        }
+        text += Self.row("-h, --help", "Show help information.")
+        if !discussion.isEmpty { text += "\n" + discussion + "\n" }
+        return text
+    }
+
+    static func row(_ left: String, _ help: String) -> String {
+        let padded = left.count < 26 ? left.padding(toLength: 26, withPad: " ", startingAt: 0) : left + "\n" + String(repeating: " ", count: 28)
+        return "  " + padded + help + "\n"
+    }
+}
+
+/// The options `enrich` and `stream` share, and how they become a `Configuration`.
+enum SharedOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec(
+            name: "deadline", value: "seconds",
+            help: "Time each payload may take, fractions allowed; at the deadline the best attempt is returned. (default: 25)"),
+        OptionSpec(
+            name: "attachments-dir", value: "dir",
+            help: "Where attachment directories are made. (default: $TMPDIR/richpush)"),
+        OptionSpec(name: "allow-http", value: nil, help: "Allow http as well as https, at every hop. (default: off)"),
+        OptionSpec(
+            name: "allow-network", value: "cidr",
+            help: "Open an address range that is refused by default (loopback, private, link-local, ...). (default: none)",
+            repeatable: true),
+        OptionSpec(
+            name: "deny-network", value: "cidr", help: "Refuse an address range; wins over --allow-network. (default: none)",
+            repeatable: true),
+        OptionSpec(
+            name: "resolve", value: "host:port:addr", help: "Pin a name to an address, as curl's --resolve. (default: none)",
+            repeatable: true),
+        OptionSpec(name: "ca-bundle", value: "file", help: "Trust the CA certificates in this PEM file. (default: the system's)"),
+        OptionSpec(
+            name: "concurrency", value: "n", help: "Payloads processed at once. (default: 32)"),
+    ]
+
+    /// The default of `--concurrency`: enough payloads in flight to fill the fetch loop's 64 connections with
+    /// one or two references each.
+    static let defaultConcurrency = 32
+
+    static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration {
+        var configuration = Configuration()
+        if let text = parsed.value("deadline") {
+            guard let seconds = Double(text), seconds > 0, seconds.isFinite, seconds <= 86_400 else {
+                throw UsageError("--deadline: expected a number of seconds between 0 and 86400, got '\(text)'")
+            }
+            configuration.deadline = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+        if let directory = parsed.value("attachments-dir") {
+            guard !directory.isEmpty else { throw UsageError("--attachments-dir: the path is empty") }
+            let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+            configuration.store = AttachmentStore(root: absolute)
+        }
+        configuration.network.allowHTTP = parsed.has("allow-http")
+        var policy = AddressPolicy()
+        for text in parsed.all("allow-network") {
+            guard let range = CIDRRange(text) else { throw UsageError("--allow-network: '\(text)' is not an address or CIDR range") }
+            policy.allowed.append(range)
+        }
+        for text in parsed.all("deny-network") {
+            guard let range = CIDRRange(text) else { throw UsageError("--deny-network: '\(text)' is not an address or CIDR range") }
+            policy.denied.append(range)
+        }
+        configuration.network.addressPolicy = policy
+        for entry in parsed.all("resolve") {
+            let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port),
+                IPAddress(String(parts[2])) != nil
+            else {
+                throw UsageError("--resolve: '\(entry)' is not HOST:PORT:ADDRESS")
+            }
+        }
+        configuration.network.resolve = parsed.all("resolve")
+        if let bundle = parsed.value("ca-bundle") {
+            guard FileManager.default.isReadableFile(atPath: bundle) else {
+                throw UsageError("--ca-bundle: cannot read '\(bundle)'")
+            }
+            configuration.network.caBundle = bundle
+        }
+        return configuration
+    }
+
+    static func concurrency(_ parsed: ParsedArguments) throws(UsageError) -> Int {
+        guard let text = parsed.value("concurrency") else { return defaultConcurrency }
+        guard let value = Int(text), (1...10_000).contains(value) else {
+            throw UsageError("--concurrency: expected a whole number from 1 to 10000, got '\(text)'")
+        }
+        return value
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Runs work items with bounded concurrency and hands their results over in input order, each as soon as
+/// every earlier one is out. Reading the next input and finishing work race freely: a result never waits
+/// for more input to arrive.
+enum OrderedPipeline {
+    private enum Event<Input: Sendable, Output: Sendable>: Sendable {
+        case read(Input?)
+        case finished(Int, Output)
+    }
+
+    /// - Parameters:
+    ///   - concurrency: the most items in progress at once.
+    ///   - next: the next input, or nil at the end. Never called twice at once.
+    ///   - process: the work for one input.
+    ///   - emit: called in input order on the caller's task; returning false stops reading more input (the
+    ///     items in progress still finish and are emitted).
+    static func run<Input: Sendable, Output: Sendable>(
+        concurrency: Int,
+        next: @escaping @Sendable () async -> Input?,
+        process: @escaping @Sendable (Input) async -> Output,
+        emit: (Int, Output) -> Bool
+    ) async {
+        await withTaskGroup(of: Event<Input, Output>.self) { group in
+            var exhausted = false
+            var reading = false
+            var inFlight = 0
+            var nextIndex = 0
+            var nextToEmit = 0
+            var done: [Int: Output] = [:]
+            while true {
+                if !exhausted, !reading, inFlight < concurrency {
+                    reading = true
+                    group.addTask { .read(await next()) }
+                }
+                guard let event = await group.next() else { return }
+                switch event {
+                case .read(let input?):
+                    reading = false
+                    let index = nextIndex
+                    nextIndex += 1
+                    inFlight += 1
+                    group.addTask { .finished(index, await process(input)) }
+                case .read(nil):
+                    reading = false
+                    exhausted = true
+                case .finished(let index, let output):
+                    inFlight -= 1
+                    done[index] = output
+                    while let ready = done.removeValue(forKey: nextToEmit) {
+                        if !emit(nextToEmit, ready) { exhausted = true }
+                        nextToEmit += 1
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs a blocking producer on a thread of its own, one item per request, so that blocking reads (standard
+/// input) never hold one of the few threads Swift's concurrency pool has.
+final class ThreadedSource<Item: Sendable>: @unchecked Sendable {
+    private let produce: () -> Item?
+    private let requests = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var waiting: CheckedContinuation<Item?, Never>?
+
+    /// `produce` runs on the source's thread only; nil ends the source.
+    init(_ produce: @escaping () -> Item?) {
+        self.produce = produce
+        let thread = Thread { [self] in loop() }
+        thread.name = "richpush-input"
+        thread.start()
+    }
+
+    /// The next item; call one at a time.
+    func next() async -> Item? {
+        await withCheckedContinuation { continuation in
+            lock.lock()
+            waiting = continuation
+            lock.unlock()
+            requests.signal()
+        }
+    }
+
+    private func loop() {
+        var ended = false
+        while true {
+            requests.wait()
+            let item = ended ? nil : produce()
+            if item == nil { ended = true }
+            lock.lock()
+            let continuation = waiting
+            waiting = nil
+            lock.unlock()
+            continuation?.resume(returning: item)
+        }
+    }
+}
