@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+@Suite("Lossless JSON")
+struct JSONTests {
+    func roundTrip(_ text: String) throws -> String {
+        JSONWriter.string(try JSONParser().parse(Array(text.utf8)))
+    }
+
+    @Test(
+        "compact JSON survives a round trip exactly",
+        arguments: [
+            #"{"aps":{"mutable-content":1,"alert":"x"}}"#,
+            #"{"n":1.0,"m":-0.0,"e":1E+400,"big":123456789012345678901234567890,"f":0.000001e-7}"#,
+            #"{"s":"caf\u00e9 \ud83d\ude00","t":"tab\there \"q\" \/","lone":"\ud800","raw":"é😀"}"#,
+            #"{"dup":1,"dup":2,"z":0,"a":0}"#,
+            #"{"empty":{},"list":[],"nested":[[{"a":[null,true,false]}]]}"#,
+            #"{"ctl":"\u0000\u001f"}"#,
+        ])
+    func roundTripExact(_ text: String) throws {
+        #expect(try roundTrip(text) == text)
+    }
+
+    @Test("white space is dropped, nothing else changes")
+    func whitespace() throws {
+        #expect(try roundTrip(" {\n \"a\" : [ 1 , 2 ]\t}\r\n") == #"{"a":[1,2]}"#)
+    }
+
+    @Test("the lossless fixture comes back byte for byte")
+    func fixtureRoundTrip() throws {
+        let path = FixtureDirectory.payloads + "/lossless.json"
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .newlines)
+        #expect(try roundTrip(text) == text)
+    }
+
+    @Test("decoded values are what the escapes mean")
+    func decoding() throws {
+        let value = try JSONParser().parse(Array(#"{"s":"a\u00e9\n\ud83d\ude00","lone":"x\udc00y"}"#.utf8))
+        #expect(value.objectValue?["s"]?.stringValue == "aé\n😀")
+        #expect(value.objectValue?["lone"]?.stringValue == "x\u{FFFD}y")
+    }
+
+    @Test("strings made in code are escaped minimally")
+    func writing() {
+        let value = JSONValue.object(JSONObject([("k", .text("a\"b\\c\nd\u{01}é"))]))
+        #expect(JSONWriter.string(value) == #"{"k":"a\"b\\c\nd\u0001é"}"#)
+    }
+
+    static let invalid: [(text: String, code: PayloadError.Code)] = [
+        ("", .notJSON),
+        ("{", .notJSON),
+        (#"{"a":1,}"#, .notJSON),
+        (#"{"a":01}"#, .notJSON),
+        (#"{"a":1.}"#, .notJSON),
+        (#"{"a":"\x"}"#, .notJSON),
+        ("{\"a\":\"\u{01}\"}", .notJSON),
+        (#"{"a":tru}"#, .notJSON),
+        (#"{"a":1} x"#, .notJSON),
+        (#"{'a':1}"#, .notJSON),
+        (String(repeating: "[", count: 65) + String(repeating: "]", count: 65), .tooDeep),
+    ]
+
+    @Test("bad JSON gets a specific code", arguments: invalid)
+    func rejects(text: String, code: PayloadError.Code) {
+        #expect(throws: PayloadError.self) { try JSONParser().parse(Array(text.utf8)) }
+        do {
+            _ = try JSONParser().parse(Array(text.utf8))
+        } catch {
+            #expect(error.code == code)
+        }
+    }
+
+    @Test("64 levels are accepted, 65 are not")
+    func depthBoundary() throws {
+        let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        _ = try JSONParser().parse(Array(ok.utf8))
+    }
+
+    @Test("invalid UTF-8 and oversized inputs are refused before parsing")
+    func bytesLimits() throws {
+        #expect(throws: PayloadError(.invalidUTF8, "the input is not valid UTF-8 (byte offset 6)")) {
+            try JSONParser().parse([0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D])
+        }
+        var limits = JSONParser.Limits()
+        limits.maximumBytes = 10
+        #expect(throws: PayloadError.self) { try JSONParser(limits: limits).parse(Array(#"{"a":"0123456789"}"#.utf8)) }
+    }
+
+    @Test("a payload must be an object")
+    func payloadIsObject() {
+        #expect(throws: PayloadError.self) { try Payload(parsing: Array("[1]".utf8)) }
+        do {
+            _ = try Payload(parsing: Array("\"text\"".utf8))
+        } catch {
+            #expect(error.code == .notObject)
+            #expect(error.detail.contains("a string"))
+        }
+    }
+
+    @Test(
+        "mutable-content is 1 only when it says 1",
+        arguments: [
+            (#"{"aps":{"mutable-content":1}}"#, true),
+            (#"{"aps":{"mutable-content":1.0}}"#, true),
+            (#"{"aps":{"mutable-content":0}}"#, false),
+            (#"{"aps":{"mutable-content":true}}"#, false),
+            (#"{"aps":{"mutable-content":"1"}}"#, false),
+            (#"{"aps":"x"}"#, false),
+            (#"{}"#, false),
+        ])
+    func mutable(text: String, expected: Bool) throws {
+        #expect(try Payload(parsing: Array(text.utf8)).isMutable == expected)
+    }
+}
+
+enum FixtureDirectory {
+    static var root: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures").path
+    }
+    static var payloads: String { root + "/payloads" }
+}
