@@ -62,8 +62,9 @@ final class Transfer {
         try easy.set(CURLOPT_PROXY, "")
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.limits.largestCap))
         try easy.set(CURLOPT_USERAGENT, network.userAgent)
-        // Prefer waiting for a connection that can multiplex (HTTP/2) over opening another.
-        try easy.set(CURLOPT_PIPEWAIT, 1)
+        // Over TLS, prefer waiting for a connection that may multiplex (HTTP/2 via ALPN) to opening another.
+        // Plain http is HTTP/1.1 here (no h2c), where waiting would only delay a transfer behind a slow one.
+        if request.url.lowercased().hasPrefix("https:") { try easy.set(CURLOPT_PIPEWAIT, 1) }
         try easy.set(CURLOPT_RESOLVE, list: network.resolve)
         if let bundle = network.caBundle { try easy.set(CURLOPT_CAINFO, bundle) }
         // CURLOPT_ACCEPT_ENCODING stays unset: no Accept-Encoding is sent and nothing is ever decoded.

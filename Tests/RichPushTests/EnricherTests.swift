@@ -1,0 +1,243 @@
+import FixtureOrigin
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RichPush
+
+extension TestBed {
+    /// A fixture payload with its demo origin replaced by this bed's.
+    func fixturePayload(_ name: String) throws -> Payload {
+        let text = try String(contentsOfFile: FixtureDirectory.payloads + "/" + name, encoding: .utf8)
+            .replacingOccurrences(of: "http://media.example.com:8787", with: url(""))
+        return try Payload(parsing: Array(text.utf8))
+    }
+
+    func payload(_ text: String) throws -> Payload {
+        try Payload(parsing: Array(text.replacingOccurrences(of: "ORIGIN", with: url("")).utf8))
+    }
+}
+
+@Suite("Enricher: payload to attachments")
+struct EnricherTests {
+    @Test(
+        "each fixture payload gets its outcome, types and conventions",
+        arguments: [
+            ("adobe-photo.json", Outcome.complete, ["adb_media:public.jpeg"]),
+            ("adobe-video.json", .complete, ["adb_media:public.mpeg-4"]),
+            ("zego-string.json", .complete, ["zego:com.compuserve.gif"]),
+            ("zego-object.json", .complete, ["zego:public.mpeg-4-audio"]),
+            ("two-conventions.json", .complete, ["adb_media:public.png", "zego:public.mp3"]),
+            ("same-url-twice.json", .complete, ["adb_media:public.jpeg"]),
+            ("html-as-image.json", .failed, []),
+            ("no-media.json", .unchanged, []),
+            ("not-mutable.json", .complete, ["adb_media:public.png"]),
+        ])
+    func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let result = await enricher.enrich(try bed.fixturePayload(name), timeout: .seconds(10))
+        #expect(result.outcome == outcome)
+        #expect(result.attachments.map { "\($0.convention):\($0.media.type.uti)" } == attached)
+        for attachment in result.attachments {
+            #expect(FileManager.default.fileExists(atPath: attachment.media.path))
+        }
+        // One directory per attachment, nothing else on disk.
+        #expect(Set(bed.filesOnDisk().map { ($0 as NSString).deletingLastPathComponent }).count == attached.count)
+        #expect(bed.filesOnDisk().count == attached.count)
+    }
+
+    @Test("the content is the input plus a richpush.attachments list, nothing else changed")
+    func mutation() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try bed.fixturePayload("adobe-photo.json")
+        let result = await enricher.enrich(payload, timeout: .seconds(10))
+        var content = try #require(result.content)
+        let added = try #require(content.root.members.last)
+        #expect(added.key == "richpush")
+        let list = added.value.objectValue?["attachments"]
+        guard case .array(let items)? = list, let first = items.first?.objectValue else {
+            Issue.record("no attachments list in \(JSONWriter.string(content.json))")
+            return
+        }
+        #expect(first["identifier"]?.stringValue == "adb_media")
+        #expect(first["url"]?.stringValue == "file://" + result.attachments[0].media.path)
+        #expect(first["type"]?.stringValue == "public.jpeg")
+        content.root.members.removeLast()
+        #expect(JSONWriter.string(content.json) == JSONWriter.string(payload.json))
+    }
+
+    @Test("not-mutable is reported and the media still processed")
+    func notMutable() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let result = await enricher.enrich(try bed.fixturePayload("not-mutable.json"), timeout: .seconds(10))
+        #expect(result.problems.map(\.code) == [.notMutable])
+        #expect(result.attachments.count == 1)
+    }
+
+    @Test("a partial result when one of two references fails")
+    func partial() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try bed.payload(
+            #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/logo.png","payload":{"image_attachment":"ORIGIN/media/icon.svg"}}"#)
+        let result = await enricher.enrich(payload, timeout: .seconds(10))
+        #expect(result.outcome == .partial)
+        #expect(result.problems.map(\.code) == [.unsupportedType])
+        #expect(result.problems.first?.source.hasSuffix("/media/icon.svg") == true)
+    }
+
+    @Test("a wrong-typed reference counts as not attached")
+    func badReference() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let result = await enricher.enrich(try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":7}"#), timeout: .seconds(5))
+        #expect(result.outcome == .failed)
+        #expect(result.problems.map(\.code) == [.badReference])
+    }
+
+    @Test("references beyond the limit are reported, not fetched")
+    func tooManyReferences() async throws {
+        let bed = try TestBed { $0.limits.maximumReferences = 1 }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let result = await enricher.enrich(try bed.fixturePayload("two-conventions.json"), timeout: .seconds(10))
+        #expect(result.outcome == .partial)
+        #expect(result.attachments.count == 1)
+        #expect(result.problems.map(\.code) == [.tooManyReferences])
+        #expect(!bed.origin.requestLog.contains { $0.contains("chime.mp3") })
+    }
+
+    @Test("invalid input gives an invalid result with its code")
+    func invalid() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let result = await enricher.enrich(json: Array("[1]".utf8), source: "x.json", deadline: .now + .seconds(1))
+        #expect(result.outcome == .invalid)
+        #expect(result.content == nil)
+        #expect(result.problems.map(\.code.rawValue) == ["not-object"])
+        #expect(result.problems.first?.source == "x.json")
+    }
+}
+
+@Suite("The deadline and the best attempt")
+struct DeadlineTests {
+    @Test("a slow server hits the deadline: returned in time, no partial file, outcome expired")
+    func slowServer() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        // 5,905 bytes at 100 bytes per 100 ms would take 6 s.
+        let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=100&ms=100"}"#)
+        let start = ContinuousClock.now
+        let deadline = start + .milliseconds(800)
+        let result = await enricher.enrich(payload, deadline: deadline)
+        let returned = ContinuousClock.now
+        #expect(returned < deadline + .milliseconds(400), "returned \(returned - deadline) after the deadline")
+        #expect(returned >= deadline - .milliseconds(50))
+        #expect(result.outcome == .expired)
+        #expect(result.problems.map(\.code) == [.expired])
+        #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
+    }
+
+    @Test("what finished before the deadline is kept: the best attempt")
+    func bestAttempt() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try bed.payload(
+            #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/photo.jpg","payload":{"image_attachment":"ORIGIN/stall"}}"#)
+        let result = await enricher.enrich(payload, timeout: .milliseconds(700))
+        #expect(result.outcome == .expired)
+        #expect(result.attachments.map(\.media.type) == [.jpeg])
+        #expect(result.problems.map(\.code) == [.expired])
+        #expect(bed.filesOnDisk().count == 1)
+        #expect(result.content?.root["richpush"] != nil)
+    }
+
+    @Test("a server that never answers expires too")
+    func silence() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let start = ContinuousClock.now
+        let result = await enricher.enrich(try bed.payload(#"{"adb_media":"ORIGIN/silence"}"#), timeout: .milliseconds(500))
+        #expect(result.outcome == .expired)
+        #expect(ContinuousClock.now - start < .milliseconds(900))
+    }
+
+    @Test("cancelling the calling task removes the partial file and returns at once")
+    func cancellation() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
+        let task = Task { await enricher.enrich(payload, timeout: .seconds(20)) }
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(!bed.entriesOnDisk().isEmpty, "the transfer should be writing by now")
+        let start = ContinuousClock.now
+        task.cancel()
+        let result = await task.value
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(result.problems.map(\.code) == [.cancelled])
+        #expect(result.outcome == .failed)
+        #expect(bed.entriesOnDisk().isEmpty)
+    }
+
+    @Test("under load, each of 200 payloads gets exactly one delivery, completion racing expiry")
+    func exactlyOnceUnderLoad() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let count = 200
+        let deliveries = Mutex([Int](repeating: 0, count: count))
+        let outcomes = Mutex([Outcome?](repeating: nil, count: count))
+        let extensions = (0..<count).map { _ in MediaServiceExtension(enricher: enricher) }
+        for index in 0..<count {
+            // Half finish quickly, half drip; expiry is called at spread-out times so both orders happen.
+            let path = index % 2 == 0 ? "/media/photo.jpg" : "/drip/logo.png?bytes=200&ms=30"
+            let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#(path)"}"#)
+            extensions[index].didReceive(payload, deadline: .now + .seconds(10)) { result in
+                deliveries.withLock { $0[index] += 1 }
+                outcomes.withLock { $0[index] = result.outcome }
+            }
+        }
+        for index in 0..<count {
+            if index % 10 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            extensions[index].serviceExtensionTimeWillExpire()
+            extensions[index].serviceExtensionTimeWillExpire()
+        }
+        // Everything has been delivered by expiry; give racing completions time to (wrongly) deliver again.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(deliveries.withLock { $0 } == [Int](repeating: 1, count: count))
+        let seen = Set(outcomes.withLock { $0 }.compactMap { $0 })
+        #expect(seen.isSubset(of: [.complete, .expired]))
+        #expect(seen.contains(.expired))
+    }
+
+    @Test("the extension delivers once on completion when nobody expires it")
+    func extensionCompletes() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let service = MediaServiceExtension(enricher: enricher)
+        let delivered = Mutex<[Outcome]>([])
+        let payload = try bed.fixturePayload("adobe-photo.json")
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            service.didReceive(payload) { result in
+                delivered.withLock { $0.append(result.outcome) }
+                continuation.resume()
+            }
+        }
+        service.serviceExtensionTimeWillExpire()
+        #expect(delivered.withLock { $0 } == [.complete])
+    }
+}
