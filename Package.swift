@@ -48,7 +48,8 @@ let supportTargets: [Target] = [
 let testTargets: [Target] = [
     .testTarget(
         name: "RichPushTests",
-        dependencies: ["RichPush", "FixtureOrigin"]
+        // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary.
+        dependencies: ["RichPush", "FixtureOrigin", "richpush"]
     ),
 ]
 
