@@ -13,7 +13,7 @@ demo: build
 	@scripts/demo
 
 test: deps
-	swift test
+	timeout 1200 swift test
 
 clean:
 	rm -rf .build out
