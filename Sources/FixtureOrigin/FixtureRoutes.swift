@@ -3,7 +3,7 @@ import Foundation
 /// The routes the tests and the demo use, over the files in `Fixtures/media`.
 ///
 /// - `/media/NAME`: the file, with `?type=MIME` as its Content-Type (default: by extension, which tests
-///   make lie on purpose with `?type=`).
+///   make lie on purpose with `?type=`). `/as/ANY-NAME?file=NAME`: the file under a URL that lies about it.
 /// - `/status/CODE?file=NAME`: that status, with the file (or a short text) as the body.
 /// - `/redirect/N?to=PATH`: N more 302 hops, then PATH. `/redirect-to?url=URL`: one 302 to any URL.
 /// - `/redirect-loop`: a 302 to itself. `/no-location`: a 302 without Location.
@@ -39,6 +39,9 @@ public enum FixtureRoutes {
         case "media":
             guard let bytes = file(rest) else { return notFound }
             return .init(headers: headers(rest), body: .bytes(bytes))
+        case "as":
+            guard let name = request.query["file"], let bytes = file(name) else { return notFound }
+            return .init(headers: [("Content-Type", type ?? MediaCache.mimeType(rest))], body: .bytes(bytes))
         case "status":
             let code = Int(rest) ?? 500
             let body = request.query["file"].flatMap(file) ?? Array("status \(code)\n".utf8)

@@ -22,7 +22,11 @@ struct CLI {
         return (executable as NSString).deletingLastPathComponent + "/richpush"
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil, timeout: Duration = .seconds(30)) throws -> Run {
+    static func run(_ arguments: [String], stdin: String? = nil) async throws -> Run {
+        try await offPool { try runBlocking(arguments, stdin: stdin) }
+    }
+
+    static func runBlocking(_ arguments: [String], stdin: String?) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -76,7 +80,7 @@ func temporaryDirectory() throws -> String {
 @Suite("CLI: richpush enrich, stream, gc")
 struct CLITests {
     @Test("enrich: one result per input in argument order; invalid inputs give exit 1 and do not stop the rest")
-    func enrichBatch() throws {
+    func enrichBatch() async throws {
         let bed = try TestBed()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -90,7 +94,7 @@ struct CLITests {
             bed.payloadFile("zego-string.json", directory: directory),
             directory,
         ]
-        let run = try CLI.run(["enrich"] + bed.cliOptions + inputs)
+        let run = try await CLI.run(["enrich"] + bed.cliOptions + inputs)
         #expect(run.status == 1)
         let lines = run.lines
         #expect(lines.count == inputs.count)
@@ -105,29 +109,29 @@ struct CLITests {
     }
 
     @Test("enrich: exit 0 when every input is a payload, whatever its outcome")
-    func enrichAllValid() throws {
+    func enrichAllValid() async throws {
         let bed = try TestBed()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let inputs = try ["html-as-image.json", "no-media.json", "adobe-video.json"].map {
             try bed.payloadFile($0, directory: directory)
         }
-        let run = try CLI.run(["enrich"] + bed.cliOptions + inputs)
+        let run = try await CLI.run(["enrich"] + bed.cliOptions + inputs)
         #expect(run.status == 0)
         #expect(run.lines.map { $0["outcome"] as? String } == ["failed", "unchanged", "complete"])
     }
 
     @Test("enrich: standard input when no file is named")
-    func enrichStdin() throws {
+    func enrichStdin() async throws {
         let bed = try TestBed()
-        let run = try CLI.run(["enrich"] + bed.cliOptions, stdin: #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}"#)
+        let run = try await CLI.run(["enrich"] + bed.cliOptions, stdin: #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}"#)
         #expect(run.status == 0)
         #expect(run.lines.first?["input"] as? String == "-")
         #expect(run.lines.first?["outcome"] as? String == "complete")
     }
 
     @Test("enrich --out: one file per input, same name, nothing on stdout")
-    func enrichOut() throws {
+    func enrichOut() async throws {
         let bed = try TestBed()
         let directory = try temporaryDirectory()
         let out = try temporaryDirectory()
@@ -136,7 +140,7 @@ struct CLITests {
             try? FileManager.default.removeItem(atPath: out)
         }
         let inputs = try ["adobe-photo.json", "invalid/not-json.json"].map { try bed.payloadFile($0, directory: directory) }
-        let run = try CLI.run(["enrich", "--out", out] + bed.cliOptions + inputs)
+        let run = try await CLI.run(["enrich", "--out", out] + bed.cliOptions + inputs)
         #expect(run.status == 1)
         #expect(run.stdout.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["adobe-photo.json", "not-json.json"])
@@ -160,38 +164,38 @@ struct CLITests {
             (["gc"], "--older-than"),
             (["frob"], "frob"),
         ])
-    func usage(arguments: [String], named: String) throws {
-        let run = try CLI.run(arguments)
+    func usage(arguments: [String], named: String) async throws {
+        let run = try await CLI.run(arguments)
         #expect(run.status == 64)
         #expect(run.stderr.contains(named))
         #expect(run.stdout.isEmpty)
     }
 
     @Test("two inputs with one output name are a usage error")
-    func outCollision() throws {
+    func outCollision() async throws {
         let out = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = try CLI.run(["enrich", "--out", out, "a/x.json", "b/x.json"])
+        let run = try await CLI.run(["enrich", "--out", out, "a/x.json", "b/x.json"])
         #expect(run.status == 64)
         #expect(run.stderr.contains("x.json"))
     }
 
     @Test("--help describes every option with its default; --version prints the version")
-    func help() throws {
+    func help() async throws {
         for command in ["enrich", "stream"] {
-            let run = try CLI.run([command, "--help"])
+            let run = try await CLI.run([command, "--help"])
             #expect(run.status == 0)
             for option in ["--deadline", "--attachments-dir", "--allow-http", "--allow-network", "--resolve", "--ca-bundle", "--concurrency"] {
                 #expect(run.stdout.contains(option), "\(command) --help lacks \(option)")
             }
             #expect(run.stdout.contains("(default: 25)"))
         }
-        #expect(try CLI.run(["--version"]).stdout == RichPushVersion.current + "\n")
-        #expect(try CLI.run(["--help"]).stdout.contains("SUBCOMMANDS"))
+        #expect(try await CLI.run(["--version"]).stdout == RichPushVersion.current + "\n")
+        #expect(try await CLI.run(["--help"]).stdout.contains("SUBCOMMANDS"))
     }
 
     @Test("stream: results in input order, bad lines invalid, blank lines skipped, exit 0")
-    func stream() throws {
+    func stream() async throws {
         let bed = try TestBed()
         let lines = [
             #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/slow/photo.jpg?ms=600"))"}"#,
@@ -201,17 +205,17 @@ struct CLITests {
             #"{"aps":{"mutable-content":1}}"#,
             "[]",
         ]
-        let run = try CLI.run(["stream", "--concurrency", "4"] + bed.cliOptions, stdin: lines.joined(separator: "\n"))
+        let run = try await CLI.run(["stream", "--concurrency", "4"] + bed.cliOptions, stdin: lines.joined(separator: "\n"))
         #expect(run.status == 0)
         #expect(run.lines.map { $0["input"] as? String } == ["-:1", "-:2", "-:4", "-:5", "-:6"])
         #expect(run.lines.map { $0["outcome"] as? String } == ["complete", "invalid", "complete", "unchanged", "invalid"])
     }
 
     @Test("stream: a line over the size limit is invalid and the stream goes on")
-    func streamLongLine() throws {
+    func streamLongLine() async throws {
         let bed = try TestBed()
         let long = #"{"x":""# + String(repeating: "a", count: 1 << 20) + #""}"#
-        let run = try CLI.run(["stream"] + bed.cliOptions, stdin: long + "\n" + #"{"aps":{}}"# + "\n")
+        let run = try await CLI.run(["stream"] + bed.cliOptions, stdin: long + "\n" + #"{"aps":{}}"# + "\n")
         #expect(run.status == 0)
         #expect(run.lines.map { $0["outcome"] as? String } == ["invalid", "unchanged"])
         let problem = (run.lines.first?["problems"] as? [[String: Any]])?.first
@@ -219,7 +223,7 @@ struct CLITests {
     }
 
     @Test("stream: each result is written as soon as it is due, before input ends")
-    func streamIsInteractive() throws {
+    func streamIsInteractive() async throws {
         let bed = try TestBed()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.binary)
@@ -247,12 +251,13 @@ struct CLITests {
             }
             received.signal()
         }.start()
-        #expect(received.wait(timeout: .now() + 10) == .success)
+        let arrived = try await offPool { received.wait(timeout: .now() + 10) == .success }
+        #expect(arrived)
         #expect(String(decoding: line, as: UTF8.self).contains(#""outcome":"complete""#))
     }
 
     @Test("gc removes attachment directories older than the age, and nothing else")
-    func gc() throws {
+    func gc() async throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let old = root + "/" + UUID().uuidString.lowercased()
@@ -266,7 +271,7 @@ struct CLITests {
         for directory in [old, foreign] {
             try FileManager.default.setAttributes([.modificationDate: twoHoursAgo], ofItemAtPath: directory)
         }
-        let run = try CLI.run(["gc", "--older-than", "3600", "--attachments-dir", root])
+        let run = try await CLI.run(["gc", "--older-than", "3600", "--attachments-dir", root])
         #expect(run.status == 0)
         #expect(run.stdout.contains("removed 1"))
         #expect(!FileManager.default.fileExists(atPath: old))

@@ -181,8 +181,9 @@ struct DeadlineTests {
         defer { enricher.shutdown() }
         let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
         let task = Task { await enricher.enrich(payload, timeout: .seconds(20)) }
-        try await Task.sleep(for: .milliseconds(400))
-        #expect(!bed.entriesOnDisk().isEmpty, "the transfer should be writing by now")
+        // Wait (bounded) until the transfer is writing its partial file.
+        for _ in 0..<100 where bed.filesOnDisk().isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(bed.filesOnDisk().contains { $0.hasSuffix(".partial") }, "the transfer should be writing by now")
         let start = ContinuousClock.now
         task.cancel()
         let result = await task.value

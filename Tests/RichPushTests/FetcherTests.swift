@@ -69,4 +69,25 @@ struct FetcherTests {
         #expect(media.type == .png)
         #expect(media.path.hasSuffix(".png"))
     }
+
+    @Test(
+        "a lying URL extension does not change the sniffed type",
+        arguments: [("/as/photo.jpg?file=logo.png", "public.png"), ("/as/clip.mp4?file=chime.wav", "com.microsoft.waveform-audio")])
+    func lyingExtension(path: String, uti: String) async throws {
+        let bed = try TestBed()
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        let media = try await fetcher.fetch(bed.url(path), timeout: .seconds(10)).get()
+        #expect(media.type.uti == uti)
+    }
+
+    @Test("an HTML error page behind a .jpg URL with image/jpeg is refused")
+    func htmlBehindJPEG() async throws {
+        let bed = try TestBed()
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        let result = await fetcher.fetch(bed.url("/as/banner.jpg?file=error-page.html&type=image/jpeg"), timeout: .seconds(10))
+        #expect((try? result.get()) == nil)
+        if case .failure(let failure) = result { #expect(failure.code == .unsupportedType) }
+    }
 }

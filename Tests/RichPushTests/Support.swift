@@ -69,3 +69,11 @@ func sha256sum(_ path: String) throws -> String {
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }
+
+/// Runs blocking work (a child process, a key generation) on a thread of its own, so that it never holds one
+/// of the cooperative pool's few threads while other tests wait on their deadlines.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}

@@ -6,7 +6,7 @@ import Testing
 
 /// An https origin on loopback: `openssl s_server -WWW` over the fixture media, with a self-signed certificate
 /// for `media.test` made for the test.
-final class TLSOrigin {
+final class TLSOrigin: @unchecked Sendable {
     let port: Int
     let certificate: String
     private let directory: String
@@ -74,7 +74,7 @@ struct TLSTests {
 
     @Test("https with a private CA given by --ca-bundle")
     func privateCA() async throws {
-        let origin = try TLSOrigin()
+        let origin = try await offPool { try TLSOrigin() }
         let configuration = try configuration(origin, trust: true)
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
         let fetcher = try Fetcher(configuration: configuration)
@@ -86,7 +86,7 @@ struct TLSTests {
 
     @Test("a self-signed certificate is refused as tls without the bundle, leaving nothing")
     func untrusted() async throws {
-        let origin = try TLSOrigin()
+        let origin = try await offPool { try TLSOrigin() }
         let configuration = try configuration(origin, trust: false)
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
         let fetcher = try Fetcher(configuration: configuration)
@@ -102,7 +102,7 @@ struct TLSTests {
 
     @Test("a certificate for another name is refused as tls")
     func wrongName() async throws {
-        let origin = try TLSOrigin()
+        let origin = try await offPool { try TLSOrigin() }
         var configuration = try configuration(origin, trust: true)
         configuration.network.resolve = ["other.test:\(origin.port):127.0.0.1"]
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
