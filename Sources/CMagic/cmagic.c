@@ -3,11 +3,16 @@
 #include <magic.h>
 #include <stdio.h>
 
+// MAGIC_NO_CHECK_COMPRESS: never look inside compressed data (we never decompress). MAGIC_ERROR: report errors
+// rather than printing them.
+static int cmagic_flags(int mime) {
+    return MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS | (mime ? MAGIC_MIME_TYPE : 0);
+}
+
+int cmagic_set_mime(cmagic_handle *handle, int mime) { return magic_setflags((magic_t)handle, cmagic_flags(mime)); }
+
 cmagic_handle *cmagic_open(int mime, char *error, size_t error_size) {
-    // MAGIC_NO_CHECK_COMPRESS: never look inside compressed data (we never decompress). MAGIC_ERROR: report
-    // errors rather than printing them.
-    int flags = MAGIC_ERROR | MAGIC_NO_CHECK_COMPRESS;
-    if (mime) flags |= MAGIC_MIME_TYPE;
+    int flags = cmagic_flags(mime);
     magic_t cookie = magic_open(flags);
     if (cookie == NULL) {
         snprintf(error, error_size, "magic_open failed");

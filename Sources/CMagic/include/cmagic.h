@@ -11,6 +11,9 @@ typedef struct cmagic_handle cmagic_handle;
 // copies magic_error() into `error` (at most error_size bytes, NUL-terminated).
 cmagic_handle *cmagic_open(int mime, char *error, size_t error_size);
 
+// magic_setflags: switches between MIME-type output (mime = 1) and descriptions (mime = 0). Returns 0 on success.
+int cmagic_set_mime(cmagic_handle *handle, int mime);
+
 // magic_buffer: a description (or a MIME type when opened with mime = 1) of the bytes, or NULL.
 const char *cmagic_buffer(cmagic_handle *handle, const void *bytes, size_t length);
 

@@ -5,10 +5,10 @@ internal import CMagic
 final class MagicHandle {
     private let cookie: OpaquePointer
 
-    /// Opens and loads libmagic; `mime` selects MAGIC_MIME_TYPE output instead of descriptions.
-    init(mime: Bool) throws(SnifferError) {
+    /// Opens and loads libmagic's database.
+    init() throws(SnifferError) {
         var error = [CChar](repeating: 0, count: 512)
-        guard let cookie = cmagic_open(mime ? 1 : 0, &error, error.count) else {
+        guard let cookie = cmagic_open(1, &error, error.count) else {
             throw SnifferError(detail: String(decoding: error.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self))
         }
         self.cookie = cookie
@@ -16,8 +16,9 @@ final class MagicHandle {
 
     deinit { cmagic_close(cookie) }
 
-    /// magic_buffer over `bytes`.
-    func identify(_ bytes: UnsafeRawBufferPointer) throws(SnifferError) -> String {
+    /// magic_buffer over `bytes`: a MIME type when `mime`, else a description (magic_setflags switches).
+    func identify(_ bytes: UnsafeRawBufferPointer, mime: Bool) throws(SnifferError) -> String {
+        guard cmagic_set_mime(cookie, mime ? 1 : 0) == 0 else { throw SnifferError(detail: "magic_setflags failed") }
         guard let text = cmagic_buffer(cookie, bytes.baseAddress, bytes.count) else {
             let message = cmagic_error(cookie).map { String(cString: $0) } ?? "unknown error"
             throw SnifferError(detail: "magic_buffer: \(message)")
