@@ -29,6 +29,10 @@ CURLcode ccurl_easy_setopt_write_function(CURL *handle, ccurl_write_callback cal
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
 
+CURLcode ccurl_easy_setopt_header_function(CURL *handle, ccurl_write_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
+
 CURLcode ccurl_easy_setopt_opensocket_function(CURL *handle, ccurl_opensocket_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, callback);
 }
@@ -63,6 +67,16 @@ int ccurl_sockaddr_address(const struct curl_sockaddr *address, uint8_t bytes[16
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&address->addr;
         memcpy(bytes, &in6->sin6_addr, 16);
         return 16;
+    }
+    return 0;
+}
+
+int ccurl_sockaddr_port(const struct curl_sockaddr *address) {
+    if (address->family == AF_INET && address->addrlen >= sizeof(struct sockaddr_in)) {
+        return ntohs(((const struct sockaddr_in *)&address->addr)->sin_port);
+    }
+    if (address->family == AF_INET6 && address->addrlen >= sizeof(struct sockaddr_in6)) {
+        return ntohs(((const struct sockaddr_in6 *)&address->addr)->sin6_port);
     }
     return 0;
 }

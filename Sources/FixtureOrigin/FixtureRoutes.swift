@@ -10,6 +10,7 @@ import Foundation
 /// - `/drip/NAME?bytes=B&ms=M`: the file, B bytes every M ms. `/slow/NAME?ms=M`: the whole file after M ms.
 /// - `/stall`: headers, then nothing. `/silence`: no answer at all.
 /// - `/generated?prefix=NAME&bytes=N[&declare=D|&nolength=1]`: the first 4 KB of NAME, then zeros to N bytes.
+/// - `/huge-headers?kb=N`: N KB of header fields before a JPEG. `?encoding=E` on `/media` adds Content-Encoding.
 /// - `/empty`: 200 with no body. `/partial/NAME`: a 206.
 public enum FixtureRoutes {
     /// The repository's `Fixtures` directory, found from this source file's location.
@@ -34,6 +35,7 @@ public enum FixtureRoutes {
         func file(_ name: String) -> [UInt8]? { media.bytes(name) }
         func headers(_ name: String) -> [(String, String)] {
             [("Content-Type", type ?? MediaCache.mimeType(name))]
+                + (request.query["encoding"].map { [("Content-Encoding", $0)] } ?? [])
         }
         switch first {
         case "media":
@@ -82,6 +84,11 @@ public enum FixtureRoutes {
                 body: .generated(prefix: prefix, total: total),
                 declaredLength: request.query["declare"].flatMap { Int($0) },
                 omitLength: request.query["nolength"] != nil)
+        case "huge-headers":
+            let kilobytes = Int(request.query["kb"] ?? "200") ?? 200
+            let filler = String(repeating: "x", count: 1000)
+            let headers = (0..<kilobytes).map { ("X-Filler-\($0)", filler) }
+            return .init(headers: [("Content-Type", "image/jpeg")] + headers, body: .bytes(file("photo.jpg") ?? []))
         case "empty":
             return .init(headers: [("Content-Type", "image/jpeg")], body: .bytes([]))
         case "partial":

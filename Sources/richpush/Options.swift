@@ -130,6 +130,9 @@ enum SharedOptions {
             name: "deny-network", value: "cidr", help: "Refuse an address range; wins over --allow-network. (default: none)",
             repeatable: true),
         OptionSpec(
+            name: "allow-port", value: "port[-port]",
+            help: "Allow connections to a port or range besides 80, 443, 8080, 8443. (default: none)", repeatable: true),
+        OptionSpec(
             name: "resolve", value: "host:port:addr", help: "Pin a name to an address, as curl's --resolve. (default: none)",
             repeatable: true),
         OptionSpec(name: "ca-bundle", value: "file", help: "Trust the CA certificates in this PEM file. (default: the system's)"),
@@ -165,6 +168,13 @@ enum SharedOptions {
             policy.denied.append(range)
         }
         configuration.network.addressPolicy = policy
+        for text in parsed.all("allow-port") {
+            let bounds = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0) }
+            guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, 1 <= low, low <= high, high <= 65535 else {
+                throw UsageError("--allow-port: '\(text)' is not a port or a range LOW-HIGH within 1-65535")
+            }
+            configuration.network.allowedPorts.append(low...high)
+        }
         for entry in parsed.all("resolve") {
             let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port),

@@ -28,6 +28,8 @@ enum RichPushCommand {
     static func main() async {
         // A reader that goes away must not kill us mid-write: writes then fail with EPIPE instead.
         signal(SIGPIPE, SIG_IGN)
+        // A file size limit (ulimit -f) must end one attachment with store-failed, not the process.
+        signal(SIGXFSZ, SIG_IGN)
         var arguments = Array(CommandLine.arguments.dropFirst())
         let status: Int32
         do throws(UsageError) {

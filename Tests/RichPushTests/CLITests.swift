@@ -51,7 +51,7 @@ struct CLI {
 extension TestBed {
     /// The CLI options that reach this bed's origin and store.
     var cliOptions: [String] {
-        ["--allow-http", "--allow-network", "127.0.0.1/32", "--resolve", "media.test:\(origin.port):127.0.0.1",
+        ["--allow-http", "--allow-network", "127.0.0.1/32", "--allow-port", "1024-65535", "--resolve", "media.test:\(origin.port):127.0.0.1",
             "--attachments-dir", attachments]
     }
 

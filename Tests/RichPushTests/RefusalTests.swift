@@ -178,11 +178,11 @@ struct RefusalTests {
         #expect(ContinuousClock.now - start < .seconds(5))
     }
 
-    @Test("a body shorter than its Content-Length is a network failure, not a file")
+    @Test("a body shorter than its Content-Length is bad-response, not a file")
     func shortBody() async throws {
         let bed = try TestBed()
         let failure = try await fetch("/generated?prefix=photo.jpg&bytes=10000&declare=20000", on: bed)
-        #expect(failure.code == .network)
+        #expect(failure.code == .badResponse)
     }
 
     @Test("a stalled body hits the low-speed abort as timeout")

@@ -18,6 +18,7 @@ final class TestBed: Sendable {
         configuration.network.allowHTTP = true
         configuration.network.addressPolicy = AddressPolicy(allowed: [CIDRRange("127.0.0.1/32")!])
         configuration.network.resolve = ["media.test:\(origin.port):127.0.0.1"]
+        configuration.network.allowedPorts = [1...65535]
         configuration.store = AttachmentStore(root: attachments)
         adjust(&configuration)
         self.configuration = configuration

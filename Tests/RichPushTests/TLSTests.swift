@@ -67,6 +67,7 @@ struct TLSTests {
         var configuration = Configuration()
         configuration.network.addressPolicy = AddressPolicy(allowed: [CIDRRange("127.0.0.1")!])
         configuration.network.resolve = ["media.test:\(origin.port):127.0.0.1"]
+        configuration.network.allowedPorts = [origin.port...origin.port]
         configuration.store = AttachmentStore(root: try temporaryDirectory())
         if trust { configuration.network.caBundle = origin.certificate }
         return configuration

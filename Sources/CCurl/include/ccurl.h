@@ -20,6 +20,7 @@ CURLcode ccurl_easy_setopt_ptr(CURL *handle, CURLoption option, void *value);
 CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
 CURLcode ccurl_easy_setopt_write_function(CURL *handle, ccurl_write_callback callback);
+CURLcode ccurl_easy_setopt_header_function(CURL *handle, ccurl_write_callback callback);
 CURLcode ccurl_easy_setopt_opensocket_function(CURL *handle, ccurl_opensocket_callback callback);
 CURLcode ccurl_easy_setopt_prereq_function(CURL *handle, ccurl_prereq_callback callback);
 
@@ -34,6 +35,9 @@ CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value)
 // The address a CURLOPT_OPENSOCKETFUNCTION callback is asked to connect to: its family (AF_INET or AF_INET6),
 // copied as raw bytes (4 or 16) into `bytes`. Returns the byte count, or 0 for any other family.
 int ccurl_sockaddr_address(const struct curl_sockaddr *address, uint8_t bytes[16]);
+
+// The port of that address, in host order (0 for another family).
+int ccurl_sockaddr_port(const struct curl_sockaddr *address);
 
 // Opens the socket curl asked for, as curl would without a callback.
 curl_socket_t ccurl_sockaddr_open(const struct curl_sockaddr *address);

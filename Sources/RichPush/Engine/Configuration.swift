@@ -19,6 +19,10 @@ public struct Configuration: Sendable {
         public var lowSpeedWindow: Duration = .seconds(5)
         /// Which addresses may be connected to. Default: public unicast addresses only.
         public var addressPolicy = AddressPolicy()
+        /// The ports connections may go to, at every hop. Default 80, 443, 8080 and 8443: where public web media
+        /// lives. Other ports are where a sender would reach mail, database and admin services on hosts that
+        /// are public; a self-hosted media server on another port is opened with `--allow-port`.
+        public var allowedPorts: [ClosedRange<Int>] = [80...80, 443...443, 8080...8080, 8443...8443]
         /// Names pinned to addresses, as curl's `--resolve HOST:PORT:ADDR`. Default none.
         public var resolve: [String] = []
         /// A file of CA certificates to trust instead of the system's. Default nil (the system bundle).
@@ -38,6 +42,9 @@ public struct Configuration: Sendable {
 
         /// The documented defaults.
         public init() {}
+
+        /// Whether connections may go to `port`.
+        public func isAllowed(port: Int) -> Bool { allowedPorts.contains { $0.contains(port) } }
     }
 
     /// Bounds on sizes and counts.
@@ -52,6 +59,9 @@ public struct Configuration: Sendable {
         /// How many first bytes libmagic judges. Default 4,096: every supported format announces itself in its
         /// first few dozen bytes; 4 KB also covers HTML and SVG sniffing, and arrives in curl's first chunk.
         public var sniffBytes: Int = 4096
+        /// The most bytes of response headers, across the redirects of one transfer. Default 64 KiB: real
+        /// responses send under 8 KB; past this a server is trying to exhaust memory (`bad-response`).
+        public var maximumHeaderBytes: Int = 64 * 1024
         /// The most references fetched for one payload; the rest are reported as `too-many-references`. Default
         /// 8: iOS shows one attachment and keeps a few; more is abuse.
         public var maximumReferences: Int = 8

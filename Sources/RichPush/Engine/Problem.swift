@@ -18,6 +18,8 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let tooManyReferences = Code("too-many-references")
         /// The URL cannot be parsed, has a user or password, control characters, or is too long.
         public static let badURL = Code("bad-url")
+        /// The port (of the URL, a redirect or a connection) is not allowed.
+        public static let blockedPort = Code("blocked-port")
         /// The scheme (of the URL or of a redirect) is not allowed.
         public static let blockedScheme = Code("blocked-scheme")
         /// The address a connection would go to is refused by the address policy.
@@ -30,6 +32,9 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let httpStatus = Code("http-status")
         /// A 2xx response with no body.
         public static let emptyBody = Code("empty-body")
+        /// The response breaks HTTP or a bound: headers over the limit, a body shorter than its declared length,
+        /// a malformed reply.
+        public static let badResponse = Code("bad-response")
         /// More redirects than allowed.
         public static let tooManyRedirects = Code("too-many-redirects")
         /// The connection could not be made in time, or the body arrived too slowly.

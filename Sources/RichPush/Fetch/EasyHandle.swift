@@ -63,6 +63,11 @@ final class EasyHandle {
         try check(CURLOPT_WRITEFUNCTION, ccurl_easy_setopt_write_function(raw, callback))
     }
 
+    /// CURLOPT_HEADERFUNCTION.
+    func setHeaderFunction(_ callback: ccurl_write_callback) throws(CurlOptionError) {
+        try check(CURLOPT_HEADERFUNCTION, ccurl_easy_setopt_header_function(raw, callback))
+    }
+
     /// CURLOPT_OPENSOCKETFUNCTION.
     func setOpenSocketFunction(_ callback: ccurl_opensocket_callback) throws(CurlOptionError) {
         try check(CURLOPT_OPENSOCKETFUNCTION, ccurl_easy_setopt_opensocket_function(raw, callback))

@@ -13,7 +13,8 @@ public final class Fetcher: Sendable {
     /// - Throws: `FetcherError` when libmagic's database cannot be loaded.
     public init(configuration: Configuration) throws(FetcherError) {
         urlCheck = URLCheck(
-            allowHTTP: configuration.network.allowHTTP, maximumLength: configuration.network.maximumURLLength)
+            allowHTTP: configuration.network.allowHTTP, maximumLength: configuration.network.maximumURLLength,
+            allowedPorts: configuration.network.allowedPorts)
         do {
             loop = try FetchLoop(
                 settings: FetchSettings(

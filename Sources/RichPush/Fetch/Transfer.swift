@@ -23,10 +23,13 @@ final class Transfer {
     private var cap: Int
     private var declaredLength: Int64 = -1
     private(set) var bytes = 0
+    private var headerBytes = 0
     /// Why a callback stopped the transfer; reported instead of curl's generic abort code.
     private var abortReason: FetchFailure?
     /// The last address the policy refused, for when curl then fails to connect.
     private var refusedAddress: String?
+    /// The last port the policy refused.
+    private var refusedPort: Int?
 
     init(
         request: TransferRequest, settings: FetchSettings, sniffer: Sniffer,
@@ -72,12 +75,16 @@ final class Transfer {
             Transfer.from(userdata).receive(data, size * count)
         }
         try easy.set(CURLOPT_WRITEDATA, pointer: context)
+        try easy.setHeaderFunction { data, size, count, userdata in
+            Transfer.from(userdata).receiveHeader(size * count)
+        }
+        try easy.set(CURLOPT_HEADERDATA, pointer: context)
         try easy.setOpenSocketFunction { userdata, _, address in
             Transfer.from(userdata).openSocket(address!)
         }
         try easy.set(CURLOPT_OPENSOCKETDATA, pointer: context)
-        try easy.setPrereqFunction { userdata, primaryIP, _, _, _ in
-            Transfer.from(userdata).approveConnection(primaryIP.map { String(cString: $0) })
+        try easy.setPrereqFunction { userdata, primaryIP, _, primaryPort, _ in
+            Transfer.from(userdata).approveConnection(primaryIP.map { String(cString: $0) }, port: Int(primaryPort))
         }
         try easy.set(CURLOPT_PREREQDATA, pointer: context)
     }
@@ -100,11 +107,20 @@ final class Transfer {
             refusedAddress = reason
             return ccurl_socket_bad()
         }
+        let port = Int(ccurl_sockaddr_port(address))
+        if !settings.network.isAllowed(port: port) {
+            refusedPort = port
+            return ccurl_socket_bad()
+        }
         return ccurl_sockaddr_open(address)
     }
 
-    /// Judges the address of every connection about to carry a request, reused ones included.
-    private func approveConnection(_ primaryIP: String?) -> Int32 {
+    /// Judges the address and port of every connection about to carry a request, reused ones included.
+    private func approveConnection(_ primaryIP: String?, port: Int) -> Int32 {
+        if !settings.network.isAllowed(port: port) {
+            refusedPort = port
+            return ccurl_prereq_abort()
+        }
         guard let text = primaryIP, let ip = IPAddress(text) else {
             refusedAddress = "an unparseable connection address"
             return ccurl_prereq_abort()
@@ -114,6 +130,17 @@ final class Transfer {
             return ccurl_prereq_abort()
         }
         return ccurl_prereq_ok()
+    }
+
+    /// Counts header bytes across every response of the transfer (redirects included) and stops at the bound.
+    private func receiveHeader(_ count: Int) -> Int {
+        headerBytes += count
+        guard headerBytes <= settings.limits.maximumHeaderBytes else {
+            abortReason = FetchFailure(
+                .badResponse, "more than \(settings.limits.maximumHeaderBytes) bytes of response headers")
+            return ccurl_write_abort()
+        }
+        return count
     }
 
     private func receive(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
@@ -228,6 +255,7 @@ final class Transfer {
             return FetchFailure(.timeout, message)
         case CURLE_COULDNT_CONNECT, CURLE_ABORTED_BY_CALLBACK:
             if let refusedAddress { return FetchFailure(.blockedAddress, refusedAddress) }
+            if let refusedPort { return FetchFailure(.blockedPort, "port \(refusedPort) is not allowed (see --allow-port)") }
             return FetchFailure(.network, message)
         case CURLE_UNSUPPORTED_PROTOCOL:
             return FetchFailure(.blockedScheme, message)
@@ -235,6 +263,10 @@ final class Transfer {
             return FetchFailure(.tooManyRedirects, message)
         case CURLE_FILESIZE_EXCEEDED:
             return FetchFailure(.tooLarge, "declares more than \(settings.limits.largestCap) bytes")
+        case CURLE_PARTIAL_FILE:
+            return FetchFailure(.badResponse, "the body ended before its declared length: \(message)")
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return FetchFailure(.badResponse, message)
         case CURLE_URL_MALFORMAT:
             return FetchFailure(.badURL, message)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,

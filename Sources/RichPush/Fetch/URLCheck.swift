@@ -5,6 +5,7 @@ internal import CCurl
 struct URLCheck: Sendable {
     var allowHTTP: Bool
     var maximumLength: Int
+    var allowedPorts: [ClosedRange<Int>]
 
     /// The URL, or why it is refused (`bad-url` or `blocked-scheme`).
     func check(_ url: String) -> FetchFailure? {
@@ -45,6 +46,15 @@ struct URLCheck: Sendable {
             return FetchFailure(.badURL, "the URL has no host")
         }
         curl_free(host)
+        var port: UnsafeMutablePointer<CChar>? = nil
+        // CURLU_DEFAULT_PORT: the scheme's port when the URL names none.
+        if curl_url_get(handle, CURLUPART_PORT, &port, UInt32(CURLU_DEFAULT_PORT)) == CURLUE_OK, let port {
+            defer { curl_free(port) }
+            let number = Int(String(cString: port)) ?? -1
+            guard allowedPorts.contains(where: { $0.contains(number) }) else {
+                return FetchFailure(.blockedPort, "port \(number) is not allowed (see --allow-port)")
+            }
+        }
         return nil
     }
 }

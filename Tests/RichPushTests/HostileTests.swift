@@ -1,0 +1,215 @@
+import FixtureOrigin
+import Foundation
+import Synchronization
+import Testing
+
+@testable import RichPush
+
+/// A listener on 127.0.0.2, an address every test configuration refuses. Tests aim hostile URLs at it and check
+/// that it has never seen a connection: the count is shared and never reset, so each check covers every test
+/// that ran before it.
+let decoy = try! HTTPOrigin(host: "127.0.0.2", handler: { _ in .init(body: .bytes(fixture("photo.jpg"))) })
+
+@Suite("Hostile URLs: the fetcher cannot be turned against its network")
+struct HostileURLTests {
+    func failure(_ url: String, _ bed: TestBed) async throws -> FetchFailure? {
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        if case .failure(let failure) = await fetcher.fetch(url, timeout: .seconds(5)) { return failure }
+        return nil
+    }
+
+    @Test(
+        "every spelling of a refused address is refused where the connection is made",
+        arguments: ["127.0.0.2", "2130706434", "0x7f000002", "0177.0.0.2", "127.2", "[::ffff:127.0.0.2]", "[::ffff:7f00:2]"])
+    func spellings(host: String) async throws {
+        let bed = try TestBed()
+        let failure = try await failure("http://\(host):\(decoy.port)/photo.jpg", bed)
+        #expect(failure?.code == .blockedAddress || failure?.code == .badURL, "\(host): \(String(describing: failure))")
+        #expect(decoy.connectionCount == 0)
+    }
+
+    @Test(
+        "with the default policy, loopback in any spelling is refused and never connected",
+        arguments: ["127.0.0.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.1", "[::ffff:127.0.0.1]", "localhost"])
+    func defaultPolicy(host: String) async throws {
+        let bed = try TestBed { $0.network.addressPolicy = AddressPolicy() }
+        let failure = try await failure("http://\(host):\(bed.origin.port)/media/photo.jpg", bed)
+        #expect(failure?.code == .blockedAddress || failure?.code == .badURL || failure?.code == .network)
+        #expect(bed.origin.connectionCount == 0)
+    }
+
+    @Test("a name resolving to a refused and an allowed address connects only to the allowed one")
+    func severalAddresses() async throws {
+        let bed = try TestBed()
+        // A second decoy on the refused 127.0.0.2, on the same port as the allowed origin.
+        let sameport = try HTTPOrigin(host: "127.0.0.2", port: bed.origin.port, handler: { _ in .init(status: 500) })
+        defer { sameport.stop() }
+        var configuration = bed.configuration
+        configuration.network.resolve = ["multi.test:\(bed.origin.port):127.0.0.2,127.0.0.1"]
+        let fetcher = try Fetcher(configuration: configuration)
+        defer { fetcher.shutdown() }
+        for _ in 0..<3 {
+            let media = try await fetcher.fetch("http://multi.test:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(5)).get()
+            #expect(media.type == .jpeg)
+        }
+        #expect(sameport.connectionCount == 0)
+        #expect(bed.origin.connectionCount >= 1)
+    }
+
+    @Test(
+        "a redirect to a refused address is refused",
+        arguments: ["http://127.0.0.2:PORT/photo.jpg", "http://169.254.169.254/latest/meta-data/", "http://[::1]:PORT/x",
+            "http://0.0.0.0:PORT/x", "http://10.0.0.5/x"])
+    func redirectToRefused(target: String) async throws {
+        let bed = try TestBed()
+        let url = target.replacingOccurrences(of: "PORT", with: String(decoy.port))
+        let failure = try await failure(
+            bed.url("/redirect-to?url=" + url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!), bed)
+        #expect(failure?.code == .blockedAddress)
+        #expect(decoy.connectionCount == 0)
+    }
+
+    @Test("ports outside the allowed list are refused, in the URL and after a redirect")
+    func ports() async throws {
+        let bed = try TestBed { $0.network.allowedPorts = [80...80, 443...443] }
+        let direct = try await failure(bed.url("/media/photo.jpg"), bed)
+        #expect(direct?.code == .blockedPort)
+        #expect(bed.origin.connectionCount == 0)
+        // A name on an allowed port that redirects to a refused one: judged at the connection.
+        let open = try TestBed { $0.network.allowedPorts = [] }
+        var configuration = open.configuration
+        configuration.network.allowedPorts = [open.origin.port...open.origin.port]
+        configuration.network.resolve.append("media.test:\(decoy.port):127.0.0.1")
+        let fetcher = try Fetcher(configuration: configuration)
+        defer { fetcher.shutdown() }
+        let target = "http://media.test:\(decoy.port)/photo.jpg".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let result = await fetcher.fetch(open.url("/redirect-to?url=\(target)"), timeout: .seconds(5))
+        guard case .failure(let redirected) = result else {
+            Issue.record("expected a refusal, got \(result)")
+            return
+        }
+        #expect(redirected.code == .blockedPort || redirected.code == .blockedAddress)
+        #expect(decoy.connectionCount == 0)
+    }
+}
+
+@Suite("Hostile servers: each ends within its bound, with its code, leaving nothing")
+struct HostileServerTests {
+    static let cases: [(path: String, code: Problem.Code)] = [
+        ("/silence", .timeout),
+        ("/stall", .timeout),
+        ("/drip/photo.jpg?bytes=1&ms=1000", .timeout),
+        ("/generated?prefix=photo.jpg&bytes=60000000&nolength=1", .tooLarge),
+        ("/generated?prefix=clip.mp4&bytes=1000&declare=900000000", .tooLarge),
+        ("/generated?prefix=photo.jpg&bytes=10000&declare=20000", .badResponse),
+        ("/media/bomb.gz?type=image/jpeg&encoding=gzip", .unsupportedType),
+        ("/media/bomb.gz?type=image/png&encoding=br", .unsupportedType),
+        ("/empty", .emptyBody),
+        ("/status/503?file=photo.jpg", .httpStatus),
+        ("/partial/photo.jpg", .httpStatus),
+        ("/redirect-loop", .tooManyRedirects),
+        ("/no-location", .httpStatus),
+        ("/huge-headers?kb=300", .badResponse),
+        ("/media/error-page.html?type=image/jpeg", .unsupportedType),
+        ("/as/icon.jpg?file=icon.svg&type=image/jpeg", .unsupportedType),
+        ("/as/polyglot.jpg?file=polyglot.html&type=image/jpeg", .unsupportedType),
+    ]
+
+    @Test("all at once, beside a good payload that is not slowed down")
+    func allAtOnce() async throws {
+        let bed = try TestBed { $0.network.lowSpeedWindow = .seconds(1) }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let start = ContinuousClock.now
+        let goodPayload = try bed.fixturePayload("two-conventions.json")
+        let hostilePayloads = try Self.cases.map {
+            try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#($0.path)"}"#)
+        }
+        let results = await withTaskGroup(of: (Int, EnrichmentResult, Duration).self) { group in
+            for (index, payload) in hostilePayloads.enumerated() {
+                group.addTask { (index, await enricher.enrich(payload, timeout: .seconds(8)), .now - start) }
+            }
+            group.addTask { (-1, await enricher.enrich(goodPayload, timeout: .seconds(8)), .now - start) }
+            var collected: [Int: (EnrichmentResult, Duration)] = [:]
+            for await (index, result, elapsed) in group { collected[index] = (result, elapsed) }
+            return collected
+        }
+        let good = try #require(results[-1])
+        #expect(good.0.outcome == .complete)
+        #expect(good.1 < .seconds(1), "the good payload took \(good.1) among hostile ones")
+        for (index, hostile) in Self.cases.enumerated() {
+            let result = try #require(results[index]?.0)
+            #expect(result.outcome == .failed, "\(hostile.path): \(result.outcome) \(result.problems)")
+            #expect(result.problems.map(\.code) == [hostile.code], "\(hostile.path): \(result.problems)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(6))
+        // Only the good payload's two attachments remain.
+        #expect(bed.filesOnDisk().count == 2, "\(bed.filesOnDisk())")
+        #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
+    }
+
+    @Test("a body longer than its Content-Length is cut at the declared length")
+    func longerThanDeclared() async throws {
+        let bed = try TestBed()
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        let media = try await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=20000&declare=10000"), timeout: .seconds(5)).get()
+        #expect(media.bytes == 10000)
+    }
+}
+
+/// Whether this machine lets us mount a small tmpfs (root in a sandbox that allows it): the real ENOSPC test.
+let canMountTmpfs: Bool = {
+    let point = NSTemporaryDirectory() + "richpush-mount-probe-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: point) }
+    guard mount("tmpfs", point, "tmpfs", 0, "size=64k") == 0 else { return false }
+    umount(point)
+    return true
+}()
+
+@Suite("The disk", .serialized)
+struct DiskTests {
+    @Test("a full disk (ENOSPC) gives store-failed and leaves no partial file", .enabled(if: canMountTmpfs))
+    func diskFull() async throws {
+        let point = try temporaryDirectory()
+        #expect(mount("tmpfs", point, "tmpfs", 0, "size=256k") == 0)
+        defer {
+            umount(point)
+            try? FileManager.default.removeItem(atPath: point)
+        }
+        let bed = try TestBed { $0.store = AttachmentStore(root: point + "/attachments") }
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        let result = await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
+        guard case .failure(let failure) = result else {
+            Issue.record("expected store-failed, got \(result)")
+            return
+        }
+        #expect(failure.code == .storeFailed)
+        #expect(failure.detail.contains("No space left"))
+        let left = FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? []
+        #expect(left.isEmpty, "left behind: \(left)")
+        // The disk is usable again for a small file: nothing of the failed one holds space.
+        let small = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()
+        #expect(small.type == .jpeg)
+    }
+
+    @Test("an attachments root removed during a transfer gives store-failed")
+    func vanishedRoot() async throws {
+        let bed = try TestBed()
+        let fetcher = try Fetcher(configuration: bed.configuration)
+        defer { fetcher.shutdown() }
+        let task = Task { await fetcher.fetch(bed.url("/drip/photo.jpg?bytes=1000&ms=100"), timeout: .seconds(10)) }
+        for _ in 0..<100 where bed.filesOnDisk().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        try FileManager.default.removeItem(atPath: bed.attachments)
+        let result = await task.value
+        guard case .failure(let failure) = result else {
+            Issue.record("expected store-failed, got \(result)")
+            return
+        }
+        #expect(failure.code == .storeFailed)
+        #expect(!FileManager.default.fileExists(atPath: bed.attachments))
+    }
+}
