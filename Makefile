@@ -17,3 +17,24 @@ test: deps
 
 clean:
 	rm -rf .build out
+
+# --- Sanitizers and fuzzing (issue: hostile inputs). Each builds in its own .build/<name> directory. ---
+
+FUZZ_SECONDS ?= 60
+
+.PHONY: fuzz tsan asan
+
+# libFuzzer over the payload parser and the conventions, seeded with every fixture payload.
+fuzz: deps
+	swift build --product richpush-fuzz --build-path .build/fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+	mkdir -p .build/fuzz-corpus
+	cp Fixtures/payloads/*.json Fixtures/payloads/invalid/*.json .build/fuzz-corpus/
+	.build/fuzz/debug/richpush-fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 .build/fuzz-corpus
+
+# The concurrency tests (deadlines, exactly-once delivery, the CLI pipeline) under ThreadSanitizer.
+tsan: deps
+	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine'
+
+# The fetcher's tests under AddressSanitizer.
+asan: deps
+	timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|Refusal|Hostile|Disk|TLS'

@@ -41,6 +41,11 @@ let supportTargets: [Target] = [
         name: "richpush-fixture-origin",
         dependencies: ["FixtureOrigin"]
     ),
+    // libFuzzer target over the payload parser and the conventions; see `make fuzz`.
+    .executableTarget(
+        name: "richpush-fuzz",
+        dependencies: ["RichPush"]
+    ),
 ]
 
 // MARK: - Tests

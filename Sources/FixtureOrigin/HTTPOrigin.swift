@@ -2,7 +2,6 @@
     import Glibc
 #endif
 import Foundation
-import Synchronization
 
 /// A small HTTP/1.1 origin on a loopback address, for tests and the demo: one thread accepts, one thread per
 /// connection answers, keep-alive supported. Its responses can misbehave on purpose (drip, stall, lie about
@@ -69,7 +68,9 @@ public final class HTTPOrigin: Sendable {
     public let host: String
     private let listener: Int32
     private let handler: @Sendable (Request) -> Response
-    private let state = Mutex(State())
+    // NSLock (a pthread mutex) rather than Synchronization.Mutex, so that ThreadSanitizer sees the locking.
+    private let lock = NSLock()
+    nonisolated(unsafe) private var stateStorage = State()
     private let acceptDone = DispatchSemaphore(value: 0)
 
     private struct State {
@@ -120,14 +121,14 @@ public final class HTTPOrigin: Sendable {
     public func url(_ path: String) -> String { "http://\(host):\(port)\(path)" }
 
     /// How many TCP connections have been accepted so far.
-    public var connectionCount: Int { state.withLock { $0.connections } }
+    public var connectionCount: Int { withState { $0.connections } }
 
     /// The paths requested so far, in order (with their query).
-    public var requestLog: [String] { state.withLock { $0.requests } }
+    public var requestLog: [String] { withState { $0.requests } }
 
     /// Stops accepting and ends every connection. Idempotent.
     public func stop() {
-        let first = state.withLock { state in
+        let first = withState { state in
             defer { state.stopped = true }
             return !state.stopped
         }
@@ -137,7 +138,13 @@ public final class HTTPOrigin: Sendable {
         close(listener)
     }
 
-    private var isStopped: Bool { state.withLock { $0.stopped } }
+    private func withState<T>(_ body: (inout State) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&stateStorage)
+    }
+
+    private var isStopped: Bool { withState { $0.stopped } }
 
     private func acceptLoop() {
         defer { acceptDone.signal() }
@@ -146,7 +153,7 @@ public final class HTTPOrigin: Sendable {
             guard poll(&poller, 1, 100) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
-            state.withLock { $0.connections += 1 }
+            withState { $0.connections += 1 }
             var yes: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
             let thread = Thread { [self] in serve(client) }
@@ -164,7 +171,7 @@ public final class HTTPOrigin: Sendable {
         for _ in 0..<10_000 {
             guard let (request, rest) = readRequest(fd, buffer: buffer) else { return }
             buffer = rest
-            state.withLock { $0.requests.append(request.path + Self.queryString(request.query)) }
+            withState { $0.requests.append(request.path + Self.queryString(request.query)) }
             let response = handler(request)
             guard send(response, to: fd, method: request.method) else { return }
             if request.headers["connection"]?.lowercased() == "close" { return }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One payload being processed: its references, and what has been settled so far. Shared by the fetches that
 /// record into it and whoever asks for the best attempt (the deadline, `serviceExtensionTimeWillExpire`).
@@ -10,7 +9,7 @@ final class EnrichmentRun: Sendable {
     private let initialProblems: [Problem]
     /// References found beyond the ones fetched, or with the wrong type: counted as not attached.
     private let unfetchedCount: Int
-    private let settled: Mutex<[Int: Result<FetchedMedia, FetchFailure>]> = Mutex([:])
+    private let settled: LockedValue<[Int: Result<FetchedMedia, FetchFailure>]> = LockedValue([:])
 
     init(payload: Payload, configuration: Configuration, start: ContinuousClock.Instant = .now) {
         self.payload = payload

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The shape of iOS's `UNNotificationServiceExtension`, for code ported from an app: `didReceive` starts the
 /// work, the content handler is called once with the result, and `serviceExtensionTimeWillExpire` hands over
@@ -8,7 +7,7 @@ import Synchronization
 /// deadline, or `serviceExtensionTimeWillExpire()`.
 public final class MediaServiceExtension: Sendable {
     private let enricher: Enricher
-    private let current = Mutex<Delivery?>(nil)
+    private let current = LockedValue<Delivery?>(nil)
 
     /// An extension on this engine.
     public init(enricher: Enricher) {
@@ -44,12 +43,12 @@ public final class MediaServiceExtension: Sendable {
 /// One `didReceive`: its handler, called at most once, and the task doing the work.
 final class Delivery: Sendable {
     let run: EnrichmentRun
-    private let handler: Mutex<(@Sendable (EnrichmentResult) -> Void)?>
-    let task = Mutex<Task<Void, Never>?>(nil)
+    private let handler: LockedValue<(@Sendable (EnrichmentResult) -> Void)?>
+    let task = LockedValue<Task<Void, Never>?>(nil)
 
     init(run: EnrichmentRun, handler: @escaping @Sendable (EnrichmentResult) -> Void) {
         self.run = run
-        self.handler = Mutex(handler)
+        self.handler = LockedValue(handler)
     }
 
     /// Calls the handler with `result` if it has not been called; returns whether this call delivered.

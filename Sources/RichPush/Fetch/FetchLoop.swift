@@ -1,6 +1,5 @@
 internal import CCurl
 import Foundation
-import Synchronization
 
 /// The thread that drives one curl multi handle: it adds and cancels transfers on request, runs
 /// `curl_multi_perform`, settles finished transfers, and sleeps in `curl_multi_poll` until a socket, a timer
@@ -17,14 +16,14 @@ final class FetchLoop: @unchecked Sendable {
         case stop
     }
 
-    private struct Inbox: ~Copyable {
+    private struct Inbox {
         var commands: [Command] = []
         var stopped = false
     }
 
     private let multi = MultiHandle()
     private let settings: FetchSettings
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedValue(Inbox())
     private let finished = DispatchSemaphore(value: 0)
     // Touched on the loop thread only.
     private let sniffer: Sniffer

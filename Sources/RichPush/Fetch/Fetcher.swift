@@ -33,7 +33,7 @@ public final class Fetcher: Sendable {
     public func fetch(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
         if let refusal = urlCheck.check(url) { return .failure(refusal) }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let registration = Mutex(RegistrationState())
+        let registration = LockedValue(RegistrationState())
         let request = TransferRequest(url: url, deadline: deadline)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+@Suite("Hostile payloads: a specific result, never a crash or a hang")
+struct HostilePayloadTests {
+    static let wrongTypes: [(text: String, codes: [String])] = [
+        (#"{"aps":"x","adb_media":"ORIGIN/media/logo.png"}"#, ["not-mutable"]),
+        (#"{"aps":{"mutable-content":"1"},"adb_media":"ORIGIN/media/logo.png"}"#, ["not-mutable"]),
+        (#"{"aps":{"mutable-content":[1]}}"#, ["not-mutable"]),
+        (#"{"aps":{"mutable-content":1},"adb_media":true}"#, ["bad-reference"]),
+        (#"{"aps":{"mutable-content":1},"adb_media":null}"#, ["bad-reference"]),
+        (#"{"aps":{"mutable-content":1},"adb_media":1e999}"#, ["bad-reference"]),
+        (#"{"aps":{"mutable-content":1},"payload":[1,2]}"#, []),
+        (#"{"aps":{"mutable-content":1},"payload":{"image_attachment":{"url":"x"}}}"#, ["bad-reference"]),
+        (#"{"aps":{"mutable-content":1},"payload":"{\"image_attachment\":5}"}"#, ["bad-reference"]),
+        (#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/\ud800.png"}"#, ["http-status"]),
+        (#"{"aps":{"mutable-content":1},"adb_media":""}"#, ["bad-url"]),
+        (#"{"aps":{"mutable-content":1},"adb_media":"\u0000http://x"}"#, ["bad-url"]),
+    ]
+
+    @Test("wrong types in every field read give a specific problem", arguments: wrongTypes)
+    func wrongType(text: String, codes: [String]) async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let result = await enricher.enrich(try bed.payload(text), timeout: .seconds(5))
+        #expect(result.problems.map(\.code.rawValue) == codes, "\(result.problems)")
+        #expect(result.outcome != .invalid)
+    }
+
+    @Test("huge strings and numbers are kept exactly, within the size bound")
+    func hugeValues() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let digits = String(repeating: "9", count: 200_000)
+        let string = String(repeating: "é", count: 300_000)
+        let text = #"{"aps":{"mutable-content":1},"n":-\#(digits).5e-99999,"s":"\#(string)"}"#
+        let result = await enricher.enrich(json: Array(text.utf8), source: "huge", deadline: .now + .seconds(5))
+        #expect(result.outcome == .unchanged)
+        #expect(result.content.map { JSONWriter.string($0.json) } == text)
+    }
+
+    @Test("a payload over the size bound is invalid without being parsed")
+    func overSize() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let text = #"{"s":""# + String(repeating: "a", count: 1 << 20) + #""}"#
+        let result = await enricher.enrich(json: Array(text.utf8), source: "big", deadline: .now + .seconds(5))
+        #expect(result.outcome == .invalid)
+        #expect(result.problems.map(\.code.rawValue) == ["too-large"])
+    }
+
+    @Test("deep nesting inside an embedded JSON string is bounded too")
+    func deepEmbedded() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let inner = String(repeating: "[", count: 100_000)
+        let text = #"{"aps":{"mutable-content":1},"payload":"\#(inner)"}"#
+        let result = await enricher.enrich(json: Array(text.utf8), source: "deep", deadline: .now + .seconds(5))
+        #expect(result.outcome == .unchanged)
+    }
+}
