@@ -33,8 +33,8 @@ fuzz: deps
 
 # The concurrency tests (deadlines, exactly-once delivery, the CLI pipeline) under ThreadSanitizer.
 tsan: deps
-	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine'
+	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer'
 
 # The fetcher's tests under AddressSanitizer.
 asan: deps
-	timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|Refusal|Hostile|Disk|TLS'
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|Refusal|Hostile|Disk|TLS'
