@@ -26,10 +26,10 @@ struct CLI {
         try await offPool { try runBlocking(arguments, stdin: stdin) }
     }
 
-    static func runBlocking(_ arguments: [String], stdin: String?) throws -> Run {
+    static func runBlocking(_ arguments: [String], stdin: String?, prefix: [String] = []) throws -> Run {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: prefix.first ?? binary)
+        process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [binary] + arguments
         let output = Pipe()
         let error = Pipe()
         let input = Pipe()
@@ -277,5 +277,19 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: old))
         #expect(FileManager.default.fileExists(atPath: fresh))
         #expect(FileManager.default.fileExists(atPath: foreign))
+    }
+
+    @Test("a file size limit (ulimit -f) gives store-failed, not a crash, and leaves no partial file")
+    func fileSizeLimit() async throws {
+        let bed = try TestBed()
+        let payload = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/generated?prefix=photo.jpg&bytes=2000000"))"}"#
+        let options = bed.cliOptions
+        let run = try await offPool {
+            try CLI.runBlocking(["enrich"] + options, stdin: payload, prefix: ["/usr/bin/prlimit", "--fsize=100000"])
+        }
+        #expect(run.status == 0)
+        let problem = (run.lines.first?["problems"] as? [[String: Any]])?.first
+        #expect(problem?["code"] as? String == "store-failed")
+        #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
     }
 }
