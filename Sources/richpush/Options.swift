@@ -177,10 +177,11 @@ enum SharedOptions {
         }
         for entry in parsed.all("resolve") {
             let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            // curl's form: HOST:PORT:ADDRESS[,ADDRESS...], IPv6 addresses in brackets.
             guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port),
-                IPAddress(String(parts[2])) != nil
+                parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy({ IPAddress(String($0)) != nil })
             else {
-                throw UsageError("--resolve: '\(entry)' is not HOST:PORT:ADDRESS")
+                throw UsageError("--resolve: '\(entry)' is not HOST:PORT:ADDRESS[,ADDRESS...]")
             }
         }
         configuration.network.resolve = parsed.all("resolve")

@@ -155,6 +155,9 @@ struct CLITests {
             (["enrich", "--deadline", "-1"], "--deadline"),
             (["enrich", "--allow-network", "10.0.0.0/40"], "--allow-network"),
             (["enrich", "--resolve", "media.test:80"], "--resolve"),
+            (["enrich", "--resolve", "media.test:80:1.2.3.4,nope"], "--resolve"),
+            (["enrich", "--allow-port", "0"], "--allow-port"),
+            (["enrich", "--allow-port", "9000-80"], "--allow-port"),
             (["enrich", "--concurrency", "0"], "--concurrency"),
             (["enrich", "--frobnicate"], "--frobnicate"),
             (["enrich", "--out", "/nonexistent-dir"], "--out"),
@@ -169,6 +172,14 @@ struct CLITests {
         #expect(run.status == 64)
         #expect(run.stderr.contains(named))
         #expect(run.stdout.isEmpty)
+    }
+
+    @Test("--resolve takes several addresses, IPv6 in brackets, as curl does")
+    func resolveForms() async throws {
+        let run = try await CLI.run(
+            ["enrich", "--resolve", "a.test:443:127.0.0.2,[::1]", "--deadline", "0.5"], stdin: #"{"aps":{}}"#)
+        #expect(run.status == 0)
+        #expect(run.lines.first?["outcome"] as? String == "unchanged")
     }
 
     @Test("two inputs with one output name are a usage error")
