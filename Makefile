@@ -38,3 +38,12 @@ tsan: deps
 # The fetcher's tests under AddressSanitizer.
 asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|Refusal|Hostile|Disk|TLS'
+
+# --- Benchmark (issue 4): richpush vs curl vs URLSession on a real nginx on loopback; see bench/run.py. ---
+
+.PHONY: bench
+
+bench: deps
+	swift build -c release --product richpush
+	swift build -c release --product richpush-bench-urlsession
+	python3 bench/run.py $(BENCH_ARGS)

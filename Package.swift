@@ -41,6 +41,8 @@ let supportTargets: [Target] = [
         name: "richpush-fixture-origin",
         dependencies: ["FixtureOrigin"]
     ),
+    // The benchmark's URLSession baseline (see bench/run.py).
+    .executableTarget(name: "richpush-bench-urlsession"),
     // libFuzzer target over the payload parser and the conventions; see `make fuzz`.
     .executableTarget(
         name: "richpush-fuzz",

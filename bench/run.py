@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""`make bench`: RichPush against curl and URLSession on a real nginx on loopback, in one run.
+
+Scenarios (issue 4):
+  (a) unique:   2,000 payloads, each a distinct 100 KB JPEG
+  (b) campaign: 10,000 payloads over 20 distinct images
+  (c) memory:   one payload with a 45 MB MP4, and 50 payloads of it at once
+  (d) deadline: 1,000 payloads in flight against a slow location; how late each expired result arrives
+
+Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is repeated (--repeat, default 3)
+and the median kept. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
+The table goes to stdout and to out/bench/report.md.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "out", "bench")
+WWW = os.path.join(OUT, "www")
+BIN = os.path.join(ROOT, ".build", "release")
+FIXTURES = os.path.join(ROOT, "Fixtures", "media")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ensure_nginx():
+    if shutil.which("nginx") is None:
+        print("installing nginx-light", flush=True)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "nginx-light"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+
+
+def sized(prefix_file, size, seed):
+    """A file of `size` bytes that starts with a real fixture (so libmagic sees its type) and is unique."""
+    with open(os.path.join(FIXTURES, prefix_file), "rb") as f:
+        head = f.read()
+    rng = seed.to_bytes(8, "little") * 1024
+    body = head + rng
+    return (body * (size // len(body) + 1))[:size]
+
+
+def generate_media():
+    marker = os.path.join(WWW, ".complete")
+    if os.path.exists(marker):
+        return
+    shutil.rmtree(WWW, ignore_errors=True)
+    for d in ("u", "c", "v"):
+        os.makedirs(os.path.join(WWW, d))
+    for i in range(2000):
+        with open(os.path.join(WWW, "u", f"{i:04d}.jpg"), "wb") as f:
+            f.write(sized("photo.jpg", 100 * 1024, i))
+    for i in range(20):
+        with open(os.path.join(WWW, "c", f"{i:02d}.jpg"), "wb") as f:
+            f.write(sized("photo.jpg", 100 * 1024, 100000 + i))
+    with open(os.path.join(WWW, "v", "big.mp4"), "wb") as f:
+        f.write(sized("clip.mp4", 45 * 1000 * 1000, 7))
+    open(marker, "w").close()
+
+
+def start_nginx(port):
+    prefix = os.path.join(OUT, "nginx")
+    os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
+    conf = os.path.join(prefix, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/logs/error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;
+    types {{ image/jpeg jpg; video/mp4 mp4; }}
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        root {WWW};
+        location /slow/ {{ alias {WWW}/u/; limit_rate 2k; }}
+    }}
+}}
+""")
+    process = subprocess.Popen(["nginx", "-p", prefix, "-c", conf, "-g", "daemon off;"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    sys.exit("nginx did not start")
+
+
+def timed(command, stdin_path=None, stdout_path=None):
+    """Runs command under /usr/bin/time; returns (wall seconds, peak RSS in MiB)."""
+    time_file = os.path.join(OUT, "time.txt")
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    stdout = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
+    start = time.monotonic()
+    result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", time_file] + command,
+                            stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+    wall = time.monotonic() - start
+    if result.returncode != 0:
+        sys.exit(f"{command[0]} failed ({result.returncode}): {result.stderr.decode()[-2000:]}")
+    with open(time_file) as f:
+        rss_kb = int(f.read().strip().splitlines()[-1])
+    return wall, rss_kb / 1024
+
+
+def write_ndjson(path, urls):
+    with open(path, "w") as f:
+        for url in urls:
+            f.write(json.dumps({"aps": {"alert": "bench", "mutable-content": 1}, "adb_media": url}) + "\n")
+
+
+def richpush(port, ndjson, concurrency=64, deadline=None):
+    attachments = os.path.join(OUT, "attachments")
+    shutil.rmtree(attachments, ignore_errors=True)
+    results = os.path.join(OUT, "results.ndjson")
+    command = [os.path.join(BIN, "richpush"), "stream", "--allow-http", "--allow-network", "127.0.0.1/32",
+               "--allow-port", str(port), "--attachments-dir", attachments, "--concurrency", str(concurrency)]
+    if deadline:
+        command += ["--deadline", str(deadline)]
+    wall, rss = timed(command, stdin_path=ndjson, stdout_path=results)
+    outcomes, latencies, total_bytes = {}, [], 0
+    with open(results) as f:
+        for line in f:
+            r = json.loads(line)
+            outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
+            latencies.append(float(r["elapsed_ms"]))
+            total_bytes += sum(a["bytes"] for a in r["attachments"])
+    return {"wall": wall, "rss": rss, "outcomes": outcomes, "latencies": latencies, "bytes": total_bytes}
+
+
+def curl(urls):
+    target = os.path.join(OUT, "curl")
+    shutil.rmtree(target, ignore_errors=True)
+    os.makedirs(target)
+    config = os.path.join(OUT, "curl.cfg")
+    with open(config, "w") as f:
+        for i, url in enumerate(urls):
+            f.write(f'url = "{url}"\noutput = "{target}/{i}"\n')
+    wall, rss = timed(["curl", "--silent", "--show-error", "--fail", "--parallel", "--parallel-max", "64",
+                       "--config", config])
+    return {"wall": wall, "rss": rss}
+
+
+def urlsession(urls):
+    target = os.path.join(OUT, "urlsession")
+    shutil.rmtree(target, ignore_errors=True)
+    listing = os.path.join(OUT, "urls.txt")
+    with open(listing, "w") as f:
+        f.write("\n".join(urls) + "\n")
+    wall, rss = timed([os.path.join(BIN, "richpush-bench-urlsession"), listing, target, "64"])
+    return {"wall": wall, "rss": rss}
+
+
+def median_run(repeat, run):
+    runs = [run() for _ in range(repeat)]
+    runs.sort(key=lambda r: r["wall"])
+    best = dict(runs[len(runs) // 2])
+    best["rss"] = max(r["rss"] for r in runs)
+    return best
+
+
+def percentile(values, p):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = min(len(values) - 1, max(0, int(round(p / 100 * (len(values) - 1)))))
+    return values[k]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is kept")
+    parser.add_argument("--only", default="abcd", help="scenarios to run, e.g. 'ac'")
+    args = parser.parse_args()
+
+    ensure_nginx()
+    os.makedirs(OUT, exist_ok=True)
+    generate_media()
+    port = free_port()
+    nginx = start_nginx(port)
+    base = f"http://127.0.0.1:{port}"
+    rows, notes = [], []
+    try:
+        if "a" in args.only:
+            urls = [f"{base}/u/{i:04d}.jpg" for i in range(2000)]
+            ndjson = os.path.join(OUT, "unique.ndjson")
+            write_ndjson(ndjson, urls)
+            rp = median_run(args.repeat, lambda: richpush(port, ndjson))
+            cu = median_run(args.repeat, lambda: curl(urls))
+            us = median_run(args.repeat, lambda: urlsession(urls))
+            rows.append(("(a) unique, 2,000 x 100 KB", rp, cu, us, 2000))
+            notes.append(f"(a) richpush/curl wall = {rp['wall'] / cu['wall']:.2f}x (goal <= 1.15x); "
+                         f"URLSession/richpush = {us['wall'] / rp['wall']:.2f}x (goal >= 3x)")
+        if "b" in args.only:
+            urls = [f"{base}/c/{i % 20:02d}.jpg" for i in range(10000)]
+            ndjson = os.path.join(OUT, "campaign.ndjson")
+            write_ndjson(ndjson, urls)
+            rp = median_run(args.repeat, lambda: richpush(port, ndjson))
+            cu = median_run(args.repeat, lambda: curl(urls))
+            us = median_run(1, lambda: urlsession(urls))
+            rows.append(("(b) campaign, 10,000 over 20", rp, cu, us, 10000))
+            notes.append(f"(b) curl/richpush wall = {cu['wall'] / rp['wall']:.2f}x (goal >= 5x)")
+        if "c" in args.only:
+            url = f"{base}/v/big.mp4"
+            one = os.path.join(OUT, "video1.ndjson")
+            write_ndjson(one, [url])
+            fifty = os.path.join(OUT, "video50.ndjson")
+            write_ndjson(fifty, [url] * 50)
+            rp1 = median_run(args.repeat, lambda: richpush(port, one))
+            rp50 = median_run(args.repeat, lambda: richpush(port, fifty, concurrency=50))
+            cu1 = median_run(args.repeat, lambda: curl([url]))
+            us1 = median_run(args.repeat, lambda: urlsession([url]))
+            rows.append(("(c) one 45 MB MP4", rp1, cu1, us1, 1))
+            rows.append(("(c) 50 x 45 MB MP4 at once", rp50, None, None, 50))
+            notes.append(f"(c) one video: {rp1['rss']:.1f} MiB peak RSS (goal < 24 MiB); "
+                         f"50 at once: {rp50['rss']:.1f} MiB (goal < 64 MiB)")
+        if "d" in args.only:
+            urls = [f"{base}/slow/{i:04d}.jpg" for i in range(1000)]
+            ndjson = os.path.join(OUT, "slow.ndjson")
+            write_ndjson(ndjson, urls)
+            deadline_ms = 2000
+            rp = richpush(port, ndjson, concurrency=1000, deadline=deadline_ms / 1000)
+            late = [v - deadline_ms for v in rp["latencies"]]
+            expired = rp["outcomes"].get("expired", 0)
+            notes.append(f"(d) 1,000 payloads in flight, deadline 2 s, slow origin: {expired} expired; lateness "
+                         f"p50 {percentile(late, 50):.1f} ms, p99 {percentile(late, 99):.1f} ms, "
+                         f"max {max(late):.1f} ms (goal: every one within 100 ms)")
+    finally:
+        nginx.send_signal(signal.SIGQUIT)
+        nginx.wait(timeout=10)
+
+    lines = [
+        f"machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
+        f"{os.uname().sysname} {os.uname().release}; nginx-light on 127.0.0.1, medians of {args.repeat} runs",
+        "",
+        "| scenario | runner | wall s | payloads/s | MB/s | p50 ms | p99 ms | peak RSS MiB |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, rp, cu, us, count in rows:
+        mb = rp["bytes"] / 1e6
+        lines.append(f"| {name} | richpush stream | {rp['wall']:.2f} | {count / rp['wall']:.0f} | {mb / rp['wall']:.0f} | "
+                     f"{percentile(rp['latencies'], 50):.1f} | {percentile(rp['latencies'], 99):.1f} | {rp['rss']:.1f} |")
+        for label, other in (("curl --parallel-max 64", cu), ("URLSession, TaskGroup 64", us)):
+            if other:
+                lines.append(f"| | {label} | {other['wall']:.2f} | {count / other['wall']:.0f} | "
+                             f"{mb / other['wall']:.0f} | | | {other['rss']:.1f} |")
+        if rp["outcomes"].get("complete", 0) != count:
+            lines.append(f"| | (richpush outcomes: {rp['outcomes']}) | | | | | | |")
+    lines += [""] + [f"- {n}" for n in notes]
+    report = "\n".join(lines)
+    print(report)
+    with open(os.path.join(OUT, "report.md"), "w") as f:
+        f.write(report + "\n")
+
+
+if __name__ == "__main__":
+    main()
