@@ -24,10 +24,15 @@ public struct AttachmentStore: Sendable, Hashable {
 
     /// Creates a new attachment directory and opens its partial file.
     /// - Throws: `StoreError` with the system's reason.
+    /// The root is not checked on every call (a mkdir and an lstat per attachment cost as much as the
+    /// attachment's own directory): only when making the directory fails because the root is missing.
     func begin() throws(StoreError) -> PartialAttachment {
-        try ensureRoot()
         let directory = root + "/" + UUID().uuidString.lowercased()
-        guard mkdir(directory, 0o700) == 0 else { throw StoreError("mkdir \(directory)", errno) }
+        if mkdir(directory, 0o700) != 0 {
+            guard errno == ENOENT else { throw StoreError("mkdir \(directory)", errno) }
+            try ensureRoot()
+            guard mkdir(directory, 0o700) == 0 else { throw StoreError("mkdir \(directory)", errno) }
+        }
         let name = UUID().uuidString.lowercased()
         let partial = directory + "/." + name + ".partial"
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -41,7 +46,14 @@ public struct AttachmentStore: Sendable, Hashable {
 
     private func ensureRoot() throws(StoreError) {
         if mkdir(root, 0o700) == 0 { return }
-        let code = errno
+        var code = errno
+        if code == ENOENT {
+            // Missing parents are made too (0700), as `mkdir -p` would.
+            try? FileManager.default.createDirectory(
+                atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            if mkdir(root, 0o700) == 0 { return }
+            code = errno
+        }
         guard code == EEXIST else { throw StoreError("mkdir \(root)", code) }
         var info = stat()
         guard lstat(root, &info) == 0 else { throw StoreError("lstat \(root)", errno) }
