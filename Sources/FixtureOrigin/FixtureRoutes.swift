@@ -3,7 +3,8 @@ import Foundation
 /// The routes the tests and the demo use, over the files in `Fixtures/media`.
 ///
 /// - `/media/NAME`: the file, with `?type=MIME` as its Content-Type (default: by extension, which tests
-///   make lie on purpose with `?type=`). `/as/ANY-NAME?file=NAME`: the file under a URL that lies about it.
+///   make lie on purpose with `?type=`), with an ETag; `If-None-Match` with it is answered 304.
+///   `/as/ANY-NAME?file=NAME`: the file under a URL that lies about it.
 /// - `/status/CODE?file=NAME`: that status, with the file (or a short text) as the body.
 /// - `/redirect/N?to=PATH`: N more 302 hops, then PATH. `/redirect-to?url=URL`: one 302 to any URL.
 /// - `/redirect-loop`: a 302 to itself. `/no-location`: a 302 without Location.
@@ -40,7 +41,12 @@ public enum FixtureRoutes {
         switch first {
         case "media":
             guard let bytes = file(rest) else { return notFound }
-            return .init(headers: headers(rest), body: .bytes(bytes))
+            // A strong validator: the name and size (fixtures do not change while served).
+            let etag = "\"\(rest)-\(bytes.count)\""
+            if request.headers["if-none-match"] == etag {
+                return .init(status: 304, headers: [("ETag", etag)], body: .bytes([]), omitLength: true)
+            }
+            return .init(headers: headers(rest) + [("ETag", etag)], body: .bytes(bytes))
         case "as":
             guard let name = request.query["file"], let bytes = file(name) else { return notFound }
             return .init(headers: [("Content-Type", type ?? MediaCache.mimeType(rest))], body: .bytes(bytes))

@@ -32,19 +32,26 @@ final class TestBed: Sendable {
     /// `http://media.test:PORT/path`, a name pinned to the loopback origin.
     func url(_ path: String) -> String { "http://media.test:\(origin.port)\(path)" }
 
-    /// Every file under the attachments root, relative paths, hidden ones included.
+    /// Every file under the attachments root, relative paths, hidden ones (partial files) included, except
+    /// the media cache's own links (see `cacheFiles()`).
     func filesOnDisk() -> [String] {
-        guard let enumerator = FileManager.default.enumerator(atPath: attachments) else { return [] }
-        return enumerator.compactMap { $0 as? String }.filter {
+        entriesOnDisk().filter {
             var isDirectory: ObjCBool = false
             _ = FileManager.default.fileExists(atPath: attachments + "/" + $0, isDirectory: &isDirectory)
             return !isDirectory.boolValue
         }
     }
 
-    /// Every entry (files and directories) under the attachments root.
+    /// Every entry (files and directories) under the attachments root, except the media cache's.
     func entriesOnDisk() -> [String] {
-        (FileManager.default.enumerator(atPath: attachments)?.compactMap { $0 as? String }) ?? []
+        let all = (FileManager.default.enumerator(atPath: attachments)?.compactMap { $0 as? String }) ?? []
+        return all.filter { !$0.hasPrefix(".cache-") }
+    }
+
+    /// The media cache's links (`.cache-<uuid>/<sha256>.<ext>`).
+    func cacheFiles() -> [String] {
+        let all = (FileManager.default.enumerator(atPath: attachments)?.compactMap { $0 as? String }) ?? []
+        return all.filter { $0.hasPrefix(".cache-") && $0.contains("/") }
     }
 
     /// A payload with `adb_media` set to `url`, mutable.

@@ -6,12 +6,17 @@ public final class Enricher: Sendable {
     /// The configuration it was made with.
     public let configuration: Configuration
     private let fetcher: Fetcher
+    private let cache: MediaCache?
 
     /// An enricher with this configuration.
     /// - Throws: `FetcherError` when libmagic's database cannot be loaded.
     public init(configuration: Configuration = Configuration()) throws(FetcherError) {
         self.configuration = configuration
-        self.fetcher = try Fetcher(configuration: configuration)
+        let fetcher = try Fetcher(configuration: configuration)
+        self.fetcher = fetcher
+        self.cache =
+            configuration.cache.enabled
+            ? MediaCache(fetcher: fetcher, store: configuration.store, settings: configuration.cache) : nil
     }
 
     /// Processes one payload, finishing by `deadline`.
@@ -49,12 +54,21 @@ public final class Enricher: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for (index, reference) in run.references.enumerated() {
                 group.addTask {
-                    run.record(index, await self.fetcher.fetch(reference.url, deadline: deadline))
+                    let result: Result<FetchedMedia, FetchFailure>
+                    if let cache = self.cache {
+                        result = await cache.attachment(for: reference.url, deadline: deadline)
+                    } else {
+                        result = await self.fetcher.fetch(reference.url, deadline: deadline)
+                    }
+                    run.record(index, result)
                 }
             }
         }
     }
 
     /// Cancels whatever is in flight and stops the fetch loop.
-    public func shutdown() { fetcher.shutdown() }
+    public func shutdown() {
+        fetcher.shutdown()
+        cache?.removeAll()
+    }
 }

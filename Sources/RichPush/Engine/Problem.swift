@@ -47,6 +47,8 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let tls = Code("tls")
         /// Name resolution, connection or transfer failed; the detail is curl's message.
         public static let network = Code("network")
+        /// A revalidation was answered 304 Not Modified. Internal to the media cache: never reported.
+        static let notModified = Code("not-modified")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).
         public static let storeFailed = Code("store-failed")
     }

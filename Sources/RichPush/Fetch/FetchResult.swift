@@ -10,6 +10,30 @@ public struct FetchedMedia: Sendable, Hashable {
     public var bytes: Int
     /// The SHA-256 of the bytes, lowercase hex.
     public var sha256: String
+    /// The response's validators, for revalidating a cached copy.
+    public var validators = Validators()
+}
+
+/// A response's cache validators: its ETag and Last-Modified header values, as sent.
+public struct Validators: Sendable, Hashable {
+    /// The ETag header's value.
+    public var etag: String?
+    /// The Last-Modified header's value.
+    public var lastModified: String?
+
+    /// Validators.
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    /// Whether there is anything to revalidate with.
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
+
+    /// The conditional request headers these validators make.
+    var requestHeaders: [String] {
+        (etag.map { ["If-None-Match: \($0)"] } ?? []) + (lastModified.map { ["If-Modified-Since: \($0)"] } ?? [])
+    }
 }
 
 /// Why a fetch did not produce a file.

@@ -31,10 +31,17 @@ public final class Fetcher: Sendable {
     /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
     /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.
     public func fetch(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        await fetch(url, deadline: deadline, validators: Validators())
+    }
+
+    /// Fetches `url`, conditionally when `validators` are given: a 304 ends it with code `not-modified`.
+    func fetch(
+        _ url: String, deadline: ContinuousClock.Instant, validators: Validators
+    ) async -> Result<FetchedMedia, FetchFailure> {
         if let refusal = urlCheck.check(url) { return .failure(refusal) }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let registration = LockedValue(RegistrationState())
-        let request = TransferRequest(url: url, deadline: deadline)
+        let request = TransferRequest(url: url, deadline: deadline, validators: validators)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 switch registration.withLock({ $0.register() }) {

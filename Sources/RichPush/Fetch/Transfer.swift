@@ -5,6 +5,8 @@ import Foundation
 struct TransferRequest: Sendable {
     var url: String
     var deadline: ContinuousClock.Instant
+    /// Sent as If-None-Match / If-Modified-Since; a 304 then ends the transfer as `not-modified`.
+    var validators = Validators()
 }
 
 /// One transfer in the loop: its easy handle, its partial file, the running hash and the sniffing state.
@@ -24,6 +26,8 @@ final class Transfer {
     private var declaredLength: Int64 = -1
     private(set) var bytes = 0
     private var headerBytes = 0
+    /// The validators of the latest response (a redirect's are replaced by the next response's).
+    private var validators = Validators()
     /// Why a callback stopped the transfer; reported instead of curl's generic abort code.
     private var abortReason: FetchFailure?
     /// The last address the policy refused, for when curl then fails to connect.
@@ -69,6 +73,7 @@ final class Transfer {
         // Plain http is HTTP/1.1 here (no h2c), where waiting would only delay a transfer behind a slow one.
         if request.url.lowercased().hasPrefix("https:") { try easy.set(CURLOPT_PIPEWAIT, 1) }
         try easy.set(CURLOPT_RESOLVE, list: network.resolve)
+        try easy.set(CURLOPT_HTTPHEADER, list: request.validators.requestHeaders)
         if let bundle = network.caBundle { try easy.set(CURLOPT_CAINFO, bundle) }
         // CURLOPT_ACCEPT_ENCODING stays unset: no Accept-Encoding is sent and nothing is ever decoded.
         try easy.setWriteFunction { data, size, count, userdata in
@@ -76,7 +81,7 @@ final class Transfer {
         }
         try easy.set(CURLOPT_WRITEDATA, pointer: context)
         try easy.setHeaderFunction { data, size, count, userdata in
-            Transfer.from(userdata).receiveHeader(size * count)
+            Transfer.from(userdata).receiveHeader(data, size * count)
         }
         try easy.set(CURLOPT_HEADERDATA, pointer: context)
         try easy.setOpenSocketFunction { userdata, _, address in
@@ -133,14 +138,33 @@ final class Transfer {
     }
 
     /// Counts header bytes across every response of the transfer (redirects included) and stops at the bound.
-    private func receiveHeader(_ count: Int) -> Int {
+    private func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         headerBytes += count
         guard headerBytes <= settings.limits.maximumHeaderBytes else {
             abortReason = FetchFailure(
                 .badResponse, "more than \(settings.limits.maximumHeaderBytes) bytes of response headers")
             return ccurl_write_abort()
         }
+        guard let data, count > 5 else { return count }
+        let line = UnsafeRawBufferPointer(start: data, count: count)
+        if line.starts(with: "HTTP/".utf8) {
+            validators = Validators()
+        } else if let value = Self.headerValue(line, named: "etag") {
+            validators.etag = value
+        } else if let value = Self.headerValue(line, named: "last-modified") {
+            validators.lastModified = value
+        }
         return count
+    }
+
+    /// The value of a header line `Name: value\r\n` when its name is `name` (lowercase), trimmed.
+    static func headerValue(_ line: UnsafeRawBufferPointer, named name: String) -> String? {
+        let nameBytes = Array(name.utf8)
+        guard line.count > nameBytes.count, line[nameBytes.count] == UInt8(ascii: ":") else { return nil }
+        for (index, byte) in nameBytes.enumerated() where (line[index] | 0x20) != byte { return nil }
+        let value = String(decoding: line[(nameBytes.count + 1)...], as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return value.isEmpty ? nil : value
     }
 
     private func receive(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
@@ -231,6 +255,9 @@ final class Transfer {
         if let abortReason { return .failure(abortReason) }
         guard code == CURLE_OK else { return .failure(failure(code)) }
         if partial == nil {
+            if !request.validators.isEmpty, easy.info(long: CURLINFO_RESPONSE_CODE) == 304 {
+                return .failure(FetchFailure(.notModified, "304 Not Modified"))
+            }
             if let failure = checkStatus() { return .failure(failure) }
             return .failure(FetchFailure(.emptyBody, "HTTP \(easy.info(long: CURLINFO_RESPONSE_CODE)) with no body"))
         }
@@ -239,7 +266,9 @@ final class Transfer {
         do {
             let path = try partial.commit(fileExtension: type.fileExtension)
             return .success(
-                FetchedMedia(path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize()))
+                FetchedMedia(
+                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize(),
+                    validators: validators))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }

@@ -24,15 +24,46 @@ public struct AttachmentStore: Sendable, Hashable {
 
     /// Creates a new attachment directory and opens its partial file.
     /// - Throws: `StoreError` with the system's reason.
-    /// The root is not checked on every call (a mkdir and an lstat per attachment cost as much as the
-    /// attachment's own directory): only when making the directory fails because the root is missing.
-    func begin() throws(StoreError) -> PartialAttachment {
+    /// Makes a new attachment directory holding a hard link to `source` (a complete file on the same file
+    /// system) as `<uuid>.<ext>`; returns the directory and the path. Costs a mkdir and a link, no copy.
+    func link(_ source: String, fileExtension: String) throws(StoreError) -> (directory: String, path: String) {
+        let directory = try makeDirectory()
+        let path = directory + "/" + UUID().uuidString.lowercased() + "." + fileExtension
+        guard Glibc.link(source, path) == 0 else {
+            let error = StoreError("link \(source)", errno)
+            rmdir(directory)
+            throw error
+        }
+        return (directory, path)
+    }
+
+    private func makeDirectory() throws(StoreError) -> String {
         let directory = root + "/" + UUID().uuidString.lowercased()
         if mkdir(directory, 0o700) != 0 {
             guard errno == ENOENT else { throw StoreError("mkdir \(directory)", errno) }
             try ensureRoot()
             guard mkdir(directory, 0o700) == 0 else { throw StoreError("mkdir \(directory)", errno) }
         }
+        return directory
+    }
+
+    /// Makes (once) and returns the hidden directory `<root>/.cache-<id>` where a media cache keeps its links.
+    func makeCacheDirectory(_ id: String) throws(StoreError) -> String {
+        let directory = root + "/.cache-" + id
+        if mkdir(directory, 0o700) != 0 {
+            let code = errno
+            if code == EEXIST { return directory }
+            guard code == ENOENT else { throw StoreError("mkdir \(directory)", code) }
+            try ensureRoot()
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw StoreError("mkdir \(directory)", errno) }
+        }
+        return directory
+    }
+
+    /// The root is not checked on every call (a mkdir and an lstat per attachment cost as much as the
+    /// attachment's own directory): only when making the directory fails because the root is missing.
+    func begin() throws(StoreError) -> PartialAttachment {
+        let directory = try makeDirectory()
         let name = UUID().uuidString.lowercased()
         let partial = directory + "/." + name + ".partial"
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -63,7 +94,8 @@ public struct AttachmentStore: Sendable, Hashable {
     }
 
     /// Removes attachment directories under the root whose last change is older than `age`; returns how many.
-    /// Only directories named as this store names them (a UUID) are touched.
+    /// Only directories named as this store names them (a UUID, or `.cache-<UUID>` for a media cache's links,
+    /// which a running cache re-creates and refills) are touched.
     public func collectGarbage(olderThan age: Duration, now: Date = Date()) throws(StoreError) -> Int {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: root) else {
             var info = stat()
@@ -73,7 +105,11 @@ public struct AttachmentStore: Sendable, Hashable {
         let cutoff = now.timeIntervalSince1970 - Double(age.components.seconds)
             - Double(age.components.attoseconds) / 1e18
         var removed = 0
-        for entry in entries where UUID(uuidString: entry) != nil {
+        let ours = entries.filter { name in
+            let id = name.hasPrefix(".cache-") ? String(name.dropFirst(".cache-".count)) : name
+            return UUID(uuidString: id) != nil
+        }
+        for entry in ours {
             let path = root + "/" + entry
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }

@@ -1,0 +1,263 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
+
+/// Fetches each URL once for many payloads: a URL in flight for several payloads is fetched once (single
+/// flight), and a URL fetched recently is not fetched again within the time to live; once stale it is
+/// revalidated with its ETag / Last-Modified. Every payload still gets its own attachment directory and file: a
+/// hard link to the cached bytes, which costs a mkdir and a link.
+///
+/// The cache keeps its own hard link to each file in `<root>/.cache-<uuid>/`, bounded in entries and bytes
+/// (least recently used out first); the directory is removed at shutdown and by `gc`. Failures are never cached.
+final class MediaCache: Sendable {
+    private let fetcher: Fetcher
+    private let store: AttachmentStore
+    private let settings: Configuration.Cache
+    private let id = UUID().uuidString.lowercased()
+    private let state = LockedValue(State())
+    private let nextWaiter = LockedValue<UInt64>(0)
+
+    /// What a waiter is told when the fetch it waited for ends.
+    private enum Shared: Sendable {
+        case media(FetchedMedia)
+        case failure(FetchFailure)
+        /// The leader's own deadline or cancellation ended it: try again under your own deadline.
+        case retry
+    }
+
+    private struct Entry {
+        var media: FetchedMedia
+        var fetchedAt: ContinuousClock.Instant
+        var lastUsed: ContinuousClock.Instant
+    }
+
+    private enum Slot {
+        case ready(Entry)
+        case inFlight(waiters: [UInt64: CheckedContinuation<Shared, Never>], stale: Entry?)
+    }
+
+    private struct State {
+        var slots: [String: Slot] = [:]
+        var bytes = 0
+        var entries = 0
+    }
+
+    private enum Plan {
+        case use(FetchedMedia)
+        case lead(stale: Entry?)
+        case wait
+    }
+
+    init(fetcher: Fetcher, store: AttachmentStore, settings: Configuration.Cache) {
+        self.fetcher = fetcher
+        self.store = store
+        self.settings = settings
+    }
+
+    /// An attachment of `url` for one payload, by `deadline`: linked from the cache, from a fetch in flight, or
+    /// fetched now.
+    func attachment(for url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        // A retry happens only when a leader gave up under its own deadline; three bound the loop.
+        for _ in 0..<3 {
+            let now = ContinuousClock.now
+            let plan: Plan = state.withLock { state in
+                switch state.slots[url] {
+                case .ready(var entry)?:
+                    if now - entry.fetchedAt < settings.timeToLive {
+                        entry.lastUsed = now
+                        state.slots[url] = .ready(entry)
+                        return .use(entry.media)
+                    }
+                    state.slots[url] = .inFlight(waiters: [:], stale: entry)
+                    return .lead(stale: entry)
+                case .inFlight?:
+                    return .wait
+                case nil:
+                    state.slots[url] = .inFlight(waiters: [:], stale: nil)
+                    return .lead(stale: nil)
+                }
+            }
+            switch plan {
+            case .use(let cached):
+                if let linked = link(cached) { return .success(linked) }
+                // The cached file is gone (gc, a vanished root): forget it and fetch.
+                forget(url)
+            case .lead(let stale):
+                return await lead(url, deadline: deadline, stale: stale)
+            case .wait:
+                switch await wait(for: url, until: deadline) {
+                case .media(let media):
+                    if let linked = link(media) { return .success(linked) }
+                case .failure(let failure):
+                    return .failure(failure)
+                case .retry:
+                    continue
+                }
+            }
+        }
+        return await fetcher.fetch(url, deadline: deadline)
+    }
+
+    /// Fetches `url` for the waiters, caches the result, and hands it over.
+    private func lead(
+        _ url: String, deadline: ContinuousClock.Instant, stale: Entry?
+    ) async -> Result<FetchedMedia, FetchFailure> {
+        let result = await fetcher.fetch(url, deadline: deadline, validators: stale?.media.validators ?? Validators())
+        let now = ContinuousClock.now
+        switch result {
+        case .success(let media):
+            let cached = cache(media)
+            let slot = cached.map { Slot.ready(Entry(media: $0, fetchedAt: now, lastUsed: now)) }
+            settle(url, slot: slot, tell: cached.map { .media($0) } ?? .retry, replacing: stale)
+            return .success(media)
+        case .failure(let failure) where failure.code == .notModified:
+            guard var entry = stale, let linked = link(entry.media) else {
+                settle(url, slot: nil, tell: .retry, replacing: stale)
+                return await fetcher.fetch(url, deadline: deadline)
+            }
+            entry.fetchedAt = now
+            entry.lastUsed = now
+            settle(url, slot: .ready(entry), tell: .media(entry.media), replacing: nil)
+            return .success(linked)
+        case .failure(let failure) where failure.code == .expired || failure.code == .cancelled:
+            settle(url, slot: nil, tell: .retry, replacing: stale)
+            return result
+        case .failure(let failure):
+            settle(url, slot: nil, tell: .failure(failure), replacing: stale)
+            return result
+        }
+    }
+
+    /// Ends the in-flight slot of `url`: stores `slot` (or drops it), wakes every waiter with `tell`, and
+    /// accounts for the stale entry it replaces.
+    private func settle(_ url: String, slot: Slot?, tell: Shared, replacing stale: Entry?) {
+        var evicted: [String] = []
+        let waiters: [CheckedContinuation<Shared, Never>] = state.withLock { state in
+            guard case .inFlight(let waiters, _)? = state.slots[url] else { return [] }
+            if let stale {
+                state.bytes -= stale.media.bytes
+                state.entries -= 1
+                if case .ready(let fresh)? = slot, fresh.media.path == stale.media.path {
+                    // Revalidated in place: same file, counted again below.
+                } else {
+                    evicted.append(stale.media.path)
+                }
+            }
+            state.slots[url] = slot
+            if case .ready(let entry)? = slot {
+                state.bytes += entry.media.bytes
+                state.entries += 1
+                evicted += evict(&state)
+            }
+            return Array(waiters.values)
+        }
+        for path in evicted { unlink(path) }
+        for waiter in waiters { waiter.resume(returning: tell) }
+    }
+
+    /// Drops least recently used entries until the bounds hold; returns their files to unlink.
+    private func evict(_ state: inout State) -> [String] {
+        var removed: [String] = []
+        while state.entries > settings.maximumEntries || state.bytes > settings.maximumBytes {
+            let oldest = state.slots.compactMap { key, slot -> (String, Entry)? in
+                if case .ready(let entry) = slot { return (key, entry) }
+                return nil
+            }.min { $0.1.lastUsed < $1.1.lastUsed }
+            guard let (key, entry) = oldest else { break }
+            state.slots[key] = nil
+            state.entries -= 1
+            state.bytes -= entry.media.bytes
+            removed.append(entry.media.path)
+        }
+        return removed
+    }
+
+    private func forget(_ url: String) {
+        let path: String? = state.withLock { state in
+            guard case .ready(let entry)? = state.slots[url] else { return nil }
+            state.slots[url] = nil
+            state.entries -= 1
+            state.bytes -= entry.media.bytes
+            return entry.media.path
+        }
+        if let path { unlink(path) }
+    }
+
+    /// Waits for the fetch in flight for `url`, or for `deadline`, or for cancellation, whichever comes first.
+    private func wait(for url: String, until deadline: ContinuousClock.Instant) async -> Shared {
+        let id = nextWaiter.withLock { value in
+            value += 1
+            return value
+        }
+        return await withTaskGroup(of: Shared?.self) { group in
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Shared, Never>) in
+                        let registered = self.state.withLock { state -> Bool in
+                            guard case .inFlight(var waiters, let stale)? = state.slots[url], !Task.isCancelled else {
+                                return false
+                            }
+                            waiters[id] = continuation
+                            state.slots[url] = .inFlight(waiters: waiters, stale: stale)
+                            return true
+                        }
+                        if !registered { continuation.resume(returning: .retry) }
+                    }
+                } onCancel: {
+                    let continuation = self.state.withLock { state -> CheckedContinuation<Shared, Never>? in
+                        guard case .inFlight(var waiters, let stale)? = state.slots[url],
+                            let continuation = waiters.removeValue(forKey: id)
+                        else { return nil }
+                        state.slots[url] = .inFlight(waiters: waiters, stale: stale)
+                        return continuation
+                    }
+                    continuation?.resume(returning: .retry)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            if let first { return first }
+            // The sleeper ended first: the deadline came, or this task was cancelled.
+            if ContinuousClock.now >= deadline {
+                return .failure(FetchFailure(.expired, "the deadline came while the same URL was being fetched"))
+            }
+            return .failure(FetchFailure(.cancelled, "cancelled while waiting for the same URL's fetch"))
+        }
+    }
+
+    /// Keeps a hard link to a freshly fetched file in the cache directory; nil when the disk refuses.
+    private func cache(_ media: FetchedMedia) -> FetchedMedia? {
+        guard let directory = try? store.makeCacheDirectory(id) else { return nil }
+        var cached = media
+        cached.path = directory + "/" + media.sha256 + "." + media.type.fileExtension
+        cached.directory = directory
+        if Glibc.link(media.path, cached.path) != 0, errno != EEXIST { return nil }
+        return cached
+    }
+
+    /// A new attachment for one payload, linked to the cached file; nil when the cached file is gone.
+    private func link(_ cached: FetchedMedia) -> FetchedMedia? {
+        guard let (directory, path) = try? store.link(cached.path, fileExtension: cached.type.fileExtension) else {
+            return nil
+        }
+        var media = cached
+        media.path = path
+        media.directory = directory
+        return media
+    }
+
+    /// Removes the cache directory (attachments handed out keep their own links).
+    func removeAll() {
+        state.withLock { state in
+            state.slots = state.slots.filter { if case .inFlight = $0.value { return true } else { return false } }
+            state.entries = 0
+            state.bytes = 0
+        }
+        try? FileManager.default.removeItem(atPath: store.root + "/.cache-" + id)
+    }
+}

@@ -1,0 +1,161 @@
+import FixtureOrigin
+import Foundation
+import Testing
+
+@testable import RichPush
+
+@Suite("Media cache: single flight, time to live, revalidation")
+struct MediaCacheTests {
+    func payload(_ bed: TestBed, _ path: String) throws -> Payload {
+        try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#(path)"}"#)
+    }
+
+    func requests(_ bed: TestBed, _ path: String) -> Int {
+        bed.origin.requestLog.filter { $0.hasPrefix(path) }.count
+    }
+
+    @Test("20 payloads with one URL in flight: one request, 20 attachments, each its own directory and link")
+    func singleFlight() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try payload(bed, "/slow/photo.jpg?ms=300")
+        let results = await withTaskGroup(of: EnrichmentResult.self) { group in
+            for _ in 0..<20 { group.addTask { await enricher.enrich(payload, timeout: .seconds(10)) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.outcome == .complete })
+        #expect(requests(bed, "/slow/photo.jpg") == 1)
+        let media = results.map { $0.attachments[0].media }
+        #expect(Set(media.map(\.directory)).count == 20)
+        #expect(Set(media.map(\.path)).count == 20)
+        #expect(Set(media.map(\.sha256)) == [try sha256sum(media[0].path)])
+        for item in media {
+            #expect(Array(FileManager.default.contents(atPath: item.path)!) == fixture("photo.jpg"))
+        }
+        // Hard links to one inode: the bytes are stored once.
+        let inodes = Set(try media.map { try FileManager.default.attributesOfItem(atPath: $0.path)[.systemFileNumber] as! UInt64 })
+        #expect(inodes.count == 1)
+        #expect(bed.cacheFiles().count == 1)
+    }
+
+    @Test("within the time to live no request is made; after it, a 304 revalidation reuses the bytes")
+    func timeToLiveAndRevalidation() async throws {
+        let bed = try TestBed { $0.cache.timeToLive = .milliseconds(300) }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try payload(bed, "/media/logo.png")
+        let first = await enricher.enrich(payload, timeout: .seconds(5))
+        let second = await enricher.enrich(payload, timeout: .seconds(5))
+        #expect(first.outcome == .complete && second.outcome == .complete)
+        #expect(requests(bed, "/media/logo.png") == 1)
+        try await Task.sleep(for: .milliseconds(400))
+        let third = await enricher.enrich(payload, timeout: .seconds(5))
+        #expect(third.outcome == .complete)
+        #expect(requests(bed, "/media/logo.png") == 2)
+        #expect(third.attachments.first?.media.sha256 == first.attachments.first?.media.sha256)
+        #expect(Array(FileManager.default.contents(atPath: third.attachments[0].media.path)!) == fixture("logo.png"))
+        #expect(bed.cacheFiles().count == 1)
+    }
+
+    @Test("a waiter whose deadline is earlier than the fetch's returns expired at its own deadline")
+    func waiterDeadline() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try payload(bed, "/slow/photo.jpg?ms=1500")
+        async let leader = enricher.enrich(payload, timeout: .seconds(10))
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        let waiter = await enricher.enrich(payload, timeout: .milliseconds(300))
+        #expect(waiter.outcome == .expired)
+        #expect(ContinuousClock.now - start < .milliseconds(300) + deadlineMargin)
+        #expect(await leader.outcome == .complete)
+        #expect(requests(bed, "/slow/photo.jpg") == 1)
+    }
+
+    @Test("when the fetch expires under its own deadline, a waiter with more time fetches again")
+    func leaderExpires() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try payload(bed, "/slow/photo.jpg?ms=600")
+        async let leader = enricher.enrich(payload, timeout: .milliseconds(200))
+        try await Task.sleep(for: .milliseconds(50))
+        let waiter = await enricher.enrich(payload, timeout: .seconds(10))
+        #expect(await leader.outcome == .expired)
+        #expect(waiter.outcome == .complete)
+        #expect(requests(bed, "/slow/photo.jpg") == 2)
+    }
+
+    @Test("failures are not cached")
+    func failuresNotCached() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try payload(bed, "/status/503")
+        _ = await enricher.enrich(payload, timeout: .seconds(5))
+        let again = await enricher.enrich(payload, timeout: .seconds(5))
+        #expect(again.problems.map(\.code) == [.httpStatus])
+        #expect(requests(bed, "/status/503") == 2)
+        #expect(bed.cacheFiles().isEmpty)
+    }
+
+    @Test("the entry bound evicts the least recently used, and its file")
+    func eviction() async throws {
+        let bed = try TestBed { $0.cache.maximumEntries = 1 }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
+        _ = await enricher.enrich(try payload(bed, "/media/photo.jpg"), timeout: .seconds(5))
+        #expect(bed.cacheFiles().count == 1)
+        #expect(bed.cacheFiles().first?.hasSuffix(".jpg") == true)
+        _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
+        #expect(requests(bed, "/media/logo.png") == 2)
+    }
+
+    @Test("a cached file removed from disk (gc) is fetched again; shutdown removes the cache directory")
+    func cacheFileRemoved() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        let payload = try payload(bed, "/media/logo.png")
+        _ = await enricher.enrich(payload, timeout: .seconds(5))
+        for file in bed.cacheFiles() { try FileManager.default.removeItem(atPath: bed.attachments + "/" + file) }
+        let again = await enricher.enrich(payload, timeout: .seconds(5))
+        #expect(again.outcome == .complete)
+        #expect(requests(bed, "/media/logo.png") == 2)
+        #expect(bed.cacheFiles().count == 1)
+        enricher.shutdown()
+        #expect(bed.cacheFiles().isEmpty)
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: bed.attachments)).contains { $0.hasPrefix(".cache-") })
+        // The attachments handed out keep their bytes.
+        #expect(Array(FileManager.default.contents(atPath: again.attachments[0].media.path)!) == fixture("logo.png"))
+    }
+
+    @Test("with the cache off, every payload fetches")
+    func disabled() async throws {
+        let bed = try TestBed { $0.cache.enabled = false }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try payload(bed, "/media/logo.png")
+        _ = await enricher.enrich(payload, timeout: .seconds(5))
+        _ = await enricher.enrich(payload, timeout: .seconds(5))
+        #expect(requests(bed, "/media/logo.png") == 2)
+        #expect(bed.cacheFiles().isEmpty)
+    }
+
+    @Test("gc removes old cache directories with the attachment directories")
+    func garbage() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let cache = root + "/.cache-" + UUID().uuidString.lowercased()
+        let other = root + "/.hidden"
+        for directory in [cache, other] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: directory)
+        }
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 1)
+        #expect(!FileManager.default.fileExists(atPath: cache))
+        #expect(FileManager.default.fileExists(atPath: other))
+    }
+}
