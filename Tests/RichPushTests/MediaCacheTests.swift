@@ -14,6 +14,11 @@ struct MediaCacheTests {
         bed.origin.requestLog.filter { $0.hasPrefix(path) }.count
     }
 
+    /// Waits (bounded) until the origin has seen a request for `path`: the first payload is then the leader.
+    func untilRequested(_ bed: TestBed, _ path: String) async throws {
+        for _ in 0..<200 where requests(bed, path) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
     @Test("20 payloads with one URL in flight: one request, 20 attachments, each its own directory and link")
     func singleFlight() async throws {
         let bed = try TestBed()
@@ -41,7 +46,9 @@ struct MediaCacheTests {
 
     @Test("within the time to live no request is made; after it, a 304 revalidation reuses the bytes")
     func timeToLiveAndRevalidation() async throws {
-        let bed = try TestBed { $0.cache.timeToLive = .milliseconds(300) }
+        // A time to live long enough that the second payload (right after the first) is within it even when
+        // the whole suite loads the machine.
+        let bed = try TestBed { $0.cache.timeToLive = .milliseconds(1500) }
         let enricher = try Enricher(configuration: bed.configuration)
         defer { enricher.shutdown() }
         let payload = try payload(bed, "/media/logo.png")
@@ -49,7 +56,7 @@ struct MediaCacheTests {
         let second = await enricher.enrich(payload, timeout: .seconds(5))
         #expect(first.outcome == .complete && second.outcome == .complete)
         #expect(requests(bed, "/media/logo.png") == 1)
-        try await Task.sleep(for: .milliseconds(400))
+        try await Task.sleep(for: .milliseconds(1600))
         let third = await enricher.enrich(payload, timeout: .seconds(5))
         #expect(third.outcome == .complete)
         #expect(requests(bed, "/media/logo.png") == 2)
@@ -65,7 +72,7 @@ struct MediaCacheTests {
         defer { enricher.shutdown() }
         let payload = try payload(bed, "/slow/photo.jpg?ms=1500")
         async let leader = enricher.enrich(payload, timeout: .seconds(10))
-        try await Task.sleep(for: .milliseconds(100))
+        try await untilRequested(bed, "/slow/photo.jpg")
         let start = ContinuousClock.now
         let waiter = await enricher.enrich(payload, timeout: .milliseconds(300))
         #expect(waiter.outcome == .expired)
@@ -79,9 +86,9 @@ struct MediaCacheTests {
         let bed = try TestBed()
         let enricher = try Enricher(configuration: bed.configuration)
         defer { enricher.shutdown() }
-        let payload = try payload(bed, "/slow/photo.jpg?ms=600")
-        async let leader = enricher.enrich(payload, timeout: .milliseconds(200))
-        try await Task.sleep(for: .milliseconds(50))
+        let payload = try payload(bed, "/slow/photo.jpg?ms=1000")
+        async let leader = enricher.enrich(payload, timeout: .milliseconds(400))
+        try await untilRequested(bed, "/slow/photo.jpg")
         let waiter = await enricher.enrich(payload, timeout: .seconds(10))
         #expect(await leader.outcome == .expired)
         #expect(waiter.outcome == .complete)
