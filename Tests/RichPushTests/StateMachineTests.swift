@@ -27,3 +27,23 @@ struct StateMachineTests {
         #expect(state.register() == .finishCancelled)
     }
 }
+
+@Suite("Deadline queue")
+struct DeadlineQueueTests {
+    @Test("pops due deadlines in order, keeps the rest, for any insertion order")
+    func order() {
+        let base = ContinuousClock.now
+        var queue = DeadlineQueue()
+        var generator = SystemRandomNumberGenerator()
+        let offsets = (0..<500).map { _ in Int.random(in: 0..<1000, using: &generator) }
+        for (id, offset) in offsets.enumerated() { queue.insert(base + .milliseconds(offset), id: UInt64(id)) }
+        #expect(queue.next == base + .milliseconds(offsets.min()!))
+        let due = queue.popDue(base + .milliseconds(499))
+        let expected = offsets.enumerated().filter { $0.element <= 499 }.sorted { $0.element < $1.element }
+        #expect(due.map { offsets[Int($0)] } == expected.map(\.element))
+        #expect(queue.count == 500 - due.count)
+        #expect(queue.next.map { $0 > base + .milliseconds(499) } ?? true)
+        #expect(queue.popDue(base + .seconds(2)).count == 500 - due.count)
+        #expect(queue.next == nil)
+    }
+}

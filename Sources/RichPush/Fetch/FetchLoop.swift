@@ -29,6 +29,7 @@ final class FetchLoop: @unchecked Sendable {
     private let sniffer: Sniffer
     private var transfers: [UInt64: Transfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
+    private var deadlines = DeadlineQueue()
 
     init(settings: FetchSettings) throws(SnifferError) {
         Self.initializeCurl
@@ -101,15 +102,30 @@ final class FetchLoop: @unchecked Sendable {
                     return
                 }
             }
+            expireDue()
             multi.perform()
             for (easy, code) in multi.finished() {
                 guard let id = byHandle[easy], let transfer = transfers[id] else { continue }
                 remove(id: id, transfer)
                 transfer.finish(code)
             }
-            // curl's timer says when it must run again; a second is the longest we sleep without a reason.
-            let wait = min(multi.timeout() ?? 1000, 1000)
+            // curl's timer and the next deadline say when the loop must run again; a second is the longest
+            // it sleeps without a reason.
+            var wait = min(multi.timeout() ?? 1000, 1000)
+            if let next = deadlines.next {
+                wait = min(wait, max(0, Transfer.milliseconds(next - .now) + 1))
+            }
             if wait > 0 { multi.poll(milliseconds: wait) }
+        }
+    }
+
+    /// Ends every transfer whose deadline has passed, here rather than in curl: a transfer still waiting for a
+    /// connection slot (CURLMOPT_MAX_TOTAL_CONNECTIONS) would otherwise be expired by curl only after it got a
+    /// slot and started connecting, one after another, which made the last of 1,000 expire 150 ms late.
+    private func expireDue() {
+        for id in deadlines.popDue(.now) {
+            guard let transfer = transfers[id] else { continue }
+            settle(id: id, with: .failure(FetchFailure(.expired, "the deadline came first (\(transfer.bytes) bytes received)")))
         }
     }
 
@@ -131,6 +147,7 @@ final class FetchLoop: @unchecked Sendable {
         }
         transfers[id] = transfer
         byHandle[transfer.easy.raw] = id
+        deadlines.insert(request.deadline, id: id)
     }
 
     private func settle(id: UInt64, with outcome: Result<FetchedMedia, FetchFailure>) {
