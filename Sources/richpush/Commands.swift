@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import RichPush
 
 /// `richpush enrich`: one payload per file.
@@ -73,14 +73,14 @@ enum EnrichCommand {
 
     /// `DIR/<name>` for each input; two inputs with one name would overwrite each other, which is a usage error.
     static func outputPaths(_ inputs: [String], directory: String) throws(UsageError) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var info = stat()
+        guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw UsageError("--out: '\(directory)' is not a directory")
         }
         var seen: [String: String] = [:]
         var paths: [String] = []
         for input in inputs {
-            let name = input == "-" ? "stdin.json" : (input as NSString).lastPathComponent
+            let name = input == "-" ? "stdin.json" : Path.lastComponent(input)
             if let other = seen[name] {
                 throw UsageError("--out: inputs '\(other)' and '\(input)' would both be written to \(directory)/\(name)")
             }
@@ -192,19 +192,18 @@ enum GCCommand {
 }
 
 /// Hands out input indexes 0..<count, one at a time.
-final class Cursor: @unchecked Sendable {
-    private let lock = NSLock()
-    private var position = 0
+final class Cursor: Sendable {
+    private let position = LockedValue(0)
     private let count: Int
 
     init(count: Int) { self.count = count }
 
     func next() -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard position < count else { return nil }
-        defer { position += 1 }
-        return position
+        position.withLock { position in
+            guard position < count else { return nil }
+            defer { position += 1 }
+            return position
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import RichPush
 
 /// One option of a command, as `--help` shows it.
@@ -107,7 +107,7 @@ struct CommandSpec {
     }
 
     static func row(_ left: String, _ help: String) -> String {
-        let padded = left.count < 26 ? left.padding(toLength: 26, withPad: " ", startingAt: 0) : left + "\n" + String(repeating: " ", count: 28)
+        let padded = left.count < 26 ? left + String(repeating: " ", count: 26 - left.count) : left + "\n" + String(repeating: " ", count: 28)
         return "  " + padded + help + "\n"
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// Writes to a file descriptor without buffering (each call is written whole at once), so a result line is
 /// out as soon as it is due.
@@ -28,8 +28,7 @@ enum Output {
 
     /// Writes `bytes` to `path` atomically: a temporary file beside it, then rename.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = directory + "/." + (path as NSString).lastPathComponent + "." + UUID().uuidString + ".tmp"
+        let temporary = Path.directory(path) + "/." + Path.lastComponent(path) + "." + UUID().uuidString + ".tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXFailure("open \(temporary)", errno) }
         let written = write(bytes, to: descriptor)
@@ -51,4 +50,19 @@ enum Output {
 struct POSIXFailure: Error, CustomStringConvertible {
     let description: String
     init(_ operation: String, _ code: Int32) { description = "\(operation): \(String(cString: strerror(code)))" }
+}
+
+/// Path arithmetic without NSString (FoundationEssentials has none).
+enum Path {
+    /// The last component: `a/b/c.json` → `c.json` (a trailing slash ignored).
+    static func lastComponent(_ path: String) -> String {
+        let trimmed = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+        return trimmed.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? trimmed
+    }
+
+    /// The directory part: `a/b/c.json` → `a/b`; `c.json` → `.`.
+    static func directory(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import RichPush
 
 /// Runs work items with bounded concurrency and hands their results over in input order, each as soon as
 /// every earlier one is out. Reading the next input and finishing work race freely: a result never waits
@@ -60,39 +61,36 @@ enum OrderedPipeline {
 /// Runs a blocking producer on a thread of its own, one item per request, so that blocking reads (standard
 /// input) never hold one of the few threads Swift's concurrency pool has.
 final class ThreadedSource<Item: Sendable>: @unchecked Sendable {
+    // Touched on the source's thread only.
     private let produce: () -> Item?
     private let requests = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var waiting: CheckedContinuation<Item?, Never>?
+    private let waiting = LockedValue<CheckedContinuation<Item?, Never>?>(nil)
 
     /// `produce` runs on the source's thread only; nil ends the source.
     init(_ produce: @escaping () -> Item?) {
         self.produce = produce
-        let thread = Thread { [self] in loop() }
-        thread.name = "richpush-input"
-        thread.start()
+        startDedicatedThread { [self] in loop() }
     }
 
     /// The next item; call one at a time.
     func next() async -> Item? {
         await withCheckedContinuation { continuation in
-            lock.lock()
-            waiting = continuation
-            lock.unlock()
+            waiting.withLock { $0 = continuation }
             requests.signal()
         }
     }
 
     private func loop() {
         var ended = false
+        // Runs for the life of the process: one item per request; after the end, nil for every request.
         while true {
             requests.wait()
             let item = ended ? nil : produce()
             if item == nil { ended = true }
-            lock.lock()
-            let continuation = waiting
-            waiting = nil
-            lock.unlock()
+            let continuation = waiting.withLock { slot in
+                defer { slot = nil }
+                return slot
+            }
             continuation?.resume(returning: item)
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One attachment made for a payload.
 public struct Attachment: Sendable, Hashable {
@@ -64,8 +64,8 @@ public struct EnrichmentResult: Sendable {
                     ("detail", .text(problem.detail)),
                 ]))
         }
-        let milliseconds = Double(elapsed.components.seconds) * 1000
-            + Double(elapsed.components.attoseconds) / 1e15
+        // Tenths of a millisecond, written without Foundation's String(format:).
+        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         return .object(
             JSONObject([
                 ("input", .text(input)),
@@ -73,7 +73,7 @@ public struct EnrichmentResult: Sendable {
                 ("content", content?.json ?? .null),
                 ("attachments", .array(attachmentValues)),
                 ("problems", .array(problemValues)),
-                ("elapsed_ms", .number(String(format: "%.1f", milliseconds))),
+                ("elapsed_ms", .number("\(tenths / 10).\(tenths % 10)")),
             ]))
     }
 

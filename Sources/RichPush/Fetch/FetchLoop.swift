@@ -1,5 +1,5 @@
 internal import CCurl
-import Foundation
+import Dispatch
 
 /// The thread that drives one curl multi handle: it adds and cancels transfers on request, runs
 /// `curl_multi_perform`, settles finished transfers, and sleeps in `curl_multi_poll` until a socket, a timer
@@ -39,9 +39,7 @@ final class FetchLoop: @unchecked Sendable {
         multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, settings.network.maximumConnectionsPerHost)
         // Keep every connection we may reuse: the cache defaults to 4 x the number of handles added.
         multi.set(CURLMOPT_MAXCONNECTS, settings.network.maximumConnections)
-        let thread = Thread { [self] in run() }
-        thread.name = "richpush-fetch"
-        thread.start()
+        startDedicatedThread { [self] in run() }
     }
 
     private static let initializeCurl: Void = {

@@ -1,5 +1,5 @@
 internal import CCurl
-import Foundation
+import FoundationEssentials
 
 /// What a transfer needs to know, fixed when it is asked for.
 struct TransferRequest: Sendable {
@@ -162,9 +162,11 @@ final class Transfer {
         let nameBytes = Array(name.utf8)
         guard line.count > nameBytes.count, line[nameBytes.count] == UInt8(ascii: ":") else { return nil }
         for (index, byte) in nameBytes.enumerated() where (line[index] | 0x20) != byte { return nil }
-        let value = String(decoding: line[(nameBytes.count + 1)...], as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        return value.isEmpty ? nil : value
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        var value = line[(nameBytes.count + 1)...]
+        while let first = value.first, isSpace(first) { value = value.dropFirst() }
+        while let last = value.last, isSpace(last) { value = value.dropLast() }
+        return value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
     }
 
     private func receive(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {

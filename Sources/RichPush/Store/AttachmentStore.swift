@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// Where attachments are written: each in its own new directory `<root>/<uuid>/` (mode 0700), holding
 /// `<uuid>.<ext>`, written under a hidden partial name and renamed into place only when complete.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 /// Fetches each URL once for many payloads: a URL in flight for several payloads is fetched once (single
 /// flight), and a URL fetched recently is not fetched again within the time to live; once stale it is
