@@ -40,6 +40,8 @@ enum EnrichCommand {
         let cursor = Cursor(count: inputs.count)
         var sawInvalid = false
         var writeFailure: String? = nil
+        let progress = Progress(total: inputs.count, enabled: Progress.shouldShow(inputs: inputs.count))
+        defer { progress.finish() }
         await OrderedPipeline.run(
             concurrency: concurrency,
             next: { cursor.next() },
@@ -54,6 +56,7 @@ enum EnrichCommand {
                 return JSONWriter.bytes(result.json(input: input)) + [0x0A] + (result.outcome == .invalid ? [1] : [0])
             },
             emit: { index, encoded in
+                progress.advance()
                 if encoded.last == 1 { sawInvalid = true }
                 let line = Array(encoded.dropLast())
                 if let outputs {
@@ -120,6 +123,7 @@ enum StreamCommand {
         let enricher = try makeEnricher(configuration)
         defer { enricher.shutdown() }
         let limit = configuration.limits.payload.maximumBytes
+        let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
         var reader = LineReader(descriptor: 0, limit: limit)
         var lineNumber = 0
         let source = ThreadedSource<(Int, LineReader.Line)> {
@@ -150,7 +154,11 @@ enum StreamCommand {
                 }
                 return JSONWriter.bytes(result.json(input: input)) + [0x0A]
             },
-            emit: { _, line in Output.write(line) })
+            emit: { _, line in
+                progress.advance()
+                return Output.write(line)
+            })
+        progress.finish()
         return 0
     }
 }

@@ -138,6 +138,11 @@ enum SharedOptions {
         OptionSpec(name: "ca-bundle", value: "file", help: "Trust the CA certificates in this PEM file. (default: the system's)"),
         OptionSpec(
             name: "concurrency", value: "n", help: "Payloads processed at once. (default: 32)"),
+        OptionSpec(
+            name: "cache-ttl", value: "seconds",
+            help: "Reuse a fetched URL for this long, then revalidate it; 0 fetches every time. (default: 300)"),
+        OptionSpec(
+            name: "cache-max-mb", value: "n", help: "The most megabytes the media cache keeps. (default: 1000)"),
     ]
 
     /// The default of `--concurrency`: enough payloads in flight to fill the fetch loop's 64 connections with
@@ -185,6 +190,19 @@ enum SharedOptions {
             }
         }
         configuration.network.resolve = parsed.all("resolve")
+        if let text = parsed.value("cache-ttl") {
+            guard let seconds = Double(text), seconds >= 0, seconds.isFinite, seconds <= 31_536_000 else {
+                throw UsageError("--cache-ttl: expected a number of seconds (0 turns the cache off), got '\(text)'")
+            }
+            configuration.cache.enabled = seconds > 0
+            configuration.cache.timeToLive = .milliseconds(Int64(seconds * 1000))
+        }
+        if let text = parsed.value("cache-max-mb") {
+            guard let megabytes = Int(text), megabytes >= 1, megabytes <= 1_000_000 else {
+                throw UsageError("--cache-max-mb: expected a whole number of megabytes from 1, got '\(text)'")
+            }
+            configuration.cache.maximumBytes = megabytes * 1_000_000
+        }
         if let bundle = parsed.value("ca-bundle") {
             guard FileManager.default.isReadableFile(atPath: bundle) else {
                 throw UsageError("--ca-bundle: cannot read '\(bundle)'")

@@ -26,10 +26,13 @@ struct CLI {
         try await offPool { try runBlocking(arguments, stdin: stdin) }
     }
 
-    static func runBlocking(_ arguments: [String], stdin: String?, prefix: [String] = []) throws -> Run {
+    /// Runs the CLI; with `prefix`, through that program (`prlimit ...`), which gets the CLI's path and
+    /// arguments after its own, or only `arguments` when `direct`.
+    static func runBlocking(_ arguments: [String], stdin: String?, prefix: [String] = [], direct: Bool = false) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: prefix.first ?? binary)
-        process.arguments = prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + [binary] + arguments
+        process.arguments =
+            prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + (direct ? [] : [binary]) + arguments
         let output = Pipe()
         let error = Pipe()
         let input = Pipe()
@@ -302,5 +305,23 @@ struct CLITests {
         let problem = (run.lines.first?["problems"] as? [[String: Any]])?.first
         #expect(problem?["code"] as? String == "store-failed")
         #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
+    }
+
+    @Test("with stderr a terminal and many inputs, progress is drawn on stderr; stdout stays one result per line")
+    func progressOnTerminal() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let inputs = try ["adobe-photo.json", "zego-object.json", "no-media.json"].map { try bed.payloadFile($0, directory: directory) }
+        let out = directory + "/out.ndjson"
+        // script(1) gives the command a pseudo-terminal; stdout goes to a file, stderr stays on the terminal.
+        let command = ([CLI.binary, "enrich"] + bed.cliOptions + inputs).joined(separator: " ") + " > " + out
+        let run = try await offPool {
+            try CLI.runBlocking(["-qec", command, "/dev/null"], stdin: nil, prefix: ["/usr/bin/script"], direct: true)
+        }
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("3/3 payloads"))
+        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
     }
 }
