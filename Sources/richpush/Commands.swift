@@ -42,6 +42,7 @@ enum EnrichCommand {
         var writeFailure: String? = nil
         let progress = Progress(total: inputs.count, enabled: Progress.shouldShow(inputs: inputs.count))
         defer { progress.finish() }
+        var pending: [UInt8] = []
         await OrderedPipeline.run(
             concurrency: concurrency,
             next: { cursor.next() },
@@ -68,7 +69,12 @@ enum EnrichCommand {
                     }
                     return true
                 }
-                return Output.write(line)
+                pending += line
+                return true
+            },
+            flush: {
+                defer { pending.removeAll(keepingCapacity: true) }
+                return pending.isEmpty || Output.write(pending)
             })
         if writeFailure != nil { return 1 }
         return sawInvalid ? 1 : 0
@@ -124,6 +130,7 @@ enum StreamCommand {
         defer { enricher.shutdown() }
         let limit = configuration.limits.payload.maximumBytes
         let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
+        var pending: [UInt8] = []
         var reader = LineReader(descriptor: 0, limit: limit)
         var lineNumber = 0
         let source = ThreadedSource<(Int, LineReader.Line)> {
@@ -156,7 +163,12 @@ enum StreamCommand {
             },
             emit: { _, line in
                 progress.advance()
-                return Output.write(line)
+                pending += line
+                return true
+            },
+            flush: {
+                defer { pending.removeAll(keepingCapacity: true) }
+                return pending.isEmpty || Output.write(pending)
             })
         progress.finish()
         return 0

@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import FoundationEssentials
+import RichPush
 
 /// Writes to a file descriptor without buffering (each call is written whole at once), so a result line is
 /// out as soon as it is due.
@@ -28,7 +29,7 @@ enum Output {
 
     /// Writes `bytes` to `path` atomically: a temporary file beside it, then rename.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let temporary = Path.directory(path) + "/." + Path.lastComponent(path) + "." + UUID().uuidString + ".tmp"
+        let temporary = Path.directory(path) + "/." + Path.lastComponent(path) + "." + RandomName.uuid() + ".tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXFailure("open \(temporary)", errno) }
         let written = write(bytes, to: descriptor)

@@ -16,11 +16,14 @@ enum OrderedPipeline {
     ///   - process: the work for one input.
     ///   - emit: called in input order on the caller's task; returning false stops reading more input (the
     ///     items in progress still finish and are emitted).
+    ///   - flush: called after each run of emits that became due together (one write for a burst of results,
+    ///     and never a result held back waiting for a later one); returning false stops reading more input.
     static func run<Input: Sendable, Output: Sendable>(
         concurrency: Int,
         next: @escaping @Sendable () async -> Input?,
         process: @escaping @Sendable (Input) async -> Output,
-        emit: (Int, Output) -> Bool
+        emit: (Int, Output) -> Bool,
+        flush: () -> Bool = { true }
     ) async {
         await withTaskGroup(of: Event<Input, Output>.self) { group in
             var exhausted = false
@@ -48,10 +51,12 @@ enum OrderedPipeline {
                 case .finished(let index, let output):
                     inFlight -= 1
                     done[index] = output
+                    guard done[nextToEmit] != nil else { continue }
                     while let ready = done.removeValue(forKey: nextToEmit) {
                         if !emit(nextToEmit, ready) { exhausted = true }
                         nextToEmit += 1
                     }
+                    if !flush() { exhausted = true }
                 }
             }
         }

@@ -28,7 +28,7 @@ public struct AttachmentStore: Sendable, Hashable {
     /// system) as `<uuid>.<ext>`; returns the directory and the path. Costs a mkdir and a link, no copy.
     func link(_ source: String, fileExtension: String) throws(StoreError) -> (directory: String, path: String) {
         let directory = try makeDirectory()
-        let path = directory + "/" + UUID().uuidString.lowercased() + "." + fileExtension
+        let path = directory + "/" + RandomName.uuid() + "." + fileExtension
         guard Glibc.link(source, path) == 0 else {
             let error = StoreError("link \(source)", errno)
             rmdir(directory)
@@ -38,7 +38,7 @@ public struct AttachmentStore: Sendable, Hashable {
     }
 
     private func makeDirectory() throws(StoreError) -> String {
-        let directory = root + "/" + UUID().uuidString.lowercased()
+        let directory = root + "/" + RandomName.uuid()
         if mkdir(directory, 0o700) != 0 {
             guard errno == ENOENT else { throw StoreError("mkdir \(directory)", errno) }
             try ensureRoot()
@@ -64,7 +64,7 @@ public struct AttachmentStore: Sendable, Hashable {
     /// attachment's own directory): only when making the directory fails because the root is missing.
     func begin() throws(StoreError) -> PartialAttachment {
         let directory = try makeDirectory()
-        let name = UUID().uuidString.lowercased()
+        let name = RandomName.uuid()
         let partial = directory + "/." + name + ".partial"
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {

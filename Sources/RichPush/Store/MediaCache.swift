@@ -14,7 +14,7 @@ final class MediaCache: Sendable {
     private let fetcher: Fetcher
     private let store: AttachmentStore
     private let settings: Configuration.Cache
-    private let id = UUID().uuidString.lowercased()
+    private let id = RandomName.uuid()
     private let state = LockedValue(State())
     private let nextWaiter = LockedValue<UInt64>(0)
 

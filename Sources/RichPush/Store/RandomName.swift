@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Names for directories and files: random version-4 UUIDs in lowercase, from the system's secure random
+/// source (`SystemRandomNumberGenerator`, getrandom on Linux).
+///
+/// Foundation's `UUID().uuidString` formats through vsnprintf; at two names per attachment that showed in the
+/// campaign profile. Names stay UUIDs so that `gc` can recognise what is ours.
+package enum RandomName {
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    /// A new random UUID string, `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`.
+    package static func uuid() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (generator.next() as UInt64, generator.next() as UInt64)
+        withUnsafeMutableBytes(of: &bytes) { buffer in
+            buffer[6] = (buffer[6] & 0x0F) | 0x40
+            buffer[8] = (buffer[8] & 0x3F) | 0x80
+        }
+        return withUnsafeBytes(of: bytes) { raw in
+            var text = [UInt8]()
+            text.reserveCapacity(36)
+            for (index, byte) in raw.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+                text.append(hex[Int(byte >> 4)])
+                text.append(hex[Int(byte & 0x0F)])
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
+    }
+}
