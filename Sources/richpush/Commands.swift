@@ -133,19 +133,23 @@ enum StreamCommand {
         var pending: [UInt8] = []
         var reader = LineReader(descriptor: 0, limit: limit)
         var lineNumber = 0
-        let source = ThreadedSource<(Int, LineReader.Line)> {
-            while let line = reader.next() {
+        // The reader thread hands over every line already buffered at once (up to 256): one thread handoff per
+        // batch instead of per line, which showed in the campaign profile.
+        let source = ThreadedSource<[(Int, LineReader.Line)]> {
+            var batch: [(Int, LineReader.Line)] = []
+            while batch.count < 256, batch.isEmpty || reader.hasBufferedLine, let line = reader.next() {
                 lineNumber += 1
                 if case .text(let bytes) = line, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
                     continue
                 }
-                return (lineNumber, line)
+                batch.append((lineNumber, line))
             }
-            return nil
+            return batch.isEmpty ? nil : batch
         }
+        let lines = Unbatcher(source)
         await OrderedPipeline.run(
             concurrency: concurrency,
-            next: { await source.next() },
+            next: { await lines.next() },
             process: { item in
                 let (number, line) = item
                 let input = "-:\(number)"

@@ -52,6 +52,9 @@ struct LineReader {
         self.limit = limit
     }
 
+    /// Whether a whole line is already buffered (the next `next()` will not read).
+    var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
+
     /// The next line without its newline (a final line without one counts), or nil at the end.
     mutating func next() -> Line? {
         var skipping = false

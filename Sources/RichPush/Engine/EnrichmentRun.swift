@@ -95,11 +95,30 @@ final class EnrichmentRun: Sendable {
             .object(
                 JSONObject([
                     ("identifier", .text(attachment.identifier)),
-                    ("url", .text(URL(fileURLWithPath: attachment.media.path).absoluteString)),
+                    ("url", .text(fileURL(attachment.media.path))),
                     ("type", .text(attachment.media.type.uti)),
                 ]))
         }
         content.root.set("richpush", .object(JSONObject([("attachments", .array(list))])))
         return content
     }
+}
+
+/// `file://` and the absolute path, percent-encoded where a URL path needs it. Written out rather than through
+/// `URL(fileURLWithPath:)`, which stats the path (to tell a directory) and showed in the campaign profile.
+func fileURL(_ path: String) -> String {
+    let hex = Array("0123456789ABCDEF".utf8)
+    var text = Array("file://".utf8)
+    text.reserveCapacity(path.utf8.count + 16)
+    for byte in path.utf8 {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"), UInt8(ascii: "/"):
+            text.append(byte)
+        default:
+            text += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+        }
+    }
+    return String(decoding: text, as: UTF8.self)
 }

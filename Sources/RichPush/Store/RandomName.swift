@@ -2,8 +2,8 @@
     import Glibc
 #endif
 
-/// Names for directories and files: random version-4 UUIDs in lowercase, from the system's secure random
-/// source (`SystemRandomNumberGenerator`, getrandom on Linux).
+/// Names for directories and files: random version-4 UUIDs in lowercase, from glibc's arc4random_buf (a
+/// ChaCha20 generator seeded and reseeded from getrandom: unpredictable, and no system call per name).
 ///
 /// Foundation's `UUID().uuidString` formats through vsnprintf; at two names per attachment that showed in the
 /// campaign profile. Names stay UUIDs so that `gc` can recognise what is ours.
@@ -12,9 +12,9 @@ package enum RandomName {
 
     /// A new random UUID string, `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`.
     package static func uuid() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = (generator.next() as UInt64, generator.next() as UInt64)
+        var bytes = (UInt64(0), UInt64(0))
         withUnsafeMutableBytes(of: &bytes) { buffer in
+            arc4random_buf(buffer.baseAddress!, 16)
             buffer[6] = (buffer[6] & 0x0F) | 0x40
             buffer[8] = (buffer[8] & 0x3F) | 0x80
         }
