@@ -1,7 +1,6 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import FoundationEssentials
 import RichPush
 
 /// `richpush enrich`: one payload per file.

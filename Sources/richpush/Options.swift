@@ -1,4 +1,6 @@
-import FoundationEssentials
+#if canImport(Glibc)
+    import Glibc
+#endif
 import RichPush
 
 /// One option of a command, as `--help` shows it.
@@ -159,7 +161,7 @@ enum SharedOptions {
         }
         if let directory = parsed.value("attachments-dir") {
             guard !directory.isEmpty else { throw UsageError("--attachments-dir: the path is empty") }
-            let absolute = directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
+            let absolute = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
             configuration.store = AttachmentStore(root: absolute)
         }
         configuration.network.allowHTTP = parsed.has("allow-http")
@@ -204,7 +206,7 @@ enum SharedOptions {
             configuration.cache.maximumBytes = megabytes * 1_000_000
         }
         if let bundle = parsed.value("ca-bundle") {
-            guard FileManager.default.isReadableFile(atPath: bundle) else {
+            guard access(bundle, R_OK) == 0, !FileSystem.isDirectory(bundle) else {
                 throw UsageError("--ca-bundle: cannot read '\(bundle)'")
             }
             configuration.network.caBundle = bundle

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import FoundationEssentials
 import RichPush
 
 /// Writes to a file descriptor without buffering (each call is written whole at once), so a result line is

@@ -1,4 +1,6 @@
-import FoundationEssentials
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One attachment made for a payload.
 public struct Attachment: Sendable, Hashable {

@@ -1,4 +1,6 @@
-import FoundationEssentials
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One payload being processed: its references, and what has been settled so far. Shared by the fetches that
 /// record into it and whoever asks for the best attempt (the deadline, `serviceExtensionTimeWillExpire`).

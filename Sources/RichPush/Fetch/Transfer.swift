@@ -1,5 +1,7 @@
 internal import CCurl
-import FoundationEssentials
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What a transfer needs to know, fixed when it is asked for.
 struct TransferRequest: Sendable {

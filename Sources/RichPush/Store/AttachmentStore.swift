@@ -1,7 +1,6 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import FoundationEssentials
 
 /// Where attachments are written: each in its own new directory `<root>/<uuid>/` (mode 0700), holding
 /// `<uuid>.<ext>`, written under a hidden partial name and renamed into place only when complete.
@@ -18,7 +17,7 @@ public struct AttachmentStore: Sendable, Hashable {
 
     /// The default root: `$TMPDIR/richpush`, or `/tmp/richpush` when TMPDIR is unset.
     public static var defaultRoot: String {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/richpush"
     }
 
@@ -80,9 +79,7 @@ public struct AttachmentStore: Sendable, Hashable {
         var code = errno
         if code == ENOENT {
             // Missing parents are made too (0700), as `mkdir -p` would.
-            try? FileManager.default.createDirectory(
-                atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            if mkdir(root, 0o700) == 0 { return }
+            if FileSystem.makeDirectories(root, mode: 0o700) { return }
             code = errno
         }
         guard code == EEXIST else { throw StoreError("mkdir \(root)", code) }
@@ -95,26 +92,22 @@ public struct AttachmentStore: Sendable, Hashable {
 
     /// Removes attachment directories under the root whose last change is older than `age`; returns how many.
     /// Only directories named as this store names them (a UUID, or `.cache-<UUID>` for a media cache's links,
-    /// which a running cache re-creates and refills) are touched.
-    public func collectGarbage(olderThan age: Duration, now: Date = Date()) throws(StoreError) -> Int {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: root) else {
-            var info = stat()
-            if lstat(root, &info) != 0, errno == ENOENT { return 0 }
-            throw StoreError(detail: "cannot list the attachments root \(root)")
+    /// which a running cache re-creates and refills) are touched; links inside are removed, never followed.
+    public func collectGarbage(olderThan age: Duration) throws(StoreError) -> Int {
+        guard let entries = FileSystem.names(in: root) else {
+            if errno == ENOENT { return 0 }
+            throw StoreError("cannot list the attachments root \(root)", errno)
         }
-        let cutoff = now.timeIntervalSince1970 - Double(age.components.seconds)
-            - Double(age.components.attoseconds) / 1e18
+        let cutoff = Int64(time(nil)) - age.components.seconds
         var removed = 0
-        let ours = entries.filter { name in
-            let id = name.hasPrefix(".cache-") ? String(name.dropFirst(".cache-".count)) : name
-            return UUID(uuidString: id) != nil
-        }
-        for entry in ours {
+        for entry in entries {
+            let id = entry.hasPrefix(".cache-") ? String(entry.dropFirst(".cache-".count)) : entry
+            guard RandomName.isUUID(id) else { continue }
             let path = root + "/" + entry
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
-            guard Double(info.st_mtim.tv_sec) < cutoff else { continue }
-            if (try? FileManager.default.removeItem(atPath: path)) != nil { removed += 1 }
+            guard Int64(info.st_mtim.tv_sec) < cutoff else { continue }
+            if FileSystem.removeTree(path) { removed += 1 }
         }
         return removed
     }

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import FoundationEssentials
 
 /// Fetches each URL once for many payloads: a URL in flight for several payloads is fetched once (single
 /// flight), and a URL fetched recently is not fetched again within the time to live; once stale it is
@@ -258,6 +257,6 @@ final class MediaCache: Sendable {
             state.entries = 0
             state.bytes = 0
         }
-        try? FileManager.default.removeItem(atPath: store.root + "/.cache-" + id)
+        FileSystem.removeTree(store.root + "/.cache-" + id)
     }
 }
