@@ -30,6 +30,8 @@ final class FetchLoop: @unchecked Sendable {
     private var transfers: [UInt64: Transfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
     private var deadlines = DeadlineQueue()
+    /// Easy handles of finished transfers, reset and ready for the next ones (at most one per connection).
+    private var idleHandles: [EasyHandle] = []
 
     init(settings: FetchSettings) throws(SnifferError) {
         Self.initializeCurl
@@ -107,6 +109,7 @@ final class FetchLoop: @unchecked Sendable {
                 remove(id: id, transfer)
                 transfer.finish(code)
             }
+            recycleHandles()
             // curl's timer and the next deadline say when the loop must run again; a second is the longest
             // it sleeps without a reason.
             var wait = min(multi.timeout() ?? 1000, 1000)
@@ -128,7 +131,9 @@ final class FetchLoop: @unchecked Sendable {
     }
 
     private func start(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
-        let transfer = Transfer(request: request, settings: settings, sniffer: sniffer, completion: completion)
+        let transfer = Transfer(
+            request: request, easy: idleHandles.popLast() ?? EasyHandle(), settings: settings, sniffer: sniffer,
+            completion: completion)
         guard request.deadline > .now else {
             transfer.finish(with: .failure(FetchFailure(.expired, "the deadline had passed before the transfer began")))
             return
@@ -154,9 +159,23 @@ final class FetchLoop: @unchecked Sendable {
         transfer.finish(with: outcome)
     }
 
+    /// Takes a transfer out of the multi handle and the registry. Its easy handle goes back to the idle pool
+    /// once the transfer has settled (callers finish the transfer right after this).
     private func remove(id: UInt64, _ transfer: Transfer) {
         multi.remove(transfer.easy)
         transfers[id] = nil
         byHandle[transfer.easy.raw] = nil
+        recycle.append(transfer.easy)
+    }
+
+    /// Handles removed in this iteration; reset and pooled at its end, after their transfers have settled.
+    private var recycle: [EasyHandle] = []
+
+    private func recycleHandles() {
+        for easy in recycle where idleHandles.count < settings.network.maximumConnections {
+            easy.reset()
+            idleHandles.append(easy)
+        }
+        recycle.removeAll(keepingCapacity: true)
     }
 }

@@ -15,7 +15,7 @@ struct TransferRequest: Sendable {
 /// Lives on the loop's thread only; the loop's registry keeps it alive while curl may call back into it.
 final class Transfer {
     let request: TransferRequest
-    let easy = EasyHandle()
+    let easy: EasyHandle
     private let settings: FetchSettings
     private unowned let sniffer: Sniffer
     private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
@@ -38,10 +38,11 @@ final class Transfer {
     private var refusedPort: Int?
 
     init(
-        request: TransferRequest, settings: FetchSettings, sniffer: Sniffer,
+        request: TransferRequest, easy: EasyHandle, settings: FetchSettings, sniffer: Sniffer,
         completion: @escaping (Result<FetchedMedia, FetchFailure>) -> Void
     ) {
         self.request = request
+        self.easy = easy
         self.settings = settings
         self.sniffer = sniffer
         self.completion = completion
