@@ -46,4 +46,15 @@ struct DeadlineQueueTests {
         #expect(queue.popDue(base + .seconds(2)).count == 500 - due.count)
         #expect(queue.next == nil)
     }
+
+    @Test("compaction keeps exactly the live deadlines, in order")
+    func compaction() {
+        let base = ContinuousClock.now
+        var queue = DeadlineQueue()
+        for id in 0..<100 { queue.insert(base + .milliseconds(id), id: UInt64(id)) }
+        let live = (0..<100).filter { $0 % 10 == 0 }.map { (base + .milliseconds($0), UInt64($0)) }
+        queue.compact(keeping: live.reversed())
+        #expect(queue.count == 10)
+        #expect(queue.popDue(base + .seconds(1)) == live.map(\.1))
+    }
 }

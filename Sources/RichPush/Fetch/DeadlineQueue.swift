@@ -11,6 +11,13 @@ struct DeadlineQueue {
     /// The earliest deadline, or nil.
     var next: ContinuousClock.Instant? { heap.first?.deadline }
 
+    /// Rebuilds the heap from the live transfers only, dropping entries of transfers that ended early.
+    mutating func compact(keeping live: [(deadline: ContinuousClock.Instant, id: UInt64)]) {
+        heap = []
+        heap.reserveCapacity(live.count)
+        for entry in live { insert(entry.deadline, id: entry.id) }
+    }
+
     mutating func insert(_ deadline: ContinuousClock.Instant, id: UInt64) {
         heap.append((deadline, id))
         var child = heap.count - 1

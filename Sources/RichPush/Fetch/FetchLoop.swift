@@ -128,6 +128,10 @@ final class FetchLoop: @unchecked Sendable {
             guard let transfer = transfers[id] else { continue }
             settle(id: id, with: .failure(FetchFailure(.expired, "the deadline came first (\(transfer.bytes) bytes received)")))
         }
+        // Transfers that finished early leave their entries behind; keep the heap within 4x the live ones.
+        if deadlines.count > 1024, deadlines.count > 4 * transfers.count {
+            deadlines.compact(keeping: transfers.map { ($0.value.request.deadline, $0.key) })
+        }
     }
 
     private func start(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
