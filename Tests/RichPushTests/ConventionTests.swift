@@ -89,3 +89,89 @@ struct ConventionTests {
         #expect(result.references.map(\.identifier) == ["adb_media", "adb_media-2"])
     }
 }
+
+@Suite("Airship and OneSignal conventions")
+struct VendorConventionTests {
+    func scan(_ text: String) throws -> ConventionScan {
+        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+    }
+
+    @Test("Airship urls with url_id, thumbnail_id, options and content")
+    func airship() throws {
+        let text = try String(contentsOfFile: FixtureDirectory.payloads + "/airship.json", encoding: .utf8)
+        let result = try scan(text)
+        #expect(result.references.map(\.identifier) == ["hero", "loop"])
+        #expect(result.references.allSatisfy { $0.convention == "airship" })
+        #expect(result.references.map { $0.thumbnail?.primary } == [false, true])
+        let clip = try #require(result.references.first?.thumbnail?.clip)
+        #expect(clip == Thumbnail.Clip(x: 0.1, y: 0.2, width: 0.5, height: 0.5))
+        #expect(result.references.first?.thumbnail?.time == 0)
+        #expect(result.references.first?.thumbnail?.hidden == false)
+        #expect(result.overrides == [AlertOverride(title: "48 hours only", subtitle: "Everything -30%", body: "Tap to shop")])
+        #expect(result.problems.isEmpty)
+    }
+
+    @Test(
+        "Airship url as a string or an array; urls win over url",
+        arguments: [
+            (#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg"}}"#, ["https://a/1.jpg"], ["airship"]),
+            (#"{"com.urbanairship.media_attachment":{"url":["https://a/1.jpg","https://a/2.jpg"]}}"#,
+             ["https://a/1.jpg", "https://a/2.jpg"], ["airship-1", "airship-2"]),
+            (#"{"com.urbanairship.media_attachment":{"url":"https://a/0.jpg","urls":[{"url":"https://a/3.jpg"}]}}"#,
+             ["https://a/3.jpg"], ["airship"]),
+        ])
+    func airshipURLs(text: String, urls: [String], identifiers: [String]) throws {
+        let result = try scan(text)
+        #expect(result.references.map(\.url) == urls)
+        #expect(result.references.map(\.identifier) == identifiers)
+    }
+
+    @Test(
+        "invalid Airship options are bad-option problems; the media is kept",
+        arguments: [
+            (#"{"x":1.5,"y":0,"width":1,"height":1}"#, "crop"),
+            (#"{"x":0,"y":0,"width":1}"#, "crop"),
+        ])
+    func airshipBadCrop(crop: String, named: String) throws {
+        let result = try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","options":{"crop":\#(crop),"time":-1,"hidden":"yes"}}}"#)
+        #expect(result.references.count == 1)
+        #expect(result.references.first?.thumbnail == nil)
+        #expect(result.problems.map(\.code) == [.badOption, .badOption, .badOption])
+        #expect(result.problems.first?.source.hasSuffix(named) == true)
+    }
+
+    @Test("Airship wrong types are specific problems")
+    func airshipWrongTypes() throws {
+        #expect(try scan(#"{"com.urbanairship.media_attachment":"https://a/1.jpg"}"#).problems.map(\.code) == [.badReference])
+        #expect(try scan(#"{"com.urbanairship.media_attachment":{"urls":[7]}}"#).problems.map(\.code) == [.badReference])
+        #expect(try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","content":{"title":3}}}"#).problems.map(\.code) == [.badOption])
+    }
+
+    @Test(
+        "OneSignal att at the top level or under os_data, ids as identifiers",
+        arguments: [
+            (#"{"att":{"id1":"https://o/1.png","id2":"https://o/2.mp4"}}"#, ["id1", "id2"], "att.id1"),
+            (#"{"os_data":{"att":{"box":"https://o/3.jpg"}},"att":{"x":"https://o/ignored.jpg"}}"#, ["box"], "os_data.att.box"),
+        ])
+    func oneSignal(text: String, identifiers: [String], field: String) throws {
+        let result = try scan(text)
+        #expect(result.references.map(\.identifier) == identifiers)
+        #expect(result.references.first?.field == field)
+        #expect(result.references.allSatisfy { $0.convention == "onesignal" })
+    }
+
+    @Test("OneSignal att of the wrong type, or an entry that is not a URL string")
+    func oneSignalWrongTypes() throws {
+        #expect(try scan(#"{"att":"https://o/1.png"}"#).problems.map(\.code) == [.badReference])
+        let mixed = try scan(#"{"att":{"a":"https://o/1.png","b":5}}"#)
+        #expect(mixed.references.map(\.identifier) == ["a"])
+        #expect(mixed.problems.map(\.source) == ["att.b"])
+    }
+
+    @Test("an alert override turns a string alert into an object and keeps other keys")
+    func alertOverride() throws {
+        var payload = try Payload(parsing: Array(#"{"aps":{"sound":"x","alert":"Sale","badge":1},"k":2}"#.utf8))
+        AlertOverride(title: "T", body: "B").apply(to: &payload)
+        #expect(JSONWriter.string(payload.json) == #"{"aps":{"sound":"x","alert":{"body":"B","title":"T"},"badge":1},"k":2}"#)
+    }
+}

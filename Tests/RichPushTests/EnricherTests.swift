@@ -31,6 +31,10 @@ struct EnricherTests {
             ("html-as-image.json", .failed, []),
             ("no-media.json", .unchanged, []),
             ("not-mutable.json", .complete, ["adb_media:public.png"]),
+            ("airship.json", .complete, ["airship:public.jpeg", "airship:com.compuserve.gif"]),
+            ("airship-url.json", .complete, ["airship:public.mp3"]),
+            ("onesignal.json", .complete, ["onesignal:public.png", "onesignal:public.mpeg-4"]),
+            ("onesignal-osdata.json", .complete, ["onesignal:public.jpeg"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()
@@ -67,6 +71,27 @@ struct EnricherTests {
         #expect(first["type"]?.stringValue == "public.jpeg")
         content.root.members.removeLast()
         #expect(JSONWriter.string(content.json) == JSONWriter.string(payload.json))
+    }
+
+    @Test("Airship: content overrides the alert, the thumbnail's attachment comes first with its options")
+    func airshipContent() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let result = await enricher.enrich(try bed.fixturePayload("airship.json"), timeout: .seconds(10))
+        let content = try #require(result.content)
+        let alert = content.root["aps"]?.objectValue?["alert"]?.objectValue
+        #expect(alert?["title"]?.stringValue == "48 hours only")
+        #expect(alert?["subtitle"]?.stringValue == "Everything -30%")
+        #expect(alert?["body"]?.stringValue == "Tap to shop")
+        guard case .array(let list)? = content.root["richpush"]?.objectValue?["attachments"] else {
+            Issue.record("no attachments list")
+            return
+        }
+        #expect(list.compactMap { $0.objectValue?["identifier"]?.stringValue } == ["loop", "hero"])
+        let thumbnail = list.first?.objectValue?["thumbnail"]
+        #expect(thumbnail.map { JSONWriter.string($0) } == #"{"primary":true,"hidden":false,"clip":{"x":0.1,"y":0.2,"width":0.5,"height":0.5},"time":0}"#)
+        #expect(JSONWriter.string(result.json(input: "x")).contains(#""thumbnail":{"primary":false"#))
     }
 
     @Test("not-mutable is reported and the media still processed")

@@ -11,10 +11,15 @@ public struct ConventionRegistry: Sendable {
         self.conventions = conventions
     }
 
-    /// The built-in conventions: Adobe (`adb_media`), then ZEGOCLOUD (`zego`).
+    /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Airship (`airship`),
+    /// OneSignal (`onesignal`).
     public static var standard: ConventionRegistry {
-        ConventionRegistry([AdobeMediaConvention(), ZegoConvention()])
+        ConventionRegistry([AdobeMediaConvention(), ZegoConvention(), AirshipConvention(), OneSignalConvention()])
     }
+
+    /// The built-in conventions by name, for choosing which run and in what order.
+    public static let builtIn: [String: any MediaConvention] = Dictionary(
+        uniqueKeysWithValues: standard.conventions.map { ($0.name, $0) })
 
     /// Adds a convention after the others. A convention with the same name replaces the old one in place.
     public mutating func register(_ convention: any MediaConvention) {
@@ -33,6 +38,7 @@ public struct ConventionRegistry: Sendable {
         for convention in conventions {
             let scan = convention.scan(payload)
             result.problems += scan.problems
+            result.overrides += scan.overrides
             for var reference in scan.references where seen.insert(reference.url).inserted {
                 // Identifiers must be unique within a payload, as UNNotificationAttachment's are.
                 var candidate = reference.identifier

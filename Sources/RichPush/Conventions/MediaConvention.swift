@@ -21,13 +21,100 @@ public struct MediaReference: Sendable, Hashable {
     public var identifier: String
     /// The key path of the field it came from, for problems (`adb_media`, `payload.image_attachment`).
     public var field: String
+    /// How the vendor wants the attachment's thumbnail shown, when it says.
+    public var thumbnail: Thumbnail?
 
     /// A reference.
-    public init(url: String, convention: String, identifier: String, field: String) {
+    public init(url: String, convention: String, identifier: String, field: String, thumbnail: Thumbnail? = nil) {
         self.url = url
         self.convention = convention
         self.identifier = identifier
         self.field = field
+        self.thumbnail = thumbnail
+    }
+}
+
+/// A vendor-neutral thumbnail record: what UNNotificationAttachment's thumbnail options say, whichever vendor's
+/// payload said it. Written on the attachment as `thumbnail`.
+public struct Thumbnail: Sendable, Hashable {
+    /// The part of the image shown as the thumbnail, each value in 0...1 of the image's size.
+    public struct Clip: Sendable, Hashable {
+        public var x: Double
+        public var y: Double
+        public var width: Double
+        public var height: Double
+    }
+
+    /// Whether this attachment is the one shown as the notification's thumbnail (Airship `thumbnail_id`).
+    public var primary: Bool?
+    /// Whether the thumbnail is hidden.
+    public var hidden: Bool?
+    /// The clipping rectangle.
+    public var clip: Clip?
+    /// For a video, the time in seconds of the frame shown.
+    public var time: Double?
+
+    /// A record with nothing said.
+    public init(primary: Bool? = nil, hidden: Bool? = nil, clip: Clip? = nil, time: Double? = nil) {
+        self.primary = primary
+        self.hidden = hidden
+        self.clip = clip
+        self.time = time
+    }
+
+    var json: JSONValue {
+        var members: [(key: String, value: JSONValue)] = []
+        if let primary { members.append(("primary", .bool(primary))) }
+        if let hidden { members.append(("hidden", .bool(hidden))) }
+        if let clip {
+            members.append(
+                ("clip", .object(JSONObject([
+                    ("x", .number(Self.text(clip.x))), ("y", .number(Self.text(clip.y))),
+                    ("width", .number(Self.text(clip.width))), ("height", .number(Self.text(clip.height))),
+                ]))))
+        }
+        if let time { members.append(("time", .number(Self.text(time)))) }
+        return .object(JSONObject(members))
+    }
+
+    /// A JSON number for a finite double: integers without a fraction.
+    static func text(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
+
+/// A change a convention asks for in the returned content, besides the attachments (Airship's `content`).
+public struct AlertOverride: Sendable, Hashable {
+    /// Replaces `aps.alert.title` when set.
+    public var title: String?
+    /// Replaces `aps.alert.subtitle` when set.
+    public var subtitle: String?
+    /// Replaces `aps.alert.body` when set.
+    public var body: String?
+
+    /// An override.
+    public init(title: String? = nil, subtitle: String? = nil, body: String? = nil) {
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+    }
+
+    /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string
+    /// becomes its body) and keeping every other key where it was.
+    func apply(to payload: inout Payload) {
+        guard title != nil || subtitle != nil || body != nil else { return }
+        var aps = payload.root["aps"]?.objectValue ?? JSONObject()
+        var alert: JSONObject
+        switch aps["alert"] {
+        case .object(let object)?: alert = object
+        case .string(let text)?: alert = JSONObject([("body", .string(text))])
+        default: alert = JSONObject()
+        }
+        if let title { alert.set("title", .text(title)) }
+        if let subtitle { alert.set("subtitle", .text(subtitle)) }
+        if let body { alert.set("body", .text(body)) }
+        aps.set("alert", .object(alert))
+        payload.root.set("aps", .object(aps))
     }
 }
 
@@ -37,11 +124,14 @@ public struct ConventionScan: Sendable, Hashable {
     public var references: [MediaReference] = []
     /// Fields the convention reads that hold something it cannot use (a number where a URL belongs).
     public var problems: [Problem] = []
+    /// Changes to the notification's text the payload asks for (Airship's `content`), in order.
+    public var overrides: [AlertOverride] = []
 
     /// An empty scan.
-    public init(references: [MediaReference] = [], problems: [Problem] = []) {
+    public init(references: [MediaReference] = [], problems: [Problem] = [], overrides: [AlertOverride] = []) {
         self.references = references
         self.problems = problems
+        self.overrides = overrides
     }
 
     /// Records the string at `field`, or a `bad-reference` problem when `value` is not a string.

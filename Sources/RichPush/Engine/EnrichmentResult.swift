@@ -12,6 +12,8 @@ public struct Attachment: Sendable, Hashable {
     public var convention: String
     /// The stored file.
     public var media: FetchedMedia
+    /// The thumbnail options the vendor gave, if any.
+    public var thumbnail: Thumbnail? = nil
 }
 
 /// How a payload's processing ended. The raw values are stable and go into JSON output.
@@ -47,17 +49,18 @@ public struct EnrichmentResult: Sendable {
     /// - Parameter input: the input's name (a path, `-`, or a line number for `stream`).
     public func json(input: String) -> JSONValue {
         let attachmentValues: [JSONValue] = attachments.map { attachment in
-            .object(
-                JSONObject([
-                    ("identifier", .text(attachment.identifier)),
-                    ("path", .text(attachment.media.path)),
-                    ("source", .text(attachment.source)),
-                    ("convention", .text(attachment.convention)),
-                    ("type", .text(attachment.media.type.uti)),
-                    ("mime", .text(attachment.media.type.mime)),
-                    ("bytes", .integer(attachment.media.bytes)),
-                    ("sha256", .text(attachment.media.sha256)),
-                ]))
+            var members: [(key: String, value: JSONValue)] = [
+                ("identifier", .text(attachment.identifier)),
+                ("path", .text(attachment.media.path)),
+                ("source", .text(attachment.source)),
+                ("convention", .text(attachment.convention)),
+                ("type", .text(attachment.media.type.uti)),
+                ("mime", .text(attachment.media.type.mime)),
+                ("bytes", .integer(attachment.media.bytes)),
+                ("sha256", .text(attachment.media.sha256)),
+            ]
+            if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
+            return .object(JSONObject(members))
         }
         let problemValues: [JSONValue] = problems.map { problem in
             .object(

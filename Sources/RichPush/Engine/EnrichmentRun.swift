@@ -11,6 +11,8 @@ final class EnrichmentRun: Sendable {
     private let initialProblems: [Problem]
     /// References found beyond the ones fetched, or with the wrong type: counted as not attached.
     private let unfetchedCount: Int
+    /// Text changes the payload's conventions ask for, applied to the returned content.
+    private let overrides: [AlertOverride]
     private let settled: LockedValue<[Int: Result<FetchedMedia, FetchFailure>]> = LockedValue([:])
 
     init(payload: Payload, configuration: Configuration, start: ContinuousClock.Instant = .now) {
@@ -38,6 +40,7 @@ final class EnrichmentRun: Sendable {
             scan.references.removeSubrange(limit...)
         }
         self.references = scan.references
+        self.overrides = scan.overrides
         self.initialProblems = problems
         self.unfetchedCount = unfetched
     }
@@ -62,7 +65,7 @@ final class EnrichmentRun: Sendable {
                 attachments.append(
                     Attachment(
                         identifier: reference.identifier, source: reference.url, convention: reference.convention,
-                        media: media))
+                        media: media, thumbnail: reference.thumbnail))
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
                 problems.append(Problem(source: reference.url, code: failure.code, detail: failure.detail))
@@ -84,22 +87,28 @@ final class EnrichmentRun: Sendable {
             outcome = attachments.isEmpty ? .failed : .partial
         }
         return EnrichmentResult(
-            outcome: outcome, content: Self.mutate(payload, with: attachments), attachments: attachments,
+            outcome: outcome, content: Self.mutate(payload, with: attachments, overrides: overrides),
+            attachments: attachments,
             problems: problems, elapsed: .now - start)
     }
 
-    /// The content handed back: the payload, plus a top-level `richpush` object listing the attachments as
-    /// UNNotificationContent would hold them (identifier, file URL, type). Unchanged when nothing attached.
-    static func mutate(_ payload: Payload, with attachments: [Attachment]) -> Payload {
-        guard !attachments.isEmpty else { return payload }
+    /// The content handed back: the payload with the conventions' text overrides applied to `aps.alert`
+    /// (Airship's `content`), plus, when anything attached, a top-level `richpush` object listing the
+    /// attachments as UNNotificationContent would hold them (identifier, file URL, type, thumbnail options),
+    /// the thumbnail's attachment first, since iOS shows the first one.
+    static func mutate(_ payload: Payload, with attachments: [Attachment], overrides: [AlertOverride] = []) -> Payload {
         var content = payload
-        let list: [JSONValue] = attachments.map { attachment in
-            .object(
-                JSONObject([
-                    ("identifier", .text(attachment.identifier)),
-                    ("url", .text(fileURL(attachment.media.path))),
-                    ("type", .text(attachment.media.type.uti)),
-                ]))
+        for override in overrides { override.apply(to: &content) }
+        guard !attachments.isEmpty else { return content }
+        let ordered = attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }
+        let list: [JSONValue] = ordered.map { attachment in
+            var members: [(key: String, value: JSONValue)] = [
+                ("identifier", .text(attachment.identifier)),
+                ("url", .text(fileURL(attachment.media.path))),
+                ("type", .text(attachment.media.type.uti)),
+            ]
+            if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
+            return .object(JSONObject(members))
         }
         content.root.set("richpush", .object(JSONObject([("attachments", .array(list))])))
         return content

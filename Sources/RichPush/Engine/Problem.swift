@@ -14,6 +14,9 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let notMutable = Code("not-mutable")
         /// A convention's field holds something other than a URL string.
         public static let badReference = Code("bad-reference")
+        /// A vendor option is out of range or of the wrong type (a crop outside 0...1, a negative time); the
+        /// attachment is still fetched, without that option.
+        public static let badOption = Code("bad-option")
         /// More references than the per-payload limit; the rest were not fetched.
         public static let tooManyReferences = Code("too-many-references")
         /// The URL cannot be parsed, has a user or password, control characters, or is too long.

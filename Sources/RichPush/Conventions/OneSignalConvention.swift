@@ -1,0 +1,31 @@
+/// OneSignal: `att`, an object of attachment id to URL, as OneSignal's iOS SDK reads it (OSNotification in
+/// OneSignal/OneSignal-iOS-SDK): under `os_data` when `os_data` is an object (the current format), else at the
+/// top level (the original format). Each entry is one attachment; its id is the attachment identifier.
+public struct OneSignalConvention: MediaConvention {
+    public var name: String { "onesignal" }
+
+    /// The convention.
+    public init() {}
+
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        let field: String
+        let value: JSONValue?
+        if case .object(let osData)? = payload.root["os_data"] {
+            field = "os_data.att"
+            value = osData["att"]
+        } else {
+            field = "att"
+            value = payload.root["att"]
+        }
+        guard let value else { return scan }
+        guard case .object(let attachments) = value else {
+            scan.problems.append(Problem(source: field, code: .badReference, detail: "\(field) holds \(value.kindDescription); OneSignal sends an object of id to URL"))
+            return scan
+        }
+        for member in attachments.members {
+            scan.take(member.value, field: "\(field).\(member.key)", convention: name, identifier: member.key)
+        }
+        return scan
+    }
+}
