@@ -141,6 +141,10 @@ enum SharedOptions {
         OptionSpec(
             name: "concurrency", value: "n", help: "Payloads processed at once. (default: 32)"),
         OptionSpec(
+            name: "convention", value: "name",
+            help: "Run only the named conventions, in the order given: adb_media, zego, airship, onesignal. (default: all, in that order)",
+            repeatable: true),
+        OptionSpec(
             name: "cache-ttl", value: "seconds",
             help: "Reuse a fetched URL for this long, then revalidate it; 0 fetches every time. (default: 300)"),
         OptionSpec(
@@ -192,6 +196,21 @@ enum SharedOptions {
             }
         }
         configuration.network.resolve = parsed.all("resolve")
+        let names = parsed.all("convention").flatMap { $0.split(separator: ",").map(String.init) }
+        if !names.isEmpty {
+            var chosen: [any MediaConvention] = []
+            for name in names {
+                guard let convention = ConventionRegistry.builtIn[name] else {
+                    let known = ConventionRegistry.standard.conventions.map(\.name).joined(separator: ", ")
+                    throw UsageError("--convention: unknown convention '\(name)' (known: \(known))")
+                }
+                guard !chosen.contains(where: { $0.name == name }) else {
+                    throw UsageError("--convention: '\(name)' is named twice")
+                }
+                chosen.append(convention)
+            }
+            configuration.conventions = ConventionRegistry(chosen)
+        }
         if let text = parsed.value("cache-ttl") {
             guard let seconds = Double(text), seconds >= 0, seconds.isFinite, seconds <= 31_536_000 else {
                 throw UsageError("--cache-ttl: expected a number of seconds (0 turns the cache off), got '\(text)'")

@@ -160,6 +160,8 @@ struct CLITests {
             (["enrich", "--resolve", "media.test:80"], "--resolve"),
             (["enrich", "--resolve", "media.test:80:1.2.3.4,nope"], "--resolve"),
             (["enrich", "--allow-port", "0"], "--allow-port"),
+            (["enrich", "--convention", "braze"], "braze"),
+            (["enrich", "--convention", "zego,zego"], "zego"),
             (["enrich", "--allow-port", "9000-80"], "--allow-port"),
             (["enrich", "--concurrency", "0"], "--concurrency"),
             (["enrich", "--frobnicate"], "--frobnicate"),
@@ -183,6 +185,20 @@ struct CLITests {
             ["enrich", "--resolve", "a.test:443:127.0.0.2,[::1]", "--deadline", "0.5"], stdin: #"{"aps":{}}"#)
         #expect(run.status == 0)
         #expect(run.lines.first?["outcome"] as? String == "unchanged")
+    }
+
+    @Test("--convention runs only the named conventions, in order")
+    func conventionChoice() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try bed.payloadFile("two-conventions.json", directory: directory)
+        let zegoOnly = try await CLI.run(["enrich", "--convention", "zego"] + bed.cliOptions + [input])
+        let conventions = (zegoOnly.lines.first?["attachments"] as? [[String: Any]])?.compactMap { $0["convention"] as? String }
+        #expect(conventions == ["zego"])
+        let reversed = try await CLI.run(["enrich", "--convention", "zego", "--convention", "adb_media"] + bed.cliOptions + [input])
+        let order = (reversed.lines.first?["attachments"] as? [[String: Any]])?.compactMap { $0["convention"] as? String }
+        #expect(order == ["zego", "adb_media"])
     }
 
     @Test("two inputs with one output name are a usage error")
