@@ -175,3 +175,29 @@ struct VendorConventionTests {
         #expect(JSONWriter.string(payload.json) == #"{"aps":{"sound":"x","alert":{"body":"B","title":"T"},"badge":1},"k":2}"#)
     }
 }
+
+@Suite("Declared types")
+struct TypeHintTests {
+    @Test(
+        "hints in every form are judged against the sniffed type",
+        arguments: [
+            ("image", MediaType.jpeg, true as Bool?), ("video", .jpeg, false), ("JPG", .jpeg, true), (".jpeg", .jpeg, true),
+            ("gif", .jpeg, false), ("image/jpeg", .jpeg, true), ("image/webp", .jpeg, false), ("public.mpeg-4", .mp4, true),
+            ("audio", .m4a, true), ("mpg", .mpeg2, true), ("mp4", .m4a, false), ("banana", .png, nil), ("text/html", .png, nil),
+        ])
+    func matches(hint: String, type: MediaType, expected: Bool?) {
+        #expect(type.matches(hint: hint) == expected)
+    }
+
+    @Test("Firebase and CleverTap key paths, with CleverTap's declared type as the hint")
+    func keyPaths() throws {
+        let payload = try Payload(parsing: Array(#"{"fcm_options":{"image":"https://f/1.jpg"},"ct_mediaUrl":"https://c/2.gif","ct_mediaType":"gif"}"#.utf8))
+        let result = ConventionRegistry.standard.scan(payload)
+        #expect(result.references.map(\.convention) == ["fcm", "clevertap"])
+        #expect(result.references.map(\.field) == ["fcm_options.image", "ct_mediaUrl"])
+        #expect(result.references.map(\.typeHint) == [nil, "gif"])
+        let wrong = ConventionRegistry.standard.scan(try Payload(parsing: Array(#"{"fcm_options":"x","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
+        #expect(wrong.problems.map(\.code) == [.badReference, .badOption])
+        #expect(wrong.references.count == 1)
+    }
+}

@@ -35,6 +35,9 @@ struct EnricherTests {
             ("airship-url.json", .complete, ["airship:public.mp3"]),
             ("onesignal.json", .complete, ["onesignal:public.png", "onesignal:public.mpeg-4"]),
             ("onesignal-osdata.json", .complete, ["onesignal:public.jpeg"]),
+            ("fcm.json", .complete, ["fcm:public.jpeg"]),
+            ("clevertap.json", .complete, ["clevertap:com.compuserve.gif"]),
+            ("clevertap-mismatch.json", .complete, ["clevertap:public.jpeg"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()
@@ -92,6 +95,22 @@ struct EnricherTests {
         let thumbnail = list.first?.objectValue?["thumbnail"]
         #expect(thumbnail.map { JSONWriter.string($0) } == #"{"primary":true,"hidden":false,"clip":{"x":0.1,"y":0.2,"width":0.5,"height":0.5},"time":0}"#)
         #expect(JSONWriter.string(result.json(input: "x")).contains(#""thumbnail":{"primary":false"#))
+    }
+
+    @Test("a declared type is kept as type_hint; when the bytes disagree, type-mismatch and the bytes win")
+    func typeHints() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let agreeing = await enricher.enrich(try bed.fixturePayload("clevertap.json"), timeout: .seconds(10))
+        #expect(agreeing.problems.isEmpty)
+        #expect(agreeing.attachments.first?.typeHint == "gif")
+        let mismatch = await enricher.enrich(try bed.fixturePayload("clevertap-mismatch.json"), timeout: .seconds(10))
+        #expect(mismatch.outcome == .complete)
+        #expect(mismatch.problems.map(\.code) == [.typeMismatch])
+        #expect(mismatch.problems.first?.detail.contains("'video'") == true)
+        #expect(mismatch.attachments.first?.media.path.hasSuffix(".jpg") == true)
+        #expect(JSONWriter.string(mismatch.json(input: "x")).contains(#""type_hint":"video""#))
     }
 
     @Test("not-mutable is reported and the media still processed")

@@ -11,10 +11,13 @@ public struct ConventionRegistry: Sendable {
         self.conventions = conventions
     }
 
-    /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Airship (`airship`),
-    /// OneSignal (`onesignal`).
+    /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Firebase (`fcm`),
+    /// Airship (`airship`), OneSignal (`onesignal`), CleverTap (`clevertap`).
     public static var standard: ConventionRegistry {
-        ConventionRegistry([AdobeMediaConvention(), ZegoConvention(), AirshipConvention(), OneSignalConvention()])
+        ConventionRegistry([
+            AdobeMediaConvention(), ZegoConvention(), FirebaseConvention(), AirshipConvention(), OneSignalConvention(),
+            CleverTapConvention(),
+        ])
     }
 
     /// The built-in conventions by name, for choosing which run and in what order.

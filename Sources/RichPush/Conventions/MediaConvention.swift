@@ -23,14 +23,21 @@ public struct MediaReference: Sendable, Hashable {
     public var field: String
     /// How the vendor wants the attachment's thumbnail shown, when it says.
     public var thumbnail: Thumbnail?
+    /// The type the payload declares for the media (CleverTap `ct_mediaType`), as written. The bytes decide;
+    /// a disagreement is reported as `type-mismatch`.
+    public var typeHint: String?
 
     /// A reference.
-    public init(url: String, convention: String, identifier: String, field: String, thumbnail: Thumbnail? = nil) {
+    public init(
+        url: String, convention: String, identifier: String, field: String, thumbnail: Thumbnail? = nil,
+        typeHint: String? = nil
+    ) {
         self.url = url
         self.convention = convention
         self.identifier = identifier
         self.field = field
         self.thumbnail = thumbnail
+        self.typeHint = typeHint
     }
 }
 
@@ -136,7 +143,7 @@ public struct ConventionScan: Sendable, Hashable {
 
     /// Records the string at `field`, or a `bad-reference` problem when `value` is not a string.
     mutating func take(
-        _ value: JSONValue?, field: String, convention: String, identifier: String
+        _ value: JSONValue?, field: String, convention: String, identifier: String, typeHint: String? = nil
     ) {
         guard let value else { return }
         guard let url = value.stringValue else {
@@ -146,6 +153,7 @@ public struct ConventionScan: Sendable, Hashable {
                     detail: "\(field) holds \(value.kindDescription); a media URL is a string"))
             return
         }
-        references.append(MediaReference(url: url, convention: convention, identifier: identifier, field: field))
+        references.append(
+            MediaReference(url: url, convention: convention, identifier: identifier, field: field, typeHint: typeHint))
     }
 }

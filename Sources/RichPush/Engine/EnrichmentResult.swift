@@ -14,6 +14,8 @@ public struct Attachment: Sendable, Hashable {
     public var media: FetchedMedia
     /// The thumbnail options the vendor gave, if any.
     public var thumbnail: Thumbnail? = nil
+    /// The type the payload declared, as written, if any.
+    public var typeHint: String? = nil
 }
 
 /// How a payload's processing ended. The raw values are stable and go into JSON output.
@@ -59,6 +61,7 @@ public struct EnrichmentResult: Sendable {
                 ("bytes", .integer(attachment.media.bytes)),
                 ("sha256", .text(attachment.media.sha256)),
             ]
+            if let hint = attachment.typeHint { members.append(("type_hint", .text(hint))) }
             if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
             return .object(JSONObject(members))
         }

@@ -65,7 +65,13 @@ final class EnrichmentRun: Sendable {
                 attachments.append(
                     Attachment(
                         identifier: reference.identifier, source: reference.url, convention: reference.convention,
-                        media: media, thumbnail: reference.thumbnail))
+                        media: media, thumbnail: reference.thumbnail, typeHint: reference.typeHint))
+                if let hint = reference.typeHint, media.type.matches(hint: hint) == false {
+                    problems.append(
+                        Problem(
+                            source: reference.url, code: .typeMismatch,
+                            detail: "the payload declares '\(hint)'; the bytes are \(media.type.uti) (\(media.type.mime)), attached as such"))
+                }
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
                 problems.append(Problem(source: reference.url, code: failure.code, detail: failure.detail))

@@ -17,6 +17,9 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         /// A vendor option is out of range or of the wrong type (a crop outside 0...1, a negative time); the
         /// attachment is still fetched, without that option.
         public static let badOption = Code("bad-option")
+        /// The payload declares a type (CleverTap `ct_mediaType`) that the bytes are not; the bytes win and the
+        /// media is attached as what it is.
+        public static let typeMismatch = Code("type-mismatch")
         /// More references than the per-payload limit; the rest were not fetched.
         public static let tooManyReferences = Code("too-many-references")
         /// The URL cannot be parsed, has a user or password, control characters, or is too long.

@@ -32,6 +32,27 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
     public static let mp4 = MediaType(uti: "public.mpeg-4", mime: "video/mp4", fileExtension: "mp4", kind: .video)
     public static let avi = MediaType(uti: "public.avi", mime: "video/x-msvideo", fileExtension: "avi", kind: .video)
 
+    /// Whether a vendor's declared type agrees with this one: a kind (`image`), an extension (`jpg`, `.jpeg`),
+    /// a MIME type (`image/jpeg`) or a UTI (`public.jpeg`), case-insensitive. Nil when the hint names nothing
+    /// we know, so that no judgement is made.
+    public func matches(hint: String) -> Bool? {
+        var text = hint.lowercased()
+        if text.hasPrefix(".") { text.removeFirst() }
+        if let kind = Kind(rawValue: text) { return kind == self.kind }
+        let aliases: [String: [MediaType]] = [
+            "jpg": [.jpeg], "jpeg": [.jpeg], "gif": [.gif], "png": [.png], "mp3": [.mp3], "aif": [.aiff],
+            "aiff": [.aiff], "wav": [.wav], "m4a": [.m4a], "mpg": [.mpeg, .mpeg2], "mpeg": [.mpeg, .mpeg2],
+            "mp4": [.mp4], "m4v": [.mp4], "avi": [.avi],
+        ]
+        if let types = aliases[text] { return types.contains(self) }
+        if let type = Self.all.first(where: { $0.uti == text }) { return type == self }
+        let mimes = Self.all.filter { $0.mime == text }
+        if !mimes.isEmpty { return mimes.contains(self) }
+        // Another media MIME type (image/webp for a JPEG): a disagreement. Anything else: no judgement.
+        if text.hasPrefix("image/") || text.hasPrefix("audio/") || text.hasPrefix("video/") { return false }
+        return nil
+    }
+
     /// Every supported type.
     public static let all: [MediaType] = [.jpeg, .gif, .png, .mp3, .aiff, .wav, .m4a, .mpeg, .mpeg2, .mp4, .avi]
 
