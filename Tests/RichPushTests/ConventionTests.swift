@@ -201,3 +201,48 @@ struct TypeHintTests {
         #expect(wrong.references.count == 1)
     }
 }
+
+@Suite("Iterable, Customer.io, Pushwoosh and Batch conventions")
+struct KeyPathConventionTests {
+    func scan(_ text: String) throws -> ConventionScan {
+        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+    }
+
+    @Test(
+        "each vendor's key path",
+        arguments: [
+            (#"{"itbl":{"attachment-url":"https://i/1.png"}}"#, "iterable", "itbl.attachment-url", nil as String?),
+            (#"{"CIO":{"push":{"image":"https://c/1.jpg"}}}"#, "customerio", "CIO.push.image", nil),
+            (#"{"attachment":"https://p/1.wav"}"#, "pushwoosh", "attachment", nil),
+            (#"{"com.batch":{"at":{"u":"https://b/1.mpg","t":"public.mpeg"}}}"#, "batch", "com.batch.at.u", "public.mpeg"),
+        ])
+    func keyPaths(text: String, convention: String, field: String, hint: String?) throws {
+        let result = try scan(text)
+        #expect(result.references.map(\.convention) == [convention])
+        #expect(result.references.first?.field == field)
+        #expect(result.references.first?.typeHint == hint)
+        #expect(result.problems.isEmpty)
+    }
+
+    @Test(
+        "wrong types along the path are specific problems",
+        arguments: [
+            (#"{"itbl":"x"}"#, "itbl"),
+            (#"{"CIO":{"push":[1]}}"#, "CIO.push"),
+            (#"{"attachment":42}"#, "attachment"),
+            (#"{"com.batch":{"at":"https://b/1.mpg"}}"#, "com.batch.at"),
+        ])
+    func wrongTypes(text: String, source: String) throws {
+        let result = try scan(text)
+        #expect(result.references.isEmpty)
+        #expect(result.problems.map(\.code) == [.badReference])
+        #expect(result.problems.first?.source == source)
+    }
+
+    @Test("an attachment object is Home Assistant's shape: Pushwoosh leaves it alone")
+    func attachmentObject() throws {
+        let result = try scan(#"{"attachment":{"url":"https://h/1.jpg"}}"#)
+        #expect(result.references.isEmpty)
+        #expect(result.problems.isEmpty)
+    }
+}

@@ -38,6 +38,10 @@ struct EnricherTests {
             ("fcm.json", .complete, ["fcm:public.jpeg"]),
             ("clevertap.json", .complete, ["clevertap:com.compuserve.gif"]),
             ("clevertap-mismatch.json", .complete, ["clevertap:public.jpeg"]),
+            ("iterable.json", .complete, ["iterable:public.png"]),
+            ("customerio.json", .complete, ["customerio:public.jpeg"]),
+            ("pushwoosh.json", .complete, ["pushwoosh:com.microsoft.waveform-audio"]),
+            ("batch.json", .complete, ["batch:public.mpeg-2-video"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()

@@ -12,11 +12,13 @@ public struct ConventionRegistry: Sendable {
     }
 
     /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Firebase (`fcm`),
-    /// Airship (`airship`), OneSignal (`onesignal`), CleverTap (`clevertap`).
+    /// Airship (`airship`), OneSignal (`onesignal`), CleverTap (`clevertap`), Iterable (`iterable`), Customer.io
+    /// (`customerio`), Pushwoosh (`pushwoosh`), Batch (`batch`).
     public static var standard: ConventionRegistry {
         ConventionRegistry([
             AdobeMediaConvention(), ZegoConvention(), FirebaseConvention(), AirshipConvention(), OneSignalConvention(),
-            CleverTapConvention(),
+            CleverTapConvention(), IterableConvention(), CustomerIOConvention(), PushwooshConvention(),
+            BatchConvention(),
         ])
     }
 
