@@ -215,6 +215,7 @@ struct KeyPathConventionTests {
             (#"{"CIO":{"push":{"image":"https://c/1.jpg"}}}"#, "customerio", "CIO.push.image", nil),
             (#"{"attachment":"https://p/1.wav"}"#, "pushwoosh", "attachment", nil),
             (#"{"com.batch":{"at":{"u":"https://b/1.mpg","t":"public.mpeg"}}}"#, "batch", "com.batch.at.u", "public.mpeg"),
+            (#"{"data":{"media-url":"https://a/1.m4a","pinpoint":{}}}"#, "amplify", "data.media-url", nil),
         ])
     func keyPaths(text: String, convention: String, field: String, hint: String?) throws {
         let result = try scan(text)
@@ -231,6 +232,7 @@ struct KeyPathConventionTests {
             (#"{"CIO":{"push":[1]}}"#, "CIO.push"),
             (#"{"attachment":42}"#, "attachment"),
             (#"{"com.batch":{"at":"https://b/1.mpg"}}"#, "com.batch.at"),
+            (#"{"data":"https://a/1.m4a"}"#, "data"),
         ])
     func wrongTypes(text: String, source: String) throws {
         let result = try scan(text)

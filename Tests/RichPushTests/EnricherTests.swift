@@ -42,6 +42,7 @@ struct EnricherTests {
             ("customerio.json", .complete, ["customerio:public.jpeg"]),
             ("pushwoosh.json", .complete, ["pushwoosh:com.microsoft.waveform-audio"]),
             ("batch.json", .complete, ["batch:public.mpeg-2-video"]),
+            ("amplify.json", .complete, ["amplify:public.aiff-audio"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()

@@ -13,12 +13,12 @@ public struct ConventionRegistry: Sendable {
 
     /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Firebase (`fcm`),
     /// Airship (`airship`), OneSignal (`onesignal`), CleverTap (`clevertap`), Iterable (`iterable`), Customer.io
-    /// (`customerio`), Pushwoosh (`pushwoosh`), Batch (`batch`).
+    /// (`customerio`), Pushwoosh (`pushwoosh`), Batch (`batch`), AWS Amplify (`amplify`).
     public static var standard: ConventionRegistry {
         ConventionRegistry([
             AdobeMediaConvention(), ZegoConvention(), FirebaseConvention(), AirshipConvention(), OneSignalConvention(),
             CleverTapConvention(), IterableConvention(), CustomerIOConvention(), PushwooshConvention(),
-            BatchConvention(),
+            BatchConvention(), AmplifyConvention(),
         ])
     }
 

@@ -83,3 +83,16 @@ public struct BatchConvention: MediaConvention {
         return scan
     }
 }
+
+/// AWS Amplify / Pinpoint: `data` → `media-url` (PinpointNotificationPayload in Amplify's notification
+/// utilities: `data` decoded with `mediaURL` under the key `media-url`).
+public struct AmplifyConvention: MediaConvention {
+    public var name: String { "amplify" }
+    public init() {}
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        let value = walk(payload, ["data", "media-url"], into: &scan)
+        scan.take(value, field: "data.media-url", convention: name, identifier: "media-url")
+        return scan
+    }
+}
