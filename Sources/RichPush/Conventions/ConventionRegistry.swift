@@ -16,9 +16,9 @@ public struct ConventionRegistry: Sendable {
     /// (`customerio`), Pushwoosh (`pushwoosh`), Batch (`batch`), AWS Amplify (`amplify`).
     public static var standard: ConventionRegistry {
         ConventionRegistry([
-            AdobeMediaConvention(), ZegoConvention(), FirebaseConvention(), AirshipConvention(), OneSignalConvention(),
-            CleverTapConvention(), IterableConvention(), CustomerIOConvention(), PushwooshConvention(),
-            BatchConvention(), AmplifyConvention(),
+            AdobeMediaConvention(), ZegoConvention(), KeyPathConvention.firebase, AirshipConvention(),
+            OneSignalConvention(), CleverTapConvention(), KeyPathConvention.iterable, KeyPathConvention.customerIO,
+            PushwooshConvention(), BatchConvention(), KeyPathConvention.amplify,
         ])
     }
 

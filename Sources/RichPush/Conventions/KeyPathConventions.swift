@@ -18,29 +18,41 @@ private func walk(_ payload: Payload, _ path: [String], into scan: inout Convent
     return current
 }
 
-/// Iterable: `itbl` → `attachment-url` (ITBNotificationServiceExtension; JsonKey.Payload.metadata and
-/// attachmentUrl in Iterable's swift-sdk).
-public struct IterableConvention: MediaConvention {
-    public var name: String { "iterable" }
-    public init() {}
-    public func scan(_ payload: Payload) -> ConventionScan {
-        var scan = ConventionScan()
-        let value = walk(payload, ["itbl", "attachment-url"], into: &scan)
-        scan.take(value, field: "itbl.attachment-url", convention: name, identifier: "itbl_attachment")
-        return scan
-    }
-}
+/// A convention that reads one URL string at a fixed key path through nested objects. The vendors below are
+/// instances, each path checked against the vendor's own extension source.
+public struct KeyPathConvention: MediaConvention {
+    public let name: String
+    /// The keys from the payload's root to the URL.
+    public let path: [String]
+    /// The attachment identifier.
+    public let identifier: String
 
-/// Customer.io: `CIO` → `push` → `image` (the rich push payload Customer.io's iOS SDK reads).
-public struct CustomerIOConvention: MediaConvention {
-    public var name: String { "customerio" }
-    public init() {}
+    /// A convention reading the URL at `path`.
+    public init(name: String, path: [String], identifier: String) {
+        self.name = name
+        self.path = path
+        self.identifier = identifier
+    }
+
     public func scan(_ payload: Payload) -> ConventionScan {
         var scan = ConventionScan()
-        let value = walk(payload, ["CIO", "push", "image"], into: &scan)
-        scan.take(value, field: "CIO.push.image", convention: name, identifier: "cio_image")
+        let value = walk(payload, path, into: &scan)
+        scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier)
         return scan
     }
+
+    /// Firebase Cloud Messaging: `fcm_options.image` (FIRMessagingExtensionHelper, which then names the file
+    /// after the server's suggested file name: how a JPEG ends up as `.php`).
+    public static let firebase = KeyPathConvention(name: "fcm", path: ["fcm_options", "image"], identifier: "fcm_image")
+    /// Iterable: `itbl` → `attachment-url` (ITBNotificationServiceExtension; JsonKey.Payload in the swift-sdk).
+    public static let iterable = KeyPathConvention(
+        name: "iterable", path: ["itbl", "attachment-url"], identifier: "itbl_attachment")
+    /// Customer.io: `CIO` → `push` → `image` (the rich push payload of Customer.io's iOS SDK).
+    public static let customerIO = KeyPathConvention(
+        name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_image")
+    /// AWS Amplify / Pinpoint: `data` → `media-url` (PinpointNotificationPayload in Amplify's notification
+    /// utilities).
+    public static let amplify = KeyPathConvention(name: "amplify", path: ["data", "media-url"], identifier: "media-url")
 }
 
 /// Pushwoosh (and other SDKs that follow it): a top-level `attachment` string. An `attachment` object is Home
@@ -80,19 +92,6 @@ public struct BatchConvention: MediaConvention {
             }
         }
         scan.take(object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_attachment", typeHint: hint)
-        return scan
-    }
-}
-
-/// AWS Amplify / Pinpoint: `data` → `media-url` (PinpointNotificationPayload in Amplify's notification
-/// utilities: `data` decoded with `mediaURL` under the key `media-url`).
-public struct AmplifyConvention: MediaConvention {
-    public var name: String { "amplify" }
-    public init() {}
-    public func scan(_ payload: Payload) -> ConventionScan {
-        var scan = ConventionScan()
-        let value = walk(payload, ["data", "media-url"], into: &scan)
-        scan.take(value, field: "data.media-url", convention: name, identifier: "media-url")
         return scan
     }
 }
