@@ -145,6 +145,9 @@ enum SharedOptions {
             help: "Run only the named conventions, in the order given: adb_media, zego, fcm, airship, onesignal, clevertap, iterable, customerio, pushwoosh, batch, amplify. (default: all, in that order)",
             repeatable: true),
         OptionSpec(
+            name: "conventions", value: "file",
+            help: "Add the conventions described in this JSON file, after the built-in ones (see the README). (default: none)"),
+        OptionSpec(
             name: "cache-ttl", value: "seconds",
             help: "Reuse a fetched URL for this long, then revalidate it; 0 fetches every time. (default: 300)"),
         OptionSpec(
@@ -196,12 +199,26 @@ enum SharedOptions {
             }
         }
         configuration.network.resolve = parsed.all("resolve")
+        var available = ConventionRegistry.standard
+        if let file = parsed.value("conventions") {
+            let bytes: [UInt8]
+            switch InputReader.read(file, limit: 1 << 20) {
+            case .success(let read): bytes = read
+            case .failure(let error): throw UsageError("--conventions: \(error.detail)")
+            }
+            do {
+                for convention in try ConventionFile.parse(bytes) { available.register(convention) }
+            } catch {
+                throw UsageError("--conventions \(file): \(error.message)")
+            }
+        }
+        configuration.conventions = available
         let names = parsed.all("convention").flatMap { $0.split(separator: ",").map(String.init) }
         if !names.isEmpty {
             var chosen: [any MediaConvention] = []
             for name in names {
-                guard let convention = ConventionRegistry.builtIn[name] else {
-                    let known = ConventionRegistry.standard.conventions.map(\.name).joined(separator: ", ")
+                guard let convention = available.conventions.first(where: { $0.name == name }) else {
+                    let known = available.conventions.map(\.name).joined(separator: ", ")
                     throw UsageError("--convention: unknown convention '\(name)' (known: \(known))")
                 }
                 guard !chosen.contains(where: { $0.name == name }) else {

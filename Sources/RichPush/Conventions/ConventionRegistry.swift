@@ -22,10 +22,6 @@ public struct ConventionRegistry: Sendable {
         ])
     }
 
-    /// The built-in conventions by name, for choosing which run and in what order.
-    public static let builtIn: [String: any MediaConvention] = Dictionary(
-        uniqueKeysWithValues: standard.conventions.map { ($0.name, $0) })
-
     /// Adds a convention after the others. A convention with the same name replaces the old one in place.
     public mutating func register(_ convention: any MediaConvention) {
         if let index = conventions.firstIndex(where: { $0.name == convention.name }) {

@@ -1,11 +1,19 @@
 /// Conventions that read one URL (and perhaps a declared type) at a fixed key path, each checked against the
 /// vendor's own extension source.
 
-/// Walks `path` from the payload's root through objects; returns the value and the dotted field name, or a
-/// `bad-reference` problem when a step that must be an object is not one. Nil when a key is absent.
-private func walk(_ payload: Payload, _ path: [String], into scan: inout ConventionScan) -> JSONValue? {
+/// Walks `path` from the payload's root through objects; the step `@json` parses the current string as JSON
+/// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing). Returns the value,
+/// or nil when a key is absent; a step that must be an object and is not one is a `bad-reference` problem.
+func walk(_ payload: Payload, _ path: [String], into scan: inout ConventionScan) -> JSONValue? {
     var current: JSONValue = .object(payload.root)
     for (index, key) in path.enumerated() {
+        if key == KeyPathConvention.jsonStep {
+            guard case .string(let text) = current,
+                case .some(let parsed) = try? JSONParser().parse(Array(text.value.utf8))
+            else { return nil }
+            current = parsed
+            continue
+        }
         guard case .object(let object) = current else {
             let field = path[..<index].joined(separator: ".")
             scan.problems.append(
@@ -22,22 +30,38 @@ private func walk(_ payload: Payload, _ path: [String], into scan: inout Convent
 /// instances, each path checked against the vendor's own extension source.
 public struct KeyPathConvention: MediaConvention {
     public let name: String
-    /// The keys from the payload's root to the URL.
+    /// The keys from the payload's root to the URL; `@json` parses a JSON-encoded string on the way.
     public let path: [String]
+    /// The keys to the declared type (the attachment's `type_hint`), if the vendor sends one.
+    public let hintPath: [String]?
     /// The attachment identifier.
     public let identifier: String
 
-    /// A convention reading the URL at `path`.
-    public init(name: String, path: [String], identifier: String) {
+    /// The path step that parses the current string value as JSON.
+    public static let jsonStep = "@json"
+
+    /// A convention reading the URL at `path` (and a declared type at `hintPath`).
+    public init(name: String, path: [String], hintPath: [String]? = nil, identifier: String) {
         self.name = name
         self.path = path
+        self.hintPath = hintPath
         self.identifier = identifier
     }
 
     public func scan(_ payload: Payload) -> ConventionScan {
         var scan = ConventionScan()
         let value = walk(payload, path, into: &scan)
-        scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier)
+        var hint: String?
+        if let hintPath, let declared = walk(payload, hintPath, into: &scan) {
+            if let text = declared.stringValue {
+                hint = text
+            } else {
+                let field = hintPath.joined(separator: ".")
+                scan.problems.append(
+                    Problem(source: field, code: .badOption, detail: "\(field) holds \(declared.kindDescription); expected a string"))
+            }
+        }
+        scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier, typeHint: hint)
         return scan
     }
 

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+@Suite("User-defined conventions (--conventions FILE)")
+struct ConventionFileTests {
+    @Test("a valid file gives key-path conventions, with @json steps and hints")
+    func valid() throws {
+        let text = #"""
+            {"conventions":[
+              {"name":"acme","url":["acme","media","url"],"hint":["acme","media","type"],"identifier":"hero"},
+              {"name":"legacy","url":["extra","@json","image"]}
+            ]}
+            """#
+        let conventions = try ConventionFile.parse(Array(text.utf8))
+        #expect(conventions.map(\.name) == ["acme", "legacy"])
+        var registry = ConventionRegistry([])
+        for convention in conventions { registry.register(convention) }
+        let payload = try Payload(parsing: Array(
+            #"{"acme":{"media":{"url":"https://a/1.jpg","type":"image"}},"extra":"{\"image\":\"https://l/2.png\"}"}"#.utf8))
+        let scan = registry.scan(payload)
+        #expect(scan.references.map(\.url) == ["https://a/1.jpg", "https://l/2.png"])
+        #expect(scan.references.map(\.identifier) == ["hero", "legacy"])
+        #expect(scan.references.map(\.typeHint) == ["image", nil])
+        #expect(scan.references.map(\.field) == ["acme.media.url", "extra.@json.image"])
+    }
+
+    @Test(
+        "a bad file is refused with the entry and field named",
+        arguments: [
+            ("[]", "\"conventions\" array"),
+            ("{", "not JSON"),
+            (#"{"conventions":[7]}"#, "conventions[0]: expected an object"),
+            (#"{"conventions":[{"url":["a"]}]}"#, "conventions[0]: \"name\""),
+            (#"{"conventions":[{"name":"Bad Name","url":["a"]}]}"#, "conventions[0]: \"name\""),
+            (#"{"conventions":[{"name":"zego","url":["a"]}]}"#, "conventions[0] (zego): the name is already taken"),
+            (#"{"conventions":[{"name":"a","url":["x"]},{"name":"a","url":["y"]}]}"#, "conventions[1] (a): the name"),
+            (#"{"conventions":[{"name":"a"}]}"#, "conventions[0] (a): \"url\" is required"),
+            (#"{"conventions":[{"name":"a","url":[]}]}"#, "conventions[0] (a): \"url\" must be"),
+            (#"{"conventions":[{"name":"a","url":["x",3]}]}"#, "conventions[0] (a): \"url\" must be"),
+            (#"{"conventions":[{"name":"a","url":["x","@json"]}]}"#, "cannot end with"),
+            (#"{"conventions":[{"name":"a","url":["x"],"hint":"t"}]}"#, "conventions[0] (a): \"hint\" must be"),
+            (#"{"conventions":[{"name":"a","url":["x"],"identifier":""}]}"#, "\"identifier\""),
+            (#"{"conventions":[{"name":"a","url":["x"],"urls":["y"]}]}"#, "unknown field \"urls\""),
+        ])
+    func invalid(text: String, message: String) {
+        do {
+            _ = try ConventionFile.parse(Array(text.utf8))
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.message.contains(message), "\(error.message)")
+        }
+    }
+
+    @Test("the CLI adds the file's conventions; --convention can name them; a bad file is a usage error")
+    func cli() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/conventions.json"
+        try Data(#"{"conventions":[{"name":"acme","url":["acme","img"],"hint":["acme","kind"]}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let payload = #"{"aps":{"mutable-content":1},"acme":{"img":"\#(bed.url("/media/logo.png"))","kind":"video"}}"#
+        let run = try await CLI.run(["enrich", "--conventions", file, "--convention", "acme"] + bed.cliOptions, stdin: payload)
+        #expect(run.status == 0)
+        let attachment = (run.lines.first?["attachments"] as? [[String: Any]])?.first
+        #expect(attachment?["convention"] as? String == "acme")
+        #expect(attachment?["type_hint"] as? String == "video")
+        let codes = (run.lines.first?["problems"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
+        #expect(codes == ["type-mismatch"])
+        try Data(#"{"conventions":[{"name":"acme"}]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let bad = try await CLI.run(["enrich", "--conventions", file], stdin: payload)
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("conventions[0] (acme): \"url\" is required"))
+    }
+}
