@@ -238,3 +238,53 @@ func makeEnricher(_ configuration: Configuration) throws(UsageError) -> Enricher
         exit(70)
     }
 }
+
+/// `richpush explain`: why each payload would or would not get its attachments.
+enum ExplainCommand {
+    static let spec = CommandSpec(
+        name: "explain",
+        abstract: "Explain, for each payload, which conventions match and whether each reference would be attached.",
+        usage: "richpush explain [--json] [<options>] [<file> ...]",
+        arguments: [("<file>", "A payload JSON file; '-' or none reads one payload from standard input.")],
+        options: [OptionSpec(name: "json", value: nil, help: "One JSON object per payload instead of text. (default: text)")]
+            + SharedOptions.specs,
+        discussion: """
+            Only the headers and the first bytes of each reference are fetched, enough to tell its type; nothing
+            is stored. EXIT STATUS: 0, or 1 when any input is not a payload; 64 on a usage error.
+            """)
+
+    static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
+        let parsed = try spec.parse(arguments)
+        if parsed.has("help") {
+            Output.write(Array(spec.help.utf8))
+            return 0
+        }
+        let configuration = try SharedOptions.configuration(parsed)
+        let enricher = try makeEnricher(configuration)
+        defer { enricher.shutdown() }
+        let asJSON = parsed.has("json")
+        var status: Int32 = 0
+        for input in parsed.positionals.isEmpty ? ["-"] : parsed.positionals {
+            let payload: Payload
+            do throws(PayloadError) {
+                let bytes = try InputReader.read(input, limit: configuration.limits.payload.maximumBytes).get()
+                payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
+            } catch {
+                status = 1
+                if asJSON {
+                    let value = JSONValue.object(JSONObject([
+                        ("input", .text(input)),
+                        ("invalid", .object(JSONObject([("code", .text(error.code.rawValue)), ("detail", .text(error.detail))]))),
+                    ]))
+                    Output.write(JSONWriter.bytes(value) + [0x0A])
+                } else {
+                    Output.write(Array("\(input)\n  not a payload: \(error.code) (\(error.detail))\n".utf8))
+                }
+                continue
+            }
+            let explanation = await enricher.explain(payload, deadline: .now + configuration.deadline)
+            Output.write(asJSON ? JSONWriter.bytes(explanation.json(input: input)) + [0x0A] : Array(explanation.text(input: input).utf8))
+        }
+        return status
+    }
+}

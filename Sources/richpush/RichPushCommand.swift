@@ -19,6 +19,7 @@ enum RichPushCommand {
         SUBCOMMANDS:
           enrich                    Attach the media of push payload files; print one JSON result per input.
           stream                    Attach the media of NDJSON payloads on standard input, in order.
+          explain                   Tell why each payload would, or would not, get its attachments.
           gc                        Remove attachment directories older than a given age.
 
           See 'richpush help <subcommand>' for detailed help.
@@ -42,10 +43,11 @@ enum RichPushCommand {
             case "enrich": status = try await EnrichCommand.run(arguments)
             case "stream": status = try await StreamCommand.run(arguments)
             case "gc": status = try GCCommand.run(arguments)
+            case "explain": status = try await ExplainCommand.run(arguments)
             case "--version": Output.write(Array("\(RichPushVersion.current)\n".utf8)); status = 0
             case "--help", "-h": Output.write(Array(overview.utf8)); status = 0
             case "help":
-                let specs = [EnrichCommand.spec, StreamCommand.spec, GCCommand.spec]
+                let specs = [EnrichCommand.spec, StreamCommand.spec, ExplainCommand.spec, GCCommand.spec]
                 if let name = arguments.first, let spec = specs.first(where: { $0.name == name }) {
                     Output.write(Array(spec.help.utf8))
                 } else {

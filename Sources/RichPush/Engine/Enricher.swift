@@ -66,6 +66,11 @@ public final class Enricher: Sendable {
         }
     }
 
+    /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`).
+    func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        await fetcher.probe(url, deadline: deadline)
+    }
+
     /// Cancels whatever is in flight and stops the fetch loop.
     public func shutdown() {
         fetcher.shutdown()

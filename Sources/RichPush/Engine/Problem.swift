@@ -55,6 +55,8 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let network = Code("network")
         /// A revalidation was answered 304 Not Modified. Internal to the media cache: never reported.
         static let notModified = Code("not-modified")
+        /// A probe has seen enough to tell the type. Internal to `explain`: never reported.
+        static let probed = Code("probed")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).
         public static let storeFailed = Code("store-failed")
     }

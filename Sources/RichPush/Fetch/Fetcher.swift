@@ -38,10 +38,21 @@ public final class Fetcher: Sendable {
     func fetch(
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> Result<FetchedMedia, FetchFailure> {
+        await run(TransferRequest(url: url, deadline: deadline, validators: validators))
+    }
+
+    /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
+    /// The result's `type` is the sniffed type and `bytes` the declared length (else the bytes seen); it has no
+    /// path.
+    func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        await run(TransferRequest(url: url, deadline: deadline, probe: true))
+    }
+
+    private func run(_ request: TransferRequest) async -> Result<FetchedMedia, FetchFailure> {
+        let url = request.url
         if let refusal = urlCheck.check(url) { return .failure(refusal) }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let registration = LockedValue(RegistrationState())
-        let request = TransferRequest(url: url, deadline: deadline, validators: validators)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 switch registration.withLock({ $0.register() }) {

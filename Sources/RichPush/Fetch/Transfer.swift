@@ -9,6 +9,8 @@ struct TransferRequest: Sendable {
     var deadline: ContinuousClock.Instant
     /// Sent as If-None-Match / If-Modified-Since; a 304 then ends the transfer as `not-modified`.
     var validators = Validators()
+    /// Fetch only the headers and the first bytes, to tell what the media is; nothing is stored (`explain`).
+    var probe = false
 }
 
 /// One transfer in the loop: its easy handle, its partial file, the running hash and the sniffing state.
@@ -185,6 +187,7 @@ final class Transfer {
     /// Takes one chunk of the body: checks status and size, stores and hashes it, sniffs the type once enough
     /// has arrived. Returns why the transfer must stop, or nil.
     private func accept(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
+        if request.probe { return probe(chunk) }
         if partial == nil {
             if let failure = checkStatus() { return failure }
             declaredLength = easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
@@ -214,6 +217,29 @@ final class Transfer {
             if head.count >= settings.limits.sniffBytes { return decideType() }
         }
         return nil
+    }
+
+    /// The probe's share of `accept`: status and declared length, then the first bytes, never a file. Once the
+    /// type is known the transfer stops with `probed`, which `outcome` turns into the probe's result.
+    private func probe(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
+        if bytes == 0 {
+            if let failure = checkStatus() { return failure }
+            declaredLength = easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+            if declaredLength > Int64(cap) {
+                return FetchFailure(.tooLarge, "declares \(declaredLength) bytes; no type may exceed \(cap)")
+            }
+        }
+        bytes += chunk.count
+        head.append(contentsOf: chunk.prefix(settings.limits.sniffBytes - head.count))
+        guard head.count >= settings.limits.sniffBytes else { return nil }
+        return decideType() ?? FetchFailure(.probed, "")
+    }
+
+    /// What a probe found: the type, and the declared length when there was one (else the bytes seen).
+    private func probeResult() -> Result<FetchedMedia, FetchFailure> {
+        guard let type else { return .failure(FetchFailure(.network, "no body")) }
+        let size = declaredLength >= 0 ? Int(declaredLength) : bytes
+        return .success(FetchedMedia(path: "", directory: "", type: type, bytes: size, sha256: ""))
     }
 
     private func checkStatus() -> FetchFailure? {
@@ -257,8 +283,16 @@ final class Transfer {
     }
 
     private func outcome(_ code: CURLcode) -> Result<FetchedMedia, FetchFailure> {
-        if let abortReason { return .failure(abortReason) }
+        if let abortReason { return abortReason.code == .probed ? probeResult() : .failure(abortReason) }
         guard code == CURLE_OK else { return .failure(failure(code)) }
+        if request.probe {
+            if bytes == 0 {
+                if let failure = checkStatus() { return .failure(failure) }
+                return .failure(FetchFailure(.emptyBody, "HTTP \(easy.info(long: CURLINFO_RESPONSE_CODE)) with no body"))
+            }
+            if type == nil, let failure = decideType() { return .failure(failure) }
+            return probeResult()
+        }
         if partial == nil {
             if !request.validators.isEmpty, easy.info(long: CURLINFO_RESPONSE_CODE) == 304 {
                 return .failure(FetchFailure(.notModified, "304 Not Modified"))

@@ -1,0 +1,160 @@
+/// Why a payload would, or would not, get its attachments: which conventions matched, each reference they
+/// found, and for each whether it would be attached, from its headers and first bytes only (nothing stored).
+public struct Explanation: Sendable {
+    /// What would happen to one reference.
+    public enum Verdict: Sendable, Hashable {
+        /// It would be attached as this type; `bytes` is the declared length when the server gave one.
+        case attach(MediaType, bytes: Int?)
+        /// It would not be attached, for this reason.
+        case refuse(Problem.Code, String)
+        /// An earlier convention found the same URL; it is fetched once, for that one.
+        case duplicate(of: String)
+        /// Past the per-payload limit: it would not be fetched.
+        case beyondLimit
+    }
+
+    /// One reference and its verdict.
+    public struct Finding: Sendable {
+        public var reference: MediaReference
+        public var verdict: Verdict
+    }
+
+    /// One convention: what it found, and the fields it could not read.
+    public struct ConventionReport: Sendable {
+        public var name: String
+        public var findings: [Finding]
+        public var problems: [Problem]
+        /// Whether the convention found anything (a reference or an unreadable field).
+        public var matched: Bool { !findings.isEmpty || !problems.isEmpty }
+    }
+
+    /// Whether `aps.mutable-content` is 1 (else iOS would not run the extension at all).
+    public var mutable: Bool
+    /// Every convention, in the order they run.
+    public var conventions: [ConventionReport]
+
+    /// The explanation as JSON, for machines (`richpush explain --json`).
+    public func json(input: String) -> JSONValue {
+        .object(
+            JSONObject([
+                ("input", .text(input)),
+                ("mutable", .bool(mutable)),
+                (
+                    "conventions",
+                    .array(
+                        conventions.filter(\.matched).map { report in
+                            .object(
+                                JSONObject([
+                                    ("name", .text(report.name)),
+                                    ("references", .array(report.findings.map(Self.json))),
+                                    (
+                                        "problems",
+                                        .array(
+                                            report.problems.map {
+                                                .object(JSONObject([("source", .text($0.source)), ("code", .text($0.code.rawValue)), ("detail", .text($0.detail))]))
+                                            })
+                                    ),
+                                ]))
+                        })
+                ),
+                ("unmatched", .array(conventions.filter { !$0.matched }.map { .text($0.name) })),
+            ]))
+    }
+
+    private static func json(_ finding: Finding) -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("identifier", .text(finding.reference.identifier)),
+            ("field", .text(finding.reference.field)),
+            ("url", .text(finding.reference.url)),
+        ]
+        switch finding.verdict {
+        case .attach(let type, let bytes):
+            members += [("verdict", .text("attach")), ("type", .text(type.uti))]
+            if let bytes { members.append(("bytes", .integer(bytes))) }
+        case .refuse(let code, let detail):
+            members += [("verdict", .text("refuse")), ("code", .text(code.rawValue)), ("detail", .text(detail))]
+        case .duplicate(let identifier):
+            members += [("verdict", .text("duplicate")), ("of", .text(identifier))]
+        case .beyondLimit:
+            members += [("verdict", .text("not-fetched")), ("code", .text(Problem.Code.tooManyReferences.rawValue))]
+        }
+        return .object(JSONObject(members))
+    }
+
+    /// The explanation for a person (`richpush explain`).
+    public func text(input: String) -> String {
+        var lines = [input]
+        lines.append(
+            mutable
+                ? "  aps.mutable-content is 1: the service extension runs"
+                : "  aps.mutable-content is not 1: on iOS the service extension would not run at all")
+        let matched = conventions.filter(\.matched)
+        if matched.isEmpty { lines.append("  no convention found a media reference: nothing to attach") }
+        for report in matched {
+            lines.append("  \(report.name):")
+            for finding in report.findings {
+                let head = "    \(finding.reference.field) \(finding.reference.url)"
+                switch finding.verdict {
+                case .attach(let type, let bytes):
+                    lines.append(head + "\n      would attach: \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
+                case .refuse(let code, let detail):
+                    lines.append(head + "\n      would NOT attach: \(code) (\(detail))")
+                case .duplicate(let identifier):
+                    lines.append(head + "\n      same URL as \(identifier): fetched once")
+                case .beyondLimit:
+                    lines.append(head + "\n      would NOT be fetched: beyond the per-payload limit")
+                }
+            }
+            for problem in report.problems { lines.append("    \(problem.source): \(problem.code) (\(problem.detail))") }
+        }
+        let unmatched = conventions.filter { !$0.matched }.map(\.name)
+        if !unmatched.isEmpty { lines.append("  not present: " + unmatched.joined(separator: ", ")) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension Enricher {
+    /// Explains what `enrich` would do with `payload`: every convention, every reference, and for each whether
+    /// it would be attached, judged from its headers and first bytes (fetched now, under `deadline`; nothing is
+    /// stored).
+    public func explain(_ payload: Payload, deadline: ContinuousClock.Instant) async -> Explanation {
+        var reports: [Explanation.ConventionReport] = []
+        var seen: [String: String] = [:]
+        var fetchCount = 0
+        var toProbe: [(report: Int, finding: Int, url: String)] = []
+        for convention in configuration.conventions.conventions {
+            let scan = convention.scan(payload)
+            var findings: [Explanation.Finding] = []
+            for reference in scan.references {
+                if let first = seen[reference.url] {
+                    findings.append(.init(reference: reference, verdict: .duplicate(of: first)))
+                    continue
+                }
+                seen[reference.url] = reference.identifier
+                if fetchCount >= configuration.limits.maximumReferences {
+                    findings.append(.init(reference: reference, verdict: .beyondLimit))
+                    continue
+                }
+                fetchCount += 1
+                toProbe.append((reports.count, findings.count, reference.url))
+                findings.append(.init(reference: reference, verdict: .refuse(.expired, "not probed")))
+            }
+            reports.append(.init(name: convention.name, findings: findings, problems: scan.problems))
+        }
+        let verdicts = await withTaskGroup(of: (Int, Explanation.Verdict).self) { group in
+            for (index, item) in toProbe.enumerated() {
+                group.addTask {
+                    switch await self.probe(item.url, deadline: deadline) {
+                    case .success(let media): return (index, .attach(media.type, bytes: media.bytes))
+                    case .failure(let failure): return (index, .refuse(failure.code, failure.detail))
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Explanation.Verdict]()) { $0[$1.0] = $1.1 }
+        }
+        for (index, item) in toProbe.enumerated() {
+            if let verdict = verdicts[index] { reports[item.report].findings[item.finding].verdict = verdict }
+        }
+        return Explanation(mutable: payload.isMutable, conventions: reports)
+    }
+}
