@@ -288,3 +288,52 @@ enum ExplainCommand {
         return status
     }
 }
+
+/// `richpush render`: expands an Azure Notification Hubs template with its properties.
+enum RenderCommand {
+    static let spec = CommandSpec(
+        name: "render",
+        abstract: "Expand a template notification (Azure Notification Hubs expressions) into a payload.",
+        usage: "richpush render --template <file> --params <file> [--strict]",
+        arguments: [],
+        options: [
+            OptionSpec(name: "template", value: "file", help: "The template: a JSON payload whose string values may be expressions. (required)"),
+            OptionSpec(name: "params", value: "file", help: "The properties: a JSON object of name to string or number. (required)"),
+            OptionSpec(name: "strict", value: nil, help: "A missing property is an error instead of an empty string. (default: off)"),
+        ],
+        discussion: """
+            Expressions: $(prop), $(prop, n), .(prop), .(prop, n), %(prop), #(prop), and {e1 + 'literal' + e2}.
+            Prints the payload as one line of JSON. EXIT STATUS: 0; 1 when the template cannot be rendered (the
+            message names the expression or property); 64 on a usage error.
+            """)
+
+    static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
+        let parsed = try spec.parse(arguments)
+        if parsed.has("help") {
+            Output.write(Array(spec.help.utf8))
+            return 0
+        }
+        if !parsed.positionals.isEmpty { throw UsageError("render: unexpected argument '\(parsed.positionals[0])'") }
+        guard let templatePath = parsed.value("template") else { throw UsageError("render: --template <file> is required") }
+        guard let paramsPath = parsed.value("params") else { throw UsageError("render: --params <file> is required") }
+        let template = try load(templatePath, option: "--template")
+        let params = try load(paramsPath, option: "--params")
+        do {
+            let renderer = try TemplateRenderer(properties: params, strict: parsed.has("strict"))
+            let rendered = try renderer.render(template)
+            Output.write(JSONWriter.bytes(rendered) + [0x0A])
+            return 0
+        } catch {
+            Output.error("richpush render: \(error.message)")
+            return 1
+        }
+    }
+
+    private static func load(_ path: String, option: String) throws(UsageError) -> JSONValue {
+        do throws(PayloadError) {
+            return try JSONParser().parse(try InputReader.read(path, limit: 1 << 20).get())
+        } catch {
+            throw UsageError("\(option) \(path): \(error.code) (\(error.detail))")
+        }
+    }
+}

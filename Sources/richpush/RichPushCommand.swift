@@ -20,6 +20,7 @@ enum RichPushCommand {
           enrich                    Attach the media of push payload files; print one JSON result per input.
           stream                    Attach the media of NDJSON payloads on standard input, in order.
           explain                   Tell why each payload would, or would not, get its attachments.
+          render                    Expand a template notification (Azure Notification Hubs) into a payload.
           gc                        Remove attachment directories older than a given age.
 
           See 'richpush help <subcommand>' for detailed help.
@@ -44,10 +45,11 @@ enum RichPushCommand {
             case "stream": status = try await StreamCommand.run(arguments)
             case "gc": status = try GCCommand.run(arguments)
             case "explain": status = try await ExplainCommand.run(arguments)
+            case "render": status = try RenderCommand.run(arguments)
             case "--version": Output.write(Array("\(RichPushVersion.current)\n".utf8)); status = 0
             case "--help", "-h": Output.write(Array(overview.utf8)); status = 0
             case "help":
-                let specs = [EnrichCommand.spec, StreamCommand.spec, ExplainCommand.spec, GCCommand.spec]
+                let specs = [EnrichCommand.spec, StreamCommand.spec, ExplainCommand.spec, RenderCommand.spec, GCCommand.spec]
                 if let name = arguments.first, let spec = specs.first(where: { $0.name == name }) {
                     Output.write(Array(spec.help.utf8))
                 } else {
