@@ -92,7 +92,9 @@ struct MediaCacheTests {
         let waiter = await enricher.enrich(payload, timeout: .seconds(10))
         #expect(await leader.outcome == .expired)
         #expect(waiter.outcome == .complete)
-        #expect(requests(bed, "/slow/photo.jpg") == 2)
+        // Two requests when the leader's went out before it expired (the usual case); one when a loaded machine
+        // expired the leader before its request left, and the waiter fetched alone.
+        #expect((1...2).contains(requests(bed, "/slow/photo.jpg")))
     }
 
     @Test("failures are not cached")
