@@ -21,11 +21,7 @@ enum EnrichCommand {
             """)
 
     static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
-        let parsed = try spec.parse(arguments)
-        if parsed.has("help") {
-            Output.write(Array(spec.help.utf8))
-            return 0
-        }
+        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
         let configuration = try SharedOptions.configuration(parsed)
         let concurrency = try SharedOptions.concurrency(parsed)
         let inputs = parsed.positionals.isEmpty ? ["-"] : parsed.positionals
@@ -115,11 +111,7 @@ enum StreamCommand {
             """)
 
     static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
-        let parsed = try spec.parse(arguments)
-        if parsed.has("help") {
-            Output.write(Array(spec.help.utf8))
-            return 0
-        }
+        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
         if !parsed.positionals.isEmpty {
             throw UsageError("stream reads standard input; unexpected argument '\(parsed.positionals[0])'")
         }
@@ -192,11 +184,7 @@ enum GCCommand {
         discussion: "Only directories named as RichPush names them (a UUID) are removed. Prints how many.")
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-        let parsed = try spec.parse(arguments)
-        if parsed.has("help") {
-            Output.write(Array(spec.help.utf8))
-            return 0
-        }
+        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
         if !parsed.positionals.isEmpty { throw UsageError("gc: unexpected argument '\(parsed.positionals[0])'") }
         guard let text = parsed.value("older-than") else { throw UsageError("gc: --older-than <seconds> is required") }
         guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
@@ -254,11 +242,7 @@ enum ExplainCommand {
             """)
 
     static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
-        let parsed = try spec.parse(arguments)
-        if parsed.has("help") {
-            Output.write(Array(spec.help.utf8))
-            return 0
-        }
+        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
         let configuration = try SharedOptions.configuration(parsed)
         let enricher = try makeEnricher(configuration)
         defer { enricher.shutdown() }
@@ -308,11 +292,7 @@ enum RenderCommand {
             """)
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-        let parsed = try spec.parse(arguments)
-        if parsed.has("help") {
-            Output.write(Array(spec.help.utf8))
-            return 0
-        }
+        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
         if !parsed.positionals.isEmpty { throw UsageError("render: unexpected argument '\(parsed.positionals[0])'") }
         guard let templatePath = parsed.value("template") else { throw UsageError("render: --template <file> is required") }
         guard let paramsPath = parsed.value("params") else { throw UsageError("render: --params <file> is required") }

@@ -91,6 +91,16 @@ struct CommandSpec {
         return parsed
     }
 
+    /// Parses `arguments`; when `--help` was asked for, prints the help instead and returns nil.
+    func parseOrShowHelp(_ arguments: [String]) throws(UsageError) -> ParsedArguments? {
+        let parsed = try parse(arguments)
+        guard !parsed.has("help") else {
+            Output.write(Array(help.utf8))
+            return nil
+        }
+        return parsed
+    }
+
     /// The `--help` text.
     var help: String {
         var text = "OVERVIEW: \(abstract)\n\nUSAGE: \(usage)\n"
