@@ -248,3 +248,34 @@ struct KeyPathConventionTests {
         #expect(result.problems.isEmpty)
     }
 }
+
+@Suite("Notifee convention")
+struct NotifeeConventionTests {
+    func scan(_ text: String) throws -> ConventionScan {
+        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+    }
+
+    @Test("ios.attachments take precedence over image; ids, type hints and thumbnail options are kept")
+    func attachments() throws {
+        let result = try scan(#"{"notifee_options":{"image":"https://n/0.png","ios":{"attachments":[{"id":"a","url":"https://n/1.jpg","typeHint":"public.jpeg","thumbnailHidden":true},{"url":"https://n/2.mp4","thumbnailTime":2}]}}}"#)
+        #expect(result.references.map(\.url) == ["https://n/1.jpg", "https://n/2.mp4"])
+        #expect(result.references.map(\.identifier) == ["a", "notifee-2"])
+        #expect(result.references.map(\.typeHint) == ["public.jpeg", nil])
+        #expect(result.references.map { $0.thumbnail } == [Thumbnail(hidden: true), Thumbnail(time: 2)])
+    }
+
+    @Test("image alone, in an object or a JSON string")
+    func image() throws {
+        #expect(try scan(#"{"notifee_options":{"image":"https://n/0.png"}}"#).references.map(\.field) == ["notifee_options.image"])
+        #expect(try scan(#"{"notifee_options":"{\"image\":\"https://n/0.png\"}"}"#).references.map(\.url) == ["https://n/0.png"])
+        #expect(try scan(#"{"notifee_options":"not json"}"#).references.isEmpty)
+    }
+
+    @Test("wrong types and invalid options are specific problems")
+    func problems() throws {
+        #expect(try scan(#"{"notifee_options":5}"#).problems.map(\.code) == [.badReference])
+        let bad = try scan(#"{"notifee_options":{"ios":{"attachments":[7,{"url":"https://n/1.jpg","thumbnailClippingRect":{"x":2},"thumbnailTime":-1,"thumbnailHidden":"no"}]}}}"#)
+        #expect(bad.references.count == 1)
+        #expect(bad.problems.map(\.code) == [.badReference, .badOption, .badOption, .badOption])
+    }
+}

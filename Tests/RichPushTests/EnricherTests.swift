@@ -43,6 +43,7 @@ struct EnricherTests {
             ("pushwoosh.json", .complete, ["pushwoosh:com.microsoft.waveform-audio"]),
             ("batch.json", .complete, ["batch:public.mpeg-2-video"]),
             ("amplify.json", .complete, ["amplify:public.aiff-audio"]),
+            ("notifee.json", .complete, ["notifee:public.jpeg", "notifee:public.mpeg-4"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()

@@ -1,0 +1,75 @@
+/// Notifee: `notifee_options`, an object or a JSON string, as NotifeeCoreExtensionHelper reads it:
+/// `ios.attachments` (each {url, id, typeHint, thumbnailHidden, thumbnailClippingRect {x, y, width, height},
+/// thumbnailTime}) takes precedence over `image` (a URL string). Notifee's own extension attaches only the first
+/// attachment; we fetch every one (each bounded by the per-payload limit) and keep their order.
+public struct NotifeeConvention: MediaConvention {
+    public var name: String { "notifee" }
+
+    /// The convention.
+    public init() {}
+
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        let options: JSONObject
+        switch payload.root["notifee_options"] {
+        case nil:
+            return scan
+        case .object(let object)?:
+            options = object
+        case .string(let text)?:
+            guard case .object(let object)? = try? JSONParser().parse(Array(text.value.utf8)) else { return scan }
+            options = object
+        case let other?:
+            scan.problems.append(
+                Problem(source: "notifee_options", code: .badReference, detail: "notifee_options holds \(other.kindDescription); expected an object or a JSON string"))
+            return scan
+        }
+        if case .array(let attachments)? = options["ios"]?.objectValue?["attachments"], !attachments.isEmpty {
+            for (index, item) in attachments.enumerated() {
+                let field = "notifee_options.ios.attachments[\(index)]"
+                guard case .object(let attachment) = item else {
+                    scan.problems.append(Problem(source: field, code: .badReference, detail: "\(field) holds \(item.kindDescription); expected {url, ...}"))
+                    continue
+                }
+                let identifier = attachment["id"]?.stringValue ?? (attachments.count == 1 ? "notifee" : "notifee-\(index + 1)")
+                let before = scan.references.count
+                scan.take(attachment["url"] ?? .null, field: field + ".url", convention: name, identifier: identifier,
+                          typeHint: attachment["typeHint"]?.stringValue)
+                let thumbnail = Self.thumbnail(attachment, field: field, into: &scan)
+                if scan.references.count > before, thumbnail != Thumbnail() { scan.references[before].thumbnail = thumbnail }
+            }
+            return scan
+        }
+        scan.take(options["image"], field: "notifee_options.image", convention: name, identifier: "notifee")
+        return scan
+    }
+
+    /// UNNotificationAttachment's thumbnail options as Notifee names them; invalid values are `bad-option`.
+    static func thumbnail(_ attachment: JSONObject, field: String, into scan: inout ConventionScan) -> Thumbnail {
+        var thumbnail = Thumbnail()
+        if let hidden = attachment["thumbnailHidden"] {
+            if case .bool(let flag) = hidden { thumbnail.hidden = flag } else {
+                scan.problems.append(Problem(source: field + ".thumbnailHidden", code: .badOption, detail: "thumbnailHidden must be a boolean"))
+            }
+        }
+        if let rect = attachment["thumbnailClippingRect"] {
+            let values = ["x", "y", "width", "height"].map { key -> Double? in
+                guard case .number(let text)? = rect.objectValue?[key], let number = Double(text), (0...1).contains(number) else { return nil }
+                return number
+            }
+            if values.allSatisfy({ $0 != nil }) {
+                thumbnail.clip = Thumbnail.Clip(x: values[0]!, y: values[1]!, width: values[2]!, height: values[3]!)
+            } else {
+                scan.problems.append(Problem(source: field + ".thumbnailClippingRect", code: .badOption, detail: "thumbnailClippingRect needs x, y, width and height, each a number from 0 to 1"))
+            }
+        }
+        if let time = attachment["thumbnailTime"] {
+            if case .number(let text) = time, let seconds = Double(text), seconds >= 0, seconds.isFinite {
+                thumbnail.time = seconds
+            } else {
+                scan.problems.append(Problem(source: field + ".thumbnailTime", code: .badOption, detail: "thumbnailTime must be a number of seconds, 0 or more"))
+            }
+        }
+        return thumbnail
+    }
+}
