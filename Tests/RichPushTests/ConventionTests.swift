@@ -244,7 +244,7 @@ struct KeyPathConventionTests {
     @Test("an attachment object is Home Assistant's shape: Pushwoosh leaves it alone")
     func attachmentObject() throws {
         let result = try scan(#"{"attachment":{"url":"https://h/1.jpg"}}"#)
-        #expect(result.references.isEmpty)
+        #expect(result.references.map(\.convention) == ["home_assistant"])
         #expect(result.problems.isEmpty)
     }
 }
@@ -277,5 +277,32 @@ struct NotifeeConventionTests {
         let bad = try scan(#"{"notifee_options":{"ios":{"attachments":[7,{"url":"https://n/1.jpg","thumbnailClippingRect":{"x":2},"thumbnailTime":-1,"thumbnailHidden":"no"}]}}}"#)
         #expect(bad.references.count == 1)
         #expect(bad.problems.map(\.code) == [.badReference, .badOption, .badOption, .badOption])
+    }
+}
+
+@Suite("Home Assistant convention")
+struct HomeAssistantConventionTests {
+    func scan(_ text: String) throws -> ConventionScan {
+        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+    }
+
+    @Test("url, content-type as the hint, hide-thumbnail as the thumbnail")
+    func attachment() throws {
+        let result = try scan(#"{"attachment":{"url":"https://h/1.mp4","content-type":"mpeg4","hide-thumbnail":true}}"#)
+        #expect(result.references.map(\.convention) == ["home_assistant"])
+        #expect(result.references.first?.typeHint == "mpeg4")
+        #expect(result.references.first?.thumbnail == Thumbnail(hidden: true))
+        #expect(MediaType.mp4.matches(hint: "mpeg4") == true)
+        #expect(MediaType.wav.matches(hint: "waveformaudio") == true)
+    }
+
+    @Test("a URL relative to the Home Assistant instance is bad-url; wrong types are bad-option")
+    func problems() throws {
+        let relative = try scan(#"{"attachment":{"url":"/api/camera_proxy/camera.door"}}"#)
+        #expect(relative.references.isEmpty)
+        #expect(relative.problems.map(\.code) == [.badURL])
+        let wrong = try scan(#"{"attachment":{"url":"https://h/1.jpg","content-type":3,"hide-thumbnail":"yes"}}"#)
+        #expect(wrong.references.count == 1)
+        #expect(wrong.problems.map(\.code) == [.badOption, .badOption])
     }
 }

@@ -44,6 +44,7 @@ struct EnricherTests {
             ("batch.json", .complete, ["batch:public.mpeg-2-video"]),
             ("amplify.json", .complete, ["amplify:public.aiff-audio"]),
             ("notifee.json", .complete, ["notifee:public.jpeg", "notifee:public.mpeg-4"]),
+            ("home-assistant.json", .complete, ["home_assistant:public.jpeg"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()

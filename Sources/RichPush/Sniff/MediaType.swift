@@ -43,6 +43,8 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
             "jpg": [.jpeg], "jpeg": [.jpeg], "gif": [.gif], "png": [.png], "mp3": [.mp3], "aif": [.aiff],
             "aiff": [.aiff], "wav": [.wav], "m4a": [.m4a], "mpg": [.mpeg, .mpeg2], "mpeg": [.mpeg, .mpeg2],
             "mp4": [.mp4], "m4v": [.mp4], "avi": [.avi],
+            // Home Assistant's names.
+            "mpeg2": [.mpeg2], "mpeg4": [.mp4], "mpeg4audio": [.m4a], "waveformaudio": [.wav],
         ]
         if let types = aliases[text] { return types.contains(self) }
         if let type = Self.all.first(where: { $0.uti == text }) { return type == self }
