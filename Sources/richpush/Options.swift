@@ -158,6 +158,14 @@ enum SharedOptions {
             name: "conventions", value: "file",
             help: "Add the conventions described in this JSON file, after the built-in ones (see the README). (default: none)"),
         OptionSpec(
+            name: "route-id-key", value: "key",
+            help: "A key holding the route id; given once or more, replaces the defaults. (default: id, route_id, content_id)",
+            repeatable: true),
+        OptionSpec(
+            name: "route-url-key", value: "key",
+            help: "A key holding the route's deep link; replaces the defaults. (default: deeplink, deep_link, uri, url, link, l)",
+            repeatable: true),
+        OptionSpec(
             name: "cache-ttl", value: "seconds",
             help: "Reuse a fetched URL for this long, then revalidate it; 0 fetches every time. (default: 300)"),
         OptionSpec(
@@ -238,6 +246,8 @@ enum SharedOptions {
             }
             configuration.conventions = ConventionRegistry(chosen)
         }
+        if !parsed.all("route-id-key").isEmpty { configuration.routeKeys.id = parsed.all("route-id-key") }
+        if !parsed.all("route-url-key").isEmpty { configuration.routeKeys.url = parsed.all("route-url-key") }
         if let text = parsed.value("cache-ttl") {
             guard let seconds = Double(text), seconds >= 0, seconds.isFinite, seconds <= 31_536_000 else {
                 throw UsageError("--cache-ttl: expected a number of seconds (0 turns the cache off), got '\(text)'")

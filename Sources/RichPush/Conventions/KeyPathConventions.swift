@@ -2,12 +2,14 @@
 /// vendor's own extension source.
 
 /// Walks `path` from the payload's root through objects; the step `@json` parses the current string as JSON
-/// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing). Returns the value,
+/// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing; an object passes). Returns the value,
 /// or nil when a key is absent; a step that must be an object and is not one is a `bad-reference` problem.
 func walk(_ payload: Payload, _ path: [String], into scan: inout ConventionScan) -> JSONValue? {
     var current: JSONValue = .object(payload.root)
     for (index, key) in path.enumerated() {
         if key == KeyPathConvention.jsonStep {
+            // A JSON-encoded string is parsed; an object (vendors send either) passes as it is.
+            if case .object = current { continue }
             guard case .string(let text) = current,
                 case .some(let parsed) = try? JSONParser().parse(Array(text.value.utf8))
             else { return nil }
@@ -30,6 +32,8 @@ func walk(_ payload: Payload, _ path: [String], into scan: inout ConventionScan)
 /// instances, each path checked against the vendor's own extension source.
 public struct KeyPathConvention: MediaConvention {
     public let name: String
+    /// Where the vendor keeps the app's custom data, searched for a route.
+    public var customData: [[String]] = []
     /// The keys from the payload's root to the URL; `@json` parses a JSON-encoded string on the way.
     public let path: [String]
     /// The keys to the declared type (the attachment's `type_hint`), if the vendor sends one.
@@ -72,11 +76,18 @@ public struct KeyPathConvention: MediaConvention {
     public static let iterable = KeyPathConvention(
         name: "iterable", path: ["itbl", "attachment-url"], identifier: "itbl_attachment")
     /// Customer.io: `CIO` → `push` → `image` (the rich push payload of Customer.io's iOS SDK).
-    public static let customerIO = KeyPathConvention(
-        name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_image")
+    public static let customerIO: KeyPathConvention = {
+        var convention = KeyPathConvention(name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_image")
+        convention.customData = [["CIO", "push"]]
+        return convention
+    }()
     /// AWS Amplify / Pinpoint: `data` → `media-url` (PinpointNotificationPayload in Amplify's notification
     /// utilities).
-    public static let amplify = KeyPathConvention(name: "amplify", path: ["data", "media-url"], identifier: "media-url")
+    public static let amplify: KeyPathConvention = {
+        var convention = KeyPathConvention(name: "amplify", path: ["data", "media-url"], identifier: "media-url")
+        convention.customData = [["data"], ["data", "pinpoint"]]
+        return convention
+    }()
 }
 
 /// Pushwoosh (and other SDKs that follow it): a top-level `attachment` string. An `attachment` object is Home
@@ -97,6 +108,8 @@ public struct PushwooshConvention: MediaConvention {
 /// RichNotificationHelper reads them. The type becomes the attachment's `type_hint`.
 public struct BatchConvention: MediaConvention {
     public var name: String { "batch" }
+    /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
+    public var customData: [[String]] { [["com.batch"]] }
     public init() {}
     public func scan(_ payload: Payload) -> ConventionScan {
         var scan = ConventionScan()

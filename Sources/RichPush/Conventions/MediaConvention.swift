@@ -9,6 +9,14 @@ public protocol MediaConvention: Sendable {
     /// The media references this convention finds in `payload`, and the problems of fields it reads that hold
     /// the wrong type. Finding nothing is not a problem.
     func scan(_ payload: Payload) -> ConventionScan
+
+    /// Key paths (with `@json` steps, as `KeyPathConvention`) to the objects where the vendor keeps the app's
+    /// custom data, searched for a route before the payload's root. Default: none.
+    var customData: [[String]] { get }
+}
+
+extension MediaConvention {
+    public var customData: [[String]] { [] }
 }
 
 /// One media URL found in a payload.

@@ -5,6 +5,9 @@
 public struct NotifeeConvention: MediaConvention {
     public var name: String { "notifee" }
 
+    /// Where the app's custom data lives, searched for a route.
+    public var customData: [[String]] { [["notifee_options", "@json", "data"]] }
+
     /// The convention.
     public init() {}
 

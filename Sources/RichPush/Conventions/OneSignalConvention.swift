@@ -4,6 +4,9 @@
 public struct OneSignalConvention: MediaConvention {
     public var name: String { "onesignal" }
 
+    /// Where the app's custom data lives, searched for a route.
+    public var customData: [[String]] { [["custom", "a"]] }
+
     /// The convention.
     public init() {}
 

@@ -5,6 +5,9 @@
 public struct ZegoConvention: MediaConvention {
     public var name: String { "zego" }
 
+    /// Where the app's custom data lives, searched for a route.
+    public var customData: [[String]] { [["payload", "@json"]] }
+
     /// Bounds for parsing the embedded JSON string; the same as a whole payload's by default.
     public var limits: JSONParser.Limits
 

@@ -107,6 +107,8 @@ public struct Configuration: Sendable {
     public var network = Network()
     /// Media cache settings.
     public var cache = Cache()
+    /// Which keys hold a route (id, deep link). Defaults: see `Route.Keys`.
+    public var routeKeys = Route.Keys()
     /// Size and count bounds.
     public var limits = Limits()
     /// Where attachments go. Default `$TMPDIR/richpush`.

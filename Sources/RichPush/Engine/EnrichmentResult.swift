@@ -42,6 +42,8 @@ public struct EnrichmentResult: Sendable {
     public var content: Payload?
     /// The attachments, in reference order.
     public var attachments: [Attachment]
+    /// Where the app should go when the notification is opened, when the payload says.
+    public var route: Route? = nil
     /// Everything a user should hear, in the order found.
     public var problems: [Problem]
     /// Time from the start of processing to the result.
@@ -80,6 +82,7 @@ public struct EnrichmentResult: Sendable {
                 ("outcome", .text(outcome.rawValue)),
                 ("content", content?.json ?? .null),
                 ("attachments", .array(attachmentValues)),
+            ] + (route.map { [("route", $0.json)] } ?? []) + [
                 ("problems", .array(problemValues)),
                 ("elapsed_ms", .number("\(tenths / 10).\(tenths % 10)")),
             ]))

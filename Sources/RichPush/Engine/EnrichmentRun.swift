@@ -13,6 +13,7 @@ final class EnrichmentRun: Sendable {
     private let unfetchedCount: Int
     /// Text changes the payload's conventions ask for, applied to the returned content.
     private let overrides: [AlertOverride]
+    private let route: Route?
     private let settled: LockedValue<[Int: Result<FetchedMedia, FetchFailure>]> = LockedValue([:])
 
     init(payload: Payload, configuration: Configuration, start: ContinuousClock.Instant = .now) {
@@ -41,6 +42,10 @@ final class EnrichmentRun: Sendable {
         }
         self.references = scan.references
         self.overrides = scan.overrides
+        let matched = configuration.conventions.conventions.filter { convention in
+            scan.references.contains { $0.convention == convention.name }
+        }
+        self.route = Route.find(in: payload, conventions: matched, keys: configuration.routeKeys)
         self.initialProblems = problems
         self.unfetchedCount = unfetched
     }
@@ -94,7 +99,7 @@ final class EnrichmentRun: Sendable {
         }
         return EnrichmentResult(
             outcome: outcome, content: Self.mutate(payload, with: attachments, overrides: overrides),
-            attachments: attachments,
+            attachments: attachments, route: route,
             problems: problems, elapsed: .now - start)
     }
 
