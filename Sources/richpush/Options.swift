@@ -152,7 +152,7 @@ enum SharedOptions {
             name: "concurrency", value: "n", help: "Payloads processed at once. (default: 32)"),
         OptionSpec(
             name: "convention", value: "name",
-            help: "Run only the named conventions, in the order given: adb_media, zego, fcm, airship, onesignal, clevertap, iterable, customerio, pushwoosh, batch, amplify, notifee, home_assistant. (default: all, in that order)",
+            help: "Run only the named conventions, in the order given: adb_media, zego, fcm, airship, onesignal, clevertap, iterable, customerio, pushwoosh, batch, amplify, notifee, home_assistant, braze. (default: all, in that order)",
             repeatable: true),
         OptionSpec(
             name: "conventions", value: "file",

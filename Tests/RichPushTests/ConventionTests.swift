@@ -216,6 +216,7 @@ struct KeyPathConventionTests {
             (#"{"attachment":"https://p/1.wav"}"#, "pushwoosh", "attachment", nil),
             (#"{"com.batch":{"at":{"u":"https://b/1.mpg","t":"public.mpeg"}}}"#, "batch", "com.batch.at.u", "public.mpeg"),
             (#"{"data":{"media-url":"https://a/1.m4a","pinpoint":{}}}"#, "amplify", "data.media-url", nil),
+            (#"{"ab":{"att":{"url":"https://br/1.gif","type":"gif"}}}"#, "braze", "ab.att.url", "gif"),
         ])
     func keyPaths(text: String, convention: String, field: String, hint: String?) throws {
         let result = try scan(text)

@@ -45,6 +45,7 @@ struct EnricherTests {
             ("amplify.json", .complete, ["amplify:public.aiff-audio"]),
             ("notifee.json", .complete, ["notifee:public.jpeg", "notifee:public.mpeg-4"]),
             ("home-assistant.json", .complete, ["home_assistant:public.jpeg"]),
+            ("braze.json", .complete, ["braze:com.compuserve.gif"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()

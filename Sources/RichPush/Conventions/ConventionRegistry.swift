@@ -14,13 +14,13 @@ public struct ConventionRegistry: Sendable {
     /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Firebase (`fcm`),
     /// Airship (`airship`), OneSignal (`onesignal`), CleverTap (`clevertap`), Iterable (`iterable`), Customer.io
     /// (`customerio`), Pushwoosh (`pushwoosh`), Batch (`batch`), AWS Amplify (`amplify`), Notifee (`notifee`),
-    /// Home Assistant (`home_assistant`).
+    /// Home Assistant (`home_assistant`), Braze (`braze`).
     public static var standard: ConventionRegistry {
         ConventionRegistry([
             AdobeMediaConvention(), ZegoConvention(), KeyPathConvention.firebase, AirshipConvention(),
             OneSignalConvention(), CleverTapConvention(), KeyPathConvention.iterable, KeyPathConvention.customerIO,
             PushwooshConvention(), BatchConvention(), KeyPathConvention.amplify, NotifeeConvention(),
-            HomeAssistantConvention(),
+            HomeAssistantConvention(), KeyPathConvention.braze,
         ])
     }
 

@@ -72,6 +72,11 @@ public struct KeyPathConvention: MediaConvention {
     /// Firebase Cloud Messaging: `fcm_options.image` (FIRMessagingExtensionHelper, which then names the file
     /// after the server's suggested file name: how a JPEG ends up as `.php`).
     public static let firebase = KeyPathConvention(name: "fcm", path: ["fcm_options", "image"], identifier: "fcm_image")
+    /// Braze: `ab` → `att` → `url`, with `type` (a file suffix such as `jpg`) as the `type_hint`
+    /// (AppboyAPNSDictionaryKey, AttachmentKey, AttachmentURLKey and AttachmentTypeKey in Braze's notification
+    /// service sample; Braze names the file after the declared type).
+    public static let braze = KeyPathConvention(
+        name: "braze", path: ["ab", "att", "url"], hintPath: ["ab", "att", "type"], identifier: "braze_att")
     /// Iterable: `itbl` → `attachment-url` (ITBNotificationServiceExtension; JsonKey.Payload in the swift-sdk).
     public static let iterable = KeyPathConvention(
         name: "iterable", path: ["itbl", "attachment-url"], identifier: "itbl_attachment")
