@@ -160,7 +160,7 @@ struct CLITests {
             (["enrich", "--resolve", "media.test:80"], "--resolve"),
             (["enrich", "--resolve", "media.test:80:1.2.3.4,nope"], "--resolve"),
             (["enrich", "--allow-port", "0"], "--allow-port"),
-            (["enrich", "--convention", "braze"], "braze"),
+            (["enrich", "--convention", "frobnicator"], "frobnicator"),
             (["enrich", "--convention", "zego,zego"], "zego"),
             (["enrich", "--allow-port", "9000-80"], "--allow-port"),
             (["enrich", "--concurrency", "0"], "--concurrency"),
