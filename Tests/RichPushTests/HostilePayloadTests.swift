@@ -65,3 +65,23 @@ struct HostilePayloadTests {
         #expect(result.outcome == .unchanged)
     }
 }
+
+@Suite("Thousands of references in one payload")
+struct ManyReferencesTests {
+    @Test("5,000 OneSignal attachments: the first 8 fetched, the rest reported, quickly")
+    func thousands() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let entries = (0..<5000).map { #""id\#($0)":"\#(bed.url("/media/logo.png?n=\($0)"))""# }.joined(separator: ",")
+        let payload = try Payload(parsing: Array(#"{"aps":{"mutable-content":1},"att":{\#(entries)}}"#.utf8))
+        let start = ContinuousClock.now
+        let result = await enricher.enrich(payload, timeout: .seconds(20))
+        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(result.attachments.count == 8)
+        #expect(result.outcome == .partial)
+        #expect(result.problems.map(\.code) == [.tooManyReferences])
+        #expect(result.problems.first?.detail.contains("5000 references") == true)
+        #expect(bed.origin.requestLog.count == 8)
+    }
+}
