@@ -51,9 +51,14 @@ public enum JSONWriter {
 
     static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        // Most strings (paths, URLs, codes) need no escape: copy them whole.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
-            output.append(contentsOf: string.utf8)
+        // Most strings (paths, URLs, codes) need no escape: scan their contiguous UTF-8 once, copy them whole.
+        var text = string
+        let copied = text.withUTF8 { bytes -> Bool in
+            for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C { return false }
+            output.append(contentsOf: bytes)
+            return true
+        }
+        if copied {
             output.append(UInt8(ascii: "\""))
             return
         }
