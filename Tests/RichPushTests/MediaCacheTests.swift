@@ -167,4 +167,20 @@ struct MediaCacheTests {
         #expect(!FileManager.default.fileExists(atPath: cache))
         #expect(FileManager.default.fileExists(atPath: other))
     }
+
+    @Test("a full cache evicts a tenth at a time, oldest first, never the entry just added")
+    func batchEviction() async throws {
+        let bed = try TestBed { $0.cache.maximumEntries = 10 }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        for index in 0..<11 {
+            _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
+        }
+        // 11 entries > 10: down to 9 in one pass, the two oldest gone, and with them their links.
+        #expect(bed.cacheFiles().count == 9)
+        _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=0"), timeout: .seconds(5))
+        _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=10"), timeout: .seconds(5))
+        #expect(requests(bed, "/media/logo.png?v=0") == 2)
+        #expect(requests(bed, "/media/logo.png?v=10") == 1)
+    }
 }

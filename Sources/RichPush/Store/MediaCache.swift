@@ -7,7 +7,7 @@
 /// revalidated with its ETag / Last-Modified. Every payload still gets its own attachment directory and file: a
 /// hard link to the cached bytes, which costs a mkdir and a link.
 ///
-/// The cache keeps its own hard link to each file in `<root>/.cache-<uuid>/`, bounded in entries and bytes
+/// The cache keeps its own hard link to each entry's file in `<root>/.cache-<uuid>/`, bounded in entries and bytes
 /// (least recently used out first); the directory is removed at shutdown and by `gc`. Failures are never cached.
 final class MediaCache: Sendable {
     private let fetcher: Fetcher
@@ -147,7 +147,7 @@ final class MediaCache: Sendable {
             if case .ready(let entry)? = slot {
                 state.bytes += entry.media.bytes
                 state.entries += 1
-                evicted += evict(&state)
+                evicted += evict(&state, keeping: url)
             }
             return Array(waiters.values)
         }
@@ -155,15 +155,20 @@ final class MediaCache: Sendable {
         for waiter in waiters { waiter.resume(returning: tell) }
     }
 
-    /// Drops least recently used entries until the bounds hold; returns their files to unlink.
-    private func evict(_ state: inout State) -> [String] {
+    /// When a bound is passed, drops least recently used entries (never `keeping`) down to 90% of the bounds in
+    /// one sorted pass; returns their files to unlink. Evicting a tenth at a time keeps a full cache from
+    /// scanning every entry on every insertion (a day of unique URLs would otherwise pay O(entries) each).
+    private func evict(_ state: inout State, keeping: String) -> [String] {
+        guard state.entries > settings.maximumEntries || state.bytes > settings.maximumBytes else { return [] }
+        let entryTarget = settings.maximumEntries - settings.maximumEntries / 10
+        let byteTarget = settings.maximumBytes - settings.maximumBytes / 10
+        let candidates = state.slots.compactMap { key, slot -> (String, Entry)? in
+            if case .ready(let entry) = slot, key != keeping { return (key, entry) }
+            return nil
+        }.sorted { $0.1.lastUsed < $1.1.lastUsed }
         var removed: [String] = []
-        while state.entries > settings.maximumEntries || state.bytes > settings.maximumBytes {
-            let oldest = state.slots.compactMap { key, slot -> (String, Entry)? in
-                if case .ready(let entry) = slot { return (key, entry) }
-                return nil
-            }.min { $0.1.lastUsed < $1.1.lastUsed }
-            guard let (key, entry) = oldest else { break }
+        for (key, entry) in candidates {
+            guard state.entries > entryTarget || state.bytes > byteTarget else { break }
             state.slots[key] = nil
             state.entries -= 1
             state.bytes -= entry.media.bytes
@@ -233,7 +238,8 @@ final class MediaCache: Sendable {
     private func cache(_ media: FetchedMedia) -> FetchedMedia? {
         guard let directory = try? store.makeCacheDirectory(id) else { return nil }
         var cached = media
-        cached.path = directory + "/" + media.sha256 + "." + media.type.fileExtension
+        // One link per entry, not per content hash: evicting one URL must not unlink another URL's bytes.
+        cached.path = directory + "/" + RandomName.uuid() + "." + media.type.fileExtension
         cached.directory = directory
         if Glibc.link(media.path, cached.path) != 0, errno != EEXIST { return nil }
         return cached
