@@ -152,6 +152,9 @@ struct VendorConventionTests {
         arguments: [
             (#"{"att":{"id1":"https://o/1.png","id2":"https://o/2.mp4"}}"#, ["id1", "id2"], "att.id1"),
             (#"{"os_data":{"att":{"box":"https://o/3.jpg"}},"att":{"x":"https://o/ignored.jpg"}}"#, ["box"], "os_data.att.box"),
+            (#"{"aps":{"content-available":1},"m":"hi","at":{"s":"https://o/4.jpg"}}"#, ["s"], "at.s"),
+            (#"{"aps":{},"os_data":{"buttons":{"m":"hi","at":{"t":"https://o/5.jpg"}}}}"#, ["t"], "os_data.buttons.at.t"),
+            (#"{"aps":{"alert":"x"},"m":"hi","att":{"u":"https://o/6.jpg"},"at":{"v":"https://o/7.jpg"}}"#, ["u"], "att.u"),
         ])
     func oneSignal(text: String, identifiers: [String], field: String) throws {
         let result = try scan(text)

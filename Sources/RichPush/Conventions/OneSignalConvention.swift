@@ -1,6 +1,7 @@
 /// OneSignal: `att`, an object of attachment id to URL, as OneSignal's iOS SDK reads it (OSNotification in
 /// OneSignal/OneSignal-iOS-SDK): under `os_data` when `os_data` is an object (the current format), else at the
-/// top level (the original format). Each entry is one attachment; its id is the attachment identifier.
+/// top level (the original format); in a remote silent notification (no `aps.alert`), the minified `at` under
+/// `os_data.buttons`, or beside `m` at the top level. Each entry is one attachment; its id is the identifier.
 public struct OneSignalConvention: MediaConvention {
     public var name: String { "onesignal" }
 
@@ -14,9 +15,20 @@ public struct OneSignalConvention: MediaConvention {
         var scan = ConventionScan()
         let field: String
         let value: JSONValue?
+        // A "remote silent" notification (no aps.alert) carries its fields minified: `at` under os_data.buttons,
+        // or at the top level beside `m` in the original format (OSNotification.parseRemoteSlient).
+        let hasAlert = payload.root["aps"]?.objectValue?["alert"] != nil
         if case .object(let osData)? = payload.root["os_data"] {
-            field = "os_data.att"
-            value = osData["att"]
+            if !hasAlert, case .object(let buttons)? = osData["buttons"] {
+                field = "os_data.buttons.at"
+                value = buttons["at"]
+            } else {
+                field = "os_data.att"
+                value = osData["att"]
+            }
+        } else if !hasAlert, payload.root["m"] != nil {
+            field = "at"
+            value = payload.root["at"]
         } else {
             field = "att"
             value = payload.root["att"]
