@@ -47,21 +47,13 @@ public struct AirshipConvention: MediaConvention {
         for (index, entry) in entries.enumerated() {
             let identifier = entry.id ?? (entries.count == 1 ? "airship" : "airship-\(index + 1)")
             options.primary = thumbnailID.map { $0 == entry.id }
-            let before = scan.references.count
-            scan.take(entry.url, field: entry.field, convention: name, identifier: identifier)
-            if scan.references.count > before, options != Thumbnail() {
-                scan.references[before].thumbnail = options
-            }
+            scan.take(entry.url, field: entry.field, convention: name, identifier: identifier, thumbnail: options)
         }
         if case .object(let content)? = attachment["content"] {
             var override = AlertOverride()
             for (key, path) in [("title", \AlertOverride.title), ("subtitle", \.subtitle), ("body", \.body)] {
-                guard let value = content[key] else { continue }
-                guard let text = value.stringValue else {
-                    scan.problems.append(Problem(source: "\(Self.key).content.\(key)", code: .badOption, detail: "content.\(key) holds \(value.kindDescription); expected a string"))
-                    continue
-                }
-                override[keyPath: path] = text
+                override[keyPath: path] = scan.string(
+                    content[key], field: "\(Self.key).content.\(key)", named: "content.\(key)")
             }
             scan.overrides.append(override)
         }
@@ -77,33 +69,9 @@ public struct AirshipConvention: MediaConvention {
             scan.problems.append(Problem(source: field, code: .badOption, detail: "options holds \(value.kindDescription); expected an object"))
             return thumbnail
         }
-        if let crop = options["crop"] {
-            let values = ["x", "y", "width", "height"].map { key -> Double? in
-                guard case .number(let text)? = crop.objectValue?[key], let number = Double(text), (0...1).contains(number) else {
-                    return nil
-                }
-                return number
-            }
-            if values.allSatisfy({ $0 != nil }) {
-                thumbnail.clip = Thumbnail.Clip(x: values[0]!, y: values[1]!, width: values[2]!, height: values[3]!)
-            } else {
-                scan.problems.append(Problem(source: field + ".crop", code: .badOption, detail: "crop needs x, y, width and height, each a number from 0 to 1"))
-            }
-        }
-        if let time = options["time"] {
-            if case .number(let text) = time, let seconds = Double(text), seconds >= 0, seconds.isFinite {
-                thumbnail.time = seconds
-            } else {
-                scan.problems.append(Problem(source: field + ".time", code: .badOption, detail: "time must be a number of seconds, 0 or more"))
-            }
-        }
-        if let hidden = options["hidden"] {
-            switch hidden {
-            case .bool(let flag): thumbnail.hidden = flag
-            case .number(let text) where text == "0" || text == "1": thumbnail.hidden = text == "1"
-            default: scan.problems.append(Problem(source: field + ".hidden", code: .badOption, detail: "hidden must be a boolean"))
-            }
-        }
+        thumbnail.clip = scan.clip(options["crop"], field: field + ".crop", named: "crop")
+        thumbnail.time = scan.seconds(options["time"], field: field + ".time", named: "time")
+        thumbnail.hidden = scan.flag(options["hidden"], field: field + ".hidden", named: "hidden", acceptingBits: true)
         return thumbnail
     }
 }

@@ -11,15 +11,7 @@ public struct CleverTapConvention: MediaConvention {
 
     public func scan(_ payload: Payload) -> ConventionScan {
         var scan = ConventionScan()
-        var hint: String?
-        if let declared = payload.root["ct_mediaType"] {
-            if let text = declared.stringValue {
-                hint = text
-            } else {
-                scan.problems.append(
-                    Problem(source: "ct_mediaType", code: .badOption, detail: "ct_mediaType holds \(declared.kindDescription); expected a string"))
-            }
-        }
+        let hint = scan.string(payload.root["ct_mediaType"], field: "ct_mediaType")
         scan.take(payload.root["ct_mediaUrl"], field: "ct_mediaUrl", convention: name, identifier: "ct_media", typeHint: hint)
         return scan
     }

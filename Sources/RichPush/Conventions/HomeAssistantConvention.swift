@@ -11,26 +11,16 @@ public struct HomeAssistantConvention: MediaConvention {
     public func scan(_ payload: Payload) -> ConventionScan {
         var scan = ConventionScan()
         guard case .object(let attachment)? = payload.root["attachment"] else { return scan }
-        var hint: String?
-        if let declared = attachment["content-type"] {
-            if let text = declared.stringValue { hint = text } else {
-                scan.problems.append(Problem(source: "attachment.content-type", code: .badOption, detail: "content-type holds \(declared.kindDescription); expected a string"))
-            }
-        }
-        var thumbnail = Thumbnail()
-        if let hidden = attachment["hide-thumbnail"] {
-            if case .bool(let flag) = hidden { thumbnail.hidden = flag } else {
-                scan.problems.append(Problem(source: "attachment.hide-thumbnail", code: .badOption, detail: "hide-thumbnail must be a boolean"))
-            }
-        }
+        let hint = scan.string(attachment["content-type"], field: "attachment.content-type", named: "content-type")
+        let hidden = scan.flag(attachment["hide-thumbnail"], field: "attachment.hide-thumbnail", named: "hide-thumbnail")
         if let url = attachment["url"]?.stringValue, url.hasPrefix("/") {
             scan.problems.append(
                 Problem(source: "attachment.url", code: .badURL, detail: "\(url) is relative to a Home Assistant instance; only its app can resolve it"))
             return scan
         }
-        let before = scan.references.count
-        scan.take(attachment["url"] ?? .null, field: "attachment.url", convention: name, identifier: "attachment", typeHint: hint)
-        if scan.references.count > before, thumbnail != Thumbnail() { scan.references[before].thumbnail = thumbnail }
+        scan.take(
+            attachment["url"] ?? .null, field: "attachment.url", convention: name, identifier: "attachment",
+            typeHint: hint, thumbnail: Thumbnail(hidden: hidden))
         return scan
     }
 }

@@ -56,14 +56,9 @@ public struct KeyPathConvention: MediaConvention {
         var scan = ConventionScan()
         let value = walk(payload, path, into: &scan)
         var hint: String?
-        if let hintPath, let declared = walk(payload, hintPath, into: &scan) {
-            if let text = declared.stringValue {
-                hint = text
-            } else {
-                let field = hintPath.joined(separator: ".")
-                scan.problems.append(
-                    Problem(source: field, code: .badOption, detail: "\(field) holds \(declared.kindDescription); expected a string"))
-            }
+        if let hintPath {
+            let declared = walk(payload, hintPath, into: &scan)
+            hint = scan.string(declared, field: hintPath.joined(separator: "."))
         }
         scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier, typeHint: hint)
         return scan
@@ -124,15 +119,7 @@ public struct BatchConvention: MediaConvention {
                 Problem(source: "com.batch.at", code: .badReference, detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
             return scan
         }
-        var hint: String?
-        if let declared = object["t"] {
-            if let text = declared.stringValue {
-                hint = text
-            } else {
-                scan.problems.append(
-                    Problem(source: "com.batch.at.t", code: .badOption, detail: "com.batch.at.t holds \(declared.kindDescription); expected a string"))
-            }
-        }
+        let hint = scan.string(object["t"], field: "com.batch.at.t")
         scan.take(object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_attachment", typeHint: hint)
         return scan
     }

@@ -151,7 +151,8 @@ public struct ConventionScan: Sendable, Hashable {
 
     /// Records the string at `field`, or a `bad-reference` problem when `value` is not a string.
     mutating func take(
-        _ value: JSONValue?, field: String, convention: String, identifier: String, typeHint: String? = nil
+        _ value: JSONValue?, field: String, convention: String, identifier: String, typeHint: String? = nil,
+        thumbnail: Thumbnail = Thumbnail()
     ) {
         guard let value else { return }
         guard let url = value.stringValue else {
@@ -162,6 +163,62 @@ public struct ConventionScan: Sendable, Hashable {
             return
         }
         references.append(
-            MediaReference(url: url, convention: convention, identifier: identifier, field: field, typeHint: typeHint))
+            MediaReference(
+                url: url, convention: convention, identifier: identifier, field: field,
+                thumbnail: thumbnail == Thumbnail() ? nil : thumbnail, typeHint: typeHint))
+    }
+
+    // MARK: - Vendor options, each checked; an invalid one is a `bad-option` problem and reads as nil
+
+    private mutating func refuse(_ field: String, _ detail: String) {
+        problems.append(Problem(source: field, code: .badOption, detail: detail))
+    }
+
+    /// The string at `field` (`name` in the message; default the field).
+    mutating func string(_ value: JSONValue?, field: String, named name: String? = nil) -> String? {
+        guard let value else { return nil }
+        guard let text = value.stringValue else {
+            refuse(field, "\(name ?? field) holds \(value.kindDescription); expected a string")
+            return nil
+        }
+        return text
+    }
+
+    /// A boolean at `field`; with `acceptingBits`, also the numbers 0 and 1 (as Airship accepts NSNumber).
+    mutating func flag(_ value: JSONValue?, field: String, named name: String, acceptingBits: Bool = false) -> Bool? {
+        switch value {
+        case nil: return nil
+        case .bool(let flag)?: return flag
+        case .number(let text)? where acceptingBits && (text == "0" || text == "1"): return text == "1"
+        default:
+            refuse(field, "\(name) must be a boolean")
+            return nil
+        }
+    }
+
+    /// A number of seconds, 0 or more, at `field`.
+    mutating func seconds(_ value: JSONValue?, field: String, named name: String) -> Double? {
+        guard let value else { return nil }
+        guard case .number(let text) = value, let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+            refuse(field, "\(name) must be a number of seconds, 0 or more")
+            return nil
+        }
+        return seconds
+    }
+
+    /// A clipping rectangle {x, y, width, height}, each in 0...1, at `field`.
+    mutating func clip(_ value: JSONValue?, field: String, named name: String) -> Thumbnail.Clip? {
+        guard let value else { return nil }
+        let values = ["x", "y", "width", "height"].compactMap { key -> Double? in
+            guard case .number(let text)? = value.objectValue?[key], let number = Double(text), (0...1).contains(number) else {
+                return nil
+            }
+            return number
+        }
+        guard values.count == 4 else {
+            refuse(field, "\(name) needs x, y, width and height, each a number from 0 to 1")
+            return nil
+        }
+        return Thumbnail.Clip(x: values[0], y: values[1], width: values[2], height: values[3])
     }
 }

@@ -35,11 +35,10 @@ public struct NotifeeConvention: MediaConvention {
                     continue
                 }
                 let identifier = attachment["id"]?.stringValue ?? (attachments.count == 1 ? "notifee" : "notifee-\(index + 1)")
-                let before = scan.references.count
-                scan.take(attachment["url"] ?? .null, field: field + ".url", convention: name, identifier: identifier,
-                          typeHint: attachment["typeHint"]?.stringValue)
                 let thumbnail = Self.thumbnail(attachment, field: field, into: &scan)
-                if scan.references.count > before, thumbnail != Thumbnail() { scan.references[before].thumbnail = thumbnail }
+                scan.take(
+                    attachment["url"] ?? .null, field: field + ".url", convention: name, identifier: identifier,
+                    typeHint: attachment["typeHint"]?.stringValue, thumbnail: thumbnail)
             }
             return scan
         }
@@ -50,29 +49,11 @@ public struct NotifeeConvention: MediaConvention {
     /// UNNotificationAttachment's thumbnail options as Notifee names them; invalid values are `bad-option`.
     static func thumbnail(_ attachment: JSONObject, field: String, into scan: inout ConventionScan) -> Thumbnail {
         var thumbnail = Thumbnail()
-        if let hidden = attachment["thumbnailHidden"] {
-            if case .bool(let flag) = hidden { thumbnail.hidden = flag } else {
-                scan.problems.append(Problem(source: field + ".thumbnailHidden", code: .badOption, detail: "thumbnailHidden must be a boolean"))
-            }
-        }
-        if let rect = attachment["thumbnailClippingRect"] {
-            let values = ["x", "y", "width", "height"].map { key -> Double? in
-                guard case .number(let text)? = rect.objectValue?[key], let number = Double(text), (0...1).contains(number) else { return nil }
-                return number
-            }
-            if values.allSatisfy({ $0 != nil }) {
-                thumbnail.clip = Thumbnail.Clip(x: values[0]!, y: values[1]!, width: values[2]!, height: values[3]!)
-            } else {
-                scan.problems.append(Problem(source: field + ".thumbnailClippingRect", code: .badOption, detail: "thumbnailClippingRect needs x, y, width and height, each a number from 0 to 1"))
-            }
-        }
-        if let time = attachment["thumbnailTime"] {
-            if case .number(let text) = time, let seconds = Double(text), seconds >= 0, seconds.isFinite {
-                thumbnail.time = seconds
-            } else {
-                scan.problems.append(Problem(source: field + ".thumbnailTime", code: .badOption, detail: "thumbnailTime must be a number of seconds, 0 or more"))
-            }
-        }
+        thumbnail.hidden = scan.flag(
+            attachment["thumbnailHidden"], field: field + ".thumbnailHidden", named: "thumbnailHidden")
+        thumbnail.clip = scan.clip(
+            attachment["thumbnailClippingRect"], field: field + ".thumbnailClippingRect", named: "thumbnailClippingRect")
+        thumbnail.time = scan.seconds(attachment["thumbnailTime"], field: field + ".thumbnailTime", named: "thumbnailTime")
         return thumbnail
     }
 }
