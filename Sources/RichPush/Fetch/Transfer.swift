@@ -61,6 +61,11 @@ final class Transfer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_NOSIGNAL, 1)
+        // Removing a transfer whose name is still being resolved would otherwise join curl's resolver thread
+        // (getaddrinfo), which waits out the system resolver's own timeouts (10 s and more against a name
+        // server that never answers) with the loop thread blocked. Quick exit detaches that thread instead; it
+        // ends when getaddrinfo returns.
+        try easy.set(CURLOPT_QUICK_EXIT, 1)
         let protocols = network.allowHTTP ? "http,https" : "https"
         try easy.set(CURLOPT_PROTOCOLS_STR, protocols)
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, protocols)
