@@ -91,4 +91,77 @@ struct StallTests {
             #expect(elapsed < 2000, "\(line["input"] ?? "?") took \(elapsed) ms")
         }
     }
+
+    @Test("64 text bodies that cost libmagic ~100 ms each are refused and named, and a payload beside them completes in time")
+    func textBodies() async throws {
+        let newlines = [UInt8](repeating: 0x0A, count: 8192)
+        let text = try HTTPOrigin { request in
+            .init(headers: [("Content-Type", "image/jpeg")], body: .bytes(newlines))
+        }
+        defer { text.stop() }
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        // Eight payloads of eight references (OneSignal's att), every URL distinct.
+        let textPayloads = (0..<8).map { payload in
+            let members = (0..<8).map { index in
+                let url = text.url("/lines/\(payload)-\(index).jpg")
+                return #""r\#(index)":"\#(url)""#
+            }
+            return try! Payload(parsing: Array(#"{"aps":{"alert":"x","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#.utf8))
+        }
+        // Its body arrives 300 ms in, while the text bodies are being judged.
+        let healthy = TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=300"))
+        // Held on the loop thread, the text checks took ~6 s: the healthy payload's 3 s deadline would pass.
+        // The text bodies have longer: naming 64 of them is ~0.7 s of one core, which a loaded machine stretches.
+        let deadline = ContinuousClock.now + .seconds(3)
+        async let texts = withTaskGroup(of: EnrichmentResult.self) { group in
+            for payload in textPayloads {
+                group.addTask { await enricher.enrich(payload, deadline: deadline + .seconds(12)) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let result = await enricher.enrich(healthy, deadline: deadline)
+        #expect(result.outcome == .complete, "\(result.problems)")
+        for refused in await texts {
+            #expect(refused.outcome == .failed, "\(refused.problems)")
+            #expect(refused.problems.count == 8)
+            for problem in refused.problems {
+                #expect(problem.code == .unsupportedType && problem.detail.hasPrefix("text/plain"), "\(problem.code): \(problem.detail)")
+            }
+        }
+    }
+
+    @Test("the sniffing service names at most 64 refused bodies at a time; beyond that it refuses them unnamed, at once")
+    func namingIsBounded() async throws {
+        let service = try SniffService()
+        defer { service.stop() }
+        let newlines = [UInt8](repeating: 0x0A, count: 4096)
+        let verdicts = await withTaskGroup(of: Sniffer.Verdict.self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        service.sniff(newlines) { continuation.resume(returning: $0) }
+                    }
+                }
+            }
+            // An image queued behind the text still gets its verdict.
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    service.sniff(fixture("photo.jpg")) { continuation.resume(returning: $0) }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(verdicts.count == 201)
+        #expect(verdicts.contains(.supported(.jpeg)))
+        let details = verdicts.compactMap { verdict -> String? in
+            if case .unsupported(let detail) = verdict { return detail }
+            return nil
+        }
+        let named = details.filter { $0.hasPrefix("text/plain") }.count
+        let unnamed = details.filter { $0.contains("not named") }.count
+        #expect(named + unnamed == 200, "\(Set(details))")
+        #expect(named >= SniffService.maximumNaming && unnamed > 0, "named \(named), unnamed \(unnamed)")
+    }
 }

@@ -2,7 +2,8 @@
     import Glibc
 #endif
 
-/// A value guarded by a pthread mutex, shared between threads.
+/// A value guarded by a pthread mutex, shared between threads; a thread of our own can also wait on it until
+/// the value has what it needs (`wait`, woken by `update`).
 ///
 /// We use this rather than `Synchronization.Mutex` because on Linux `Mutex` locks with raw futex calls, which
 /// ThreadSanitizer cannot see: every access under it is reported as a race (reproduced with a four-thread
@@ -10,6 +11,7 @@
 /// stay meaningful.
 package final class LockedValue<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var value: Value
 
     package init(_ value: Value) {
@@ -17,9 +19,14 @@ package final class LockedValue<Value>: @unchecked Sendable {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        pthread_cond_init(condition, nil)
     }
 
     deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -29,5 +36,26 @@ package final class LockedValue<Value>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
+    }
+
+    /// Changes the value under the lock and wakes the threads waiting in `wait`.
+    package func update<Result>(_ body: (inout Value) -> Result) -> Result {
+        pthread_mutex_lock(mutex)
+        defer {
+            pthread_cond_broadcast(condition)
+            pthread_mutex_unlock(mutex)
+        }
+        return body(&value)
+    }
+
+    /// Blocks the calling thread until `take` returns something, evaluating it under the lock now and after
+    /// every `update`. Only for threads of our own, never for a task of the cooperative pool.
+    package func wait<Result>(_ take: (inout Value) -> Result?) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = take(&value) { return result }
+            pthread_cond_wait(condition, mutex)
+        }
     }
 }

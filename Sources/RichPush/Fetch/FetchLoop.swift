@@ -6,13 +6,15 @@ import Dispatch
 /// or `curl_multi_wakeup` needs it.
 ///
 /// Other threads talk to it only through `submit`, `cancel` and `stop`, which queue a command under a lock and
-/// wake the loop. Everything else (the multi handle, every easy handle, the sniffer) is touched on this thread.
+/// wake the loop. Everything else (the multi handle, every easy handle) is touched on this thread. Nothing
+/// slow runs on it: a body's first bytes go to the `SniffService`, whose verdict comes back as a command.
 final class FetchLoop: @unchecked Sendable {
     typealias Completion = @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
 
     private enum Command {
         case start(id: UInt64, TransferRequest, Completion)
         case cancel(id: UInt64, FetchFailure)
+        case sniffed(id: UInt64, Sniffer.Verdict)
         case stop
     }
 
@@ -25,8 +27,8 @@ final class FetchLoop: @unchecked Sendable {
     private let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
     private let finished = DispatchSemaphore(value: 0)
+    private let sniffs: SniffService
     // Touched on the loop thread only.
-    private let sniffer: Sniffer
     private var transfers: [UInt64: Transfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
     private var deadlines = DeadlineQueue()
@@ -36,7 +38,7 @@ final class FetchLoop: @unchecked Sendable {
     init(settings: FetchSettings) throws(SnifferError) {
         Self.initializeCurl
         self.settings = settings
-        self.sniffer = try Sniffer()
+        self.sniffs = try SniffService()
         multi.set(CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.network.maximumConnections)
         multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, settings.network.maximumConnectionsPerHost)
         // Keep every connection we may reuse: the cache defaults to 4 x the number of handles added.
@@ -70,6 +72,12 @@ final class FetchLoop: @unchecked Sendable {
         multi.wakeup()
     }
 
+    /// Hands a sniffing verdict to the loop.
+    private func deliver(id: UInt64, _ verdict: Sniffer.Verdict) {
+        inbox.withLock { $0.commands.append(.sniffed(id: id, verdict)) }
+        multi.wakeup()
+    }
+
     /// Cancels every transfer, ends the thread and waits for it.
     func stop() {
         let first = inbox.withLock { inbox in
@@ -94,10 +102,13 @@ final class FetchLoop: @unchecked Sendable {
                 switch command {
                 case .start(let id, let request, let completion): start(id: id, request, completion)
                 case .cancel(let id, let reason): settle(id: id, with: .failure(reason))
+                case .sniffed(let id, let verdict):
+                    if let outcome = transfers[id]?.decide(verdict) { settle(id: id, with: outcome) }
                 case .stop:
                     for id in Array(transfers.keys) {
                         settle(id: id, with: .failure(FetchFailure(.cancelled, "the fetcher has shut down")))
                     }
+                    sniffs.stop()
                     finished.signal()
                     return
                 }
@@ -106,8 +117,12 @@ final class FetchLoop: @unchecked Sendable {
             multi.perform()
             for (easy, code) in multi.finished() {
                 guard let id = byHandle[easy], let transfer = transfers[id] else { continue }
-                remove(id: id, transfer)
-                transfer.finish(code)
+                detach(transfer)
+                switch transfer.curlFinished(code) {
+                case .settle(let outcome): settle(id: id, with: outcome)
+                case .awaitType: break
+                case .follow(let url): follow(id: id, transfer, to: url)
+                }
             }
             recycleHandles()
             // curl's timer and the next deadline say when the loop must run again; a second is the longest
@@ -136,40 +151,64 @@ final class FetchLoop: @unchecked Sendable {
 
     private func start(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
         let transfer = Transfer(
-            request: request, easy: idleHandles.popLast() ?? EasyHandle(), settings: settings, sniffer: sniffer,
+            request: request, easy: idleHandles.popLast() ?? EasyHandle(), settings: settings,
+            requestSniff: { [weak self] head in
+                self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
+            },
             completion: completion)
+        transfers[id] = transfer
         guard request.deadline > .now else {
-            transfer.finish(with: .failure(FetchFailure(.expired, "the deadline had passed before the transfer began")))
+            settle(id: id, with: .failure(FetchFailure(.expired, "the deadline had passed before the transfer began")))
             return
         }
         do {
             try transfer.configure()
         } catch {
-            transfer.finish(with: .failure(FetchFailure(.network, error.detail)))
+            settle(id: id, with: .failure(FetchFailure(.network, error.detail)))
             return
         }
-        guard multi.add(transfer.easy) else {
-            transfer.finish(with: .failure(FetchFailure(.network, "curl_multi_add_handle failed")))
-            return
-        }
-        transfers[id] = transfer
-        byHandle[transfer.easy.raw] = id
+        guard attach(id: id, transfer) else { return }
         deadlines.insert(request.deadline, id: id)
     }
 
-    private func settle(id: UInt64, with outcome: Result<FetchedMedia, FetchFailure>) {
-        guard let transfer = transfers[id] else { return }
-        remove(id: id, transfer)
-        transfer.finish(with: outcome)
+    /// Makes the next request of a redirect on the transfer's handle.
+    private func follow(id: UInt64, _ transfer: Transfer, to url: String) {
+        do {
+            try transfer.follow(url)
+        } catch {
+            settle(id: id, with: .failure(FetchFailure(.network, error.detail)))
+            return
+        }
+        attach(id: id, transfer)
     }
 
-    /// Takes a transfer out of the multi handle and the registry. Its easy handle goes back to the idle pool
-    /// once the transfer has settled (callers finish the transfer right after this).
-    private func remove(id: UInt64, _ transfer: Transfer) {
+    /// Adds the transfer's handle to the multi handle; settles the transfer when curl refuses it.
+    @discardableResult
+    private func attach(id: UInt64, _ transfer: Transfer) -> Bool {
+        guard multi.add(transfer.easy) else {
+            settle(id: id, with: .failure(FetchFailure(.network, "curl_multi_add_handle failed")))
+            return false
+        }
+        transfer.attached = true
+        byHandle[transfer.easy.raw] = id
+        return true
+    }
+
+    /// Takes the transfer's handle out of the multi handle, if it is in.
+    private func detach(_ transfer: Transfer) {
+        guard transfer.attached else { return }
         multi.remove(transfer.easy)
-        transfers[id] = nil
         byHandle[transfer.easy.raw] = nil
+        transfer.attached = false
+    }
+
+    /// Ends a transfer with this outcome: out of the multi handle and the registry, its handle to the idle
+    /// pool once the iteration ends. Ignored when it has already settled.
+    private func settle(id: UInt64, with outcome: Result<FetchedMedia, FetchFailure>) {
+        guard let transfer = transfers.removeValue(forKey: id) else { return }
+        detach(transfer)
         recycle.append(transfer.easy)
+        transfer.finish(with: outcome)
     }
 
     /// Handles removed in this iteration; reset and pooled at its end, after their transfers have settled.

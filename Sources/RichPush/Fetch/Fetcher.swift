@@ -18,7 +18,8 @@ public final class Fetcher: Sendable {
         do {
             loop = try FetchLoop(
                 settings: FetchSettings(
-                    network: configuration.network, limits: configuration.limits, store: configuration.store))
+                    network: configuration.network, limits: configuration.limits, store: configuration.store,
+                    urlCheck: urlCheck))
         } catch {
             throw FetcherError(detail: "libmagic: \(error.detail)")
         }

@@ -15,23 +15,54 @@ struct TransferRequest: Sendable {
 
 /// One transfer in the loop: its easy handle, its partial file, the running hash and the sniffing state.
 /// Lives on the loop's thread only; the loop's registry keeps it alive while curl may call back into it.
+///
+/// Redirects are followed here, not by curl: each hop's Location goes through the same `URLCheck` as the first
+/// URL (scheme, credentials, length, characters, port) before the next request is made, and the loop re-adds
+/// the handle for it. The type is decided off the loop (`SniffService`): the transfer hands over its first
+/// bytes and goes on receiving; the loop delivers the verdict with `decide(_:)`.
 final class Transfer {
+    /// What the loop must do once curl has finished with the handle.
+    enum Step {
+        /// Settle with this outcome.
+        case settle(Result<FetchedMedia, FetchFailure>)
+        /// Wait for the type's verdict (`decide(_:)` then gives the outcome).
+        case awaitType
+        /// Make the next request, to this URL (already checked), on the same handle.
+        case follow(String)
+    }
+
+    private enum Sniffing {
+        case collecting, pending, decided
+    }
+
     let request: TransferRequest
     let easy: EasyHandle
+    /// Whether `easy` is in the multi handle; kept by the loop.
+    var attached = false
     private let settings: FetchSettings
-    private unowned let sniffer: Sniffer
+    private let requestSniff: ([UInt8]) -> Void
     private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
 
     private var partial: PartialAttachment?
     private var hash: SHA256?
     private var head: [UInt8] = []
+    private var sniffing = Sniffing.collecting
     private var type: MediaType?
     private var cap: Int
     private var declaredLength: Int64 = -1
     private(set) var bytes = 0
+    /// Header bytes of every response of the transfer, redirects included.
     private var headerBytes = 0
-    /// The validators of the latest response (a redirect's are replaced by the next response's).
-    private var validators = Validators()
+    /// Redirects followed so far.
+    private var hops = 0
+    /// Whether curl has finished the last request (the outcome then waits only for the type).
+    private var curlDone = false
+    /// The latest response's ETag, Last-Modified and Location values, as received.
+    private var etag: String?
+    private var lastModified: String?
+    private var location: String?
+    /// Body bytes of a redirect response, read and dropped.
+    private var redirectBodyBytes: Int?
     /// Why a callback stopped the transfer; reported instead of curl's generic abort code.
     private var abortReason: FetchFailure?
     /// The last address the policy refused, for when curl then fails to connect.
@@ -39,14 +70,22 @@ final class Transfer {
     /// The last port the policy refused.
     private var refusedPort: Int?
 
+    /// The statuses whose Location is followed.
+    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    /// The most body a redirect response may carry (it is read and dropped, so the connection can be reused).
+    private static let redirectBodyLimit = 64 * 1024
+
+    /// A transfer; `requestSniff` hands the first bytes to the sniffing service (the verdict comes back
+    /// through `decide(_:)`).
     init(
-        request: TransferRequest, easy: EasyHandle, settings: FetchSettings, sniffer: Sniffer,
+        request: TransferRequest, easy: EasyHandle, settings: FetchSettings,
+        requestSniff: @escaping ([UInt8]) -> Void,
         completion: @escaping (Result<FetchedMedia, FetchFailure>) -> Void
     ) {
         self.request = request
         self.easy = easy
         self.settings = settings
-        self.sniffer = sniffer
+        self.requestSniff = requestSniff
         self.completion = completion
         self.cap = settings.limits.largestCap
     }
@@ -68,20 +107,16 @@ final class Transfer {
         try easy.set(CURLOPT_QUICK_EXIT, 1)
         let protocols = network.allowHTTP ? "http,https" : "https"
         try easy.set(CURLOPT_PROTOCOLS_STR, protocols)
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, protocols)
-        try easy.set(CURLOPT_FOLLOWLOCATION, 1)
-        try easy.set(CURLOPT_MAXREDIRS, network.maximumRedirects)
+        // Redirects are followed by `follow`, after the same checks as the first URL.
+        try easy.set(CURLOPT_FOLLOWLOCATION, 0)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(network.connectTimeout))
-        try easy.set(CURLOPT_TIMEOUT_MS, max(1, Self.milliseconds(request.deadline - .now)))
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, network.lowSpeedBytesPerSecond)
         try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(network.lowSpeedWindow.components.seconds)))
         // An empty proxy disables the environment's http_proxy / https_proxy / all_proxy.
         try easy.set(CURLOPT_PROXY, "")
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.limits.largestCap))
         try easy.set(CURLOPT_USERAGENT, network.userAgent)
-        // Over TLS, prefer waiting for a connection that may multiplex (HTTP/2 via ALPN) to opening another.
-        // Plain http is HTTP/1.1 here (no h2c), where waiting would only delay a transfer behind a slow one.
-        if request.url.lowercased().hasPrefix("https:") { try easy.set(CURLOPT_PIPEWAIT, 1) }
+        try setHop(request.url)
         try easy.set(CURLOPT_RESOLVE, list: network.resolve)
         try easy.set(CURLOPT_HTTPHEADER, list: request.validators.requestHeaders)
         if let bundle = network.caBundle { try easy.set(CURLOPT_CAINFO, bundle) }
@@ -102,6 +137,27 @@ final class Transfer {
             Transfer.from(userdata).approveConnection(primaryIP.map { String(cString: $0) }, port: Int(primaryPort))
         }
         try easy.set(CURLOPT_PREREQDATA, pointer: context)
+    }
+
+    /// The options that change with each hop: its URL, the time left, and connection sharing.
+    private func setHop(_ url: String) throws(CurlOptionError) {
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_TIMEOUT_MS, max(1, Self.milliseconds(request.deadline - .now)))
+        // Over TLS, prefer waiting for a connection that may multiplex (HTTP/2 via ALPN) to opening another.
+        // Plain http is HTTP/1.1 here (no h2c), where waiting would only delay a transfer behind a slow one.
+        try easy.set(CURLOPT_PIPEWAIT, url.utf8.starts(with: "https:".utf8) ? 1 : 0)
+    }
+
+    /// Readies the handle for the next hop of a redirect (the loop re-adds it to the multi handle).
+    func follow(_ url: String) throws(CurlOptionError) {
+        etag = nil
+        lastModified = nil
+        location = nil
+        redirectBodyBytes = nil
+        refusedAddress = nil
+        refusedPort = nil
+        declaredLength = -1
+        try setHop(url)
     }
 
     static func milliseconds(_ duration: Duration) -> Int {
@@ -158,11 +214,15 @@ final class Transfer {
         guard let data, count > 5 else { return count }
         let line = UnsafeRawBufferPointer(start: data, count: count)
         if line.starts(with: "HTTP/".utf8) {
-            validators = Validators()
+            etag = nil
+            lastModified = nil
+            location = nil
         } else if let value = Self.headerValue(line, named: "etag") {
-            validators.etag = value
+            etag = value
         } else if let value = Self.headerValue(line, named: "last-modified") {
-            validators.lastModified = value
+            lastModified = value
+        } else if let value = Self.headerValue(line, named: "location") {
+            location = value
         }
         return count
     }
@@ -189,9 +249,22 @@ final class Transfer {
         return count
     }
 
-    /// Takes one chunk of the body: checks status and size, stores and hashes it, sniffs the type once enough
-    /// has arrived. Returns why the transfer must stop, or nil.
+    /// Whether the response being received is a redirect to follow.
+    private var isRedirect: Bool {
+        location != nil && Self.redirectStatuses.contains(easy.info(long: CURLINFO_RESPONSE_CODE))
+    }
+
+    /// Takes one chunk of the body: checks status and size, stores and hashes it, hands the first bytes to
+    /// the sniffer. Returns why the transfer must stop, or nil.
     private func accept(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
+        if redirectBodyBytes == nil, bytes == 0, partial == nil, isRedirect { redirectBodyBytes = 0 }
+        if let dropped = redirectBodyBytes {
+            redirectBodyBytes = dropped + chunk.count
+            guard dropped + chunk.count <= Self.redirectBodyLimit else {
+                return FetchFailure(.badResponse, "a redirect with a body of more than \(Self.redirectBodyLimit) bytes")
+            }
+            return nil
+        }
         if request.probe { return probe(chunk) }
         if partial == nil {
             if let failure = checkStatus() { return failure }
@@ -216,16 +289,25 @@ final class Transfer {
         }
         hash!.update(chunk)
         bytes += chunk.count
-        if type == nil {
-            let wanted = settings.limits.sniffBytes - head.count
-            head.append(contentsOf: chunk.prefix(wanted))
-            if head.count >= settings.limits.sniffBytes { return decideType() }
-        }
+        collectHead(chunk)
         return nil
     }
 
-    /// The probe's share of `accept`: status and declared length, then the first bytes, never a file. Once the
-    /// type is known the transfer stops with `probed`, which `outcome` turns into the probe's result.
+    /// Keeps the first bytes until there are enough to tell the type, then hands them to the sniffer.
+    private func collectHead(_ chunk: UnsafeRawBufferPointer) {
+        guard sniffing == .collecting else { return }
+        head.append(contentsOf: chunk.prefix(settings.limits.sniffBytes - head.count))
+        if head.count >= settings.limits.sniffBytes { startSniffing() }
+    }
+
+    private func startSniffing() {
+        sniffing = .pending
+        requestSniff(head)
+        head = []
+    }
+
+    /// The probe's share of `accept`: status and declared length, then the first bytes, never a file. Once
+    /// they are in, the transfer stops with `probed` and the verdict decides the probe's result.
     private func probe(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
         if bytes == 0 {
             if let failure = checkStatus() { return failure }
@@ -235,9 +317,8 @@ final class Transfer {
             }
         }
         bytes += chunk.count
-        head.append(contentsOf: chunk.prefix(settings.limits.sniffBytes - head.count))
-        guard head.count >= settings.limits.sniffBytes else { return nil }
-        return decideType() ?? FetchFailure(.probed, "")
+        collectHead(chunk)
+        return sniffing == .collecting ? nil : FetchFailure(.probed, "")
     }
 
     /// What a probe found: the type, and the declared length when there was one (else the bytes seen).
@@ -254,28 +335,96 @@ final class Transfer {
         return nil
     }
 
-    private func decideType() -> FetchFailure? {
-        let verdict = sniffer.sniff(head)
-        head = []
+    /// Applies the sniffer's verdict; returns the outcome when it settles the transfer (a refused type, a type
+    /// over its cap, or curl already finished), nil while the transfer goes on.
+    func decide(_ verdict: Sniffer.Verdict) -> Result<FetchedMedia, FetchFailure>? {
+        guard sniffing == .pending else { return nil }
+        sniffing = .decided
         switch verdict {
         case .unsupported(let what):
-            return FetchFailure(.unsupportedType, what)
+            return .failure(FetchFailure(.unsupportedType, what))
         case .supported(let sniffed):
             type = sniffed
             cap = settings.limits.cap(for: sniffed.kind)
             if declaredLength > Int64(cap) {
-                return FetchFailure(.tooLarge, "declares \(declaredLength) bytes; the \(sniffed.kind) cap is \(cap)")
+                return .failure(FetchFailure(.tooLarge, "declares \(declaredLength) bytes; the \(sniffed.kind) cap is \(cap)"))
             }
-            if bytes > cap { return FetchFailure(.tooLarge, "more than \(cap) bytes (the \(sniffed.kind) cap)") }
-            return nil
+            if bytes > cap { return .failure(FetchFailure(.tooLarge, "more than \(cap) bytes (the \(sniffed.kind) cap)")) }
         }
+        return curlDone ? completed() : nil
     }
 
     // MARK: - Completion
 
-    /// Settles the transfer with curl's result; calls the completion exactly once.
-    func finish(_ code: CURLcode) {
-        finish(with: outcome(code))
+    /// What follows curl's end of the current request (`code` is its result). Everything that needs the easy
+    /// handle's state is read here.
+    func curlFinished(_ code: CURLcode) -> Step {
+        if let abortReason {
+            return abortReason.code == .probed ? awaitingType() : .settle(.failure(abortReason))
+        }
+        guard code == CURLE_OK else { return .settle(.failure(failure(code))) }
+        if isRedirect { return nextHop() }
+        if request.probe, bytes == 0 { return .settle(.failure(checkStatus() ?? emptyBody())) }
+        if !request.probe, partial == nil {
+            if !request.validators.isEmpty, easy.info(long: CURLINFO_RESPONSE_CODE) == 304 {
+                return .settle(.failure(FetchFailure(.notModified, "304 Not Modified")))
+            }
+            return .settle(.failure(checkStatus() ?? emptyBody()))
+        }
+        return awaitingType()
+    }
+
+    private func emptyBody() -> FetchFailure {
+        FetchFailure(.emptyBody, "HTTP \(easy.info(long: CURLINFO_RESPONSE_CODE)) with no body")
+    }
+
+    /// Curl is done; the outcome waits for the type, which is asked for now if the body was shorter than the
+    /// sniffing window.
+    private func awaitingType() -> Step {
+        curlDone = true
+        switch sniffing {
+        case .collecting:
+            startSniffing()
+            return .awaitType
+        case .pending:
+            return .awaitType
+        case .decided:
+            return .settle(completed())
+        }
+    }
+
+    /// The next hop of a redirect, after the checks the first URL had; or why it is refused.
+    private func nextHop() -> Step {
+        hops += 1
+        guard hops <= settings.network.maximumRedirects else {
+            return .settle(.failure(FetchFailure(.tooManyRedirects, "more than \(settings.network.maximumRedirects) redirects")))
+        }
+        let raw = location ?? ""
+        if let refusal = settings.urlCheck.checkText(raw) {
+            return .settle(.failure(FetchFailure(refusal.code, "a redirect's Location: \(refusal.detail)")))
+        }
+        guard let target = easy.info(string: CURLINFO_REDIRECT_URL) else {
+            return .settle(.failure(FetchFailure(.badURL, "a redirect's Location cannot be resolved: \(raw)")))
+        }
+        if let refusal = settings.urlCheck.check(target) {
+            return .settle(.failure(FetchFailure(refusal.code, "a redirect to \(target.prefix(200)): \(refusal.detail)")))
+        }
+        return .follow(target)
+    }
+
+    /// The outcome once curl has finished and the type is known: the committed file, or the probe's finding.
+    private func completed() -> Result<FetchedMedia, FetchFailure> {
+        if request.probe { return probeResult() }
+        guard let partial, let type, let hash else { return .failure(FetchFailure(.network, "no body")) }
+        do {
+            let path = try partial.commit(fileExtension: type.fileExtension)
+            return .success(
+                FetchedMedia(
+                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize(),
+                    validators: Validators(response: etag, lastModified: lastModified)))
+        } catch {
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
     }
 
     /// Settles the transfer with this outcome (used for cancellation and shutdown too). Idempotent.
@@ -285,37 +434,6 @@ final class Transfer {
         if case .failure = outcome { partial?.discard() }
         partial = nil
         completion(outcome)
-    }
-
-    private func outcome(_ code: CURLcode) -> Result<FetchedMedia, FetchFailure> {
-        if let abortReason { return abortReason.code == .probed ? probeResult() : .failure(abortReason) }
-        guard code == CURLE_OK else { return .failure(failure(code)) }
-        if request.probe {
-            if bytes == 0 {
-                if let failure = checkStatus() { return .failure(failure) }
-                return .failure(FetchFailure(.emptyBody, "HTTP \(easy.info(long: CURLINFO_RESPONSE_CODE)) with no body"))
-            }
-            if type == nil, let failure = decideType() { return .failure(failure) }
-            return probeResult()
-        }
-        if partial == nil {
-            if !request.validators.isEmpty, easy.info(long: CURLINFO_RESPONSE_CODE) == 304 {
-                return .failure(FetchFailure(.notModified, "304 Not Modified"))
-            }
-            if let failure = checkStatus() { return .failure(failure) }
-            return .failure(FetchFailure(.emptyBody, "HTTP \(easy.info(long: CURLINFO_RESPONSE_CODE)) with no body"))
-        }
-        if type == nil, let failure = decideType() { return .failure(failure) }
-        guard let partial, let type, let hash else { return .failure(FetchFailure(.network, "no body")) }
-        do {
-            let path = try partial.commit(fileExtension: type.fileExtension)
-            return .success(
-                FetchedMedia(
-                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize(),
-                    validators: validators))
-        } catch {
-            return .failure(FetchFailure(.storeFailed, error.detail))
-        }
     }
 
     private func failure(_ code: CURLcode) -> FetchFailure {
@@ -359,4 +477,6 @@ struct FetchSettings: Sendable {
     var network: Configuration.Network
     var limits: Configuration.Limits
     var store: AttachmentStore
+    /// The checks every URL passes before a request is made to it, the first and each redirect's.
+    var urlCheck: URLCheck
 }

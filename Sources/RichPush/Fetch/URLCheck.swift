@@ -7,8 +7,9 @@ struct URLCheck: Sendable {
     var maximumLength: Int
     var allowedPorts: [ClosedRange<Int>]
 
-    /// The URL, or why it is refused (`bad-url` or `blocked-scheme`).
-    func check(_ url: String) -> FetchFailure? {
+    /// The checks of the URL's text alone: not empty, within the length limit, no space or control character.
+    /// A redirect's Location is checked with these as received, before curl resolves and encodes it.
+    func checkText(_ url: String) -> FetchFailure? {
         guard !url.isEmpty else { return FetchFailure(.badURL, "the URL is empty") }
         guard url.utf8.count <= maximumLength else {
             return FetchFailure(.badURL, "the URL is \(url.utf8.count) bytes; the limit is \(maximumLength)")
@@ -17,6 +18,12 @@ struct URLCheck: Sendable {
             let what = byte == 0x20 ? "a space" : "control character 0x\(String(byte, radix: 16))"
             return FetchFailure(.badURL, "the URL contains \(what)")
         }
+        return nil
+    }
+
+    /// The URL, or why it is refused (`bad-url` or `blocked-scheme`).
+    func check(_ url: String) -> FetchFailure? {
+        if let refusal = checkText(url) { return refusal }
         guard let colon = url.firstIndex(of: ":") else {
             return FetchFailure(.badURL, "the URL has no scheme")
         }

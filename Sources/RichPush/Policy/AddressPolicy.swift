@@ -48,10 +48,30 @@ public struct AddressPolicy: Sendable, Hashable {
     ].map { (CIDRRange($0.0)!, $0.1) }
 
     /// Why `address` is refused, or nil when it may be connected to.
+    ///
+    /// An address that names no host on a network but reaches this one when connected to (`0.0.0.0/8`, `::`)
+    /// is judged as loopback too: it is refused unless loopback itself is admitted, whatever range admits it.
     public func refusal(of address: IPAddress) -> String? {
-        if let reason = judge(address) { return reason }
-        if let inner = address.embeddedIPv4, let reason = judge(inner) {
+        if let reason = judgeWithHost(address) { return reason }
+        if let inner = address.embeddedIPv4, let reason = judgeWithHost(inner) {
             return "embeds \(inner), \(reason)"
+        }
+        return nil
+    }
+
+    private func judgeWithHost(_ address: IPAddress) -> String? {
+        if let reason = judge(address) { return reason }
+        if let loopback = Self.thisHost(address), let reason = judge(loopback) {
+            return "\(address) reaches this host as \(loopback): \(reason)"
+        }
+        return nil
+    }
+
+    /// The loopback address a connection to `address` reaches, for the addresses that mean "this host".
+    static func thisHost(_ address: IPAddress) -> IPAddress? {
+        if address.bytes.count == 4, address.bytes[0] == 0 { return IPAddress(bytes: [127, 0, 0, 1]) }
+        if address.bytes.count == 16, address.bytes.allSatisfy({ $0 == 0 }) {
+            return IPAddress(bytes: [UInt8](repeating: 0, count: 15) + [1])
         }
         return nil
     }
