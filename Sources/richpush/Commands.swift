@@ -29,50 +29,50 @@ enum EnrichCommand {
         if let directory = parsed.value("out") {
             outputs = try outputPaths(inputs, directory: directory)
         }
-        let enricher = try makeEnricher(configuration)
-        defer { enricher.shutdown() }
-        let limit = configuration.limits.payload.maximumBytes
-        let cursor = Cursor(count: inputs.count)
-        var sawInvalid = false
-        var writeFailure: String? = nil
-        let progress = Progress(total: inputs.count, enabled: Progress.shouldShow(inputs: inputs.count))
-        defer { progress.finish() }
-        var pending: [UInt8] = []
-        await OrderedPipeline.run(
-            concurrency: concurrency,
-            next: { cursor.next() },
-            process: { index in
-                let input = inputs[index]
-                let deadline = ContinuousClock.now + configuration.deadline
-                let result: EnrichmentResult
-                switch InputReader.read(input, limit: limit) {
-                case .success(let bytes): result = await enricher.enrich(json: bytes, source: input, deadline: deadline)
-                case .failure(let error): result = .invalid(error, source: input)
-                }
-                return JSONWriter.bytes(result.json(input: input)) + [0x0A] + (result.outcome == .invalid ? [1] : [0])
-            },
-            emit: { index, encoded in
-                progress.advance()
-                if encoded.last == 1 { sawInvalid = true }
-                let line = Array(encoded.dropLast())
-                if let outputs {
-                    do {
-                        try Output.writeAtomically(line, to: outputs[index])
-                    } catch {
-                        writeFailure = "\(error)"
-                        Output.error("richpush: \(error)")
+        return try await withEnricher(configuration) { enricher throws(UsageError) in
+            let limit = configuration.limits.payload.maximumBytes
+            let cursor = Cursor(count: inputs.count)
+            var sawInvalid = false
+            var writeFailure: String? = nil
+            let progress = Progress(total: inputs.count, enabled: Progress.shouldShow(inputs: inputs.count))
+            defer { progress.finish() }
+            var pending: [UInt8] = []
+            await OrderedPipeline.run(
+                concurrency: concurrency,
+                next: { cursor.next() },
+                process: { index in
+                    let input = inputs[index]
+                    let deadline = ContinuousClock.now + configuration.deadline
+                    let result: EnrichmentResult
+                    switch InputReader.read(input, limit: limit) {
+                    case .success(let bytes): result = await enricher.enrich(json: bytes, source: input, deadline: deadline)
+                    case .failure(let error): result = .invalid(error, source: input)
                     }
+                    return JSONWriter.bytes(result.json(input: input)) + [0x0A] + (result.outcome == .invalid ? [1] : [0])
+                },
+                emit: { index, encoded in
+                    progress.advance()
+                    if encoded.last == 1 { sawInvalid = true }
+                    let line = Array(encoded.dropLast())
+                    if let outputs {
+                        do {
+                            try Output.writeAtomically(line, to: outputs[index])
+                        } catch {
+                            writeFailure = "\(error)"
+                            Output.error("richpush: \(error)")
+                        }
+                        return true
+                    }
+                    pending += line
                     return true
-                }
-                pending += line
-                return true
-            },
-            flush: {
-                defer { pending.removeAll(keepingCapacity: true) }
-                return pending.isEmpty || Output.write(pending)
-            })
-        if writeFailure != nil { return 1 }
-        return sawInvalid ? 1 : 0
+                },
+                flush: {
+                    defer { pending.removeAll(keepingCapacity: true) }
+                    return pending.isEmpty || Output.write(pending)
+                })
+            if writeFailure != nil { return 1 }
+            return sawInvalid ? 1 : 0
+        }
     }
 
     /// `DIR/<name>` for each input; two inputs with one name would overwrite each other, which is a usage error.
@@ -117,56 +117,56 @@ enum StreamCommand {
         }
         let configuration = try SharedOptions.configuration(parsed)
         let concurrency = try SharedOptions.concurrency(parsed)
-        let enricher = try makeEnricher(configuration)
-        defer { enricher.shutdown() }
-        let limit = configuration.limits.payload.maximumBytes
-        let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
-        var pending: [UInt8] = []
-        var reader = LineReader(descriptor: 0, limit: limit)
-        var lineNumber = 0
-        // The reader thread hands over every line already buffered at once (up to 256): one thread handoff per
-        // batch instead of per line, which showed in the campaign profile.
-        let source = ThreadedSource<[(Int, LineReader.Line)]> {
-            var batch: [(Int, LineReader.Line)] = []
-            while batch.count < 256, batch.isEmpty || reader.hasBufferedLine, let line = reader.next() {
-                lineNumber += 1
-                if case .text(let bytes) = line, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
-                    continue
+        return try await withEnricher(configuration) { enricher throws(UsageError) in
+            let limit = configuration.limits.payload.maximumBytes
+            let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
+            var pending: [UInt8] = []
+            var reader = LineReader(descriptor: 0, limit: limit)
+            var lineNumber = 0
+            // The reader thread hands over every line already buffered at once (up to 256): one thread handoff per
+            // batch instead of per line, which showed in the campaign profile.
+            let source = ThreadedSource<[(Int, LineReader.Line)]> {
+                var batch: [(Int, LineReader.Line)] = []
+                while batch.count < 256, batch.isEmpty || reader.hasBufferedLine, let line = reader.next() {
+                    lineNumber += 1
+                    if case .text(let bytes) = line, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                        continue
+                    }
+                    batch.append((lineNumber, line))
                 }
-                batch.append((lineNumber, line))
+                return batch.isEmpty ? nil : batch
             }
-            return batch.isEmpty ? nil : batch
+            let lines = Unbatcher(source)
+            await OrderedPipeline.run(
+                concurrency: concurrency,
+                next: { await lines.next() },
+                process: { item in
+                    let (number, line) = item
+                    let input = "-:\(number)"
+                    let result: EnrichmentResult
+                    switch line {
+                    case .text(let bytes):
+                        result = await enricher.enrich(
+                            json: bytes, source: input, deadline: .now + configuration.deadline)
+                    case .tooLong(let count):
+                        result = .invalid(
+                            PayloadError(.tooLarge, "line \(number) is \(count) bytes; the limit is \(limit)"),
+                            source: input)
+                    }
+                    return JSONWriter.bytes(result.json(input: input)) + [0x0A]
+                },
+                emit: { _, line in
+                    progress.advance()
+                    pending += line
+                    return true
+                },
+                flush: {
+                    defer { pending.removeAll(keepingCapacity: true) }
+                    return pending.isEmpty || Output.write(pending)
+                })
+            progress.finish()
+            return 0
         }
-        let lines = Unbatcher(source)
-        await OrderedPipeline.run(
-            concurrency: concurrency,
-            next: { await lines.next() },
-            process: { item in
-                let (number, line) = item
-                let input = "-:\(number)"
-                let result: EnrichmentResult
-                switch line {
-                case .text(let bytes):
-                    result = await enricher.enrich(
-                        json: bytes, source: input, deadline: .now + configuration.deadline)
-                case .tooLong(let count):
-                    result = .invalid(
-                        PayloadError(.tooLarge, "line \(number) is \(count) bytes; the limit is \(limit)"),
-                        source: input)
-                }
-                return JSONWriter.bytes(result.json(input: input)) + [0x0A]
-            },
-            emit: { _, line in
-                progress.advance()
-                pending += line
-                return true
-            },
-            flush: {
-                defer { pending.removeAll(keepingCapacity: true) }
-                return pending.isEmpty || Output.write(pending)
-            })
-        progress.finish()
-        return 0
     }
 }
 
@@ -218,13 +218,26 @@ final class Cursor: Sendable {
     }
 }
 
-func makeEnricher(_ configuration: Configuration) throws(UsageError) -> Enricher {
+/// Runs `body` with an enricher made from `configuration`, then shuts it down (awaited: its cache's links are
+/// gone before the command returns), whether `body` returns or throws. Exits 70 when it cannot be made.
+func withEnricher(
+    _ configuration: Configuration, _ body: (Enricher) async throws(UsageError) -> Int32
+) async throws(UsageError) -> Int32 {
+    let enricher: Enricher
     do {
-        return try Enricher(configuration: configuration)
+        enricher = try Enricher(configuration: configuration)
     } catch {
         Output.error("richpush: \(error.detail)")
         exit(70)
     }
+    let status: Result<Int32, UsageError>
+    do throws(UsageError) {
+        status = .success(try await body(enricher))
+    } catch {
+        status = .failure(error)
+    }
+    await enricher.shutdown()
+    return try status.get()
 }
 
 /// `richpush explain`: why each payload would or would not get its attachments.
@@ -244,32 +257,32 @@ enum ExplainCommand {
     static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
         guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
         let configuration = try SharedOptions.configuration(parsed)
-        let enricher = try makeEnricher(configuration)
-        defer { enricher.shutdown() }
-        let asJSON = parsed.has("json")
-        var status: Int32 = 0
-        for input in parsed.positionals.isEmpty ? ["-"] : parsed.positionals {
-            let payload: Payload
-            do throws(PayloadError) {
-                let bytes = try InputReader.read(input, limit: configuration.limits.payload.maximumBytes).get()
-                payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
-            } catch {
-                status = 1
-                if asJSON {
-                    let value = JSONValue.object(JSONObject([
-                        ("input", .text(input)),
-                        ("invalid", .object(JSONObject([("code", .text(error.code.rawValue)), ("detail", .text(error.detail))]))),
-                    ]))
-                    Output.write(JSONWriter.bytes(value) + [0x0A])
-                } else {
-                    Output.write(Array("\(input)\n  not a payload: \(error.code) (\(error.detail))\n".utf8))
+        return try await withEnricher(configuration) { enricher throws(UsageError) in
+            let asJSON = parsed.has("json")
+            var status: Int32 = 0
+            for input in parsed.positionals.isEmpty ? ["-"] : parsed.positionals {
+                let payload: Payload
+                do throws(PayloadError) {
+                    let bytes = try InputReader.read(input, limit: configuration.limits.payload.maximumBytes).get()
+                    payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
+                } catch {
+                    status = 1
+                    if asJSON {
+                        let value = JSONValue.object(JSONObject([
+                            ("input", .text(input)),
+                            ("invalid", .object(JSONObject([("code", .text(error.code.rawValue)), ("detail", .text(error.detail))]))),
+                        ]))
+                        Output.write(JSONWriter.bytes(value) + [0x0A])
+                    } else {
+                        Output.write(Array("\(input)\n  not a payload: \(error.code) (\(error.detail))\n".utf8))
+                    }
+                    continue
                 }
-                continue
+                let explanation = await enricher.explain(payload, deadline: .now + configuration.deadline)
+                Output.write(asJSON ? JSONWriter.bytes(explanation.json(input: input)) + [0x0A] : Array(explanation.text(input: input).utf8))
             }
-            let explanation = await enricher.explain(payload, deadline: .now + configuration.deadline)
-            Output.write(asJSON ? JSONWriter.bytes(explanation.json(input: input)) + [0x0A] : Array(explanation.text(input: input).utf8))
+            return status
         }
-        return status
     }
 }
 

@@ -134,7 +134,7 @@ struct MediaCacheTests {
         #expect(again.outcome == .complete)
         #expect(requests(bed, "/media/logo.png") == 2)
         #expect(bed.cacheFiles().count == 1)
-        enricher.shutdown()
+        await enricher.shutdown()
         #expect(bed.cacheFiles().isEmpty)
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: bed.attachments)).contains { $0.hasPrefix(".cache-") })
         // The attachments handed out keep their bytes.

@@ -48,13 +48,13 @@ struct RedirectTests {
             }
         let origin = try redirectingOrigin(locations: ["/go": location])
         defer { origin.stop() }
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch(origin.url("/go"), timeout: .seconds(10))
-        guard let failure = failure(of: result) else { return }
-        #expect(failure.code == .badURL, "\(failure)")
-        #expect(target.connectionCount == 0, "the redirect's target was connected to")
-        #expect(bed.filesOnDisk().isEmpty)
+        try await withFetcher(bed.configuration) { fetcher in
+            let result = await fetcher.fetch(origin.url("/go"), timeout: .seconds(10))
+            guard let failure = failure(of: result) else { return }
+            #expect(failure.code == .badURL, "\(failure)")
+            #expect(target.connectionCount == 0, "the redirect's target was connected to")
+            #expect(bed.filesOnDisk().isEmpty)
+        }
     }
 
     @Test("a relative redirect within the limits is still followed, to the same bytes")
@@ -62,11 +62,11 @@ struct RedirectTests {
         let bed = try TestBed()
         let origin = try redirectingOrigin(locations: ["/a": "/b", "/b": "../c?x=1"])
         defer { origin.stop() }
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let media = try await fetcher.fetch(origin.url("/a"), timeout: .seconds(10)).get()
-        #expect(media.type == .jpeg)
-        #expect(origin.requestLog == ["/a", "/b", "/c?x=1"])
+        try await withFetcher(bed.configuration) { fetcher in
+            let media = try await fetcher.fetch(origin.url("/a"), timeout: .seconds(10)).get()
+            #expect(media.type == .jpeg)
+            #expect(origin.requestLog == ["/a", "/b", "/c?x=1"])
+        }
     }
 
     @Test("0.0.0.0 and :: reach this host: with 0.0.0.0/0 open and 127.0.0.1 closed, a redirect to 0.0.0.0 is refused unconnected")
@@ -79,22 +79,22 @@ struct RedirectTests {
         let bed = try TestBed {
             $0.network.addressPolicy = AddressPolicy(allowed: [CIDRRange("0.0.0.0/0")!], denied: [CIDRRange("127.0.0.1/32")!])
         }
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch(origin.url("/go"), timeout: .seconds(10))
-        guard let failure = failure(of: result) else { return }
-        #expect(failure.code == .blockedAddress, "\(failure)")
-        #expect(target.connectionCount == 0, "the loopback listener accepted a connection")
+        try await withFetcher(bed.configuration) { fetcher in
+            let result = await fetcher.fetch(origin.url("/go"), timeout: .seconds(10))
+            guard let failure = failure(of: result) else { return }
+            #expect(failure.code == .blockedAddress, "\(failure)")
+            #expect(target.connectionCount == 0, "the loopback listener accepted a connection")
 
-        let policy = AddressPolicy(allowed: [CIDRRange("0.0.0.0/0")!, CIDRRange("::/0")!], denied: [CIDRRange("127.0.0.1/32")!, CIDRRange("::1/128")!])
-        for address in ["0.0.0.0", "0.1.2.3", "::", "::ffff:0.0.0.0"] {
-            #expect(policy.refusal(of: IPAddress(address)!) != nil, "\(address) admitted")
+            let policy = AddressPolicy(allowed: [CIDRRange("0.0.0.0/0")!, CIDRRange("::/0")!], denied: [CIDRRange("127.0.0.1/32")!, CIDRRange("::1/128")!])
+            for address in ["0.0.0.0", "0.1.2.3", "::", "::ffff:0.0.0.0"] {
+                #expect(policy.refusal(of: IPAddress(address)!) != nil, "\(address) admitted")
+            }
+            #expect(policy.refusal(of: IPAddress("8.8.8.8")!) == nil)
+            // Loopback opened: 0.0.0.0 is admitted only when its own range is open too.
+            let loopbackOpen = AddressPolicy(allowed: [CIDRRange("127.0.0.0/8")!])
+            #expect(loopbackOpen.refusal(of: IPAddress("0.0.0.0")!) != nil)
+            #expect(AddressPolicy(allowed: [CIDRRange("127.0.0.0/8")!, CIDRRange("0.0.0.0/8")!]).refusal(of: IPAddress("0.0.0.0")!) == nil)
         }
-        #expect(policy.refusal(of: IPAddress("8.8.8.8")!) == nil)
-        // Loopback opened: 0.0.0.0 is admitted only when its own range is open too.
-        let loopbackOpen = AddressPolicy(allowed: [CIDRRange("127.0.0.0/8")!])
-        #expect(loopbackOpen.refusal(of: IPAddress("0.0.0.0")!) != nil)
-        #expect(AddressPolicy(allowed: [CIDRRange("127.0.0.0/8")!, CIDRRange("0.0.0.0/8")!]).refusal(of: IPAddress("0.0.0.0")!) == nil)
     }
 
     @Test("validators holding control characters are dropped, never sent back; good ones are kept")
@@ -106,14 +106,14 @@ struct RedirectTests {
             ("\"abc-123\"", "Tue, 01 Dec 2026 00:00:00 GMT", true),
             ("W/\"weak\"", "Tue, 01 Dec 2026 00:00:00 GMT", true),
         ]
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        for (etag, lastModified, keeps) in cases {
-            let origin = try redirectingOrigin(locations: [:], headers: [("ETag", etag), ("Last-Modified", lastModified)])
-            defer { origin.stop() }
-            let media = try await fetcher.fetch(origin.url("/photo.jpg"), timeout: .seconds(10)).get()
-            #expect(media.validators.etag == (keeps ? etag : nil), "\(etag.debugDescription)")
-            #expect(media.validators.lastModified == (keeps ? lastModified : nil), "\(lastModified.debugDescription)")
+        try await withFetcher(bed.configuration) { fetcher in
+            for (etag, lastModified, keeps) in cases {
+                let origin = try redirectingOrigin(locations: [:], headers: [("ETag", etag), ("Last-Modified", lastModified)])
+                defer { origin.stop() }
+                let media = try await fetcher.fetch(origin.url("/photo.jpg"), timeout: .seconds(10)).get()
+                #expect(media.validators.etag == (keeps ? etag : nil), "\(etag.debugDescription)")
+                #expect(media.validators.lastModified == (keeps ? lastModified : nil), "\(lastModified.debugDescription)")
+            }
         }
     }
 
@@ -129,11 +129,11 @@ struct RedirectTests {
             return .init(headers: [("Content-Type", "image/jpeg")], body: .bytes(fixture("photo.jpg")))
         }
         defer { origin.stop() }
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch(origin.url("/go"), timeout: .seconds(10))
-        guard let failure = failure(of: result) else { return }
-        #expect(failure.code == .badResponse, "\(failure)")
-        #expect(origin.requestLog == ["/go"])
+        try await withFetcher(bed.configuration) { fetcher in
+            let result = await fetcher.fetch(origin.url("/go"), timeout: .seconds(10))
+            guard let failure = failure(of: result) else { return }
+            #expect(failure.code == .badResponse, "\(failure)")
+            #expect(origin.requestLog == ["/go"])
+        }
     }
 }

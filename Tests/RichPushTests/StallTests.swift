@@ -100,34 +100,34 @@ struct StallTests {
         }
         defer { text.stop() }
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        // Eight payloads of eight references (OneSignal's att), every URL distinct.
-        let textPayloads = (0..<8).map { payload in
-            let members = (0..<8).map { index in
-                let url = text.url("/lines/\(payload)-\(index).jpg")
-                return #""r\#(index)":"\#(url)""#
+        try await withEnricher(bed.configuration) { enricher in
+            // Eight payloads of eight references (OneSignal's att), every URL distinct.
+            let textPayloads = (0..<8).map { payload in
+                let members = (0..<8).map { index in
+                    let url = text.url("/lines/\(payload)-\(index).jpg")
+                    return #""r\#(index)":"\#(url)""#
+                }
+                return try! Payload(parsing: Array(#"{"aps":{"alert":"x","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#.utf8))
             }
-            return try! Payload(parsing: Array(#"{"aps":{"alert":"x","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#.utf8))
-        }
-        // Its body arrives 300 ms in, while the text bodies are being judged.
-        let healthy = TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=300"))
-        // Held on the loop thread, the text checks took ~6 s: the healthy payload's 3 s deadline would pass.
-        // The text bodies have longer: naming 64 of them is ~0.7 s of one core, which a loaded machine stretches.
-        let deadline = ContinuousClock.now + .seconds(3)
-        async let texts = withTaskGroup(of: EnrichmentResult.self) { group in
-            for payload in textPayloads {
-                group.addTask { await enricher.enrich(payload, deadline: deadline + .seconds(12)) }
+            // Its body arrives 300 ms in, while the text bodies are being judged.
+            let healthy = TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=300"))
+            // Held on the loop thread, the text checks took ~6 s: the healthy payload's 3 s deadline would pass.
+            // The text bodies have longer: naming 64 of them is ~0.7 s of one core, which a loaded machine stretches.
+            let deadline = ContinuousClock.now + .seconds(3)
+            async let texts = withTaskGroup(of: EnrichmentResult.self) { group in
+                for payload in textPayloads {
+                    group.addTask { await enricher.enrich(payload, deadline: deadline + .seconds(12)) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        let result = await enricher.enrich(healthy, deadline: deadline)
-        #expect(result.outcome == .complete, "\(result.problems)")
-        for refused in await texts {
-            #expect(refused.outcome == .failed, "\(refused.problems)")
-            #expect(refused.problems.count == 8)
-            for problem in refused.problems {
-                #expect(problem.code == .unsupportedType && problem.detail.hasPrefix("text/plain"), "\(problem.code): \(problem.detail)")
+            let result = await enricher.enrich(healthy, deadline: deadline)
+            #expect(result.outcome == .complete, "\(result.problems)")
+            for refused in await texts {
+                #expect(refused.outcome == .failed, "\(refused.problems)")
+                #expect(refused.problems.count == 8)
+                for problem in refused.problems {
+                    #expect(problem.code == .unsupportedType && problem.detail.hasPrefix("text/plain"), "\(problem.code): \(problem.detail)")
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 /// The engine: finds every media reference in a payload, fetches each under the payload's deadline, and
 /// returns the mutated content with its attachments, or the best attempt so far when the deadline comes.
 ///
-/// One `Enricher` serves many payloads at once through one fetch loop. Call `shutdown()` when done.
+/// One `Enricher` serves many payloads at once through one fetch loop. Call `await shutdown()` when done.
 public final class Enricher: Sendable {
     /// The configuration it was made with.
     public let configuration: Configuration
@@ -71,7 +71,15 @@ public final class Enricher: Sendable {
         await fetcher.probe(url, deadline: deadline)
     }
 
-    /// Cancels whatever is in flight and stops the fetch loop.
+    /// Cancels whatever is in flight, stops the fetch loop and removes the media cache's links, returning once
+    /// all of that is done (no thread of the cooperative pool is held meanwhile).
+    public func shutdown() async {
+        await fetcher.shutdown()
+        cache?.removeAll()
+    }
+
+    /// `shutdown()` for synchronous code: blocks the calling thread until it is done. Not for async code, where
+    /// it would hold a thread of the cooperative pool: there, `await shutdown()`.
     public func shutdown() {
         fetcher.shutdown()
         cache?.removeAll()

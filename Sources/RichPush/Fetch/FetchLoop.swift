@@ -21,12 +21,15 @@ final class FetchLoop: @unchecked Sendable {
     private struct Inbox {
         var commands: [Command] = []
         var stopped = false
+        /// Whether the thread has ended; then `waiters` have been called.
+        var ended = false
+        /// Who waits for the thread to end.
+        var waiters: [@Sendable () -> Void] = []
     }
 
     private let multi = MultiHandle()
     private let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
-    private let finished = DispatchSemaphore(value: 0)
     private let sniffs: SniffService
     // Touched on the loop thread only.
     private var transfers: [UInt64: Transfer] = [:]
@@ -78,16 +81,28 @@ final class FetchLoop: @unchecked Sendable {
         multi.wakeup()
     }
 
-    /// Cancels every transfer, ends the thread and waits for it.
-    func stop() {
-        let first = inbox.withLock { inbox in
+    /// Cancels every transfer and ends the thread; `done` is called once it has ended (at once if it has).
+    func stop(then done: @escaping @Sendable () -> Void) {
+        let (ended, first) = inbox.withLock { inbox -> (Bool, Bool) in
+            if inbox.ended { return (true, false) }
+            inbox.waiters.append(done)
             defer { inbox.stopped = true }
             if !inbox.stopped { inbox.commands.append(.stop) }
-            return !inbox.stopped
+            return (false, !inbox.stopped)
         }
-        guard first else { return }
-        multi.wakeup()
-        finished.wait()
+        if ended { done() } else if first { multi.wakeup() }
+    }
+
+    /// Cancels every transfer and ends the thread, suspending until it has ended.
+    func stop() async {
+        await withCheckedContinuation { continuation in stop { continuation.resume() } }
+    }
+
+    /// Cancels every transfer and ends the thread, blocking the calling thread until it has ended.
+    func stopAndWait() {
+        let ended = DispatchSemaphore(value: 0)
+        stop { ended.signal() }
+        ended.wait()
     }
 
     // MARK: - The loop thread
@@ -109,7 +124,12 @@ final class FetchLoop: @unchecked Sendable {
                         settle(id: id, with: .failure(FetchFailure(.cancelled, "the fetcher has shut down")))
                     }
                     sniffs.stop()
-                    finished.signal()
+                    for waiter in inbox.withLock({ inbox in
+                        inbox.ended = true
+                        return inbox.waiters
+                    }) {
+                        waiter()
+                    }
                     return
                 }
             }

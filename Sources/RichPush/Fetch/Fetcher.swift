@@ -3,7 +3,8 @@ import Synchronization
 /// Fetches media URLs to attachment files: many at once, through one curl multi handle driven by its own
 /// thread, each under a deadline, typed by its bytes, streamed to disk.
 ///
-/// A `Fetcher` is safe to share between tasks. Call `shutdown()` when done; it cancels whatever is in flight.
+/// A `Fetcher` is safe to share between tasks. Call `await shutdown()` when done; it cancels whatever is in
+/// flight.
 public final class Fetcher: Sendable {
     private let loop: FetchLoop
     private let urlCheck: URLCheck
@@ -25,7 +26,7 @@ public final class Fetcher: Sendable {
         }
     }
 
-    deinit { loop.stop() }
+    deinit { loop.stop {} }
 
     /// Fetches `url` into a new attachment directory, finishing by `deadline`.
     ///
@@ -75,8 +76,13 @@ public final class Fetcher: Sendable {
         await fetch(url, deadline: .now + timeout)
     }
 
-    /// Cancels every transfer in flight and stops the loop thread. Later fetches fail with `cancelled`.
-    public func shutdown() { loop.stop() }
+    /// Cancels every transfer in flight and stops the loop thread, returning once it has stopped (no thread of
+    /// the cooperative pool is held meanwhile). Later fetches fail with `cancelled`.
+    public func shutdown() async { await loop.stop() }
+
+    /// `shutdown()` for synchronous code: blocks the calling thread until the loop has stopped. Not for async
+    /// code, where it would hold a thread of the cooperative pool: there, `await shutdown()`.
+    public func shutdown() { loop.stopAndWait() }
 
     private static let cancelled = FetchFailure(.cancelled, "cancelled before the transfer finished")
 }
