@@ -92,22 +92,26 @@ public struct AttachmentStore: Sendable, Hashable {
 
     /// Removes attachment directories under the root whose last change is older than `age`; returns how many.
     /// Only directories named as this store names them (a UUID, or `.cache-<UUID>` for a media cache's links,
-    /// which a running cache re-creates and refills) are touched; links inside are removed, never followed.
+    /// which a running cache re-creates and refills) are touched. Everything is removed by descriptors: a link
+    /// is removed, never followed, and nothing on another device than the root (a mount) is entered.
     public func collectGarbage(olderThan age: Duration) throws(StoreError) -> Int {
-        guard let entries = FileSystem.names(in: root) else {
-            if errno == ENOENT { return 0 }
-            throw StoreError("cannot list the attachments root \(root)", errno)
+        let directory: Directory
+        do {
+            directory = try Directory(opening: root)
+        } catch {
+            if error.code == ENOENT { return 0 }
+            throw error
         }
-        let cutoff = Int64(time(nil)) - age.components.seconds
+        // Saturating, so that no age traps: one beyond the epoch takes nothing, a negative one everything.
+        let (difference, overflow) = Int64(time(nil)).subtractingReportingOverflow(age.components.seconds)
+        let cutoff = overflow ? (age < .zero ? Int64.max : Int64.min) : difference
         var removed = 0
-        for entry in entries {
-            let id = entry.hasPrefix(".cache-") ? String(entry.dropFirst(".cache-".count)) : entry
-            guard RandomName.isUUID(id) else { continue }
-            let path = root + "/" + entry
-            var info = stat()
-            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { continue }
-            guard Int64(info.st_mtim.tv_sec) < cutoff else { continue }
-            if FileSystem.removeTree(path) { removed += 1 }
+        for name in try directory.names() {
+            let id = name.hasPrefix(".cache-") ? String(name.dropFirst(".cache-".count)) : name
+            guard RandomName.isUUID(id), let info = directory.status(of: name), (info.st_mode & S_IFMT) == S_IFDIR,
+                Int64(info.st_mtim.tv_sec) < cutoff
+            else { continue }
+            if directory.removeTree(name) { removed += 1 }
         }
         return removed
     }
@@ -175,11 +179,17 @@ extension PartialAttachment: Sendable {}
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What failed and why.
     public let detail: String
+    /// The system's errno, or 0 when the reason is ours.
+    let code: Int32
 
-    init(detail: String) { self.detail = detail }
+    init(detail: String) {
+        self.detail = detail
+        code = 0
+    }
 
     init(_ operation: String, _ code: Int32) {
         self.detail = "\(operation): \(String(cString: strerror(code)))"
+        self.code = code
     }
 
     public var description: String { detail }

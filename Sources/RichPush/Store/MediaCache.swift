@@ -263,6 +263,6 @@ final class MediaCache: Sendable {
             state.entries = 0
             state.bytes = 0
         }
-        FileSystem.removeTree(store.root + "/.cache-" + id)
+        (try? Directory(opening: store.root))?.removeTree(".cache-" + id)
     }
 }
