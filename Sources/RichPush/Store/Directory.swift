@@ -7,8 +7,9 @@
 /// directory was opened is never followed somewhere else.
 ///
 /// `Sendable`, unlike the curl and libmagic handles: it holds no state in user space, only a descriptor that
-/// never changes, and the kernel serialises the `*at` calls made on it. (A `DIR` stream, which has state,
-/// lives only within `names()`.)
+/// never changes, and the kernel serialises the `*at` calls made on it; the fetch loop's thread and the media
+/// cache's tasks share the attachments root this way. (A `DIR` stream, which has state, lives only within
+/// `names()`.)
 final class Directory: Sendable {
     /// The descriptor (`O_DIRECTORY | O_CLOEXEC`).
     let descriptor: Int32
@@ -42,6 +43,21 @@ final class Directory: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// Makes the directory `name` in this one (`mkdirat`).
+    /// - Throws: `StoreError` with errno (`EEXIST` included).
+    func makeDirectory(_ name: String, mode: mode_t) throws(StoreError) {
+        guard mkdirat(descriptor, name, mode) == 0 else { throw StoreError("mkdir \(path)/\(name)", errno) }
+    }
+
+    /// Makes `target` in this directory a hard link to `name` in `source` (`linkat`; a link at `name` is linked
+    /// itself, never followed).
+    /// - Throws: `StoreError` with errno.
+    func link(_ name: String, from source: Directory, as target: String) throws(StoreError) {
+        guard linkat(source.descriptor, name, descriptor, target, 0) == 0 else {
+            throw StoreError("link \(source.path)/\(name)", errno)
+        }
+    }
 
     /// What `name` is, without following a link (`fstatat` with `AT_SYMLINK_NOFOLLOW`); nil when it is gone.
     func status(of name: String) -> stat? {
