@@ -178,26 +178,36 @@ enum GCCommand {
         usage: "richpush gc --older-than <seconds> [--attachments-dir <dir>]",
         arguments: [],
         options: [
-            OptionSpec(name: "older-than", value: "seconds", help: "Remove directories last changed longer ago than this. (required)"),
+            OptionSpec(
+                name: "older-than", value: "seconds",
+                help: "Remove directories last changed longer ago than this, \(ParsedArguments.describe(ageRange)). (required)"),
             OptionSpec(name: "attachments-dir", value: "dir", help: "The attachments root. (default: $TMPDIR/richpush)"),
         ],
-        discussion: "Only directories named as RichPush names them (a UUID) are removed. Prints how many.")
+        discussion: """
+            Only directories named as RichPush names them (a UUID) are removed, by descriptors: a symbolic link is
+            removed, never followed, and nothing on another file system is entered. Prints how many. EXIT STATUS:
+            0; 64 on a usage error; 70 when the root is refused (a symbolic link, another user's, writable by group
+            or others) or cannot be read.
+            """)
+
+    /// `--older-than`: up to a hundred years, older than any file this machine holds; 0 takes everything.
+    static let ageRange = 0.0...3_153_600_000.0
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
         guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
         if !parsed.positionals.isEmpty { throw UsageError("gc: unexpected argument '\(parsed.positionals[0])'") }
-        guard let text = parsed.value("older-than") else { throw UsageError("gc: --older-than <seconds> is required") }
-        guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
-            throw UsageError("--older-than: expected a number of seconds, got '\(text)'")
+        guard let age = try parsed.seconds("older-than", in: ageRange) else {
+            throw UsageError("gc: --older-than <seconds> is required")
         }
         let root = parsed.value("attachments-dir") ?? AttachmentStore.defaultRoot
         do {
-            let removed = try AttachmentStore(root: root).collectGarbage(olderThan: .milliseconds(Int64(seconds * 1000)))
+            let removed = try AttachmentStore(root: root).collectGarbage(olderThan: age)
             Output.write(Array("removed \(removed) attachment directories from \(root)\n".utf8))
             return 0
         } catch {
+            // As enrich, stream and explain exit when the root is refused (see makeEnricher).
             Output.error("richpush gc: \(error.detail)")
-            return 1
+            return 70
         }
     }
 }

@@ -30,6 +30,42 @@ struct ParsedArguments {
     func value(_ name: String) -> String? { values[name]?.last }
     func all(_ name: String) -> [String] { values[name] ?? [] }
     func has(_ name: String) -> Bool { flags.contains(name) }
+
+    // Numeric values are range-checked before any conversion, so that no input (NaN, an infinity, a negative,
+    // 1e16) reaches one that traps; a value outside is a usage error naming the option and the range.
+
+    /// `--name`'s value, a number of seconds (fractions allowed) within `range`; nil when it was not given.
+    func seconds(_ name: String, in range: ClosedRange<Double>, note: String = "") throws(UsageError) -> Duration? {
+        guard let text = value(name) else { return nil }
+        // Double parses "nan", "inf" and hexadecimal too: `contains` is false for NaN and for the infinities.
+        guard let seconds = Double(text), range.contains(seconds) else {
+            throw UsageError("--\(name): expected a number of seconds \(Self.describe(range))\(note), got '\(text)'")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// `--name`'s value, a whole number of `unit` within `range`; nil when it was not given.
+    func wholeNumber(_ name: String, of unit: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError("--\(name): expected a whole number of \(unit) \(Self.describe(range)), got '\(text)'")
+        }
+        return number
+    }
+
+    /// A port number, 1-65535; nil for anything else.
+    static func port(_ text: some StringProtocol) -> Int? {
+        Int(text).flatMap { (1...65535).contains($0) ? $0 : nil }
+    }
+
+    /// A range as messages and help write it: `from 0.001 to 86400` (not `86400.0`).
+    static func describe(_ range: ClosedRange<Double>) -> String {
+        func bound(_ value: Double) -> String { value == value.rounded() ? String(Int64(value)) : String(value) }
+        return "from \(bound(range.lowerBound)) to \(bound(range.upperBound))"
+    }
+
+    /// A range as messages and help write it: `from 1 to 10000`.
+    static func describe(_ range: ClosedRange<Int>) -> String { "from \(range.lowerBound) to \(range.upperBound)" }
 }
 
 /// A command: its name, abstract, options and arguments, in the shape of swift-argument-parser's.
@@ -129,7 +165,7 @@ enum SharedOptions {
     static let specs: [OptionSpec] = [
         OptionSpec(
             name: "deadline", value: "seconds",
-            help: "Time each payload may take, fractions allowed; at the deadline the best attempt is returned. (default: 25)"),
+            help: "Time each payload may take, fractions allowed, \(ParsedArguments.describe(deadlineRange)); at the deadline the best attempt is returned. (default: 25)"),
         OptionSpec(
             name: "attachments-dir", value: "dir",
             help: "Where attachment directories are made. (default: $TMPDIR/richpush)"),
@@ -149,7 +185,8 @@ enum SharedOptions {
             repeatable: true),
         OptionSpec(name: "ca-bundle", value: "file", help: "Trust the CA certificates in this PEM file. (default: the system's)"),
         OptionSpec(
-            name: "concurrency", value: "n", help: "Payloads processed at once. (default: 32)"),
+            name: "concurrency", value: "n",
+            help: "Payloads processed at once, \(ParsedArguments.describe(concurrencyRange)). (default: 32)"),
         OptionSpec(
             name: "convention", value: "name",
             help: "Run only the named conventions, in the order given: adb_media, zego, fcm, airship, onesignal, clevertap, iterable, customerio, pushwoosh, batch, amplify, notifee, home_assistant, braze. (default: all, in that order)",
@@ -167,23 +204,29 @@ enum SharedOptions {
             repeatable: true),
         OptionSpec(
             name: "cache-ttl", value: "seconds",
-            help: "Reuse a fetched URL for this long, then revalidate it; 0 fetches every time. (default: 300)"),
+            help: "Reuse a fetched URL for this long, then revalidate it, \(ParsedArguments.describe(cacheTTLRange)); 0 fetches every time. (default: 300)"),
         OptionSpec(
-            name: "cache-max-mb", value: "n", help: "The most megabytes the media cache keeps. (default: 1000)"),
+            name: "cache-max-mb", value: "n",
+            help: "The most megabytes the media cache keeps, \(ParsedArguments.describe(cacheMegabytesRange)). (default: 1000)"),
     ]
 
     /// The default of `--concurrency`: enough payloads in flight to fill the fetch loop's 64 connections with
     /// one or two references each.
     static let defaultConcurrency = 32
 
+    /// `--deadline`: from a millisecond, the resolution the deadline is kept at (less would be no time at all),
+    /// to a day, beyond any push pipeline.
+    static let deadlineRange = 0.001...86_400.0
+    /// `--cache-ttl`: up to a year; a campaign image does not live longer.
+    static let cacheTTLRange = 0.0...31_536_000.0
+    /// `--cache-max-mb`: up to a terabyte, beyond any disk this runs beside.
+    static let cacheMegabytesRange = 1...1_000_000
+    /// `--concurrency`: up to 10,000 payloads in flight, 150 times what the 64 connections can serve.
+    static let concurrencyRange = 1...10_000
+
     static func configuration(_ parsed: ParsedArguments) throws(UsageError) -> Configuration {
         var configuration = Configuration()
-        if let text = parsed.value("deadline") {
-            guard let seconds = Double(text), seconds > 0, seconds.isFinite, seconds <= 86_400 else {
-                throw UsageError("--deadline: expected a number of seconds between 0 and 86400, got '\(text)'")
-            }
-            configuration.deadline = .milliseconds(Int64((seconds * 1000).rounded()))
-        }
+        if let deadline = try parsed.seconds("deadline", in: deadlineRange) { configuration.deadline = deadline }
         if let directory = parsed.value("attachments-dir") {
             guard !directory.isEmpty else { throw UsageError("--attachments-dir: the path is empty") }
             let absolute = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
@@ -201,8 +244,8 @@ enum SharedOptions {
         }
         configuration.network.addressPolicy = policy
         for text in parsed.all("allow-port") {
-            let bounds = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0) }
-            guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, 1 <= low, low <= high, high <= 65535 else {
+            let bounds = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map(ParsedArguments.port)
+            guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, low <= high else {
                 throw UsageError("--allow-port: '\(text)' is not a port or a range LOW-HIGH within 1-65535")
             }
             configuration.network.allowedPorts.append(low...high)
@@ -210,10 +253,10 @@ enum SharedOptions {
         for entry in parsed.all("resolve") {
             let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
             // curl's form: HOST:PORT:ADDRESS[,ADDRESS...], IPv6 addresses in brackets.
-            guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port),
+            guard parts.count == 3, !parts[0].isEmpty, ParsedArguments.port(parts[1]) != nil,
                 parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy({ IPAddress(String($0)) != nil })
             else {
-                throw UsageError("--resolve: '\(entry)' is not HOST:PORT:ADDRESS[,ADDRESS...]")
+                throw UsageError("--resolve: '\(entry)' is not HOST:PORT:ADDRESS[,ADDRESS...] with PORT within 1-65535")
             }
         }
         configuration.network.resolve = parsed.all("resolve")
@@ -248,17 +291,11 @@ enum SharedOptions {
         }
         if !parsed.all("route-id-key").isEmpty { configuration.routeKeys.id = parsed.all("route-id-key") }
         if !parsed.all("route-url-key").isEmpty { configuration.routeKeys.url = parsed.all("route-url-key") }
-        if let text = parsed.value("cache-ttl") {
-            guard let seconds = Double(text), seconds >= 0, seconds.isFinite, seconds <= 31_536_000 else {
-                throw UsageError("--cache-ttl: expected a number of seconds (0 turns the cache off), got '\(text)'")
-            }
-            configuration.cache.enabled = seconds > 0
-            configuration.cache.timeToLive = .milliseconds(Int64(seconds * 1000))
+        if let timeToLive = try parsed.seconds("cache-ttl", in: cacheTTLRange, note: " (0 turns the cache off)") {
+            configuration.cache.enabled = timeToLive > .zero
+            configuration.cache.timeToLive = timeToLive
         }
-        if let text = parsed.value("cache-max-mb") {
-            guard let megabytes = Int(text), megabytes >= 1, megabytes <= 1_000_000 else {
-                throw UsageError("--cache-max-mb: expected a whole number of megabytes from 1, got '\(text)'")
-            }
+        if let megabytes = try parsed.wholeNumber("cache-max-mb", of: "megabytes", in: cacheMegabytesRange) {
             configuration.cache.maximumBytes = megabytes * 1_000_000
         }
         if let bundle = parsed.value("ca-bundle") {
@@ -271,10 +308,6 @@ enum SharedOptions {
     }
 
     static func concurrency(_ parsed: ParsedArguments) throws(UsageError) -> Int {
-        guard let text = parsed.value("concurrency") else { return defaultConcurrency }
-        guard let value = Int(text), (1...10_000).contains(value) else {
-            throw UsageError("--concurrency: expected a whole number from 1 to 10000, got '\(text)'")
-        }
-        return value
+        try parsed.wholeNumber("concurrency", of: "payloads", in: concurrencyRange) ?? defaultConcurrency
     }
 }

@@ -194,20 +194,14 @@ struct RefusalTests {
         #expect(ContinuousClock.now - start < .seconds(5))
     }
 
-    @Test("an attachments root that is a file gives store-failed")
+    @Test("an attachments root that is a file is refused when the fetcher is made, naming it")
     func storeFailed() async throws {
         let file = NSTemporaryDirectory() + "richpush-not-a-dir-" + UUID().uuidString
         FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let bed = try TestBed { $0.store = AttachmentStore(root: file) }
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(10))
-        guard case .failure(let failure) = result else {
-            Issue.record("expected store-failed, got \(result)")
-            return
-        }
-        #expect(failure.code == .storeFailed)
-        #expect(failure.detail.contains(file))
+        let error = #expect(throws: FetcherError.self) { try Fetcher(configuration: bed.configuration) }
+        #expect(error?.detail.contains(file) == true)
+        #expect(error?.detail.contains("not a directory") == true)
     }
 }

@@ -9,14 +9,14 @@ public final class Enricher: Sendable {
     private let cache: MediaCache?
 
     /// An enricher with this configuration.
-    /// - Throws: `FetcherError` when libmagic's database cannot be loaded.
+    /// - Throws: `FetcherError` when libmagic's database cannot be loaded or the attachments root is refused.
     public init(configuration: Configuration = Configuration()) throws(FetcherError) {
         self.configuration = configuration
         let fetcher = try Fetcher(configuration: configuration)
         self.fetcher = fetcher
         self.cache =
             configuration.cache.enabled
-            ? MediaCache(fetcher: fetcher, store: configuration.store, settings: configuration.cache) : nil
+            ? MediaCache(fetcher: fetcher, settings: configuration.cache) : nil
     }
 
     /// Processes one payload, finishing by `deadline`.

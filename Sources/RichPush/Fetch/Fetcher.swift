@@ -9,18 +9,26 @@ public final class Fetcher: Sendable {
     private let loop: FetchLoop
     private let urlCheck: URLCheck
     private let nextID = Atomic<UInt64>(1)
+    /// The attachments root, opened once for every transfer (and the media cache).
+    let root: AttachmentRoot
 
     /// A fetcher with these settings.
-    /// - Throws: `FetcherError` when libmagic's database cannot be loaded.
+    /// - Throws: `FetcherError` when libmagic's database cannot be loaded, or when the attachments root is
+    ///   refused (a symbolic link, not a directory, another user's, writable by group or others; see
+    ///   `AttachmentStore`) or cannot be made.
     public init(configuration: Configuration) throws(FetcherError) {
         urlCheck = URLCheck(
             allowHTTP: configuration.network.allowHTTP, maximumLength: configuration.network.maximumURLLength,
             allowedPorts: configuration.network.allowedPorts)
         do {
+            root = try configuration.store.open()
+        } catch {
+            throw FetcherError(detail: error.detail)
+        }
+        do {
             loop = try FetchLoop(
                 settings: FetchSettings(
-                    network: configuration.network, limits: configuration.limits, store: configuration.store,
-                    urlCheck: urlCheck))
+                    network: configuration.network, limits: configuration.limits, store: root, urlCheck: urlCheck))
         } catch {
             throw FetcherError(detail: "libmagic: \(error.detail)")
         }

@@ -476,7 +476,7 @@ extension Transfer: Sendable {}
 struct FetchSettings: Sendable {
     var network: Configuration.Network
     var limits: Configuration.Limits
-    var store: AttachmentStore
+    var store: AttachmentRoot
     /// The checks every URL passes before a request is made to it, the first and each redirect's.
     var urlCheck: URLCheck
 }

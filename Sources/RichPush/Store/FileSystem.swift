@@ -5,33 +5,6 @@
 /// The few file-system operations the store and the CLI need, on POSIX calls directly, so that neither needs
 /// Foundation (FoundationEssentials alone costs about 1.5 MB of resident memory per process).
 package enum FileSystem {
-    /// The names in a directory (without `.` and `..`), or nil when it cannot be read (`errno` says why).
-    package static func names(in directory: String) -> [String]? {
-        guard let stream = opendir(directory) else { return nil }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    /// Removes `path` and, for a directory, everything under it, never following a symbolic link (a link is
-    /// removed, not its target). Depth is bounded (our trees are two levels deep); returns whether all is gone.
-    @discardableResult
-    package static func removeTree(_ path: String, depth: Int = 8) -> Bool {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return errno == ENOENT }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { return unlink(path) == 0 }
-        guard depth > 0, let names = names(in: path) else { return false }
-        var removed = true
-        for name in names where !removeTree(path + "/" + name, depth: depth - 1) { removed = false }
-        return rmdir(path) == 0 && removed
-    }
-
     /// `mkdir -p` with mode `mode` for every directory it makes; true when `path` is a directory at the end.
     package static func makeDirectories(_ path: String, mode: mode_t) -> Bool {
         if mkdir(path, mode) == 0 || errno == EEXIST { return isDirectory(path) }

@@ -11,9 +11,11 @@
 /// (least recently used out first); the directory is removed at shutdown and by `gc`. Failures are never cached.
 final class MediaCache: Sendable {
     private let fetcher: Fetcher
-    private let store: AttachmentStore
+    private let store: AttachmentRoot
     private let settings: Configuration.Cache
     private let id = RandomName.uuid()
+    /// `<root>/.cache-<id>`, made and opened at the first entry; its links are made and removed through it.
+    private let linksDirectory = LockedValue<Directory?>(nil)
     private let state = LockedValue(State())
     private let nextWaiter = LockedValue<UInt64>(0)
 
@@ -48,9 +50,10 @@ final class MediaCache: Sendable {
         case wait
     }
 
-    init(fetcher: Fetcher, store: AttachmentStore, settings: Configuration.Cache) {
+    /// A cache in front of `fetcher`, keeping its links under the fetcher's attachments root.
+    init(fetcher: Fetcher, settings: Configuration.Cache) {
         self.fetcher = fetcher
-        self.store = store
+        store = fetcher.root
         self.settings = settings
     }
 
@@ -151,7 +154,7 @@ final class MediaCache: Sendable {
             }
             return Array(waiters.values)
         }
-        for path in evicted { unlink(path) }
+        for path in evicted { unlinkCached(path) }
         for waiter in waiters { waiter.resume(returning: tell) }
     }
 
@@ -185,7 +188,7 @@ final class MediaCache: Sendable {
             state.bytes -= entry.media.bytes
             return entry.media.path
         }
-        if let path { unlink(path) }
+        if let path { unlinkCached(path) }
     }
 
     /// Waits for the fetch in flight for `url`, or for `deadline`, or for cancellation, whichever comes first.
@@ -234,22 +237,47 @@ final class MediaCache: Sendable {
         }
     }
 
+    /// The cache directory, made and opened once; nil when it cannot be (the cache then keeps nothing).
+    private func cacheDirectory() -> Directory? {
+        linksDirectory.withLock { directory in
+            if directory == nil { directory = try? store.makeCacheDirectory(id) }
+            return directory
+        }
+    }
+
+    /// The name of a cached file in the cache directory (`<root>/.cache-<id>/<name>`).
+    private func cachedName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    private func unlinkCached(_ path: String) {
+        if let directory = linksDirectory.withLock({ $0 }) { unlinkat(directory.descriptor, cachedName(path), 0) }
+    }
+
     /// Keeps a hard link to a freshly fetched file in the cache directory; nil when the disk refuses.
     private func cache(_ media: FetchedMedia) -> FetchedMedia? {
-        guard let directory = try? store.makeCacheDirectory(id) else { return nil }
-        var cached = media
+        let root = store.directory.path + "/"
+        guard let directory = cacheDirectory(), media.path.hasPrefix(root) else { return nil }
         // One link per entry, not per content hash: evicting one URL must not unlink another URL's bytes.
-        cached.path = directory + "/" + RandomName.uuid() + "." + media.type.fileExtension
-        cached.directory = directory
-        if Glibc.link(media.path, cached.path) != 0, errno != EEXIST { return nil }
+        let name = RandomName.uuid() + "." + media.type.fileExtension
+        // The fetched file is `<root>/<uuid>/<name>`: linked from the root's descriptor, not by its path.
+        do {
+            try directory.link(String(media.path.dropFirst(root.count)), from: store.directory, as: name)
+        } catch {
+            return nil
+        }
+        var cached = media
+        cached.path = directory.path + "/" + name
+        cached.directory = directory.path
         return cached
     }
 
     /// A new attachment for one payload, linked to the cached file; nil when the cached file is gone.
     private func link(_ cached: FetchedMedia) -> FetchedMedia? {
-        guard let (directory, path) = try? store.link(cached.path, fileExtension: cached.type.fileExtension) else {
-            return nil
-        }
+        guard let cache = cacheDirectory(),
+            let (directory, path) = try? store.link(
+                cachedName(cached.path), in: cache, fileExtension: cached.type.fileExtension)
+        else { return nil }
         var media = cached
         media.path = path
         media.directory = directory
@@ -263,6 +291,6 @@ final class MediaCache: Sendable {
             state.entries = 0
             state.bytes = 0
         }
-        FileSystem.removeTree(store.root + "/.cache-" + id)
+        store.directory.removeTree(".cache-" + id)
     }
 }

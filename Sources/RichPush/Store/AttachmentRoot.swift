@@ -1,0 +1,200 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The attachments root, opened once and checked, with everything under it made relative to its descriptor:
+/// attachment directories (`mkdirat`), partial files (`openat`), their final names (`renameat`) and the media
+/// cache's links (`linkat`).
+///
+/// A root that is a symbolic link (`O_NOFOLLOW`), is not a directory, belongs to another user than the effective
+/// one, or is writable by group or others is refused: through any of those someone else could put a link where
+/// we are about to write. Past that check only this user can change names in the root, so the names we make in it
+/// (`<uuid>/<uuid>.<ext>`) are used as paths relative to the descriptor without opening each directory again; the
+/// long-lived media cache directory is opened once (`O_NOFOLLOW`) and used through its own descriptor.
+final class AttachmentRoot: Sendable {
+    /// The open root; its path is the one given, and prefixes every path handed back.
+    let directory: Directory
+
+    /// Opens the root at `path`, making it first when missing (mode 0700, with missing parents, as `mkdir -p`).
+    /// - Throws: `StoreError` naming the root and why it is refused, or the system's reason.
+    init(opening path: String) throws(StoreError) {
+        if let directory = try Self.open(path) {
+            self.directory = directory
+            return
+        }
+        let made = FileSystem.makeDirectories(path, mode: 0o700)
+        let code = errno
+        // Open what is there now, whoever made it: the checks decide.
+        guard let directory = try Self.open(path) else { throw StoreError("mkdir \(path)", made ? ENOENT : code) }
+        self.directory = directory
+    }
+
+    /// Opens the root at `path` if it exists; nil when it does not (`gc` has nothing to do, and makes nothing).
+    /// - Throws: `StoreError` naming the root and why it is refused, or the system's reason.
+    init?(existing path: String) throws(StoreError) {
+        guard let directory = try Self.open(path) else { return nil }
+        self.directory = directory
+    }
+
+    /// Opens and checks the root; nil when it does not exist.
+    private static func open(_ path: String) throws(StoreError) -> Directory? {
+        let directory: Directory
+        do {
+            directory = try Directory(opening: path)
+        } catch {
+            if error.code == ENOENT { return nil }
+            var info = stat()
+            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK {
+                throw refusal(path, "it is a symbolic link, and a link is never followed")
+            }
+            if error.code == ENOTDIR { throw refusal(path, "it is not a directory") }
+            throw StoreError("the attachments root: open \(path)", error.code)
+        }
+        guard directory.owner == geteuid() else {
+            throw refusal(path, "it is owned by uid \(directory.owner), not by this process's uid \(geteuid())")
+        }
+        guard directory.mode & 0o022 == 0 else {
+            throw refusal(path, "it is writable by group or others (mode \(String(directory.mode & 0o7777, radix: 8)))")
+        }
+        return directory
+    }
+
+    private static func refusal(_ path: String, _ reason: String) -> StoreError {
+        StoreError(detail: "the attachments root \(path) is refused: \(reason)")
+    }
+
+    /// Makes a new attachment directory (mode 0700) and opens its partial file (`O_CREAT | O_EXCL | O_NOFOLLOW`,
+    /// mode 0600).
+    /// - Throws: `StoreError` with the system's reason; nothing is left behind.
+    func begin() throws(StoreError) -> PartialAttachment {
+        let folder = try makeAttachmentDirectory()
+        let names = PartialAttachment.Names(folder: folder, file: RandomName.uuid())
+        let descriptor = openat(
+            directory.descriptor, names.partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let error = StoreError("open \(directory.path)/\(names.partial)", errno)
+            unlinkat(directory.descriptor, folder, AT_REMOVEDIR)
+            throw error
+        }
+        return PartialAttachment(root: self, names: names, descriptor: descriptor)
+    }
+
+    /// Makes a new attachment directory holding a hard link to `name` in `source` (a complete file on the same
+    /// file system) as `<uuid>.<ext>`; returns the directory and the path. Costs a mkdir and a link, no copy.
+    /// - Throws: `StoreError` with the system's reason; nothing is left behind.
+    func link(_ name: String, in source: Directory, fileExtension: String) throws(StoreError) -> (
+        directory: String, path: String
+    ) {
+        let folder = try makeAttachmentDirectory()
+        let file = folder + "/" + RandomName.uuid() + "." + fileExtension
+        do {
+            try directory.link(name, from: source, as: file)
+        } catch {
+            unlinkat(directory.descriptor, folder, AT_REMOVEDIR)
+            throw error
+        }
+        return (directory.path + "/" + folder, directory.path + "/" + file)
+    }
+
+    /// Makes (when missing) and opens the hidden directory `.cache-<id>` where a media cache keeps its links.
+    /// Opened `O_NOFOLLOW`: a link in its place is refused, and one put there later changes nothing, as the
+    /// cache goes on through this descriptor.
+    /// - Throws: `StoreError` with the system's reason.
+    func makeCacheDirectory(_ id: String) throws(StoreError) -> Directory {
+        let name = ".cache-" + id
+        do {
+            try directory.makeDirectory(name, mode: 0o700)
+        } catch {
+            guard error.code == EEXIST else { throw error }
+        }
+        return try Directory(opening: name, in: directory)
+    }
+
+    /// Makes a new directory `<uuid>` (mode 0700) in the root; returns its name.
+    private func makeAttachmentDirectory() throws(StoreError) -> String {
+        let name = RandomName.uuid()
+        do {
+            try directory.makeDirectory(name, mode: 0o700)
+        } catch {
+            // The descriptor outlives a root removed while we run: say so rather than "no such file".
+            guard error.code == ENOENT else { throw error }
+            throw StoreError(detail: "the attachments root \(directory.path) was removed while running")
+        }
+        return name
+    }
+}
+
+/// An attachment being written: its directory, its open partial file. Owned by one transfer.
+final class PartialAttachment {
+    /// The names of an attachment's directory and files, relative to the root.
+    struct Names {
+        /// The directory's name in the root.
+        let folder: String
+        /// The file's name without its extension.
+        let file: String
+
+        var partial: String { folder + "/." + file + ".partial" }
+        func complete(_ fileExtension: String) -> String { folder + "/" + file + "." + fileExtension }
+    }
+
+    /// The attachment's directory, `<root>/<uuid>`.
+    let directory: String
+    /// Kept so that the root's descriptor stays open as long as this needs it.
+    private let root: AttachmentRoot
+    private let names: Names
+    private var descriptor: Int32
+
+    init(root: AttachmentRoot, names: Names, descriptor: Int32) {
+        self.root = root
+        self.names = names
+        self.descriptor = descriptor
+        directory = root.directory.path + "/" + names.folder
+    }
+
+    deinit { discard() }
+
+    /// Appends bytes; throws on a short or failed write (ENOSPC, EIO).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw StoreError("write \(root.directory.path)/\(names.partial)", errno)
+            }
+            offset += written
+        }
+    }
+
+    /// Closes the file and renames it to `<uuid>.<ext>`; returns the final path.
+    func commit(fileExtension: String) throws(StoreError) -> String {
+        let complete = names.complete(fileExtension)
+        let fd = descriptor
+        descriptor = -1
+        // close reports deferred write errors (NFS, quota); a failed close or rename leaves nothing behind.
+        let at = root.directory.descriptor
+        if close(fd) != 0 || renameat(at, names.partial, at, complete) != 0 {
+            let error = StoreError("commit \(root.directory.path)/\(names.partial)", errno)
+            remove()
+            throw error
+        }
+        return root.directory.path + "/" + complete
+    }
+
+    /// Removes the partial file and the directory, whatever state they are in. Idempotent.
+    func discard() {
+        if descriptor >= 0 {
+            close(descriptor)
+            descriptor = -1
+            remove()
+        }
+    }
+
+    private func remove() {
+        unlinkat(root.directory.descriptor, names.partial, 0)
+        unlinkat(root.directory.descriptor, names.folder, AT_REMOVEDIR)
+    }
+}
+
+@available(*, unavailable)
+extension PartialAttachment: Sendable {}

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+/// The names in a directory, sorted; empty when it cannot be read.
+func entries(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+}
+
+/// Sets a path's modification time to two hours ago, so that `gc --older-than 3600` (or less) takes it.
+func makeOld(_ path: String) throws {
+    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: path)
+}
+
+/// A new UUID as RichPush names its directories.
+func attachmentName() -> String { UUID().uuidString.lowercased() }
+
+@Suite("gc: by descriptors only, never following a link, never crossing a device")
+struct GarbageCollectionTests {
+    /// An attachments root and a directory outside it, each new.
+    struct Scratch {
+        let root: String
+        let outside: String
+
+        init() throws {
+            root = try temporaryDirectory()
+            outside = try temporaryDirectory()
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(atPath: root)
+            try? FileManager.default.removeItem(atPath: outside)
+        }
+    }
+
+    @Test("links under the root, in its place or deeper, are removed or passed over, never followed")
+    func links() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let (root, outside) = (scratch.root, scratch.outside)
+        try FileManager.default.createDirectory(atPath: outside + "/inner", withIntermediateDirectories: false)
+        for file in ["keep.jpg", "inner/keep.png"] {
+            _ = FileManager.default.createFile(atPath: outside + "/" + file, contents: Data([1, 2, 3]))
+        }
+        // An attachment name that is a link to a directory outside the root.
+        let linked = attachmentName()
+        try FileManager.default.createSymbolicLink(atPath: root + "/" + linked, withDestinationPath: outside)
+        // An attachment directory holding links to a file and a directory outside, one level down too.
+        let holder = root + "/" + attachmentName()
+        try FileManager.default.createDirectory(atPath: holder + "/nested", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: holder + "/file", withDestinationPath: outside + "/keep.jpg")
+        try FileManager.default.createSymbolicLink(atPath: holder + "/dir", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: holder + "/nested/dir", withDestinationPath: outside + "/inner")
+        try makeOld(holder)
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 1)
+        #expect(entries(root) == [linked])
+        #expect(entries(outside) == ["inner", "keep.jpg"])
+        #expect(entries(outside + "/inner") == ["keep.png"])
+    }
+
+    @Test("a file system mounted inside an attachment directory is not entered", .enabled(if: canMountTmpfs))
+    func otherDevice() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/" + attachmentName()
+        let point = directory + "/mounted"
+        try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
+        #expect(mount("tmpfs", point, "tmpfs", 0, "size=64k") == 0)
+        defer { umount(point) }
+        _ = FileManager.default.createFile(atPath: point + "/keep.jpg", contents: Data([1, 2, 3]))
+        try makeOld(directory)
+        _ = try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600))
+        #expect(entries(point) == ["keep.jpg"])
+    }
+
+    @Test("ages at the ends of Duration's range take nothing or everything, and never trap")
+    func extremeAges() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let old = scratch.root + "/" + attachmentName()
+        try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: false)
+        try makeOld(old)
+        let store = AttachmentStore(root: scratch.root)
+        #expect(try store.collectGarbage(olderThan: .seconds(Int64.max)) == 0)
+        #expect(try store.collectGarbage(olderThan: .seconds(Int64.min)) == 1)
+    }
+
+    /// Swaps `<root>/<name>` between a directory and a link to `outside` until told to stop, with renames only
+    /// (each atomic): the race an attacker with write access to the root would run against gc. At the lowest
+    /// priority, so that it takes only a core nobody else wants and the suite's deadline tests keep theirs.
+    private final class Swapper: Sendable {
+        private let stop = LockedValue(false)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(root: String, name: String) {
+            Thread { [stop, done] in
+                // On Linux, who 0 is the calling thread alone.
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+                let (path, aside, link) = (root + "/" + name, root + "/aside", root + "/link")
+                while !stop.withLock({ $0 }) {
+                    rename(path, aside)
+                    rename(link, path)
+                    rename(path, link)
+                    rename(aside, path)
+                }
+                done.signal()
+            }.start()
+        }
+
+        func finish() {
+            stop.withLock { $0 = true }
+            done.wait()
+        }
+    }
+
+    @Test("gc raced by a directory swapped for a link deletes nothing outside the root (at most 20 rounds, 3 s)")
+    func race() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let (root, outside) = (scratch.root, scratch.outside)
+        // The same names inside and outside: a gc that resolves `<root>/<name>/<file>` through the link, after
+        // checking `<root>/<name>` was a directory, unlinks the outside ones.
+        let files = (0..<300).map { "f\($0).jpg" }
+        for file in files { _ = FileManager.default.createFile(atPath: outside + "/" + file, contents: Data([1])) }
+        let name = attachmentName()
+        // Off the cooperative pool: rounds of file system work must not hold one of its few threads.
+        let deleted = try await offPool {
+            let start = ContinuousClock.now
+            for _ in 0..<20 where ContinuousClock.now - start < .seconds(3) {
+                for entry in entries(root) { try FileManager.default.removeItem(atPath: root + "/" + entry) }
+                try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
+                for file in files {
+                    _ = FileManager.default.createFile(atPath: root + "/" + name + "/" + file, contents: Data([2]))
+                }
+                try makeOld(root + "/" + name)
+                try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: outside)
+                let swapper = Swapper(root: root, name: name)
+                _ = try? AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600))
+                swapper.finish()
+                let deleted = files.count - entries(outside).count
+                if deleted > 0 { return deleted }
+            }
+            return 0
+        }
+        #expect(deleted == 0, "gc deleted \(deleted) files outside the root")
+    }
+}

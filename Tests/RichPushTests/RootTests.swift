@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+extension CLI {
+    /// Runs the CLI with standard input read from `file`, by a shell's redirection: a CLI that exits before
+    /// reading (a usage error, a refused root) cannot make writing to its input pipe kill this process
+    /// (SIGPIPE).
+    static func run(_ arguments: [String], inputFile file: String) async throws -> Run {
+        let redirect = ["/bin/sh", "-c", #"exec "$0" "$@" < "\#(file)""#]
+        return try await offPool { try runBlocking(arguments, stdin: nil, prefix: redirect) }
+    }
+}
+
+extension TestBed {
+    /// `cliOptions` without the attachments root, for tests that give their own.
+    var networkOptions: [String] {
+        var options = cliOptions
+        if let index = options.firstIndex(of: "--attachments-dir") { options.removeSubrange(index...index + 1) }
+        return options
+    }
+}
+
+// Serialized: its CLI runs, all at once, would starve the suite's deadline tests on two cores.
+@Suite("The attachments root: opened once, refused unless it is a directory of ours alone", .serialized)
+struct RootTests {
+    static let commands = ["enrich", "stream", "explain", "gc"]
+
+    /// Runs `command` against `root`: a payload with one fetchable image for the three that fetch, and a gc
+    /// that would take anything older than now.
+    private func run(_ command: String, root: String, bed: TestBed, base: String) async throws -> CLI.Run {
+        if command == "gc" { return try await CLI.run(["gc", "--older-than", "0", "--attachments-dir", root]) }
+        let payload = base + "/payload.json"
+        try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}"#.utf8)
+            .write(to: URL(fileURLWithPath: payload))
+        return try await CLI.run([command] + bed.networkOptions + ["--attachments-dir", root], inputFile: payload)
+    }
+
+    /// A root that is not a directory of ours alone.
+    enum Unsafe: String, CaseIterable, Sendable {
+        case symbolicLink, writableByOthers, ownedByAnother
+
+        /// What the refusal says.
+        var reason: String {
+            switch self {
+            case .symbolicLink: "symbolic link"
+            case .writableByOthers: "writable by group or others"
+            case .ownedByAnother: "owned by uid 65534"
+            }
+        }
+
+        /// Makes such a root in `base`, holding one old attachment directory (what gc would take); returns the
+        /// path to give and the directory that holds the old one.
+        func make(in base: String) throws -> (root: String, holder: String) {
+            let root = base + "/root"
+            let holder = self == .symbolicLink ? base + "/target" : root
+            let old = holder + "/" + attachmentName()
+            try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: true)
+            try makeOld(old)
+            switch self {
+            case .symbolicLink: try FileManager.default.createSymbolicLink(atPath: root, withDestinationPath: holder)
+            case .writableByOthers: #expect(chmod(root, 0o777) == 0)
+            // We run as root: give the directory to nobody.
+            case .ownedByAnother: #expect(chown(root, 65534, 65534) == 0)
+            }
+            return (root, holder)
+        }
+    }
+
+    @Test("a root that is a link, writable by others or another user's is refused (exit 70, naming it and why); nothing is made or removed in it",
+        arguments: commands, Unsafe.allCases)
+    func unsafeRoot(command: String, unsafe: Unsafe) async throws {
+        let bed = try TestBed()
+        let base = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let (root, holder) = try unsafe.make(in: base)
+        let before = entries(holder)
+        let run = try await run(command, root: root, bed: bed, base: base)
+        #expect(run.status == 70)
+        #expect(run.stderr.contains(root) && run.stderr.contains(unsafe.reason), "stderr: \(run.stderr)")
+        #expect(entries(holder) == before)
+    }
+
+    @Test("a root writable by its group is refused when the fetcher is made, naming it and the mode")
+    func groupWritableRoot() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(chmod(root, 0o770) == 0)
+        var configuration = Configuration()
+        configuration.store = AttachmentStore(root: root)
+        let error = #expect(throws: FetcherError.self) { try Fetcher(configuration: configuration) }
+        #expect(error?.detail.contains(root) == true)
+        #expect(error?.detail.contains("mode 770") == true)
+    }
+
+    @Test("a missing root is made when the fetcher is made, with its parents, mode 0700")
+    func missingRoot() throws {
+        let base = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let root = base + "/a/b/root"
+        var configuration = Configuration()
+        configuration.store = AttachmentStore(root: root)
+        try Fetcher(configuration: configuration).shutdown()
+        for path in [base + "/a", root] {
+            let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            #expect(mode == 0o700)
+        }
+    }
+
+    @Test("a media cache directory swapped for a symbolic link: no file is made in the link's target")
+    func swappedCacheDirectory() async throws {
+        let bed = try TestBed()
+        let outside = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: outside) }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let first = await enricher.enrich(TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(5))
+        #expect(first.outcome == .complete)
+        let cache = try #require(entries(bed.attachments).first { $0.hasPrefix(".cache-") })
+        try FileManager.default.removeItem(atPath: bed.attachments + "/" + cache)
+        try FileManager.default.createSymbolicLink(atPath: bed.attachments + "/" + cache, withDestinationPath: outside)
+        let second = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(5))
+        #expect(second.outcome == .complete)
+        #expect(entries(outside).isEmpty)
+    }
+}
