@@ -108,11 +108,11 @@ private struct Reader {
     mutating func object(depth: Int) throws(PayloadError) -> JSONObject {
         try enter(depth: depth)
         position += 1
-        var members: [(key: String, value: JSONValue)] = []
+        var members: [JSONObject.Member] = []
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return JSONObject(members)
+            return JSONObject(members: members)
         }
         while true {
             skipWhitespace()
@@ -125,9 +125,7 @@ private struct Reader {
             position += 1
             skipWhitespace()
             let member = try value(depth: depth + 1)
-            // A key keeps its decoded text; a key written with escapes is rare enough that its literal form is
-            // not kept (the writer escapes it minimally, an exact equivalent).
-            members.append((key.value, member))
+            members.append((key, member))
             skipWhitespace()
             guard position < bytes.count else { throw failure("unexpected end of input in an object") }
             if bytes[position] == UInt8(ascii: ",") {
@@ -136,7 +134,7 @@ private struct Reader {
             }
             if bytes[position] == UInt8(ascii: "}") {
                 position += 1
-                return JSONObject(members)
+                return JSONObject(members: members)
             }
             throw failure("expected ',' or '}'")
         }

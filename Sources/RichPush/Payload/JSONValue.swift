@@ -1,5 +1,5 @@
-/// A JSON value that keeps what the text said: object keys in their order (duplicates included), numbers as
-/// their literal text, and strings with the escapes they were written with.
+/// A JSON value that keeps what the text said: object members in their order (duplicates included), numbers as
+/// their literal text, and strings, keys included, with the escapes they were written with.
 ///
 /// `JSONValue` is what lets RichPush hand back a payload that equals its input except where it was mutated:
 /// `"mutable-content": 1` stays `1`, `1.0` stays `1.0`, and a 30-digit integer stays 30 digits.
@@ -48,7 +48,8 @@ public enum JSONValue: Sendable, Hashable {
     }
 }
 
-/// A JSON string: its decoded value, and the exact text between the quotes when it was parsed with escapes.
+/// A JSON string (a value or an object's key): its decoded value, and the exact text between the quotes when
+/// it was parsed with escapes.
 ///
 /// Writing a parsed string reproduces its literal, so `"\u00e9"` and lone surrogates such as `"\ud800"` (which
 /// a Swift `String` cannot hold: its `value` has U+FFFD there) survive a round trip as written.
@@ -68,32 +69,51 @@ public struct JSONString: Sendable, Hashable {
         self.value = value
         self.literal = literal
     }
+
+    /// Whether the decoded text is `name`, scalar by scalar (see `JSONObject` for why not `==`).
+    func means(_ name: String) -> Bool {
+        value.unicodeScalars.elementsEqual(name.unicodeScalars)
+    }
 }
 
-/// A JSON object's members in source order. Lookups by key return the last member with that key, as
-/// JavaScript's `JSON.parse` does; all members, duplicates included, are kept and written back.
+/// A JSON object's members in source order. All members, duplicates included, are kept and written back, each
+/// key as it was written (a key is a `JSONString`, as a string value is).
+///
+/// Lookups compare a key's decoded text with the name asked for, Unicode scalar by scalar: `"adb\u005fmedia"`
+/// is found as `adb_media`, as the iPhone's `userInfo` (an `NSDictionary` whose keys compare code unit by code
+/// unit) finds it; `"e\u0301"` is not `"\u00e9"`. The last member that matches wins, as JavaScript's `JSON.parse`
+/// keeps the last.
 public struct JSONObject: Sendable, Hashable {
-    /// The members, in order.
-    public var members: [(key: String, value: JSONValue)]
+    /// One member: its key as written, and its value.
+    public typealias Member = (key: JSONString, value: JSONValue)
 
-    /// An object with these members, in this order.
+    /// The members, in order.
+    public var members: [Member]
+
+    /// An object with these members, in this order; each key is written with the minimal escapes.
     public init(_ members: [(key: String, value: JSONValue)] = []) {
+        self.members = members.map { (JSONString($0.key), $0.value) }
+    }
+
+    /// An object with these members, keys as they are (parsed keys keep their escapes).
+    public init(members: [Member]) {
         self.members = members
     }
 
-    /// The value of the last member named `key`, or nil.
+    /// The value of the last member whose key means `key`, or nil.
     public subscript(key: String) -> JSONValue? {
-        members.last(where: { $0.key == key })?.value
+        members.last(where: { $0.key.means(key) })?.value
     }
 
-    /// Replaces the value of every member named `key`, or appends a member at the end when there is none.
+    /// Replaces the value of every member whose key means `key` (each key stays as written), or appends a member
+    /// at the end when there is none.
     public mutating func set(_ key: String, _ value: JSONValue) {
         var found = false
-        for index in members.indices where members[index].key == key {
+        for index in members.indices where members[index].key.means(key) {
             members[index].value = value
             found = true
         }
-        if !found { members.append((key, value)) }
+        if !found { members.append((JSONString(key), value)) }
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {

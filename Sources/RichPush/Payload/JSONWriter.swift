@@ -20,7 +20,7 @@ public enum JSONWriter {
             output.append(UInt8(ascii: "{"))
             for (index, member) in object.members.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(member.key, into: &output)
+                write(member.key, into: &output)
                 output.append(UInt8(ascii: ":"))
                 write(member.value, into: &output)
             }
@@ -33,13 +33,7 @@ public enum JSONWriter {
             }
             output.append(UInt8(ascii: "]"))
         case .string(let string):
-            if let literal = string.literal {
-                output.append(UInt8(ascii: "\""))
-                output.append(contentsOf: literal.utf8)
-                output.append(UInt8(ascii: "\""))
-            } else {
-                writeString(string.value, into: &output)
-            }
+            write(string, into: &output)
         case .number(let text):
             output.append(contentsOf: text.utf8)
         case .bool(let flag):
@@ -47,6 +41,14 @@ public enum JSONWriter {
         case .null:
             output.append(contentsOf: "null".utf8)
         }
+    }
+
+    /// A parsed string (value or key) as it was written; one made in code with the minimal escapes.
+    static func write(_ string: JSONString, into output: inout [UInt8]) {
+        guard let literal = string.literal else { return writeString(string.value, into: &output) }
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: literal.utf8)
+        output.append(UInt8(ascii: "\""))
     }
 
     static func writeString(_ string: String, into output: inout [UInt8]) {
