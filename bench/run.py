@@ -6,6 +6,8 @@ Scenarios (issue 4):
   (b) campaign: 10,000 payloads over 20 distinct images
   (c) memory:   one payload with a 45 MB MP4, and 50 payloads of it at once
   (d) deadline: 1,000 payloads in flight against a slow location; how late each expired result arrives
+  (e) payload memory: 32 payloads of 1 MiB in flight at once (their media on the slow location keeps them there),
+      in four shapes: many small strings, deep nesting, large arrays of numbers, one huge string
 
 Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is repeated (--repeat, default 3)
 and the median kept. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
@@ -15,6 +17,7 @@ The table goes to stdout and to out/bench/report.md.
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -199,6 +202,56 @@ def urlsession(urls):
     return {"wall": wall, "rss": rss}
 
 
+MIB = 1 << 20
+PAYLOAD_SHAPES = ("strings", "deep", "numbers", "huge")
+
+
+def large_payload(shape, url, seed):
+    """One line of JSON of just under 1 MiB (the payload limit) in the given shape, its media at `url`."""
+    rng = random.Random(seed)
+    payload = {"aps": {"alert": {"title": "bench", "body": shape}, "mutable-content": 1}, "adb_media": url}
+    budget = MIB - 1024
+
+    def fill(make):
+        items, size = [], 0
+        while True:
+            item = make(len(items))
+            size += len(json.dumps(item, separators=(",", ":"))) + 1
+            if size > budget:
+                return items
+            items.append(item)
+
+    def chain(i):
+        # 60 levels under the root's "trees" array: the default depth limit is 64.
+        value = [i]
+        for _ in range(60):
+            value = {"k": value}
+        return value
+
+    if shape == "strings":
+        payload["items"] = fill(lambda i: {"id": f"i{i}", "title": f"title {rng.randrange(1000)}", "u": f"/p/{i}"})
+    elif shape == "deep":
+        payload["trees"] = fill(chain)
+    elif shape == "numbers":
+        payload["values"] = fill(lambda i: rng.choice([i, rng.random() * 1000, -7 * i]))
+    else:
+        payload["blob"] = "x" * budget
+    return json.dumps(payload, separators=(",", ":"))
+
+
+def payload_memory(port, base, repeat):
+    """(e): 64 payloads of 1 MiB each per shape, 32 in flight at once; every one waits on the slow location until
+    its 2 s deadline, so 32 are parsed and held together. Returns {shape: run}."""
+    runs = {}
+    for shape in PAYLOAD_SHAPES:
+        ndjson = os.path.join(OUT, f"large-{shape}.ndjson")
+        with open(ndjson, "w") as f:
+            for i in range(64):
+                f.write(large_payload(shape, f"{base}/slow/{i:04d}.jpg", i) + "\n")
+        runs[shape] = median_run(repeat, lambda: richpush(port, ndjson, concurrency=32, deadline=2))
+    return runs
+
+
 def median_run(repeat, run):
     runs = [run() for _ in range(repeat)]
     runs.sort(key=lambda r: r["wall"])
@@ -218,7 +271,7 @@ def percentile(values, p):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is kept")
-    parser.add_argument("--only", default="abcd", help="scenarios to run, e.g. 'ac'")
+    parser.add_argument("--only", default="abcde", help="scenarios to run, e.g. 'ac'")
     args = parser.parse_args()
 
     ensure_nginx()
@@ -280,6 +333,13 @@ def main():
             notes.append(f"(d) 1,000 payloads in flight, deadline 2 s, slow origin: {expired} expired; lateness "
                          f"p50 {percentile(late, 50):.1f} ms, p99 {percentile(late, 99):.1f} ms, "
                          f"max {max(late):.1f} ms (goal: every one within 100 ms)")
+        if "e" in args.only:
+            runs = payload_memory(port, base, args.repeat)
+            worst = max(PAYLOAD_SHAPES, key=lambda shape: runs[shape]["rss"])
+            rows.append((f"(e) 32 x 1 MiB payloads in flight ({worst})", runs[worst], None, None, 64))
+            notes.append("(e) peak RSS with 32 payloads of 1 MiB in flight: "
+                         + ", ".join(f"{shape} {runs[shape]['rss']:.1f} MiB" for shape in PAYLOAD_SHAPES)
+                         + " (goal < 160 MB, 152.6 MiB)")
     finally:
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait(timeout=10)

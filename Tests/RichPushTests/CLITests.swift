@@ -49,6 +49,21 @@ struct CLI {
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
     }
+
+    /// Starts the CLI with pipes to its standard input and from its standard output (standard error is
+    /// discarded), for a test that talks to it while it runs.
+    static func start(_ arguments: [String]) throws -> (process: Process, input: FileHandle, output: FileHandle) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, input.fileHandleForWriting, output.fileHandleForReading)
+    }
 }
 
 extension TestBed {
@@ -255,22 +270,13 @@ struct CLITests {
     @Test("stream: each result is written as soon as it is due, before input ends")
     func streamIsInteractive() async throws {
         let bed = try TestBed()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["stream"] + bed.cliOptions
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, input, reader) = try CLI.start(["stream"] + bed.cliOptions)
         defer {
-            try? input.fileHandleForWriting.close()
+            try? input.close()
             process.waitUntilExit()
         }
-        input.fileHandleForWriting.write(Data((#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"# + "\n").utf8))
+        input.write(Data((#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"# + "\n").utf8))
         // Read the first result while standard input is still open; a bounded wait.
-        let reader = output.fileHandleForReading
         let received = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var line = Data()
         Thread {

@@ -71,7 +71,7 @@ struct EnricherTests {
         let result = await enricher.enrich(payload, timeout: .seconds(10))
         var content = try #require(result.content)
         let added = try #require(content.root.members.last)
-        #expect(added.key == "richpush")
+        #expect(added.key.value == "richpush")
         let list = added.value.objectValue?["attachments"]
         guard case .array(let items)? = list, let first = items.first?.objectValue else {
             Issue.record("no attachments list in \(JSONWriter.string(content.json))")

@@ -23,9 +23,21 @@ struct JSONTests {
         #expect(try roundTrip(text) == text)
     }
 
-    @Test("white space is dropped, nothing else changes")
-    func whitespace() throws {
-        #expect(try roundTrip(" {\n \"a\" : [ 1 , 2 ]\t}\r\n") == #"{"a":[1,2]}"#)
+    @Test(
+        "white space is dropped, nothing else changes",
+        arguments: [
+            (" {\n \"a\" : [ 1 , 2 ]\t}\r\n", #"{"a":[1,2]}"#),
+            ("\n {\"a\":[1,{},[]],\"b\":{\"c\":\" \"}} \n", #"{"a":[1,{},[]],"b":{"c":" "}}"#),
+            ("[ {\"k\" :\"v\\\" \"} , -1.5e3 ,null]", #"[{"k":"v\" "},-1.5e3,null]"#),
+        ])
+    func whitespace(text: String, compact: String) throws {
+        #expect(try roundTrip(text) == compact)
+        // Each member of a parsed object is written the same on its own, as a built object's member.
+        let value = try JSONParser().parse(Array(text.utf8))
+        if case .object(var object) = value {
+            object.set("added", .null)
+            #expect(JSONWriter.string(.object(object)) == String(compact.dropLast()) + #","added":null}"#)
+        }
     }
 
     @Test("the lossless fixture comes back byte for byte")
@@ -40,6 +52,48 @@ struct JSONTests {
         let value = try JSONParser().parse(Array(#"{"s":"a\u00e9\n\ud83d\ude00","lone":"x\udc00y"}"#.utf8))
         #expect(value.objectValue?["s"]?.stringValue == "aé\n😀")
         #expect(value.objectValue?["lone"]?.stringValue == "x\u{FFFD}y")
+    }
+
+    @Test(
+        "keys keep their escapes, as string values do",
+        arguments: [
+            #"{"adb\u005fmedia":"https://example.com/a.jpg"}"#,
+            #"{"\ud800":1,"\udfff":2}"#,
+            #"{"caf\u00e9":1,"café":2,"tab\t\"q\"\/":3,"\ud83d\ude00":4}"#,
+        ])
+    func keysRoundTrip(_ text: String) throws {
+        #expect(try roundTrip(text) == text)
+    }
+
+    @Test("two keys that differ only in lone surrogates stay two members, each as written")
+    func loneSurrogateKeys() throws {
+        let text = #"{"\ud800":"high","\udfff":"low"}"#
+        let object = try #require(try JSONParser().parse(Array(text.utf8)).objectValue)
+        #expect(object.members.map(\.key.literal) == [#"\ud800"#, #"\udfff"#])
+        #expect(object.members.map(\.value.stringValue) == ["high", "low"])
+        // Setting one by its decoded name (both decode to U+FFFD) replaces values, never keys or members.
+        var changed = object
+        changed.set("\u{FFFD}", .text("x"))
+        #expect(JSONWriter.string(.object(changed)) == #"{"\ud800":"x","\udfff":"x"}"#)
+    }
+
+    @Test("a key written with escapes is found by what it means; the convention finds its media")
+    func escapedKeyLookup() throws {
+        let payload = try Payload(parsing: Array(#"{"aps":{"mutable\u002dcontent":1},"adb\u005fmedia":"https://m.example/a.jpg"}"#.utf8))
+        #expect(payload.isMutable)
+        #expect(payload.root["adb_media"]?.stringValue == "https://m.example/a.jpg")
+        let scan = AdobeMediaConvention().scan(payload)
+        #expect(scan.references.map(\.url) == ["https://m.example/a.jpg"])
+        var content = payload
+        content.root.set("adb_media", .text("https://m.example/b.jpg"))
+        #expect(JSONWriter.string(content.json).contains(#""adb\u005fmedia":"https://m.example/b.jpg""#))
+    }
+
+    @Test("keys match scalar by scalar, as the iPhone's userInfo does: a decomposed é is another key")
+    func keysMatchByScalars() throws {
+        let object = try #require(try JSONParser().parse(Array(#"{"e\u0301":1,"\u00e9":2}"#.utf8)).objectValue)
+        #expect(object["\u{E9}"] == .number("2"))
+        #expect(object["e\u{301}"] == .number("1"))
     }
 
     @Test("strings made in code are escaped minimally")

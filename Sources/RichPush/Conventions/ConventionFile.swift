@@ -46,7 +46,7 @@ public enum ConventionFile {
                 }
                 identifier = text
             }
-            for key in object.members.map(\.key) where !["name", "url", "hint", "identifier"].contains(key) {
+            for key in object.members.map(\.key.value) where !["name", "url", "hint", "identifier"].contains(key) {
                 throw ConventionFileError("\(label) (\(name)): unknown field \"\(key)\"")
             }
             conventions.append(KeyPathConvention(name: name, path: url, hintPath: hint, identifier: identifier))

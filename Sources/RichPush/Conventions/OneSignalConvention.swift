@@ -39,7 +39,8 @@ public struct OneSignalConvention: MediaConvention {
             return scan
         }
         for member in attachments.members {
-            scan.take(member.value, field: "\(field).\(member.key)", convention: name, identifier: member.key)
+            let identifier = member.key.value
+            scan.take(member.value, field: "\(field).\(identifier)", convention: name, identifier: identifier)
         }
         return scan
     }

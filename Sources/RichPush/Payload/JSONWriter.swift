@@ -17,35 +17,66 @@ public enum JSONWriter {
     static func write(_ value: JSONValue, into output: inout [UInt8]) {
         switch value {
         case .object(let object):
-            output.append(UInt8(ascii: "{"))
-            for (index, member) in object.members.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(member.key, into: &output)
-                output.append(UInt8(ascii: ":"))
-                write(member.value, into: &output)
+            switch object.storage {
+            case .parsed(let document, let index):
+                write(document, index, into: &output)
+            case .built(let members):
+                writeList(members, open: UInt8(ascii: "{"), into: &output) { member, output in
+                    write(member.key, into: &output)
+                    output.append(UInt8(ascii: ":"))
+                    write(member.value, into: &output)
+                }
             }
-            output.append(UInt8(ascii: "}"))
-        case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                write(element, into: &output)
+        case .array(let array):
+            switch array.storage {
+            case .parsed(let document, let index):
+                write(document, index, into: &output)
+            case .built(let elements):
+                writeList(elements, open: UInt8(ascii: "["), into: &output) { write($0, into: &$1) }
             }
-            output.append(UInt8(ascii: "]"))
         case .string(let string):
-            if let literal = string.literal {
-                output.append(UInt8(ascii: "\""))
-                output.append(contentsOf: literal.utf8)
-                output.append(UInt8(ascii: "\""))
-            } else {
-                writeString(string.value, into: &output)
-            }
+            write(string, into: &output)
         case .number(let text):
             output.append(contentsOf: text.utf8)
         case .bool(let flag):
             output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .null:
             output.append(contentsOf: "null".utf8)
+        }
+    }
+
+    /// `items` between the `open` bracket and its closing one, separated by commas.
+    static func writeList<Item>(
+        _ items: [Item], open: UInt8, into output: inout [UInt8], _ writeItem: (Item, inout [UInt8]) -> Void
+    ) {
+        output.append(open)
+        for (index, item) in items.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            writeItem(item, &output)
+        }
+        // The closing bracket is the opening one plus two, in ASCII.
+        output.append(open + 2)
+    }
+
+    /// The value at tape entry `index` of `document`, compact: its text whole when the document is compact, else
+    /// each token as it was written, without the white space.
+    static func write(_ document: JSONDocument, _ index: Int, into output: inout [UInt8]) {
+        if document.isCompact {
+            output.append(contentsOf: document.text[document.compactText(index)])
+            return
+        }
+        document.text.withUnsafeBufferPointer { text in
+            document.tape.withUnsafeBufferPointer { tape in
+                _ = TapeWalk(text: text, tape: tape).write(index, into: &output)
+            }
+        }
+    }
+
+    /// A parsed string (value or key) as it was written; one made in code with the minimal escapes.
+    static func write(_ string: JSONString, into output: inout [UInt8]) {
+        switch string.storage {
+        case .text(let text): writeString(text, into: &output)
+        case .parsed(let document, let index): output.append(contentsOf: document.text[document.token(index)])
         }
     }
 
@@ -76,5 +107,37 @@ public enum JSONWriter {
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+}
+
+/// Writes a value of a document that has white space, token by token along the tape.
+private struct TapeWalk {
+    let text: UnsafeBufferPointer<UInt8>
+    let tape: UnsafeBufferPointer<UInt32>
+
+    /// Writes the value at `index`; returns the entry just past it.
+    func write(_ index: Int, into output: inout [UInt8]) -> Int {
+        let entry = tape[index]
+        let start = Int(entry & ~JSONDocument.escapedFlag)
+        let lead = text[start]
+        guard lead == UInt8(ascii: "{") || lead == UInt8(ascii: "[") else {
+            let end = JSONDocument.tokenEnd(in: text, at: start, escaped: entry & JSONDocument.escapedFlag != 0)
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: text[start..<end]))
+            return index + 1
+        }
+        let end = Int(tape[index + 1])
+        output.append(lead)
+        var child = index + 2
+        while child < end {
+            if child > index + 2 { output.append(UInt8(ascii: ",")) }
+            if lead == UInt8(ascii: "{") {
+                child = write(child, into: &output)
+                output.append(UInt8(ascii: ":"))
+            }
+            child = write(child, into: &output)
+        }
+        // The closing bracket is the opening one plus two, in ASCII.
+        output.append(lead + 2)
+        return end
     }
 }

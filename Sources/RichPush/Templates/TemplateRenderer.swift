@@ -22,12 +22,13 @@ public struct TemplateRenderer: Sendable {
         }
         var table: [String: String] = [:]
         for member in object.members {
+            let name = member.key.value
             switch member.value {
-            case .string(let text): table[member.key.lowercased()] = text.value
-            case .number(let text): table[member.key.lowercased()] = text
-            case .bool(let flag): table[member.key.lowercased()] = flag ? "true" : "false"
+            case .string(let text): table[name.lowercased()] = text.value
+            case .number(let text): table[name.lowercased()] = text
+            case .bool(let flag): table[name.lowercased()] = flag ? "true" : "false"
             default:
-                throw TemplateError("property '\(member.key)' holds \(member.value.kindDescription); properties are strings or numbers")
+                throw TemplateError("property '\(name)' holds \(member.value.kindDescription); properties are strings or numbers")
             }
         }
         self.properties = table
@@ -39,9 +40,9 @@ public struct TemplateRenderer: Sendable {
     public func render(_ template: JSONValue) throws(TemplateError) -> JSONValue {
         switch template {
         case .object(let object):
-            var members: [(key: String, value: JSONValue)] = []
+            var members: [JSONObject.Member] = []
             for member in object.members { members.append((member.key, try render(member.value))) }
-            return .object(JSONObject(members))
+            return .object(JSONObject(members: members))
         case .array(let items):
             var rendered: [JSONValue] = []
             for item in items { rendered.append(try render(item)) }
