@@ -14,9 +14,14 @@ struct MediaCacheTests {
         bed.origin.requestLog.filter { $0.hasPrefix(path) }.count
     }
 
-    /// Waits (bounded) until the origin has seen a request for `path`: the first payload is then the leader.
-    func untilRequested(_ bed: TestBed, _ path: String) async throws {
-        for _ in 0..<200 where requests(bed, path) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+    /// Waits until the origin has seen a request for `path` (the first payload is then the leader); fails the
+    /// test if it never does.
+    func untilRequested(
+        _ bed: TestBed, _ path: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        try await waitUntil("the origin to receive a request for \(path)", sourceLocation: sourceLocation) {
+            requests(bed, path) > 0
+        }
     }
 
     @Test("20 payloads with one URL in flight: one request, 20 attachments, each its own directory and link")
@@ -34,13 +39,13 @@ struct MediaCacheTests {
         let media = results.map { $0.attachments[0].media }
         #expect(Set(media.map(\.directory)).count == 20)
         #expect(Set(media.map(\.path)).count == 20)
-        #expect(Set(media.map(\.sha256)) == [try sha256sum(media[0].path)])
+        let hash = try await sha256sum(media[0].path)
+        #expect(Set(media.map(\.sha256)) == [hash])
         for item in media {
             #expect(Array(FileManager.default.contents(atPath: item.path)!) == fixture("photo.jpg"))
         }
         // Hard links to one inode: the bytes are stored once.
-        let inodes = Set(try media.map { try FileManager.default.attributesOfItem(atPath: $0.path)[.systemFileNumber] as! UInt64 })
-        #expect(inodes.count == 1)
+        #expect(Set(try media.map { try inode($0.path) }).count == 1)
         #expect(bed.cacheFiles().count == 1)
     }
 
@@ -73,28 +78,43 @@ struct MediaCacheTests {
         let payload = try payload(bed, "/slow/photo.jpg?ms=1500")
         async let leader = enricher.enrich(payload, timeout: .seconds(10))
         try await untilRequested(bed, "/slow/photo.jpg")
-        let start = ContinuousClock.now
-        let waiter = await enricher.enrich(payload, timeout: .milliseconds(300))
+        let deadline = ContinuousClock.now + .milliseconds(300)
+        let control = DeadlineControl(at: deadline)
+        let waiter = await enricher.enrich(payload, deadline: deadline)
+        let returned = ContinuousClock.now
         #expect(waiter.outcome == .expired)
-        #expect(ContinuousClock.now - start < .milliseconds(300) + deadlineMargin)
+        #expect(returned >= deadline - .milliseconds(50), "returned \(deadline - returned) before its deadline")
+        await control.expectOnTime(returned)
         #expect(await leader.outcome == .complete)
         #expect(requests(bed, "/slow/photo.jpg") == 1)
     }
 
     @Test("when the fetch expires under its own deadline, a waiter with more time fetches again")
     func leaderExpires() async throws {
-        let bed = try TestBed()
+        // The leader's fetch stalls, and no low-speed rule ends it: only its deadline does. The waiter's own fetch
+        // is answered at once.
+        let bed = try TestBed { $0.network.lowSpeedWindow = .seconds(600) }
         let enricher = try Enricher(configuration: bed.configuration)
         defer { enricher.shutdown() }
-        let payload = try payload(bed, "/slow/photo.jpg?ms=1000")
-        async let leader = enricher.enrich(payload, timeout: .milliseconds(400))
-        try await untilRequested(bed, "/slow/photo.jpg")
-        let waiter = await enricher.enrich(payload, timeout: .seconds(10))
+        // The leader's deadline must outlast sending its request and the waiter's arrival, which take about what
+        // a small fetch takes: scaled from one measured now, so that a loaded machine lengthens it instead of
+        // failing the test.
+        let unit = try await fetchOnce("/media/logo.png?baseline", through: enricher, on: bed)
+        let leaderTimeout = max(.milliseconds(500), unit * 3)
+        let payload = try payload(bed, "/stall-first/photo.jpg")
+        let leaderDeadline = ContinuousClock.now + leaderTimeout
+        async let leader = enricher.enrich(payload, deadline: leaderDeadline)
+        try await untilRequested(bed, "/stall-first/photo.jpg")
+        let waiterStart = ContinuousClock.now
+        let waiter = await enricher.enrich(payload, timeout: leaderTimeout + .seconds(10))
+        #expect(waiterStart < leaderDeadline, "the waiter came after the leader expired: it had nothing to wait for")
         #expect(await leader.outcome == .expired)
-        #expect(waiter.outcome == .complete)
-        // Two requests when the leader's went out before it expired (the usual case); one when a loaded machine
-        // expired the leader before its request left, and the waiter fetched alone.
-        #expect((1...2).contains(requests(bed, "/slow/photo.jpg")))
+        #expect(waiter.outcome == .complete, "\(waiter.problems)")
+        // The waiter waited for the leader, then fetched again: a second request, sent only once the leader's
+        // deadline had passed (a waiter that did not wait would have sent it at once).
+        let received = bed.origin.exchanges.filter { $0.target == "/stall-first/photo.jpg" }.map(\.received)
+        try #require(received.count == 2, "requests: \(bed.origin.requestLog)")
+        #expect(received[1] >= leaderDeadline - .milliseconds(5), "fetched again \(leaderDeadline - received[1]) early")
     }
 
     @Test("failures are not cached")
