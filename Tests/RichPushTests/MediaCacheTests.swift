@@ -49,24 +49,51 @@ struct MediaCacheTests {
         #expect(bed.cacheFiles().count == 1)
     }
 
-    @Test("within the time to live no request is made; after it, a 304 revalidation reuses the bytes")
-    func timeToLiveAndRevalidation() async throws {
-        // A time to live long enough that the second payload (right after the first) is within it even when
-        // the whole suite loads the machine.
-        let bed = try TestBed { $0.cache.timeToLive = .milliseconds(1500) }
+    @Test("within the time to live no request is made: the second payload links the cached bytes")
+    func withinTimeToLive() async throws {
+        // A time to live no loaded machine outlasts between two payloads.
+        let bed = try TestBed { $0.cache.timeToLive = .seconds(600) }
         let enricher = try Enricher(configuration: bed.configuration)
         defer { enricher.shutdown() }
         let payload = try payload(bed, "/media/logo.png")
-        let first = await enricher.enrich(payload, timeout: .seconds(5))
-        let second = await enricher.enrich(payload, timeout: .seconds(5))
+        let first = await enricher.enrich(payload, timeout: .seconds(10))
+        let second = await enricher.enrich(payload, timeout: .seconds(10))
         #expect(first.outcome == .complete && second.outcome == .complete)
         #expect(requests(bed, "/media/logo.png") == 1)
-        try await Task.sleep(for: .milliseconds(1600))
-        let third = await enricher.enrich(payload, timeout: .seconds(5))
-        #expect(third.outcome == .complete)
-        #expect(requests(bed, "/media/logo.png") == 2)
-        #expect(third.attachments.first?.media.sha256 == first.attachments.first?.media.sha256)
-        #expect(Array(FileManager.default.contents(atPath: third.attachments[0].media.path)!) == fixture("logo.png"))
+        let paths = [first, second].compactMap { $0.attachments.first?.media.path }
+        try #require(paths.count == 2)
+        #expect(paths[0] != paths[1])
+        #expect(try inode(paths[0]) == inode(paths[1]))
+    }
+
+    @Test(
+        "once stale, the request is conditional on the validator the origin sent, and its 304 reuses the bytes",
+        arguments: [
+            ("/media/logo.png", "etag", "if-none-match"),
+            ("/dated/logo.png", "last-modified", "if-modified-since"),
+        ])
+    func revalidation(path: String, validator: String, condition: String) async throws {
+        // Stale as soon as it is stored: the second payload must revalidate, whatever the machine's load.
+        let bed = try TestBed { $0.cache.timeToLive = .nanoseconds(1) }
+        let enricher = try Enricher(configuration: bed.configuration)
+        defer { enricher.shutdown() }
+        let payload = try payload(bed, path)
+        let first = await enricher.enrich(payload, timeout: .seconds(10))
+        let second = await enricher.enrich(payload, timeout: .seconds(10))
+        #expect(first.outcome == .complete && second.outcome == .complete)
+        let exchanges = bed.origin.exchanges.filter { $0.target == path }
+        try #require(exchanges.count == 2, "requests for \(path): \(exchanges.map { ($0.headers, $0.status) })")
+        let sent = try #require(exchanges[0].responseHeaders[validator], "the origin sent no \(validator)")
+        #expect(exchanges[0].headers[condition] == nil, "the first request must be unconditional")
+        #expect(exchanges[0].status == 200)
+        #expect(exchanges[1].headers[condition] == sent, "the revalidation's \(condition)")
+        #expect(exchanges[1].status == 304)
+        // The 304 reused the cached file: the second attachment is a link to the first's bytes, not a new file.
+        let paths = [first, second].compactMap { $0.attachments.first?.media.path }
+        try #require(paths.count == 2)
+        #expect(try inode(paths[0]) == inode(paths[1]))
+        #expect(second.attachments.first?.media.sha256 == first.attachments.first?.media.sha256)
+        #expect(Array(FileManager.default.contents(atPath: paths[1])!) == fixture("logo.png"))
         #expect(bed.cacheFiles().count == 1)
     }
 
@@ -178,13 +205,15 @@ struct MediaCacheTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let cache = root + "/.cache-" + UUID().uuidString.lowercased()
+        let attachment = root + "/" + UUID().uuidString.lowercased()
         let other = root + "/.hidden"
-        for directory in [cache, other] {
+        for directory in [cache, attachment, other] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
             try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: directory)
         }
-        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 1)
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 2)
         #expect(!FileManager.default.fileExists(atPath: cache))
+        #expect(!FileManager.default.fileExists(atPath: attachment))
         #expect(FileManager.default.fileExists(atPath: other))
     }
 
@@ -198,9 +227,12 @@ struct MediaCacheTests {
         }
         // 11 entries > 10: down to 9 in one pass, the two oldest gone, and with them their links.
         #expect(bed.cacheFiles().count == 9)
-        _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=0"), timeout: .seconds(5))
-        _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=10"), timeout: .seconds(5))
-        #expect(requests(bed, "/media/logo.png?v=0") == 2)
-        #expect(requests(bed, "/media/logo.png?v=10") == 1)
+        // Asked again in this order, the next oldest (v=2) and the newest (v=10) come from the cache; the two
+        // evicted ones are fetched again (9 entries + 2 = 11 evicts again only after v=1 is back).
+        for index in [2, 10, 0, 1] {
+            _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
+        }
+        let log = bed.origin.requestLog
+        #expect([0, 1, 2, 10].map { index in log.filter { $0 == "/media/logo.png?v=\(index)" }.count } == [2, 2, 1, 1])
     }
 }
