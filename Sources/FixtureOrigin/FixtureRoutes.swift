@@ -4,12 +4,16 @@ import Foundation
 ///
 /// - `/media/NAME`: the file, with `?type=MIME` as its Content-Type (default: by extension, which tests
 ///   make lie on purpose with `?type=`), with an ETag; `If-None-Match` with it is answered 304.
+///   `/dated/NAME`: the same with a Last-Modified date instead of an ETag; `If-Modified-Since` with exactly that
+///   date is answered 304.
 ///   `/as/ANY-NAME?file=NAME`: the file under a URL that lies about it.
 /// - `/status/CODE?file=NAME`: that status, with the file (or a short text) as the body.
 /// - `/redirect/N?to=PATH`: N more 302 hops, then PATH. `/redirect-to?url=URL`: one 302 to any URL.
 /// - `/redirect-loop`: a 302 to itself. `/no-location`: a 302 without Location.
 /// - `/drip/NAME?bytes=B&ms=M`: the file, B bytes every M ms. `/slow/NAME?ms=M`: the whole file after M ms.
 /// - `/stall`: headers, then nothing. `/silence`: no answer at all.
+/// - `/stall-first/NAME`: the first request for this path and query stalls as `/stall`; every later one gets the
+///   file at once (a fetch that can only end by its deadline, then one that succeeds, whatever the load).
 /// - `/generated?prefix=NAME&bytes=N[&declare=D|&nolength=1]`: the first 4 KB of NAME, then zeros to N bytes.
 /// - `/huge-headers?kb=N`: N KB of header fields before a JPEG. `?encoding=E` on `/media` adds Content-Encoding.
 /// - `/empty`: 200 with no body. `/partial/NAME`: a 206.
@@ -25,10 +29,13 @@ public enum FixtureRoutes {
         HTTPOrigin.Request
     ) -> HTTPOrigin.Response {
         let cache = MediaCache(directory: mediaDirectory)
-        return { request in route(request, cache) }
+        let seen = SeenTargets()
+        return { request in route(request, cache, seen) }
     }
 
-    private static func route(_ request: HTTPOrigin.Request, _ media: MediaCache) -> HTTPOrigin.Response {
+    private static func route(
+        _ request: HTTPOrigin.Request, _ media: MediaCache, _ seen: SeenTargets
+    ) -> HTTPOrigin.Response {
         let parts = request.path.split(separator: "/").map(String.init)
         guard let first = parts.first else { return notFound }
         let rest = parts.dropFirst().joined(separator: "/")
@@ -39,14 +46,18 @@ public enum FixtureRoutes {
                 + (request.query["encoding"].map { [("Content-Encoding", $0)] } ?? [])
         }
         switch first {
-        case "media":
+        case "media", "dated":
             guard let bytes = file(rest) else { return notFound }
-            // A strong validator: the name and size (fixtures do not change while served).
-            let etag = "\"\(rest)-\(bytes.count)\""
-            if request.headers["if-none-match"] == etag {
-                return .init(status: 304, headers: [("ETag", etag)], body: .bytes([]), omitLength: true)
+            // A strong validator (the name and size: fixtures do not change while served), or a fixed date. The
+            // date must come back exactly as sent: a client that rewrites it is not revalidating what it has.
+            let (field, condition, value) =
+                first == "media"
+                ? ("ETag", "if-none-match", "\"\(rest)-\(bytes.count)\"")
+                : ("Last-Modified", "if-modified-since", lastModified)
+            if request.headers[condition] == value {
+                return .init(status: 304, headers: [(field, value)], body: .bytes([]), omitLength: true)
             }
-            return .init(headers: headers(rest) + [("ETag", etag)], body: .bytes(bytes))
+            return .init(headers: headers(rest) + [(field, value)], body: .bytes(bytes))
         case "as":
             guard let name = request.query["file"], let bytes = file(name) else { return notFound }
             return .init(headers: [("Content-Type", type ?? MediaCache.mimeType(rest))], body: .bytes(bytes))
@@ -80,6 +91,9 @@ public enum FixtureRoutes {
                 body: .drip(bytes, chunkSize: max(bytes.count - 1, 1), interval: .milliseconds(milliseconds)))
         case "stall":
             return .init(headers: [("Content-Type", "image/jpeg")], body: .stall)
+        case "stall-first":
+            guard let bytes = file(rest) else { return notFound }
+            return .init(headers: headers(rest), body: seen.insert(request.target) ? .stall : .bytes(bytes))
         case "silence":
             return .init(body: .silence)
         case "generated":
@@ -106,9 +120,25 @@ public enum FixtureRoutes {
         }
     }
 
+    /// The Last-Modified date of every `/dated/` file.
+    public static let lastModified = "Wed, 21 Oct 2015 07:28:00 GMT"
+
     private static let notFound = HTTPOrigin.Response(
         status: 404, headers: [("Content-Type", "text/html")],
         body: .bytes(Array("<html><body>Not Found</body></html>\n".utf8)))
+}
+
+/// The request targets seen so far (for `/stall-first`).
+private final class SeenTargets: @unchecked Sendable {
+    private let lock = NSLock()
+    private var targets: Set<String> = []
+
+    /// Whether `target` is new; it is not the next time.
+    func insert(_ target: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return targets.insert(target).inserted
+    }
 }
 
 /// Fixture files read once and kept.

@@ -19,6 +19,12 @@ public final class HTTPOrigin: Sendable {
         public var query: [String: String]
         /// Header fields, names lowercased.
         public var headers: [String: String]
+
+        /// The path with its query, parameters sorted by name (as in `requestLog`).
+        public var target: String {
+            guard !query.isEmpty else { return path }
+            return path + "?" + query.keys.sorted().map { "\($0)=\(query[$0]!)" }.joined(separator: "&")
+        }
     }
 
     /// How a response body is sent.
@@ -33,6 +39,24 @@ public final class HTTPOrigin: Sendable {
         case stall
         /// Nothing at all, not even a status line: the request is read and never answered.
         case silence
+    }
+
+    /// One request as the origin received it, and the status it answered: what a test asserts on when the
+    /// point is what went over the wire (a conditional request, a header that must not be sent).
+    public struct Exchange: Sendable {
+        /// `GET`, `HEAD`, ...
+        public var method: String
+        /// The path with its query, as in `requestLog`.
+        public var target: String
+        /// Header fields, names lowercased.
+        public var headers: [String: String]
+        /// The status answered; nil when the route answers nothing (`Body.silence`).
+        public var status: Int?
+        /// The header fields answered, names lowercased (Content-Length and Connection, added when sending, are
+        /// not among them).
+        public var responseHeaders: [String: String]
+        /// When the request had been read.
+        public var received: ContinuousClock.Instant
     }
 
     /// A response.
@@ -76,7 +100,7 @@ public final class HTTPOrigin: Sendable {
     private struct State {
         var stopped = false
         var connections = 0
-        var requests: [String] = []
+        var exchanges: [Exchange] = []
         var open = 0
     }
 
@@ -124,7 +148,10 @@ public final class HTTPOrigin: Sendable {
     public var connectionCount: Int { withState { $0.connections } }
 
     /// The paths requested so far, in order (with their query).
-    public var requestLog: [String] { withState { $0.requests } }
+    public var requestLog: [String] { exchanges.map(\.target) }
+
+    /// Every request so far, in order, with its headers and the status answered.
+    public var exchanges: [Exchange] { withState { $0.exchanges } }
 
     /// Stops accepting and ends every connection. Idempotent.
     public func stop() {
@@ -171,15 +198,20 @@ public final class HTTPOrigin: Sendable {
         for _ in 0..<10_000 {
             guard let (request, rest) = readRequest(fd, buffer: buffer) else { return }
             buffer = rest
-            withState { $0.requests.append(request.path + Self.queryString(request.query)) }
+            let received = ContinuousClock.now
             let response = handler(request)
+            let silent: Bool
+            if case .silence = response.body { silent = true } else { silent = false }
+            let exchange = Exchange(
+                method: request.method, target: request.target,
+                headers: request.headers, status: silent ? nil : response.status,
+                responseHeaders: silent ? [:] : Dictionary(
+                    response.headers.map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { first, _ in first }),
+                received: received)
+            withState { $0.exchanges.append(exchange) }
             guard send(response, to: fd, method: request.method) else { return }
             if request.headers["connection"]?.lowercased() == "close" { return }
         }
-    }
-
-    private static func queryString(_ query: [String: String]) -> String {
-        query.isEmpty ? "" : "?" + query.keys.sorted().map { "\($0)=\(query[$0]!)" }.joined(separator: "&")
     }
 
     /// Reads one request head; nil when the client closed, the origin stopped, or 30 s passed in silence.
@@ -320,6 +352,7 @@ public final class HTTPOrigin: Sendable {
         case 206: return "Partial Content"
         case 301: return "Moved Permanently"
         case 302: return "Found"
+        case 304: return "Not Modified"
         case 404: return "Not Found"
         case 500: return "Internal Server Error"
         default: return "Status"

@@ -30,12 +30,31 @@ struct StateMachineTests {
 
 @Suite("Deadline queue")
 struct DeadlineQueueTests {
-    @Test("pops due deadlines in order, keeps the rest, for any insertion order")
-    func order() {
+    /// An order in which to insert 500 deadlines, 0 to 999 ms after a base (duplicates included).
+    enum Insertion: Sendable {
+        case shuffled(seed: UInt64)
+        case ascending
+        case descending
+
+        var offsets: [Int] {
+            var generator = SplitMix64(seed: 7)
+            if case .shuffled(let seed) = self { generator = SplitMix64(seed: seed) }
+            let offsets = (0..<500).map { _ in Int.random(in: 0..<1000, using: &generator) }
+            switch self {
+            case .shuffled: return offsets
+            case .ascending: return offsets.sorted()
+            case .descending: return offsets.sorted(by: >)
+            }
+        }
+    }
+
+    @Test(
+        "pops due deadlines in order, keeps the rest, for any insertion order",
+        arguments: [Insertion.shuffled(seed: 1), .shuffled(seed: 2), .shuffled(seed: 3), .ascending, .descending])
+    func order(insertion: Insertion) {
         let base = ContinuousClock.now
         var queue = DeadlineQueue()
-        var generator = SystemRandomNumberGenerator()
-        let offsets = (0..<500).map { _ in Int.random(in: 0..<1000, using: &generator) }
+        let offsets = insertion.offsets
         for (id, offset) in offsets.enumerated() { queue.insert(base + .milliseconds(offset), id: UInt64(id)) }
         #expect(queue.next == base + .milliseconds(offsets.min()!))
         let due = queue.popDue(base + .milliseconds(499))

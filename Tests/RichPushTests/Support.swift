@@ -65,17 +65,25 @@ func fixture(_ name: String) -> [UInt8] {
     Array(FileManager.default.contents(atPath: FixtureRoutes.fixturesDirectory + "/media/" + name)!)
 }
 
-/// The SHA-256 of a file, by the system's sha256sum (an independent check of our streaming hash).
-func sha256sum(_ path: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+/// The SHA-256 of a file, by the system's sha256sum (an independent check of our streaming hash), run off the
+/// cooperative pool.
+func sha256sum(_ path: String) async throws -> String {
+    try await offPool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+    }
+}
+
+/// The inode of a file: two attachments with one inode are hard links to the same stored bytes.
+func inode(_ path: String) throws -> UInt64 {
+    try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
 }
 
 /// Runs blocking work (a child process, a key generation) on a thread of its own, so that it never holds one
@@ -86,8 +94,88 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
     }
 }
 
-/// How late after its deadline a result may arrive in these tests. The suite runs its tests in parallel on a
-/// two-core machine while child processes start; a bound this loose still fails if expiry is not enforced
-/// (the servers in those tests would otherwise hold a transfer for many seconds). The benchmark, not the test
-/// suite, measures deadline accuracy.
-let deadlineMargin: Duration = .milliseconds(1500)
+// MARK: - Waiting and time
+
+/// Polls `condition` every `interval` until it holds. When `limit` passes first, it fails the test at the caller,
+/// naming `what` it waited for, and throws: a test never goes on as if it had seen what it waited for. The limit
+/// only bounds a failure; a passing test waits no longer than the condition takes.
+func waitUntil(
+    _ what: @autoclosure () -> String, within limit: Duration = .seconds(10),
+    every interval: Duration = .milliseconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () throws -> Bool
+) async throws {
+    let end = ContinuousClock.now + limit
+    while ContinuousClock.now < end {
+        if try condition() { return }
+        try await Task.sleep(for: interval)
+    }
+    try #require(try condition(), "waited \(limit) for \(what())", sourceLocation: sourceLocation)
+}
+
+/// A control for a result due at `instant`: a task of this process that sleeps until the same instant, then
+/// queues for the cooperative pool as many more times as a result does on its way back to the caller (the fetch
+/// loop resumes the fetching task, which ends its task group's child, which resumes the caller: `hops`). When the
+/// pool is busy (the suite runs its tests in parallel on two cores, or the machine is loaded), each of those waits
+/// is long, and the control pays them at the same moments the result does. Deadline tests hold a result to the
+/// control's arrival plus `deadlineSlack`, instead of a fixed margin that a loaded machine exceeds.
+struct DeadlineControl: Sendable {
+    /// Times a result due at an instant waits for the pool before its caller has it (the cache's waiters and a
+    /// cancelled task's awaiting caller take the most).
+    static let hops = 4
+
+    let instant: ContinuousClock.Instant
+    private let woke: Task<ContinuousClock.Instant, Never>
+
+    init(at instant: ContinuousClock.Instant) {
+        self.instant = instant
+        woke = Task {
+            try? await ContinuousClock().sleep(until: instant, tolerance: .zero)
+            for _ in 1..<Self.hops { await Task.yield() }
+            return .now
+        }
+    }
+
+    /// Expects `arrived`, when a result due at `instant` arrived, to be no later than the control's arrival plus
+    /// `deadlineSlack`.
+    func expectOnTime(_ arrived: ContinuousClock.Instant, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let woke = await woke.value
+        #expect(
+            arrived <= woke + deadlineSlack,
+            "arrived \(arrived - instant) after its deadline; the control \(woke - instant) after it",
+            sourceLocation: sourceLocation)
+    }
+}
+
+/// Fetches `path` through `enricher`, which then has it in its cache, removes the attachment it made, and returns
+/// how long that took: for a small file, the unit by which a test scales what must happen in order on a loaded
+/// machine (a request out before a deadline, a waiter arriving before it).
+@discardableResult
+func fetchOnce(_ path: String, through enricher: Enricher, on bed: TestBed) async throws -> Duration {
+    let start = ContinuousClock.now
+    let result = await enricher.enrich(TestBed.adobePayload(bed.url(path)), timeout: .seconds(10))
+    let elapsed = ContinuousClock.now - start
+    let media = try #require(result.attachments.first?.media, "fetching \(path): \(result.problems)")
+    try FileManager.default.removeItem(atPath: media.directory)
+    return elapsed
+}
+
+/// What a result due at an instant may take beyond the control's arrival (see `DeadlineControl`): the fetch
+/// loop's own wake-up (its poll ends 1 ms after the next deadline), settling the transfer and removing its partial
+/// file, then resuming the caller. A few milliseconds unloaded; a deadline not enforced at all misses it by
+/// seconds in every test that uses it (their servers would hold a transfer for 6 s or more).
+let deadlineSlack: Duration = .milliseconds(250)
+
+/// A seeded generator (SplitMix64): random test data is the same on every run, so a failure reproduces.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -4,15 +4,20 @@ import Testing
 
 @testable import RichPush
 
-/// An https origin on loopback: `openssl s_server -WWW` over the fixture media, with a self-signed certificate
-/// for `media.test` made for the test.
+/// An https origin on loopback: `openssl s_server -WWW` over the fixture media, or with `responses`,
+/// `s_server -HTTP` answering `/NAME` with `responses[NAME]`, a complete HTTP response; with a self-signed
+/// certificate for `media.test` made for the test.
 final class TLSOrigin: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
     let port: Int
     let certificate: String
     private let directory: String
     private let server: Process
 
-    init() throws {
+    init(responses: [String: String]? = nil) throws {
         directory = try temporaryDirectory()
         certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
@@ -26,19 +31,30 @@ final class TLSOrigin: @unchecked Sendable {
         make.standardOutput = FileHandle.nullDevice
         try make.run()
         make.waitUntilExit()
+        guard make.terminationStatus == 0 else {
+            throw Failure(description: "openssl req exited \(make.terminationStatus)")
+        }
+        for (name, response) in responses ?? [:] {
+            try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
+        }
         // A free port: let an origin pick one, then hand it over.
         let probe = try HTTPOrigin(handler: { _ in .init() })
         port = probe.port
         probe.stop()
         server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-WWW", "-quiet"]
-        server.currentDirectoryURL = URL(fileURLWithPath: FixtureRoutes.fixturesDirectory + "/media")
+        server.arguments = [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key,
+            responses == nil ? "-WWW" : "-HTTP", "-quiet",
+        ]
+        server.currentDirectoryURL = URL(
+            fileURLWithPath: responses == nil ? FixtureRoutes.fixturesDirectory + "/media" : directory)
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        // Ready when it accepts a connection: a bounded wait.
+        // Ready when it accepts a connection: a bounded wait (on a thread of its own: see `offPool`).
         for _ in 0..<100 where !Self.accepts(port) { usleep(50_000) }
+        guard Self.accepts(port) else { throw Failure(description: "openssl s_server never accepted on port \(port)") }
     }
 
     deinit {
@@ -99,6 +115,33 @@ struct TLSTests {
         }
         #expect(failure.code == .tls)
         #expect((try? FileManager.default.contentsOfDirectory(atPath: configuration.store.root))?.isEmpty ?? true)
+    }
+
+    @Test("a redirect from https to http is blocked-scheme unless http is allowed, and nothing connects over http")
+    func redirectToHTTP() async throws {
+        let plain = try TestBed()
+        let hop = "HTTP/1.0 302 Found\r\nLocation: \(plain.origin.url("/media/photo.jpg"))\r\nContent-Length: 0\r\n\r\n"
+        let origin = try await offPool { try TLSOrigin(responses: ["hop": hop]) }
+        var configuration = try configuration(origin, trust: true)
+        defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
+        configuration.network.allowedPorts = [origin.port...origin.port, plain.origin.port...plain.origin.port]
+        let url = "https://media.test:\(origin.port)/hop"
+        let refusing = try Fetcher(configuration: configuration)
+        defer { refusing.shutdown() }
+        let refused = await refusing.fetch(url, timeout: .seconds(10))
+        guard case .failure(let failure) = refused else {
+            Issue.record("expected blocked-scheme, got \(refused)")
+            return
+        }
+        #expect(failure.code == .blockedScheme)
+        #expect(plain.origin.connectionCount == 0)
+        // The same redirect is followed once http is allowed: the refusal above was the scheme's.
+        configuration.network.allowHTTP = true
+        let allowing = try Fetcher(configuration: configuration)
+        defer { allowing.shutdown() }
+        let media = try await allowing.fetch(url, timeout: .seconds(10)).get()
+        #expect(media.type == .jpeg)
+        #expect(plain.origin.connectionCount == 1)
     }
 
     @Test("a certificate for another name is refused as tls")
