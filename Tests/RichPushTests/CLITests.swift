@@ -171,8 +171,7 @@ struct CLITests {
         for (line, input) in zip(lines, inputs) {
             contract.check(try JSONParser().parse(Array(line.utf8)), input: input)
         }
-        // The content's list never carries type_hint (the known issue in `check`).
-        #expect(contract.seen == OutputContract.optional.subtracting(["listed.type_hint"]), "optional keys not reached")
+        #expect(contract.seen == OutputContract.optional, "optional keys not reached")
     }
 
     @Test("enrich: exit 0 when every input is a payload, whatever its outcome")
@@ -482,9 +481,7 @@ struct OutputContract {
             thumbnail(listed["thumbnail"], at: input)
             guard let identifier = listed["identifier"]?.stringValue, let hint = hints[identifier] else { continue }
             // The README: an attachment carries its type_hint "in the result and in the content's list".
-            withKnownIssue("the content's list does not carry type_hint (EnrichmentRun.mutate)") {
-                #expect(listed["type_hint"]?.stringValue == hint, "\(input): \(identifier) in the content's list")
-            }
+            #expect(listed["type_hint"]?.stringValue == hint, "\(input): \(identifier) in the content's list")
         }
     }
 

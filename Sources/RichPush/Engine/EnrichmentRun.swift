@@ -118,6 +118,7 @@ final class EnrichmentRun: Sendable {
                 ("url", .text(fileURL(attachment.media.path))),
                 ("type", .text(attachment.media.type.uti)),
             ]
+            if let hint = attachment.typeHint { members.append(("type_hint", .text(hint))) }
             if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
             return .object(JSONObject(members))
         }
