@@ -111,9 +111,10 @@ struct StallTests {
             }
             // Its body arrives 300 ms in, while the text bodies are being judged.
             let healthy = TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=300"))
-            // Held on the loop thread, the text checks took ~6 s: the healthy payload's 3 s deadline would pass.
+            // Held on the loop thread, the text checks took over 6 s (two libmagic calls of ~100 ms a body): the
+            // healthy payload's 5 s deadline would pass.
             // The text bodies have longer: naming 64 of them is ~0.7 s of one core, which a loaded machine stretches.
-            let deadline = ContinuousClock.now + .seconds(3)
+            let deadline = ContinuousClock.now + .seconds(5)
             async let texts = withTaskGroup(of: EnrichmentResult.self) { group in
                 for payload in textPayloads {
                     group.addTask { await enricher.enrich(payload, deadline: deadline + .seconds(12)) }
