@@ -8,28 +8,25 @@ import Testing
 func withFetcher<Result>(
     _ configuration: Configuration, _ body: (Fetcher) async throws -> Result
 ) async throws -> Result {
-    let fetcher = try Fetcher(configuration: configuration)
-    do {
-        let result = try await body(fetcher)
-        await fetcher.shutdown()
-        return result
-    } catch {
-        await fetcher.shutdown()
-        throw error
-    }
+    try await using(Fetcher(configuration: configuration), shutdown: { await $0.shutdown() }, body)
 }
 
 /// Runs `body` with an enricher for `configuration`, then awaits its shutdown, whether `body` returns or throws.
 func withEnricher<Result>(
     _ configuration: Configuration, _ body: (Enricher) async throws -> Result
 ) async throws -> Result {
-    let enricher = try Enricher(configuration: configuration)
+    try await using(Enricher(configuration: configuration), shutdown: { await $0.shutdown() }, body)
+}
+
+private func using<Resource, Result>(
+    _ resource: Resource, shutdown: (Resource) async -> Void, _ body: (Resource) async throws -> Result
+) async throws -> Result {
     do {
-        let result = try await body(enricher)
-        await enricher.shutdown()
+        let result = try await body(resource)
+        await shutdown(resource)
         return result
     } catch {
-        await enricher.shutdown()
+        await shutdown(resource)
         throw error
     }
 }
