@@ -11,7 +11,6 @@ final class SniffService: Sendable {
     private struct Job {
         var head: [UInt8]
         var completion: Completion
-        var isCheck: Bool
     }
 
     private struct Pending {
@@ -37,7 +36,7 @@ final class SniffService: Sendable {
     /// Decides the type of a body from its first bytes; `completion` is called once, on the service's thread,
     /// unless the service has stopped.
     func sniff(_ head: [UInt8], completion: @escaping Completion) {
-        pending.update { $0.checks.append(Job(head: head, completion: completion, isCheck: true)) }
+        pending.update { $0.checks.append(Job(head: head, completion: completion)) }
     }
 
     /// Ends the thread; queued work is dropped.
@@ -47,21 +46,21 @@ final class SniffService: Sendable {
 
     private static func run(_ sniffer: Sniffer, _ pending: LockedValue<Pending>) {
         while true {
-            let next = pending.wait { pending -> Job?? in
+            let next = pending.wait { pending -> (job: Job, isCheck: Bool)?? in
                 if pending.stopped { return .some(nil) }
-                if !pending.checks.isEmpty { return pending.checks.removeFirst() }
-                if !pending.naming.isEmpty { return pending.naming.removeFirst() }
+                if !pending.checks.isEmpty { return (pending.checks.removeFirst(), true) }
+                if !pending.naming.isEmpty { return (pending.naming.removeFirst(), false) }
                 return nil
             }
-            guard let job = next else { return }
-            let verdict = job.head.withUnsafeBytes { head in job.isCheck ? sniffer.check(head) : sniffer.name(head) }
+            guard let (job, isCheck) = next else { return }
+            let verdict = job.head.withUnsafeBytes { head in isCheck ? sniffer.check(head) : sniffer.name(head) }
             if let verdict {
                 job.completion(verdict)
                 continue
             }
             let waiting = pending.update { pending -> Int? in
                 guard pending.naming.count < Self.maximumNaming else { return pending.naming.count }
-                pending.naming.append(Job(head: job.head, completion: job.completion, isCheck: false))
+                pending.naming.append(job)
                 return nil
             }
             if let waiting {
