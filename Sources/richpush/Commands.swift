@@ -118,53 +118,41 @@ enum StreamCommand {
         let configuration = try SharedOptions.configuration(parsed)
         let concurrency = try SharedOptions.concurrency(parsed)
         return try await withEnricher(configuration) { enricher throws(UsageError) in
-            let limit = configuration.limits.payload.maximumBytes
             let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
             var pending: [UInt8] = []
-            var reader = LineReader(descriptor: 0, limit: limit)
+            var reader = LineReader(descriptor: 0, limit: configuration.limits.payload.maximumBytes)
             var lineNumber = 0
             // The reader thread hands over every line already buffered at once (up to 256): one thread handoff per
             // batch instead of per line, which showed in the campaign profile.
-            let source = ThreadedSource<[(Int, LineReader.Line)]> {
-                var batch: [(Int, LineReader.Line)] = []
+            let source = ThreadedSource<[NDJSONEnrichment.Line]> {
+                var batch: [NDJSONEnrichment.Line] = []
                 while batch.count < 256, batch.isEmpty || reader.hasBufferedLine, let line = reader.next() {
                     lineNumber += 1
-                    if case .text(let bytes) = line, bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
-                        continue
-                    }
-                    batch.append((lineNumber, line))
+                    let item = NDJSONEnrichment.Line(number: lineNumber, line: line)
+                    if !item.isBlank { batch.append(item) }
                 }
                 return batch.isEmpty ? nil : batch
             }
+            // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline) and
+            // their results are written, then the command exits 0.
+            let signals = TerminationSignals { source.stop() }
             let lines = Unbatcher(source)
-            await OrderedPipeline.run(
+            await NDJSONEnrichment.run(
+                enricher: enricher,
                 concurrency: concurrency,
+                timeout: configuration.deadline,
+                input: { "-:\($0)" },
                 next: { await lines.next() },
-                process: { item in
-                    let (number, line) = item
-                    let input = "-:\(number)"
-                    let result: EnrichmentResult
-                    switch line {
-                    case .text(let bytes):
-                        result = await enricher.enrich(
-                            json: bytes, source: input, deadline: .now + configuration.deadline)
-                    case .tooLong(let count):
-                        result = .invalid(
-                            PayloadError(.tooLarge, "line \(number) is \(count) bytes; the limit is \(limit)"),
-                            source: input)
-                    }
-                    return JSONWriter.bytes(result.json(input: input)) + [0x0A]
-                },
-                emit: { _, line in
+                emit: { line in
                     progress.advance()
                     pending += line
-                    return true
                 },
                 flush: {
                     defer { pending.removeAll(keepingCapacity: true) }
                     return pending.isEmpty || Output.write(pending)
                 })
             progress.finish()
+            withExtendedLifetime(signals) {}
             return 0
         }
     }

@@ -1,10 +1,9 @@
 import Dispatch
-import RichPush
 
 /// Runs work items with bounded concurrency and hands their results over in input order, each as soon as
 /// every earlier one is out. Reading the next input and finishing work race freely: a result never waits
 /// for more input to arrive.
-enum OrderedPipeline {
+package enum OrderedPipeline {
     private enum Event<Input: Sendable, Output: Sendable>: Sendable {
         case read(Input?)
         case finished(Int, Output)
@@ -18,7 +17,7 @@ enum OrderedPipeline {
     ///     items in progress still finish and are emitted).
     ///   - flush: called after each run of emits that became due together (one write for a burst of results,
     ///     and never a result held back waiting for a later one); returning false stops reading more input.
-    static func run<Input: Sendable, Output: Sendable>(
+    package static func run<Input: Sendable, Output: Sendable>(
         concurrency: Int,
         next: @escaping @Sendable () async -> Input?,
         process: @escaping @Sendable (Input) async -> Output,
@@ -65,24 +64,47 @@ enum OrderedPipeline {
 
 /// Runs a blocking producer on a thread of its own, one item per request, so that blocking reads (standard
 /// input) never hold one of the few threads Swift's concurrency pool has.
-final class ThreadedSource<Item: Sendable>: @unchecked Sendable {
+package final class ThreadedSource<Item: Sendable>: @unchecked Sendable {
     // Touched on the source's thread only.
     private let produce: () -> Item?
     private let requests = DispatchSemaphore(value: 0)
-    private let waiting = LockedValue<CheckedContinuation<Item?, Never>?>(nil)
+    private let waiting = LockedValue<Waiting>(Waiting())
+
+    private struct Waiting {
+        var continuation: CheckedContinuation<Item?, Never>?
+        var stopped = false
+    }
 
     /// `produce` runs on the source's thread only; nil ends the source.
-    init(_ produce: @escaping () -> Item?) {
+    package init(_ produce: @escaping () -> Item?) {
         self.produce = produce
         startDedicatedThread { [self] in loop() }
     }
 
-    /// The next item; call one at a time.
-    func next() async -> Item? {
+    /// The next item, or nil at the end or once stopped; call one at a time.
+    package func next() async -> Item? {
         await withCheckedContinuation { continuation in
-            waiting.withLock { $0 = continuation }
-            requests.signal()
+            let stopped = waiting.withLock { waiting in
+                if !waiting.stopped { waiting.continuation = continuation }
+                return waiting.stopped
+            }
+            if stopped {
+                continuation.resume(returning: nil)
+            } else {
+                requests.signal()
+            }
         }
+    }
+
+    /// Ends the source now: a `next()` waiting gets nil at once, as does every later one. A read the thread
+    /// is blocked in finishes in its own time and its item is dropped.
+    package func stop() {
+        let continuation = waiting.withLock { waiting in
+            waiting.stopped = true
+            defer { waiting.continuation = nil }
+            return waiting.continuation
+        }
+        continuation?.resume(returning: nil)
     }
 
     private func loop() {
@@ -92,9 +114,9 @@ final class ThreadedSource<Item: Sendable>: @unchecked Sendable {
             requests.wait()
             let item = ended ? nil : produce()
             if item == nil { ended = true }
-            let continuation = waiting.withLock { slot in
-                defer { slot = nil }
-                return slot
+            let continuation = waiting.withLock { waiting in
+                defer { waiting.continuation = nil }
+                return waiting.continuation
             }
             continuation?.resume(returning: item)
         }
@@ -102,13 +124,13 @@ final class ThreadedSource<Item: Sendable>: @unchecked Sendable {
 }
 
 /// Hands out the items of a batched source one at a time. `next()` is called one at a time.
-final class Unbatcher<Item: Sendable>: Sendable {
+package final class Unbatcher<Item: Sendable>: Sendable {
     private let source: ThreadedSource<[Item]>
     private let buffered = LockedValue<[Item]>([])
 
-    init(_ source: ThreadedSource<[Item]>) { self.source = source }
+    package init(_ source: ThreadedSource<[Item]>) { self.source = source }
 
-    func next() async -> Item? {
+    package func next() async -> Item? {
         if let item = buffered.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return item }
         guard var batch = await source.next(), !batch.isEmpty else { return nil }
         let first = batch.removeFirst()

@@ -1,0 +1,63 @@
+/// The NDJSON mode that `stream` and the service's NDJSON route share: each line a payload, each result a line,
+/// in input order, each written as soon as every earlier one is out.
+package enum NDJSONEnrichment {
+    /// One line of input and its number (from 1).
+    package struct Line: Sendable {
+        package let number: Int
+        package let line: LineSplitter.Line
+
+        package init(number: Int, line: LineSplitter.Line) {
+            self.number = number
+            self.line = line
+        }
+
+        /// Whether the line is blank (spaces, tabs, a carriage return): blank lines are skipped, not payloads.
+        package var isBlank: Bool {
+            guard case .text(let bytes) = line else { return false }
+            return bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+        }
+    }
+
+    /// Runs every line `next` hands out through `enricher`, `concurrency` at a time.
+    /// - Parameters:
+    ///   - timeout: each payload's deadline, counted from when its processing starts.
+    ///   - input: the name a line's result carries as `input` (e.g. `-:<line>`).
+    ///   - next: the next line, or nil at the end (or to stop reading).
+    ///   - observe: sees each result as it completes, on the task that made it.
+    ///   - emit: takes each result line (JSON and a newline), in input order.
+    ///   - flush: called after each run of emits that became due together; false stops reading.
+    package static func run(
+        enricher: Enricher,
+        concurrency: Int,
+        timeout: Duration,
+        input: @escaping @Sendable (Int) -> String,
+        next: @escaping @Sendable () async -> Line?,
+        observe: @escaping @Sendable (EnrichmentResult) -> Void = { _ in },
+        emit: ([UInt8]) -> Void,
+        flush: () -> Bool
+    ) async {
+        let limit = enricher.configuration.limits.payload.maximumBytes
+        await OrderedPipeline.run(
+            concurrency: concurrency,
+            next: next,
+            process: { item in
+                let name = input(item.number)
+                let result: EnrichmentResult
+                switch item.line {
+                case .text(let bytes):
+                    result = await enricher.enrich(json: bytes, source: name, deadline: .now + timeout)
+                case .tooLong(let count):
+                    result = .invalid(
+                        PayloadError(.tooLarge, "line \(item.number) is \(count) bytes; the limit is \(limit)"),
+                        source: name)
+                }
+                observe(result)
+                return JSONWriter.bytes(result.json(input: name)) + [0x0A]
+            },
+            emit: { _, line in
+                emit(line)
+                return true
+            },
+            flush: flush)
+    }
+}
