@@ -17,6 +17,10 @@ let cTargets: [Target] = [
         name: "CCrypto",
         linkerSettings: [.linkedLibrary("crypto")]
     ),
+    .target(
+        name: "CMicroHTTPD",
+        linkerSettings: [.linkedLibrary("microhttpd")]
+    ),
 ]
 
 // MARK: - Library and CLI
@@ -26,9 +30,14 @@ let swiftTargets: [Target] = [
         name: "RichPush",
         dependencies: ["CCurl", "CMagic", "CCrypto"]
     ),
+    // `richpush serve`: the HTTP service on libmicrohttpd, kept apart so that the library needs no HTTP server.
+    .target(
+        name: "RichPushServer",
+        dependencies: ["RichPush", "CMicroHTTPD"]
+    ),
     .executableTarget(
         name: "richpush",
-        dependencies: ["RichPush"]
+        dependencies: ["RichPush", "RichPushServer"]
     ),
 ]
 

@@ -266,11 +266,7 @@ enum ExplainCommand {
                 } catch {
                     status = 1
                     if asJSON {
-                        let value = JSONValue.object(JSONObject([
-                            ("input", .text(input)),
-                            ("invalid", .object(JSONObject([("code", .text(error.code.rawValue)), ("detail", .text(error.detail))]))),
-                        ]))
-                        Output.write(JSONWriter.bytes(value) + [0x0A])
+                        Output.write(JSONWriter.bytes(Explanation.json(input: input, invalid: error)) + [0x0A])
                     } else {
                         Output.write(Array("\(input)\n  not a payload: \(error.code) (\(error.detail))\n".utf8))
                     }

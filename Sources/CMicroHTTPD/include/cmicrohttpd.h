@@ -42,4 +42,14 @@ const char *cmhd_header(struct MHD_Connection *connection, const char *name);
 // A query argument's value (decoded), or NULL.
 const char *cmhd_argument(struct MHD_Connection *connection, const char *name);
 
+// libmicrohttpd's macros with casts, which Swift does not import.
+static const ssize_t cmhd_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
+static const uint64_t cmhd_size_unknown = MHD_SIZE_UNKNOWN;
+// And its enumerations' constants, named as the C names them.
+static const enum MHD_Result cmhd_yes = MHD_YES;
+static const enum MHD_Result cmhd_no = MHD_NO;
+static const enum MHD_ValueKind cmhd_header_kind = MHD_HEADER_KIND;
+static const enum MHD_ValueKind cmhd_argument_kind = MHD_GET_ARGUMENT_KIND;
+static const enum MHD_ResponseMemoryMode cmhd_must_copy = MHD_RESPMEM_MUST_COPY;
+
 #endif

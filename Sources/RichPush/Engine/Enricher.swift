@@ -66,6 +66,9 @@ public final class Enricher: Sendable {
         }
     }
 
+    /// What this engine has done so far: cache lookups and bytes fetched.
+    public var statistics: EngineStatistics { fetcher.statistics.snapshot }
+
     /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`).
     func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
         await fetcher.probe(url, deadline: deadline)

@@ -11,6 +11,8 @@ public final class Fetcher: Sendable {
     private let nextID = Atomic<UInt64>(1)
     /// The attachments root, opened once for every transfer (and the media cache).
     let root: AttachmentRoot
+    /// Counts for operators; the media cache records its lookups here too.
+    let statistics = StatisticsCounter()
 
     /// A fetcher with these settings.
     /// - Throws: `FetcherError` when libmagic's database cannot be loaded, or when the attachments root is
@@ -48,7 +50,9 @@ public final class Fetcher: Sendable {
     func fetch(
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> Result<FetchedMedia, FetchFailure> {
-        await run(TransferRequest(url: url, deadline: deadline, validators: validators))
+        let result = await run(TransferRequest(url: url, deadline: deadline, validators: validators))
+        if case .success(let media) = result { statistics.record { $0.fetchedBytes += media.bytes } }
+        return result
     }
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.

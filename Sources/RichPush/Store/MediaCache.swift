@@ -82,7 +82,10 @@ final class MediaCache: Sendable {
             }
             switch plan {
             case .use(let cached):
-                if let linked = link(cached) { return .success(linked) }
+                if let linked = link(cached) {
+                    fetcher.statistics.record { $0.cacheHits += 1 }
+                    return .success(linked)
+                }
                 // The cached file is gone (gc, a vanished root): forget it and fetch.
                 forget(url)
             case .lead(let stale):
@@ -90,7 +93,10 @@ final class MediaCache: Sendable {
             case .wait:
                 switch await wait(for: url, until: deadline) {
                 case .media(let media):
-                    if let linked = link(media) { return .success(linked) }
+                    if let linked = link(media) {
+                        fetcher.statistics.record { $0.cacheHits += 1 }
+                        return .success(linked)
+                    }
                 case .failure(let failure):
                     return .failure(failure)
                 case .retry:
@@ -107,6 +113,11 @@ final class MediaCache: Sendable {
     ) async -> Result<FetchedMedia, FetchFailure> {
         let result = await fetcher.fetch(url, deadline: deadline, validators: stale?.media.validators ?? Validators())
         let now = ContinuousClock.now
+        if case .failure(let failure) = result, failure.code == .notModified {
+            fetcher.statistics.record { $0.cacheRevalidations += 1 }
+        } else {
+            fetcher.statistics.record { $0.cacheMisses += 1 }
+        }
         switch result {
         case .success(let media):
             let cached = cache(media)

@@ -1,0 +1,270 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import RichPush
+
+/// The service's routes over one engine: `/v1/enrich` (JSON or NDJSON), `/v1/explain`, `/v1/attachments/...`,
+/// `/healthz`, `/readyz` and `/metrics`; with the token, the in-flight bound, the drain state and the access log.
+package final class EnrichmentService: HTTPHandler {
+    /// What the service is told beyond the engine's configuration. Defaults are documented in the README.
+    package struct Settings: Sendable {
+        /// The largest JSON body. Default 1 MiB, the payload limit.
+        package var maximumBodyBytes = 1 << 20
+        /// The largest NDJSON body. Default 64 MiB: 64 payloads at the payload limit, or tens of thousands of
+        /// typical ones; the body is held while its lines are processed.
+        package var maximumBatchBytes = 64 << 20
+        /// The most payloads in process at once (an NDJSON request counts once); beyond it, 503. Default 256.
+        package var maximumInFlight = 256
+        /// How many lines of one NDJSON request are processed at once. Default 32, as `stream`.
+        package var concurrency = 32
+        /// The bearer token `/v1/` routes require, or nil for none.
+        package var token: [UInt8]? = nil
+        /// The `Retry-After` of a 503, in seconds. Default 1: work in flight ends within a deadline, and most
+        /// payloads take far less.
+        package var retryAfterSeconds = 1
+
+        package init() {}
+    }
+
+    private let enricher: Enricher
+    private let settings: Settings
+    package let metrics = ServiceMetrics()
+    private let attachments: ServedAttachments
+    private let inFlight = LockedValue(0)
+    private let draining = LockedValue(false)
+    private let log: @Sendable ([UInt8]) -> Void
+
+    /// The service over `enricher`; `log` takes each access log line (JSON and a newline).
+    package init(enricher: Enricher, settings: Settings, log: @escaping @Sendable ([UInt8]) -> Void) {
+        self.enricher = enricher
+        self.settings = settings
+        self.log = log
+        attachments = ServedAttachments(root: enricher.configuration.store.root)
+    }
+
+    /// From now on `/readyz` answers 503 and new work is refused with 503.
+    package func beginDraining() { draining.withLock { $0 = true } }
+
+    /// Payloads in process.
+    package var payloadsInFlight: Int { inFlight.withLock { $0 } }
+
+    // MARK: - Routing
+
+    package func head(_ request: HTTPRequest) -> HTTPHead {
+        let path = request.path
+        switch path {
+        case "/healthz":
+            return .respond(only(["GET", "HEAD"], request) ?? HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .bytes(Array("ok\n".utf8))))
+        case "/readyz":
+            let ready = !draining.withLock { $0 }
+            return .respond(
+                only(["GET", "HEAD"], request)
+                    ?? HTTPResponse(status: ready ? 200 : 503, headers: [("Content-Type", "text/plain")], body: .bytes(Array((ready ? "ready\n" : "draining\n").utf8))))
+        case "/metrics":
+            if let refusal = only(["GET", "HEAD"], request) { return .respond(refusal) }
+            let body = metrics.render(engine: enricher.statistics, inFlight: payloadsInFlight, draining: draining.withLock { $0 })
+            return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(body)))
+        case "/v1/enrich", "/v1/explain":
+            if let refusal = only(["POST"], request) ?? unauthorized(request) ?? busy() { return .respond(refusal) }
+            switch parameters(request) {
+            case .failure(let refusal): return .respond(refusal.response)
+            case .success(let parameters):
+                let limit = parameters.ndjson && path == "/v1/enrich" ? settings.maximumBatchBytes : settings.maximumBodyBytes
+                return .read(limit: limit, tooLarge: .error(413, "the body is larger than \(limit) bytes"))
+            }
+        case _ where path.hasPrefix("/v1/attachments/"):
+            if let refusal = only(["GET", "HEAD"], request) ?? unauthorized(request) { return .respond(refusal) }
+            return .respond(attachment(String(path.dropFirst("/v1/attachments/".count))))
+        default:
+            return .respond(.error(404, "no such route: \(path)"))
+        }
+    }
+
+    package func respond(to request: HTTPRequest) async -> HTTPResponse {
+        guard case .success(let parameters) = parameters(request) else { return .error(400, "bad parameters") }
+        guard admit() else { return busy(full: true)! }
+        var response: HTTPResponse
+        if request.path == "/v1/explain" {
+            defer { release() }
+            response = await explain(request.body, parameters)
+        } else if parameters.ndjson {
+            // The slot is released when the stream ends.
+            response = enrichLines(request.body, parameters)
+        } else {
+            defer { release() }
+            response = await enrich(request.body, parameters)
+        }
+        response.headers.append(("X-Request-Id", parameters.requestID))
+        response.log.requestID = parameters.requestID
+        return response
+    }
+
+    package func completed(_ request: HTTPRequest, status: Int, log entry: HTTPResponse.Log, elapsed: Duration) {
+        metrics.record(status: status)
+        var fields: [(String, JSONValue)] = [
+            ("method", .text(request.method)), ("path", .text(request.path)), ("status", .number(String(status))),
+        ]
+        if let id = entry.requestID { fields.append(("request_id", .text(id))) }
+        if let outcome = entry.outcome { fields.append(("outcome", .text(outcome))) }
+        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        fields.append(("elapsed_ms", .number(String(milliseconds))))
+        log(JSONWriter.bytes(.object(JSONObject(fields))) + [0x0A])
+    }
+
+    // MARK: - Work
+
+    private func enrich(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
+        let result = await enricher.enrich(json: body, source: parameters.requestID, deadline: .now + parameters.timeout)
+        observe(result)
+        var response = HTTPResponse.json(
+            result.outcome == .invalid ? 400 : 200, JSONWriter.bytes(result.json(input: parameters.requestID)) + [0x0A])
+        response.log.outcome = result.outcome.rawValue
+        return response
+    }
+
+    private func enrichLines(_ body: [UInt8], _ parameters: Parameters) -> HTTPResponse {
+        var splitter = LineSplitter(limit: enricher.configuration.limits.payload.maximumBytes)
+        splitter.append(body)
+        var lines: [NDJSONEnrichment.Line] = []
+        var number = 0
+        while let line = splitter.next(atEnd: true) {
+            number += 1
+            let item = NDJSONEnrichment.Line(number: number, line: line)
+            if !item.isBlank { lines.append(item) }
+        }
+        let queue = LockedValue(lines[...])
+        let stream = ResponseStream()
+        let enricher = enricher
+        let concurrency = settings.concurrency
+        Task {
+            var pending: [UInt8] = []
+            await NDJSONEnrichment.run(
+                enricher: enricher, concurrency: concurrency, timeout: parameters.timeout,
+                input: { "\(parameters.requestID):\($0)" },
+                next: { queue.withLock { $0.popFirst() } },
+                observe: { self.observe($0) },
+                emit: { pending += $0 },
+                flush: {
+                    stream.write(pending)
+                    pending.removeAll(keepingCapacity: true)
+                    return true
+                })
+            stream.finish()
+            self.release()
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .stream(stream))
+    }
+
+    private func explain(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
+        let payload: Payload
+        do {
+            payload = try Payload(parsing: body, limits: enricher.configuration.limits.payload)
+        } catch {
+            var response = HTTPResponse.json(400, JSONWriter.bytes(Explanation.json(input: parameters.requestID, invalid: error)) + [0x0A])
+            response.log.outcome = Outcome.invalid.rawValue
+            return response
+        }
+        let explanation = await enricher.explain(payload, deadline: .now + parameters.timeout)
+        return .json(200, JSONWriter.bytes(explanation.json(input: parameters.requestID)) + [0x0A])
+    }
+
+    private func observe(_ result: EnrichmentResult) {
+        metrics.record(result)
+        attachments.remember(result)
+    }
+
+    private func attachment(_ name: String) -> HTTPResponse {
+        guard let (descriptor, entry) = attachments.open(name) else {
+            return .error(404, "no such attachment")
+        }
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", entry.mime), ("ETag", "\"\(entry.sha256)\"")],
+            body: .file(descriptor: descriptor, size: entry.bytes))
+    }
+
+    // MARK: - Checks
+
+    private struct Parameters: Sendable {
+        var requestID: String
+        var timeout: Duration
+        var ndjson: Bool
+    }
+
+    /// The request id, the deadline and the body's kind, or the 400 saying what is wrong.
+    private func parameters(_ request: HTTPRequest) -> Result<Parameters, Refusal> {
+        var timeout = enricher.configuration.deadline
+        if let text = request.query["deadline"] {
+            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+                return .failure(Refusal(.error(400, "deadline: expected a positive number of seconds, got '\(text)'")))
+            }
+            // Never beyond the server's deadline; compared in seconds first, so no conversion can overflow.
+            let serverSeconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            if seconds < serverSeconds { timeout = .milliseconds(max(1, Int64((seconds * 1000).rounded()))) }
+        }
+        let requestID: String
+        if let given = request.headers["x-request-id"] {
+            guard (1...200).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                return .failure(Refusal(.error(400, "X-Request-Id: expected 1 to 200 visible ASCII characters")))
+            }
+            requestID = given
+        } else {
+            requestID = RandomName.uuid()
+        }
+        // NDJSON by its media type; anything else is read as one JSON payload (clients often send none, or a
+        // form type by default), and a body that is not one gets its `invalid` result.
+        let ndjson = request.contentType == "application/x-ndjson" || request.contentType == "application/ndjson"
+        return .success(Parameters(requestID: requestID, timeout: timeout, ndjson: ndjson))
+    }
+
+    /// A response that refuses a request, as an error value.
+    private struct Refusal: Error {
+        let response: HTTPResponse
+        init(_ response: HTTPResponse) { self.response = response }
+    }
+
+    private func only(_ methods: [String], _ request: HTTPRequest) -> HTTPResponse? {
+        methods.contains(request.method)
+            ? nil : .error(405, "\(request.method) is not allowed here", headers: [("Allow", methods.joined(separator: ", "))])
+    }
+
+    /// 401 when a token is required and the request's does not match it (compared in constant time).
+    private func unauthorized(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let token = settings.token else { return nil }
+        let prefix = "Bearer "
+        if let value = request.headers["authorization"], value.hasPrefix(prefix),
+            Self.constantTimeEqual(Array(value.utf8.dropFirst(prefix.utf8.count)), token)
+        {
+            return nil
+        }
+        return .error(401, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")])
+    }
+
+    /// Whether `a` equals `b`, in a time that depends on their lengths only.
+    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count) | (a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+
+    /// 503 while draining or, with `full`, because every slot is taken (checked early, before a body is read).
+    private func busy(full: Bool = false) -> HTTPResponse? {
+        let retry = [("Retry-After", String(settings.retryAfterSeconds))]
+        if draining.withLock({ $0 }) { return .error(503, "the service is draining", headers: retry) }
+        if full || payloadsInFlight >= settings.maximumInFlight {
+            return .error(503, "\(settings.maximumInFlight) payloads are in process; retry later", headers: retry)
+        }
+        return nil
+    }
+
+    private func admit() -> Bool {
+        inFlight.withLock { count in
+            guard count < settings.maximumInFlight else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    private func release() { inFlight.withLock { $0 -= 1 } }
+}

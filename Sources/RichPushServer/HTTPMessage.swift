@@ -1,0 +1,81 @@
+import RichPush
+
+/// A request as the server hands it to its handler: what libmicrohttpd parsed, and the body once read.
+package struct HTTPRequest: Sendable {
+    /// The method (`GET`, `POST`, ...).
+    package let method: String
+    /// The path, percent-decoded by libmicrohttpd, without the query.
+    package let path: String
+    /// Header values by lowercased name (the last one when a header repeats).
+    package let headers: [String: String]
+    /// Query arguments by name, decoded.
+    package let query: [String: String]
+    /// The body, complete (empty until read).
+    package var body: [UInt8] = []
+
+    package init(method: String, path: String, headers: [String: String], query: [String: String]) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.query = query
+    }
+
+    /// The media type of the body, lowercased, without parameters (`application/json; charset=utf-8` →
+    /// `application/json`).
+    package var contentType: String? {
+        headers["content-type"].map { value in
+            let type = value.split(separator: ";", maxSplits: 1).first ?? ""
+            return type.trimmingSpaces.lowercased()
+        }
+    }
+}
+
+/// A response: status, headers and a body of bytes, an open file, or a stream written as it is produced.
+package struct HTTPResponse: Sendable {
+    package enum Body: Sendable {
+        case bytes([UInt8])
+        /// An open descriptor, read from its start; the server owns (and closes) it from then on.
+        case file(descriptor: Int32, size: Int)
+        /// Sent chunked, as the stream is written.
+        case stream(ResponseStream)
+    }
+
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: Body
+    /// What the access log says of it besides its status: the request id and the payload's outcome.
+    package var log = Log()
+
+    package struct Log: Sendable {
+        package var requestID: String? = nil
+        package var outcome: String? = nil
+        package init() {}
+    }
+
+    package init(status: Int, headers: [(String, String)] = [], body: Body = .bytes([])) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON body (the bytes given), with its Content-Type.
+    package static func json(_ status: Int, _ bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
+    }
+
+    /// An error: `{"error": message}`.
+    package static func error(_ status: Int, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
+        json(status, JSONWriter.bytes(.object(JSONObject([("error", .text(message))]))) + [0x0A], headers: headers)
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs.
+    package var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}

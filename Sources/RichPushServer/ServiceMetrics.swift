@@ -1,0 +1,102 @@
+import RichPush
+
+/// The service's counters, rendered in Prometheus's text format (version 0.0.4) for `GET /metrics`.
+package final class ServiceMetrics: Sendable {
+    /// The duration histogram's upper bounds, in seconds: from a cached attachment (milliseconds) to the
+    /// 25 s default deadline.
+    package static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25]
+
+    private struct Counts {
+        var outcomes: [String: Int] = Dictionary(uniqueKeysWithValues: Outcome.allCases.map { ($0.rawValue, 0) })
+        var problems: [String: Int] = [:]
+        var buckets = [Int](repeating: 0, count: ServiceMetrics.durationBuckets.count)
+        var durationCount = 0
+        var durationSum = 0.0
+        var requests: [Int: Int] = [:]
+    }
+
+    private let counts = LockedValue(Counts())
+
+    package init() {}
+
+    /// Counts one payload's result.
+    package func record(_ result: EnrichmentResult) {
+        let seconds = Double(result.elapsed.components.seconds) + Double(result.elapsed.components.attoseconds) / 1e18
+        counts.withLock { counts in
+            counts.outcomes[result.outcome.rawValue, default: 0] += 1
+            for problem in result.problems { counts.problems[problem.code.rawValue, default: 0] += 1 }
+            if let bucket = Self.durationBuckets.firstIndex(where: { seconds <= $0 }) { counts.buckets[bucket] += 1 }
+            counts.durationCount += 1
+            counts.durationSum += seconds
+        }
+    }
+
+    /// Counts one HTTP response by status.
+    package func record(status: Int) {
+        counts.withLock { $0.requests[status, default: 0] += 1 }
+    }
+
+    /// The exposition: the service's counters, the engine's statistics and the gauges given.
+    package func render(engine: EngineStatistics, inFlight: Int, draining: Bool) -> [UInt8] {
+        let counts = counts.withLock { $0 }
+        var text = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        func sample(_ name: String, _ labels: [(String, String)] = [], _ value: some CustomStringConvertible) {
+            let rendered = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
+            text += name + (labels.isEmpty ? "" : "{\(rendered)}") + " \(value)\n"
+        }
+        family("richpush_payloads_total", "counter", "Payloads processed, by outcome.")
+        for (outcome, count) in counts.outcomes.sorted(by: { $0.key < $1.key }) {
+            sample("richpush_payloads_total", [("outcome", outcome)], count)
+        }
+        family("richpush_problems_total", "counter", "Problems reported in results, by code.")
+        for (code, count) in counts.problems.sorted(by: { $0.key < $1.key }) {
+            sample("richpush_problems_total", [("code", code)], count)
+        }
+        family("richpush_payload_duration_seconds", "histogram", "Time from a payload's start to its result.")
+        var cumulative = 0
+        for (bound, count) in zip(Self.durationBuckets, counts.buckets) {
+            cumulative += count
+            sample("richpush_payload_duration_seconds_bucket", [("le", Self.number(bound))], cumulative)
+        }
+        sample("richpush_payload_duration_seconds_bucket", [("le", "+Inf")], counts.durationCount)
+        sample("richpush_payload_duration_seconds_sum", [], Self.number(counts.durationSum))
+        sample("richpush_payload_duration_seconds_count", [], counts.durationCount)
+        family("richpush_fetched_bytes_total", "counter", "Bytes of media fetched and stored (not counting cache links).")
+        sample("richpush_fetched_bytes_total", [], engine.fetchedBytes)
+        family("richpush_cache_lookups_total", "counter", "Media cache lookups, by result.")
+        sample("richpush_cache_lookups_total", [("result", "hit")], engine.cacheHits)
+        sample("richpush_cache_lookups_total", [("result", "miss")], engine.cacheMisses)
+        sample("richpush_cache_lookups_total", [("result", "revalidated")], engine.cacheRevalidations)
+        family("richpush_http_responses_total", "counter", "HTTP responses, by status.")
+        for (status, count) in counts.requests.sorted(by: { $0.key < $1.key }) {
+            sample("richpush_http_responses_total", [("status", String(status))], count)
+        }
+        family("richpush_in_flight", "gauge", "Payloads in process (an NDJSON request counts once).")
+        sample("richpush_in_flight", [], inFlight)
+        family("richpush_draining", "gauge", "1 while the service drains before exiting.")
+        sample("richpush_draining", [], draining ? 1 : 0)
+        family("richpush_build_info", "gauge", "The running version.")
+        sample("richpush_build_info", [("version", RichPushVersion.current)], 1)
+        return Array(text.utf8)
+    }
+
+    /// A label value with Prometheus's escapes (backslash, quote, newline).
+    private static func escaped(_ value: String) -> String {
+        value.replacingAll("\\", "\\\\").replacingAll("\"", "\\\"").replacingAll("\n", "\\n")
+    }
+
+    /// A number as Prometheus reads it: `0.005`, `1`, `25`.
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
+
+extension String {
+    /// Every occurrence of `target` replaced (FoundationEssentials-free).
+    func replacingAll(_ target: String, _ replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import RichPush
+import RichPushServer
+
+/// `richpush serve`: the engine behind HTTP.
+enum ServeCommand {
+    static let spec = CommandSpec(
+        name: "serve",
+        abstract: "Serve the engine over HTTP: POST /v1/enrich, /v1/explain; GET /healthz, /readyz, /metrics.",
+        usage: "richpush serve [--listen <address:port> ...] [<options>]",
+        arguments: [],
+        options: [
+            OptionSpec(
+                name: "listen", value: "address:port",
+                help: "Listen here (an IPv6 address in brackets; port 0 picks a free one). (default: 127.0.0.1:8080)",
+                repeatable: true),
+            OptionSpec(
+                name: "max-body-bytes", value: "n",
+                help: "The largest JSON request body, \(ParsedArguments.describe(bodyRange)); larger is 413. (default: 1048576)"),
+            OptionSpec(
+                name: "max-batch-bytes", value: "n",
+                help: "The largest NDJSON request body, \(ParsedArguments.describe(bodyRange)); larger is 413. (default: 67108864)"),
+            OptionSpec(
+                name: "max-in-flight", value: "n",
+                help: "Payloads in process at once (an NDJSON request counts once), \(ParsedArguments.describe(inFlightRange)); beyond, 503 with Retry-After. (default: 256)"),
+            OptionSpec(
+                name: "max-connections", value: "n",
+                help: "Connections open at once, per listener, \(ParsedArguments.describe(connectionRange)). (default: 1024)"),
+            OptionSpec(
+                name: "idle-timeout", value: "seconds",
+                help: "Close a connection idle this long, \(ParsedArguments.describe(idleRange)). (default: 30)"),
+            OptionSpec(
+                name: "drain-timeout", value: "seconds",
+                help: "On SIGTERM/SIGINT, how long requests in flight may take before their work is cancelled, \(ParsedArguments.describe(drainRange)). (default: 30)"),
+            OptionSpec(
+                name: "token-file", value: "file",
+                help: "Require 'Authorization: Bearer <token>' on /v1/ routes, the token being this file's first line. (default: none)"),
+        ] + SharedOptions.specs,
+        discussion: """
+            Routes, status codes and metrics are described in the README ("Running the service"). One JSON line per
+            request goes to standard error; a line {"listening": "<address:port>"} per listener when it is ready.
+            SIGTERM or SIGINT drains: /readyz turns 503, new work is refused, requests in flight get their
+            responses, then the process exits 0. EXIT STATUS: 0 after a drain; 64 on a usage error; 70 when a
+            listener or the engine cannot start.
+            """)
+
+    /// Body limits: from one byte to 1 GiB.
+    static let bodyRange = 1...(1 << 30)
+    /// `--max-in-flight`: up to 100,000 payloads, far beyond what one engine's 64 connections serve.
+    static let inFlightRange = 1...100_000
+    /// `--max-connections`: up to 60,000, within a process's usual descriptor limits once raised.
+    static let connectionRange = 1...60_000
+    /// `--idle-timeout`: a second to an hour.
+    static let idleRange = 1...3600
+    /// `--drain-timeout`: up to an hour; 0 cancels work in flight at once.
+    static let drainRange = 0.0...3600.0
+
+    static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
+        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
+        if !parsed.positionals.isEmpty { throw UsageError("serve: unexpected argument '\(parsed.positionals[0])'") }
+        let configuration = try SharedOptions.configuration(parsed)
+        var settings = EnrichmentService.Settings()
+        settings.concurrency = try SharedOptions.concurrency(parsed)
+        if let bytes = try parsed.wholeNumber("max-body-bytes", of: "bytes", in: bodyRange) { settings.maximumBodyBytes = bytes }
+        if let bytes = try parsed.wholeNumber("max-batch-bytes", of: "bytes", in: bodyRange) { settings.maximumBatchBytes = bytes }
+        if let count = try parsed.wholeNumber("max-in-flight", of: "payloads", in: inFlightRange) { settings.maximumInFlight = count }
+        var limits = HTTPServer.Limits()
+        if let count = try parsed.wholeNumber("max-connections", of: "connections", in: connectionRange) { limits.connections = count }
+        if let seconds = try parsed.wholeNumber("idle-timeout", of: "seconds", in: idleRange) { limits.idleTimeoutSeconds = seconds }
+        let drainTimeout = try parsed.seconds("drain-timeout", in: drainRange) ?? .seconds(30)
+        if let file = parsed.value("token-file") { settings.token = try token(file) }
+        let addresses = parsed.all("listen").isEmpty ? ["127.0.0.1:8080"] : parsed.all("listen")
+        for address in addresses where SocketAddress(address) == nil {
+            throw UsageError("--listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within 0-65535)")
+        }
+        return try await withEnricher(configuration) { enricher throws(UsageError) in
+            let host: ServiceHost
+            do {
+                host = try ServiceHost(
+                    enricher: enricher, settings: settings, limits: limits, addresses: addresses,
+                    log: { Output.write($0, to: 2) })
+            } catch {
+                Output.error("richpush serve: \(error)")
+                return 70
+            }
+            for (address, port) in zip(addresses, host.ports) {
+                let shown = String(address[..<address.lastIndex(of: ":")!]) + ":\(port)"
+                Output.write(JSONWriter.bytes(.object(JSONObject([("listening", .text(shown))]))) + [0x0A], to: 2)
+            }
+            let (requests, continuation) = AsyncStream<Void>.makeStream()
+            let signals = TerminationSignals { continuation.finish() }
+            for await _ in requests {}
+            let drained = await host.drain(timeout: drainTimeout)
+            withExtendedLifetime(signals) {}
+            if !drained { Output.error("richpush serve: requests were still in progress after the drain; exiting") }
+            return 0
+        }
+    }
+
+    /// The token in `file`: its first line, which must not be empty.
+    static func token(_ file: String) throws(UsageError) -> [UInt8] {
+        switch InputReader.read(file, limit: 4096) {
+        case .failure(let error): throw UsageError("--token-file: \(error.detail)")
+        case .success(let bytes):
+            let line = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+            let token = Array(line.last == 0x0D ? line.dropLast() : line)
+            guard !token.isEmpty, token.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                throw UsageError("--token-file: the first line of '\(file)' must be a token of visible ASCII characters")
+            }
+            return token
+        }
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+import Testing
+
+/// A `richpush serve` process on a free loopback port, its standard error collected (the access log).
+final class ServeProcess: @unchecked Sendable {
+    let process: Process
+    let port: Int
+    private let errors: FileHandle
+    private let collected = NSLock()
+    private var stderrBytes: [UInt8] = []
+
+    /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
+    init(_ arguments: [String]) async throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        errors = pipe.fileHandleForReading
+        try process.run()
+        let first = try await CLI.readLine(errors, within: .seconds(30))
+        guard let range = first.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+            let port = Int(first[range].split(separator: ":").last!)
+        else {
+            process.terminate()
+            throw ServeFailure("serve did not report its port; it wrote: \(first)")
+        }
+        self.port = port
+        // Everything after the listening line is collected on a thread of its own.
+        let handle = errors
+        Thread { [self] in
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                collected.lock()
+                stderrBytes += data
+                collected.unlock()
+            }
+        }.start()
+    }
+
+    /// The access log (and any other line on standard error) so far.
+    var stderr: String {
+        collected.lock()
+        defer { collected.unlock() }
+        return String(decoding: stderrBytes, as: UTF8.self)
+    }
+
+    /// The access log's lines, parsed.
+    var logLines: [[String: Any]] {
+        stderr.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Sends SIGTERM and waits for the exit (failing loudly after `limit`); the exit status.
+    func terminate(within limit: Duration = .seconds(60)) async throws -> Int32 {
+        kill(process.processIdentifier, SIGTERM)
+        return try await waitForExit(within: limit)
+    }
+
+    func waitForExit(within limit: Duration) async throws -> Int32 {
+        let process = process
+        try await waitUntil("serve to exit", within: limit, every: .milliseconds(20)) { !process.isRunning }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// One request on a new connection, off the cooperative pool.
+    func request(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        within limit: Duration = .seconds(30)
+    ) async throws -> HTTPReply {
+        let port = port
+        return try await offPool {
+            let connection = try HTTPConnection(port: port)
+            return try connection.exchange(method, target, headers: headers, body: body, within: limit)
+        }
+    }
+}
+
+struct ServeFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A response as read off the wire.
+struct HTTPReply: Sendable {
+    var status: Int
+    /// Lowercased names.
+    var headers: [String: String]
+    var body: [UInt8]
+    var chunked: Bool { headers["transfer-encoding"]?.lowercased() == "chunked" }
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:] }
+    /// The body's lines, each parsed as JSON.
+    var lines: [[String: Any]] {
+        text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+}
+
+/// A blocking HTTP/1.1 client connection on loopback, speaking exactly the bytes a test gives it (no path
+/// normalization): for the server's tests. Every read is bounded by the caller's limit.
+final class HTTPConnection: @unchecked Sendable {
+    let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw ServeFailure("connect to port \(port): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { Foundation.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw ServeFailure("send: \(String(cString: strerror(errno)))") }
+            offset += count
+        }
+    }
+
+    /// Sends a request (with Content-Length when there is a body) and reads its response.
+    func exchange(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        within limit: Duration = .seconds(30)
+    ) throws -> HTTPReply {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        try send(Array((head + "\r\n").utf8) + (body ?? []))
+        return try readResponse(within: limit)
+    }
+
+    /// Reads one response: by Content-Length, chunked, or to the connection's end.
+    func readResponse(within limit: Duration) throws -> HTTPReply {
+        let end = ContinuousClock.now + limit
+        let headEnd = try readUntil(Array("\r\n\r\n".utf8), before: end)
+        let head = String(decoding: buffer[..<headEnd], as: UTF8.self)
+        buffer.removeSubrange(..<(headEnd + 4))
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw ServeFailure("bad status line: \(head)") }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var reply = HTTPReply(status: status, headers: headers, body: [])
+        if let length = headers["content-length"].flatMap({ Int($0) }) {
+            try fill(length, before: end)
+            reply.body = Array(buffer[..<length])
+            buffer.removeSubrange(..<length)
+        } else if reply.chunked {
+            while true {
+                let lineEnd = try readUntil(Array("\r\n".utf8), before: end)
+                let size = Int(String(decoding: buffer[..<lineEnd], as: UTF8.self), radix: 16) ?? 0
+                buffer.removeSubrange(..<(lineEnd + 2))
+                try fill(size + 2, before: end)
+                reply.body += buffer[..<size]
+                buffer.removeSubrange(..<(size + 2))
+                if size == 0 { break }
+            }
+        } else if Self.hasBody(status) {
+            while try readMore(before: end) {}
+            reply.body = buffer
+            buffer = []
+        }
+        return reply
+    }
+
+    private static func hasBody(_ status: Int) -> Bool { status != 204 && status != 304 }
+
+    /// Whether the peer has closed the connection (waiting up to `limit` for the close or a byte).
+    func isClosed(within limit: Duration) throws -> Bool {
+        let end = ContinuousClock.now + limit
+        return try !readMore(before: end)
+    }
+
+    private func readUntil(_ marker: [UInt8], before end: ContinuousClock.Instant) throws -> Int {
+        while true {
+            if let index = find(marker) { return index }
+            guard try readMore(before: end) else { throw ServeFailure("connection closed before \(marker)") }
+        }
+    }
+
+    private func find(_ marker: [UInt8]) -> Int? {
+        guard buffer.count >= marker.count else { return nil }
+        for index in 0...(buffer.count - marker.count) where Array(buffer[index..<(index + marker.count)]) == marker {
+            return index
+        }
+        return nil
+    }
+
+    private func fill(_ count: Int, before end: ContinuousClock.Instant) throws {
+        while buffer.count < count {
+            guard try readMore(before: end) else { throw ServeFailure("connection closed with \(buffer.count) of \(count) bytes") }
+        }
+    }
+
+    /// Reads what arrives; false at the connection's end. Throws when `end` passes first.
+    private func readMore(before end: ContinuousClock.Instant) throws -> Bool {
+        while true {
+            let left = end - .now
+            guard left > .zero else { throw ServeFailure("no response in time") }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(left.components.seconds * 1000 + 1, 200)))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = recv(descriptor, &chunk, chunk.count, 0)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return false }
+            buffer += chunk[..<count]
+            return true
+        }
+    }
+}

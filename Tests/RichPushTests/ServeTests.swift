@@ -1,0 +1,348 @@
+import FixtureOrigin
+import Foundation
+import Testing
+
+@testable import RichPush
+
+/// `richpush serve` through real HTTP: the binary on a loopback port, a raw HTTP/1.1 client, the fixture origin.
+@Suite(.serialized)
+struct ServeTests {
+    static func payload(_ url: String) -> [UInt8] {
+        Array(#"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(url)"}"#.utf8)
+    }
+
+    @Test("health, readiness, metrics, unknown paths and wrong methods")
+    func routes() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        #expect(try await server.request("GET", "/healthz").status == 200)
+        #expect(try await server.request("GET", "/readyz").status == 200)
+        let metrics = try await server.request("GET", "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        for family in [
+            "richpush_payloads_total", "richpush_problems_total", "richpush_payload_duration_seconds",
+            "richpush_fetched_bytes_total", "richpush_cache_lookups_total", "richpush_in_flight", "richpush_build_info",
+        ] {
+            #expect(metrics.text.contains("# TYPE \(family) "), "\(family) is missing")
+        }
+        #expect(metrics.text.contains("richpush_build_info{version=\"\(RichPushVersion.current)\"} 1"))
+        let unknown = try await server.request("GET", "/v2/enrich")
+        #expect(unknown.status == 404)
+        #expect(unknown.json["error"] is String)
+        let wrong = try await server.request("GET", "/v1/enrich")
+        #expect(wrong.status == 405)
+        #expect(wrong.headers["allow"] == "POST")
+        #expect(wrong.json["error"] is String)
+        let wrongHealth = try await server.request("POST", "/healthz", body: [])
+        #expect(wrongHealth.status == 405)
+        #expect(wrongHealth.headers["allow"] == "GET, HEAD")
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("one payload: the result as enrich prints it, its request id, and its attachment served with type and ETag")
+    func enrichOne() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        let reply = try await server.request(
+            "POST", "/v1/enrich", headers: [("Content-Type", "application/json"), ("X-Request-Id", "push-42")],
+            body: Self.payload(bed.url("/media/photo.jpg")))
+        #expect(reply.status == 200)
+        #expect(reply.headers["x-request-id"] == "push-42")
+        #expect(reply.json["input"] as? String == "push-42")
+        #expect(reply.json["outcome"] as? String == "complete")
+        let attachment = try #require((reply.json["attachments"] as? [[String: Any]])?.first)
+        let path = try #require(attachment["path"] as? String)
+        // The same result as `enrich` prints for the same payload, but for what differs per run.
+        let file = NSTemporaryDirectory() + "serve-\(UUID().uuidString).json"
+        try Data(Self.payload(bed.url("/media/photo.jpg"))).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let cli = try await CLI.run(["enrich"] + bed.cliOptions + [file])
+        let expected = try #require(cli.lines.first)
+        #expect(Set(reply.json.keys) == Set(expected.keys))
+        // The content but for the attachment's own path (a fresh directory each run).
+        func stable(_ result: [String: Any]) -> NSDictionary {
+            var content = result["content"] as? [String: Any] ?? [:]
+            content["richpush"] = (content["richpush"] as? [String: Any]).map { String(describing: $0.keys.sorted()) }
+            return NSDictionary(dictionary: content)
+        }
+        #expect(stable(reply.json).isEqual(to: stable(expected) as! [AnyHashable: Any]))
+        #expect(String(describing: (reply.json["attachments"] as? [[String: Any]])?.first?.keys.sorted())
+            == String(describing: (expected["attachments"] as? [[String: Any]])?.first?.keys.sorted()))
+
+        let parts = path.split(separator: "/")
+        let name = parts[parts.count - 2] + "/" + parts[parts.count - 1]
+        let served = try await server.request("GET", "/v1/attachments/\(name)")
+        #expect(served.status == 200)
+        #expect(served.body == fixture("photo.jpg"))
+        #expect(served.headers["content-type"] == "image/jpeg")
+        #expect(served.headers["etag"] == "\"\(attachment["sha256"] as? String ?? "?")\"")
+
+        // Without X-Request-Id the server assigns one, echoes it and names the result with it.
+        let assigned = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")))
+        let id = try #require(assigned.headers["x-request-id"])
+        #expect(!id.isEmpty)
+        #expect(assigned.json["input"] as? String == id)
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("the attachments route serves only files this server stored: no other name, no dot-dot, no link")
+    func attachmentPaths() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        let reply = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")))
+        let path = try #require(((reply.json["attachments"] as? [[String: Any]])?.first?["path"]) as? String)
+        let parts = path.split(separator: "/").map(String.init)
+        let directory = parts[parts.count - 2]
+        let file = parts[parts.count - 1]
+        // A secret beside the root, a foreign file inside it, and a link inside the stored directory.
+        let secret = NSTemporaryDirectory() + "serve-secret-\(UUID().uuidString)"
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: secret))
+        defer { try? FileManager.default.removeItem(atPath: secret) }
+        try FileManager.default.createSymbolicLink(atPath: bed.attachments + "/\(directory)/link.jpg", withDestinationPath: secret)
+        try Data("foreign".utf8).write(to: URL(fileURLWithPath: bed.attachments + "/\(directory)/other.jpg"))
+        for target in [
+            "/v1/attachments/\(directory)/link.jpg", "/v1/attachments/\(directory)/other.jpg",
+            "/v1/attachments/\(directory)/../\(directory)/\(file)", "/v1/attachments/\(directory)/%2e%2e/\(directory)/\(file)",
+            "/v1/attachments/../../../../etc/passwd", "/v1/attachments/%2e%2e/%2e%2e/etc/passwd", "/v1/attachments/\(directory)",
+            "/v1/attachments/\(directory)/\(file)/", "/v1/attachments//\(directory)/\(file)",
+        ] {
+            let refused = try await server.request("GET", target)
+            #expect(refused.status == 404, "\(target) answered \(refused.status)")
+            #expect(!refused.text.contains("secret") && !refused.text.contains("root:"))
+        }
+        // The stored file replaced by a link to the secret is refused too.
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: secret)
+        #expect(try await server.request("GET", "/v1/attachments/\(directory)/\(file)").status == 404)
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("a body that is not a payload is 400 with the invalid result; over the limit is 413 and nothing runs")
+    func badBodies() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions + ["--max-body-bytes", "200"])
+        let invalid = try await server.request("POST", "/v1/enrich", body: Array("{\"aps\":".utf8))
+        #expect(invalid.status == 400)
+        #expect(invalid.json["outcome"] as? String == "invalid")
+        #expect(invalid.json["input"] as? String == invalid.headers["x-request-id"])
+        let big = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","pad":"\#(String(repeating: "x", count: 300))"}"#.utf8)
+        let declared = try await server.request("POST", "/v1/enrich", body: big)
+        #expect(declared.status == 413)
+        #expect(declared.json["error"] is String)
+        // Sent chunked (no declared length): read, dropped, answered 413 on a connection still usable.
+        let reply = try await offPool {
+            let connection = try HTTPConnection(port: server.port)
+            let chunk = String(big.count, radix: 16)
+            try connection.send(
+                Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\(chunk)\r\n".utf8) + big
+                    + Array("\r\n0\r\n\r\n".utf8))
+            let first = try connection.readResponse(within: .seconds(30))
+            let second = try connection.exchange("GET", "/healthz")
+            return (first.status, second.status)
+        }
+        #expect(reply.0 == 413)
+        #expect(reply.1 == 200)
+        #expect(bed.origin.exchanges.isEmpty, "a refused body must not start any fetch")
+        let metrics = try await server.request("GET", "/metrics")
+        #expect(metrics.text.contains("richpush_payloads_total{outcome=\"invalid\"} 1"))
+        #expect(metrics.text.contains("richpush_payloads_total{outcome=\"complete\"} 0"))
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("NDJSON in, NDJSON results streamed chunked, in order; a bad line is an invalid line")
+    func ndjson() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        let body = [
+            String(decoding: Self.payload(bed.url("/slow/photo.jpg?ms=300")), as: UTF8.self),
+            "",
+            "not json",
+            String(decoding: Self.payload(bed.url("/media/logo.png")), as: UTF8.self),
+        ].joined(separator: "\n")
+        let reply = try await server.request(
+            "POST", "/v1/enrich", headers: [("Content-Type", "application/x-ndjson"), ("X-Request-Id", "batch")], body: Array(body.utf8))
+        #expect(reply.status == 200)
+        #expect(reply.chunked)
+        #expect(reply.headers["content-type"] == "application/x-ndjson")
+        let lines = reply.lines
+        #expect(lines.map { $0["input"] as? String } == ["batch:1", "batch:3", "batch:4"])
+        #expect(lines.map { $0["outcome"] as? String } == ["complete", "invalid", "complete"])
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("explain answers the explain --json object")
+    func explain() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        let reply = try await server.request("POST", "/v1/explain", headers: [("X-Request-Id", "e1")], body: Self.payload(bed.url("/media/photo.jpg")))
+        #expect(reply.status == 200)
+        #expect(reply.json["input"] as? String == "e1")
+        #expect(reply.json["conventions"] != nil)
+        #expect(reply.text.contains(#""verdict":"attach","type":"public.jpeg""#))
+        let invalid = try await server.request("POST", "/v1/explain", body: Array("[".utf8))
+        #expect(invalid.status == 400)
+        #expect((invalid.json["invalid"] as? [String: Any])?["code"] as? String == "not-json")
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("?deadline shortens the deadline, never lengthens it; a bad one is 400")
+    func deadlineParameter() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions + ["--deadline", "20"])
+        let started = ContinuousClock.now
+        let reply = try await server.request("POST", "/v1/enrich?deadline=0.3", body: Self.payload(bed.url("/slow/photo.jpg?ms=15000")))
+        #expect(reply.status == 200)
+        #expect(reply.json["outcome"] as? String == "expired")
+        #expect(ContinuousClock.now - started < .seconds(15), "the 0.3 s deadline was not applied")
+        for bad in ["0", "-1", "abc", "nan", "inf"] {
+            let refused = try await server.request("POST", "/v1/enrich?deadline=\(bad)", body: Self.payload(bed.url("/media/photo.jpg")))
+            #expect(refused.status == 400, "deadline=\(bad) answered \(refused.status)")
+        }
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("--token-file: /v1/ routes need the bearer token; health, readiness and metrics stay open")
+    func token() async throws {
+        let bed = try TestBed()
+        let file = NSTemporaryDirectory() + "serve-token-\(UUID().uuidString)"
+        try Data("s3cret-token\n".utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let server = try await ServeProcess(bed.cliOptions + ["--token-file", file])
+        let payload = Self.payload(bed.url("/media/photo.jpg"))
+        for headers in [[], [("Authorization", "Bearer wrong")], [("Authorization", "Bearer s3cret-toke")], [("Authorization", "Basic s3cret-token")]] {
+            let refused = try await server.request("POST", "/v1/enrich", headers: headers, body: payload)
+            #expect(refused.status == 401)
+            #expect(refused.headers["www-authenticate"] == "Bearer")
+        }
+        #expect(try await server.request("GET", "/v1/attachments/a/b").status == 401)
+        #expect(bed.origin.exchanges.isEmpty)
+        let allowed = try await server.request("POST", "/v1/enrich", headers: [("Authorization", "Bearer s3cret-token")], body: payload)
+        #expect(allowed.status == 200)
+        #expect(allowed.json["outcome"] as? String == "complete")
+        for open in ["/healthz", "/readyz", "/metrics"] {
+            #expect(try await server.request("GET", open).status == 200)
+        }
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("beyond --max-in-flight: 503 with Retry-After, nothing started")
+    func backpressure() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions + ["--max-in-flight", "1"])
+        let slow = Task { try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/slow/photo.jpg?ms=1500"))) }
+        try await waitUntil("the slow payload to be in flight") { bed.origin.exchanges.count == 1 }
+        let refused = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] == "1")
+        #expect(try await slow.value.json["outcome"] as? String == "complete")
+        #expect(bed.origin.exchanges.count == 1, "the refused payload must not have been fetched")
+        #expect(try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png"))).status == 200)
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("200 idle connections do not hold the server from a working client")
+    func idleConnections() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        let idle = try (0..<200).map { _ in try HTTPConnection(port: server.port) }
+        // Half of them send half a request and stop.
+        for connection in idle.prefix(100) { try connection.send(Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\n".utf8)) }
+        for _ in 0..<5 {
+            let reply = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")), within: .seconds(20))
+            #expect(reply.json["outcome"] as? String == "complete")
+        }
+        withExtendedLifetime(idle) {}
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("the address policy holds for payloads that arrive over HTTP")
+    func addressPolicy() async throws {
+        let bed = try TestBed()
+        // The bed's options without --allow-network: loopback is refused, as by default.
+        var options = bed.cliOptions
+        let index = options.firstIndex(of: "--allow-network")!
+        options.removeSubrange(index...(index + 1))
+        let server = try await ServeProcess(options)
+        let reply = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")))
+        #expect(reply.json["outcome"] as? String == "failed")
+        #expect(reply.text.contains("blocked-address"))
+        #expect(bed.origin.exchanges.isEmpty)
+        let metrics = try await server.request("GET", "/metrics")
+        #expect(metrics.text.contains("richpush_problems_total{code=\"blocked-address\"} 1"))
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("metrics count outcomes, durations, bytes and cache lookups; one access log line per request")
+    func metricsAndLog() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        for id in ["m1", "m2"] {
+            let reply = try await server.request("POST", "/v1/enrich", headers: [("X-Request-Id", id)], body: Self.payload(bed.url("/media/photo.jpg")))
+            #expect(reply.json["outcome"] as? String == "complete")
+        }
+        let metrics = try await server.request("GET", "/metrics").text
+        #expect(metrics.contains("richpush_payloads_total{outcome=\"complete\"} 2"))
+        #expect(metrics.contains("richpush_cache_lookups_total{result=\"hit\"} 1"))
+        #expect(metrics.contains("richpush_cache_lookups_total{result=\"miss\"} 1"))
+        #expect(metrics.contains("richpush_fetched_bytes_total \(fixture("photo.jpg").count)"))
+        #expect(metrics.contains("richpush_payload_duration_seconds_count 2"))
+        #expect(metrics.contains("richpush_payload_duration_seconds_bucket{le=\"+Inf\"} 2"))
+        #expect(metrics.contains("richpush_in_flight 0"))
+        try await waitUntil("the access log of three requests") { server.logLines.count >= 3 }
+        let entries = server.logLines
+        let first = try #require(entries.first { $0["request_id"] as? String == "m1" })
+        #expect(first["method"] as? String == "POST")
+        #expect(first["path"] as? String == "/v1/enrich")
+        #expect(first["status"] as? Int == 200)
+        #expect(first["outcome"] as? String == "complete")
+        #expect(first["elapsed_ms"] is Int)
+        #expect(entries.contains { $0["path"] as? String == "/metrics" && $0["status"] as? Int == 200 })
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("SIGTERM drains: readiness turns 503, new work is refused, requests in flight get their responses, exit 0")
+    func drain() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        // A keep-alive connection opened before the signal, to ask for readiness after it.
+        let keepAlive = try HTTPConnection(port: server.port)
+        #expect(try keepAlive.exchange("GET", "/readyz").status == 200)
+        let slow = (0..<3).map { index in
+            Task {
+                try await server.request(
+                    "POST", "/v1/enrich", headers: [("X-Request-Id", "slow-\(index)")],
+                    body: Self.payload(bed.url("/slow/photo.jpg?ms=1500&n=\(index)")))
+            }
+        }
+        try await waitUntil("three slow payloads in flight") { bed.origin.exchanges.count == 3 }
+        kill(server.process.processIdentifier, SIGTERM)
+        try await waitUntil("readiness to turn 503") { try keepAlive.exchange("GET", "/readyz").status == 503 }
+        let refused = try keepAlive.exchange("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
+        #expect(refused.status == 503)
+        for (index, task) in slow.enumerated() {
+            let reply = try await task.value
+            #expect(reply.status == 200)
+            #expect(reply.json["input"] as? String == "slow-\(index)")
+            #expect(reply.json["outcome"] as? String == "complete")
+        }
+        #expect(try await server.waitForExit(within: .seconds(30)) == 0)
+        #expect(bed.origin.exchanges.count == 3, "the refused payload must not have been fetched")
+        #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
+        #expect(bed.filesOnDisk().count == 3)
+    }
+
+    @Test("SIGTERM past --drain-timeout cancels what remains: every request still answered, no partial file")
+    func drainTimeout() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions + ["--drain-timeout", "0.5", "--deadline", "60"])
+        let stuck = Task { try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/stall"))) }
+        try await waitUntil("the stalled payload in flight") { bed.origin.exchanges.count == 1 }
+        kill(server.process.processIdentifier, SIGTERM)
+        let reply = try await stuck.value
+        #expect(reply.status == 200)
+        #expect(["failed", "expired", "cancelled"].contains(reply.json["outcome"] as? String ?? ""))
+        #expect(try await server.waitForExit(within: .seconds(30)) == 0)
+        #expect(bed.filesOnDisk().isEmpty)
+    }
+}
