@@ -346,3 +346,43 @@ struct ServeTests {
         #expect(bed.filesOnDisk().isEmpty)
     }
 }
+
+@Suite struct StreamDrainTests {
+    @Test("stream on SIGTERM: stops reading, writes the results of the payloads in flight, exits 0, no partial file")
+    func drainsOnSignal() async throws {
+        let bed = try TestBed()
+        let (process, input, output) = try CLI.start(["stream"] + bed.cliOptions)
+        for index in 0..<2 {
+            input.write(Data((String(decoding: ServeTests.payload(bed.url("/slow/photo.jpg?ms=1000&n=\(index)")), as: UTF8.self) + "\n").utf8))
+        }
+        try await waitUntil("two slow payloads in flight") { bed.origin.exchanges.count == 2 }
+        kill(process.processIdentifier, SIGTERM)
+        // Standard input stays open: the command must not wait for more of it.
+        let text = try await readToEnd(output, within: .seconds(30))
+        try await waitUntil("stream to exit", within: .seconds(30)) { !process.isRunning }
+        #expect(process.terminationStatus == 0)
+        let lines = text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.map { $0["input"] as? String } == ["-:1", "-:2"])
+        #expect(lines.allSatisfy { $0["outcome"] as? String == "complete" })
+        #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
+        try input.close()
+    }
+}
+
+/// Reads `handle` to its end on a thread of its own; fails (throws) when `limit` passes first.
+func readToEnd(_ handle: FileHandle, within limit: Duration) async throws -> String {
+    try await offPool {
+        let end = ContinuousClock.now + limit
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            guard ContinuousClock.now < end else { throw ServeFailure("no end of output within \(limit)") }
+            var poller = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 50) >= 0 else { continue }
+            guard poller.revents != 0 else { continue }
+            let count = read(handle.fileDescriptor, &buffer, buffer.count)
+            if count <= 0 { return String(decoding: bytes, as: UTF8.self) }
+            bytes += buffer[..<count]
+        }
+    }
+}
