@@ -8,6 +8,8 @@ Scenarios (issue 4):
   (d) deadline: 1,000 payloads in flight against a slow location; how late each expired result arrives
   (e) payload memory: 32 payloads of 1 MiB in flight at once (their media on the slow location keeps them there),
       in four shapes: many small strings, deep nesting, large arrays of numbers, one huge string
+  (s) service: `richpush serve` under wrk (16 and 64 connections, one payload a request, a campaign over 20
+      images), beside `richpush stream` on 10,000 payloads of the same campaign in the same run
 
 Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is repeated (--repeat, default 3)
 and the median kept. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
@@ -39,12 +41,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def ensure_nginx():
-    if shutil.which("nginx") is None:
-        print("installing nginx-light", flush=True)
+def ensure_tools():
+    """nginx (the origin) and wrk (the service's load generator), from Debian, when missing."""
+    missing = [package for tool, package in (("nginx", "nginx-light"), ("wrk", "wrk")) if shutil.which(tool) is None]
+    if missing:
+        print("installing " + " ".join(missing), flush=True)
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "nginx-light"], check=True, env=env,
+        subprocess.run(["apt-get", "install", "-y", "-qq"] + missing, check=True, env=env,
                        stdout=subprocess.DEVNULL)
 
 
@@ -252,6 +256,61 @@ def payload_memory(port, base, repeat):
     return runs
 
 
+WRK_SCRIPT = """
+local bodies = {}
+for i = 0, 19 do
+  bodies[i] = string.format('{"aps":{"alert":"bench","mutable-content":1},"adb_media":"%s/c/%02d.jpg"}', base, i)
+end
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", "/v1/enrich", {["Content-Type"] = "application/json"}, bodies[n % 20])
+end
+"""
+
+
+def service(port, base, connections, seconds=10):
+    """`richpush serve` under wrk: payloads per second, latency percentiles (wrk's), the server's peak RSS."""
+    attachments = fresh_directory("serve")
+    listen_port = free_port()
+    command = [os.path.join(BIN, "richpush"), "serve", "--listen", f"127.0.0.1:{listen_port}", "--allow-http",
+               "--allow-network", "127.0.0.1/32", "--allow-port", str(port), "--attachments-dir", attachments,
+               "--max-in-flight", "1024"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", listen_port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    script = os.path.join(OUT, "wrk.lua")
+    with open(script, "w") as f:
+        f.write(f'local base = "{base}"\n' + WRK_SCRIPT)
+    result = subprocess.run(["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", "-s", script,
+                             f"http://127.0.0.1:{listen_port}"], capture_output=True, text=True, check=True)
+    with open(f"/proc/{server.pid}/status") as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=60)
+
+    def milliseconds(text):
+        value = float(text.rstrip("usm"))
+        return value / 1000 if text.endswith("us") else value * 1000 if text.endswith("s") and not text.endswith("ms") else value
+
+    rate, p50, p99, errors = 0.0, float("nan"), float("nan"), 0
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        if line.startswith("Requests/sec:"):
+            rate = float(parts[1])
+        elif parts[:1] == ["50%"]:
+            p50 = milliseconds(parts[1])
+        elif parts[:1] == ["99%"]:
+            p99 = milliseconds(parts[1])
+        elif "Non-2xx" in line:
+            errors = int(parts[-1])
+    return {"rate": rate, "p50": p50, "p99": p99, "rss": rss, "errors": errors}
+
+
 def median_run(repeat, run):
     runs = [run() for _ in range(repeat)]
     runs.sort(key=lambda r: r["wall"])
@@ -271,10 +330,10 @@ def percentile(values, p):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is kept")
-    parser.add_argument("--only", default="abcde", help="scenarios to run, e.g. 'ac'")
+    parser.add_argument("--only", default="abcdes", help="scenarios to run, e.g. 'ac'")
     args = parser.parse_args()
 
-    ensure_nginx()
+    ensure_tools()
     os.makedirs(OUT, exist_ok=True)
     subprocess.run(["umount", RUNS], stderr=subprocess.DEVNULL)
     shutil.rmtree(RUNS, ignore_errors=True)
@@ -350,6 +409,20 @@ def main():
             notes.append("(e) peak RSS with 32 payloads of 1 MiB in flight: "
                          + ", ".join(f"{shape} {runs[shape]['rss']:.1f} MiB" for shape in PAYLOAD_SHAPES)
                          + " (goal < 160 MB, 152.6 MiB)")
+        if "s" in args.only:
+            urls = [f"{base}/c/{i % 20:02d}.jpg" for i in range(10000)]
+            ndjson = os.path.join(OUT, "campaign.ndjson")
+            write_ndjson(ndjson, urls)
+            rp = median_run(args.repeat, lambda: richpush(port, ndjson))
+            stream_rate = 10000 / rp["wall"]
+            rows.append(("(s) campaign, 10,000 over 20 (stream)", rp, None, None, 10000))
+            for connections in (16, 64):
+                sv = service(port, base, connections)
+                notes.append(
+                    f"(s) serve, {connections} connections: {sv['rate']:.0f} payloads/s "
+                    f"({sv['rate'] / stream_rate:.0%} of stream's {stream_rate:.0f}; goal >= 80%), "
+                    f"latency p50 {sv['p50']:.1f} ms, p99 {sv['p99']:.1f} ms (goal < 50 ms), "
+                    f"peak RSS {sv['rss']:.1f} MiB (goal < 64 MiB), {sv['errors']} non-200 responses")
     finally:
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait(timeout=10)
