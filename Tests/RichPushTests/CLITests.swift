@@ -277,11 +277,13 @@ struct CLITests {
     func help() async throws {
         let table = try Self.readmeOptions()
         try #require(table.count >= 16, "the README's options table: \(table)")
-        for command in ["enrich", "stream"] {
+        let serveTable = try Self.readmeOptions(under: "## Running the service")
+        try #require(serveTable.count >= 8, "the README's serve options table: \(serveTable)")
+        for command in ["enrich", "stream", "serve"] {
             let run = try await CLI.run([command, "--help"])
             #expect(run.status == 0)
             let entries = Self.helpEntries(run.stdout)
-            let documented = table.filter { command == "enrich" || !$0.enrichOnly }
+            let documented = table.filter { command == "enrich" || !$0.enrichOnly } + (command == "serve" ? serveTable : [])
             #expect(Set(entries.keys) == Set(documented.map(\.option) + ["--help"]), "\(command) --help")
             for row in documented {
                 guard let entry = entries[row.option] else { continue }
@@ -386,9 +388,10 @@ struct CLITests {
 extension CLITests {
     /// The rows of the README's table "Options of `enrich` and `stream`": each option (a row may name two), its
     /// default cell without backticks, and whether it is for `enrich` only.
-    static func readmeOptions() throws -> [(option: String, default: String, enrichOnly: Bool)] {
+    static func readmeOptions(
+        under heading: String = "### Options of `enrich` and `stream`"
+    ) throws -> [(option: String, default: String, enrichOnly: Bool)] {
         let readme = try String(contentsOfFile: FixtureRoutes.fixturesDirectory + "/../README.md", encoding: .utf8)
-        let heading = "### Options of `enrich` and `stream`"
         let section = try #require(readme.components(separatedBy: heading).dropFirst().first, "no \(heading)")
         return section.components(separatedBy: "\n\n").first(where: { $0.contains("| option |") })?
             .split(separator: "\n").filter { $0.hasPrefix("| `--") }
