@@ -21,6 +21,10 @@ let cTargets: [Target] = [
         name: "CMicroHTTPD",
         linkerSettings: [.linkedLibrary("microhttpd")]
     ),
+    .target(
+        name: "CHiredis",
+        linkerSettings: [.linkedLibrary("hiredis")]
+    ),
 ]
 
 // MARK: - Library and CLI
@@ -35,9 +39,14 @@ let swiftTargets: [Target] = [
         name: "RichPushServer",
         dependencies: ["RichPush", "CMicroHTTPD"]
     ),
+    // `richpush worker`: Redis Streams consumer groups through hiredis.
+    .target(
+        name: "RichPushWorker",
+        dependencies: ["RichPush", "RichPushServer", "CHiredis"]
+    ),
     .executableTarget(
         name: "richpush",
-        dependencies: ["RichPush", "RichPushServer"]
+        dependencies: ["RichPush", "RichPushServer", "RichPushWorker"]
     ),
 ]
 

@@ -23,6 +23,7 @@ enum RichPushCommand {
           render                    Expand a template notification (Azure Notification Hubs) into a payload.
           gc                        Remove attachment directories older than a given age.
           serve                     Serve the engine over HTTP (enrich, explain, attachments, health, metrics).
+          worker                    Consume payload entries from a Redis stream; write one result entry each.
 
           See 'richpush help <subcommand>' for detailed help.
 
@@ -46,12 +47,13 @@ enum RichPushCommand {
             case "stream": status = try await StreamCommand.run(arguments)
             case "gc": status = try GCCommand.run(arguments)
             case "serve": status = try await ServeCommand.run(arguments)
+            case "worker": status = try await WorkerCommand.run(arguments)
             case "explain": status = try await ExplainCommand.run(arguments)
             case "render": status = try RenderCommand.run(arguments)
             case "--version": Output.write(Array("\(RichPushVersion.current)\n".utf8)); status = 0
             case "--help", "-h": Output.write(Array(overview.utf8)); status = 0
             case "help":
-                let specs = [EnrichCommand.spec, StreamCommand.spec, ExplainCommand.spec, RenderCommand.spec, GCCommand.spec, ServeCommand.spec]
+                let specs = [EnrichCommand.spec, StreamCommand.spec, ExplainCommand.spec, RenderCommand.spec, GCCommand.spec, ServeCommand.spec, WorkerCommand.spec]
                 if let name = arguments.first, let spec = specs.first(where: { $0.name == name }) {
                     Output.write(Array(spec.help.utf8))
                 } else {

@@ -58,4 +58,20 @@ package final class LockedValue<Value>: @unchecked Sendable {
             pthread_cond_wait(condition, mutex)
         }
     }
+
+    /// `wait`, giving up after `timeout`: nil then.
+    package func wait<Result>(timeout: Duration, _ take: (inout Value) -> Result?) -> Result? {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nanoseconds = Int(now.tv_nsec) + Int(timeout.components.attoseconds / 1_000_000_000)
+        var end = timespec(
+            tv_sec: now.tv_sec + Int(timeout.components.seconds) + nanoseconds / 1_000_000_000,
+            tv_nsec: nanoseconds % 1_000_000_000)
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = take(&value) { return result }
+            if pthread_cond_timedwait(condition, mutex, &end) == ETIMEDOUT { return take(&value) }
+        }
+    }
 }

@@ -20,6 +20,8 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidUTF8 = Code("invalid-utf8")
         /// The input could not be read (a missing file, a directory, a read error).
         public static let unreadable = Code("unreadable")
+        /// A queue entry has no payload (`richpush worker`: no `payload` field).
+        public static let noPayload = Code("no-payload")
     }
 
     /// The stable code.

@@ -1,0 +1,18 @@
+#ifndef CHIREDIS_H
+#define CHIREDIS_H
+
+// hiredis (Debian's libhiredis-dev), for the Redis Streams worker: the blocking client, connected with a
+// timeout that also bounds every later read and write.
+
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+
+// Connects to HOST:PORT, or to a unix socket when `port` is 0 (`host` is then its path), with `timeout_ms` for
+// the connection and for every command after; NULL only when out of memory (else check `err`).
+redisContext *chiredis_connect(const char *host, int port, int timeout_ms);
+
+// Sends one command (binary-safe arguments) and reads its reply; NULL on an I/O or protocol error (the
+// context's `err` and `errstr` say which; the context is then unusable).
+redisReply *chiredis_command(redisContext *context, int count, const char **arguments, const size_t *lengths);
+
+#endif

@@ -1,0 +1,356 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import RichPush
+import RichPushServer
+
+/// `richpush worker`: one consumer of a Redis Streams consumer group. It reads payload entries as it has free
+/// slots, enriches each, and for each writes one result entry and acknowledges the input in one atomic step on
+/// the server (a Lua script that first checks this consumer still owns the entry). It claims entries other
+/// consumers left idle, sends entries delivered too often to a dead-letter stream, survives Redis going away,
+/// and drains on request.
+///
+/// Two threads of its own talk to Redis (blocking hiredis calls never hold the cooperative pool): the reader
+/// (XREADGROUP, XAUTOCLAIM) and the writer (the scripts); the enrichment runs as Swift tasks between them.
+package final class StreamWorker: Sendable {
+    /// Where and how the worker consumes; defaults documented in the README ("Workers on Redis Streams").
+    package struct Settings: Sendable {
+        package var redis: RedisAddress
+        package var stream: String
+        package var group: String
+        package var output: String
+        /// Default `<hostname>-<pid>`: unique per process, and readable in `XINFO CONSUMERS`.
+        package var consumer: String
+        /// Default `<stream>:dead`.
+        package var deadLetter: String
+        /// An entry delivered more often than this goes to the dead-letter stream. Default 3: an entry whose
+        /// processing killed three workers will kill the next.
+        package var maximumDeliveries = 3
+        /// Entries pending this long for any consumer are claimed. Default 60 s: beyond the 25 s default deadline
+        /// and the write after it, so a live worker's entry is never taken while it still works on it.
+        package var claimIdle: Duration = .seconds(60)
+        /// Create the group (and the stream) when missing, reading the stream from its start.
+        package var createGroup = false
+        /// Entries in process at once (read, not yet written).
+        package var concurrency = 32
+        /// How long a drain may wait for the entries in flight to be written.
+        package var drainTimeout: Duration = .seconds(30)
+
+        package init(redis: RedisAddress, stream: String, group: String, output: String, consumer: String, deadLetter: String) {
+            self.redis = redis
+            self.stream = stream
+            self.group = group
+            self.output = output
+            self.consumer = consumer
+            self.deadLetter = deadLetter
+        }
+    }
+
+    /// What the writer has to do for one entry.
+    private enum Write: Sendable {
+        case result(id: String, json: [UInt8])
+        case deadLetter(id: String, payload: [UInt8], reason: String, deliveries: Int)
+
+        var isDeadLetter: Bool {
+            if case .deadLetter = self { return true }
+            return false
+        }
+    }
+
+    private struct State {
+        var inFlight = 0
+        var writes: [Write] = []
+        var stopping = false
+        var connected = false
+        var readerDone = false
+        var writerDone = false
+    }
+
+    private let settings: Settings
+    private let enricher: Enricher
+    package let metrics: WorkerMetrics
+    private let state = LockedValue(State())
+    private let log: @Sendable (String) -> Void
+
+    package init(settings: Settings, enricher: Enricher, log: @escaping @Sendable (String) -> Void) {
+        self.settings = settings
+        self.enricher = enricher
+        self.log = log
+        metrics = WorkerMetrics()
+    }
+
+    /// Entries read and not yet written.
+    package var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// Whether the worker is reading (connected, not draining): its readiness.
+    package var isReady: Bool { state.withLock { $0.connected && !$0.stopping } }
+
+    /// Runs until `stop()` and the drain after it are done. Throws when the group cannot be found or made at
+    /// the start (a mistake in the command line, not an outage: an outage is waited out).
+    package func run() async throws(RedisError) {
+        try prepare()
+        startDedicatedThread { [self] in readLoop() }
+        startDedicatedThread { [self] in writeLoop() }
+        await waitUntil { $0.readerDone && $0.writerDone }
+    }
+
+    /// Stops reading; entries in flight are finished and written (up to the drain timeout), then `run` returns.
+    package func stop() {
+        state.update { $0.stopping = true }
+    }
+
+    // MARK: - Start
+
+    private func prepare() throws(RedisError) {
+        let connection = RedisConnection(settings.redis, timeout: .seconds(5))
+        var delay = Backoff()
+        while true {
+            do throws(RedisError) {
+                if settings.createGroup {
+                    do throws(RedisError) {
+                        try connection.run(["XGROUP", "CREATE", settings.stream, settings.group, "0", "MKSTREAM"])
+                    } catch where !error.connection && error.description.hasPrefix("BUSYGROUP") {}
+                }
+                let groups = try connection.run(["XINFO", "GROUPS", settings.stream]).elements
+                let names = groups.compactMap { Self.field("name", in: $0.elements)?.text }
+                guard names.contains(settings.group) else {
+                    throw RedisError(
+                        description: "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)",
+                        connection: false)
+                }
+                return
+            } catch where error.connection {
+                log("richpush worker: \(error.description); retrying in \(delay.current)")
+                delay.wait(until: { self.state.withLock { $0.stopping } })
+                if state.withLock({ $0.stopping }) { throw error }
+            } catch where error.description.hasPrefix("ERR no such key") {
+                throw RedisError(description: "stream '\(settings.stream)' does not exist (--create-group makes it)", connection: false)
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    private func readLoop() {
+        let connection = RedisConnection(settings.redis, timeout: .seconds(5))
+        var delay = Backoff()
+        var nextClaim = ContinuousClock.now
+        defer { state.update { $0.readerDone = true } }
+        while !state.withLock({ $0.stopping }) {
+            let free = state.withLock { settings.concurrency - $0.inFlight }
+            guard free > 0 else {
+                _ = state.wait(timeout: .milliseconds(100)) { $0.stopping || settings.concurrency - $0.inFlight > 0 ? () : nil }
+                continue
+            }
+            do throws(RedisError) {
+                if ContinuousClock.now >= nextClaim {
+                    try claim(connection, free: free)
+                    nextClaim = .now + settings.claimIdle / 2
+                    continue
+                }
+                let reply = try connection.run([
+                    "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(free), "BLOCK", "1000",
+                    "STREAMS", settings.stream, ">",
+                ])
+                markConnected(true)
+                delay.reset()
+                for stream in reply.elements {
+                    for entry in stream.elements.dropFirst().first?.elements ?? [] {
+                        dispatch(entry, deliveries: 1)
+                    }
+                }
+            } catch {
+                markConnected(false)
+                metrics.count(\.redisErrors)
+                log("richpush worker: reading: \(error.description); retrying in \(delay.current)")
+                delay.wait(until: { self.state.withLock { $0.stopping } })
+            }
+        }
+    }
+
+    /// Claims entries idle longer than `claimIdle` (XAUTOCLAIM), up to `free`; those delivered too often go to
+    /// the dead-letter stream, the others are processed here.
+    private func claim(_ connection: RedisConnection, free: Int) throws(RedisError) {
+        let idle = String(settings.claimIdle.components.seconds * 1000 + settings.claimIdle.components.attoseconds / 1_000_000_000_000_000)
+        let reply = try connection.run([
+            "XAUTOCLAIM", settings.stream, settings.group, settings.consumer, idle, "0-0", "COUNT", String(free),
+        ])
+        markConnected(true)
+        for entry in reply.elements.dropFirst().first?.elements ?? [] {
+            guard let id = entry.elements.first?.text else { continue }
+            let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
+            let deliveries = pending.elements.first?.elements.dropFirst(3).first.flatMap {
+                if case .integer(let count) = $0 { return count }
+                return nil
+            } ?? 1
+            metrics.count(\.claimed)
+            dispatch(entry, deliveries: deliveries)
+        }
+    }
+
+    /// Starts the work for one entry (`[id, [field, value, ...]]`).
+    private func dispatch(_ entry: RedisValue, deliveries: Int) {
+        guard let id = entry.elements.first?.text else { return }
+        let fields = entry.elements.dropFirst().first?.elements ?? []
+        let payload = Self.field("payload", in: fields)
+        state.update { $0.inFlight += 1 }
+        metrics.count(\.read)
+        if deliveries > settings.maximumDeliveries {
+            let bytes: [UInt8]
+            if case .string(let payloadBytes)? = payload { bytes = payloadBytes } else { bytes = [] }
+            enqueue(.deadLetter(id: id, payload: bytes, reason: "delivered \(deliveries) times without a result", deliveries: deliveries))
+            return
+        }
+        let deadline = Self.field("deadline", in: fields)?.text.flatMap(Double.init)
+        let enricher = enricher
+        let configured = enricher.configuration.deadline
+        Task {
+            let result: EnrichmentResult
+            if case .string(let bytes)? = payload {
+                var timeout = configured
+                if let seconds = deadline, seconds > 0, seconds.isFinite, seconds < Self.seconds(configured) {
+                    timeout = .milliseconds(max(1, Int64((seconds * 1000).rounded())))
+                }
+                result = await enricher.enrich(json: bytes, source: id, deadline: .now + timeout)
+            } else {
+                result = .invalid(PayloadError(.noPayload, "entry \(id) has no 'payload' field"), source: id)
+            }
+            self.metrics.service.record(result)
+            self.enqueue(.result(id: id, json: JSONWriter.bytes(result.json(input: id))))
+        }
+    }
+
+    // MARK: - Writing
+
+    private func enqueue(_ write: Write) {
+        state.update { $0.writes.append(write) }
+    }
+
+    /// Writes each result (or dead letter) with its acknowledgement, in one script; keeps a write through an
+    /// outage and retries it, so a result computed is written once the server is back.
+    private func writeLoop() {
+        let connection = RedisConnection(settings.redis, timeout: .seconds(5))
+        var delay = Backoff()
+        var drainEnds: ContinuousClock.Instant? = nil
+        defer { state.update { $0.writerDone = true } }
+        while true {
+            let next = state.wait(timeout: .milliseconds(200)) { $0.writes.first }
+            guard let next else {
+                let (stopping, readerDone, inFlight) = state.withLock { ($0.stopping, $0.readerDone, $0.inFlight) }
+                if stopping, readerDone {
+                    if inFlight == 0 { return }
+                    drainEnds = drainEnds ?? .now + settings.drainTimeout
+                    if ContinuousClock.now >= drainEnds! {
+                        log("richpush worker: \(inFlight) entries still in flight at the drain timeout; they stay pending for another consumer")
+                        return
+                    }
+                }
+                continue
+            }
+            do throws(RedisError) {
+                let written = try write(next, connection)
+                delay.reset()
+                state.update { state in
+                    state.writes.removeFirst()
+                    state.inFlight -= 1
+                }
+                metrics.count(written ? (next.isDeadLetter ? \.deadLettered : \.written) : \.lost)
+            } catch {
+                metrics.count(\.redisErrors)
+                log("richpush worker: writing: \(error.description); retrying in \(delay.current)")
+                if stoppingPastDrain(drainEnds) { return }
+                delay.wait(until: { self.stoppingPastDrain(drainEnds) })
+            }
+        }
+    }
+
+    private func stoppingPastDrain(_ ends: ContinuousClock.Instant?) -> Bool {
+        guard let ends else { return false }
+        return ContinuousClock.now >= ends
+    }
+
+    /// The write and acknowledgement of one entry, only while this consumer owns it; whether it did.
+    private func write(_ write: Write, _ connection: RedisConnection) throws(RedisError) -> Bool {
+        let reply: RedisValue
+        switch write {
+        case .result(let id, let json):
+            reply = try connection.run(bytes: [
+                Array("EVAL".utf8), Array(Self.writeScript.utf8), Array("2".utf8), Array(settings.stream.utf8),
+                Array(settings.output.utf8), Array(settings.group.utf8), Array(settings.consumer.utf8), Array(id.utf8), json,
+            ])
+        case .deadLetter(let id, let payload, let reason, let deliveries):
+            reply = try connection.run(bytes: [
+                Array("EVAL".utf8), Array(Self.deadLetterScript.utf8), Array("2".utf8), Array(settings.stream.utf8),
+                Array(settings.deadLetter.utf8), Array(settings.group.utf8), Array(settings.consumer.utf8), Array(id.utf8),
+                payload, Array(reason.utf8), Array(String(deliveries).utf8),
+            ])
+        }
+        return reply == .integer(1)
+    }
+
+    /// KEYS: input, output. ARGV: group, consumer, id, result. Writes the result and acknowledges the entry
+    /// only if it is still pending for this consumer (another may have claimed it): 1 if written, else 0.
+    static let writeScript = """
+        local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+        if #p == 0 or p[1][2] ~= ARGV[2] then return 0 end
+        redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'result', ARGV[4])
+        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+        return 1
+        """
+
+    /// KEYS: input, dead-letter stream. ARGV: group, consumer, id, payload, reason, deliveries. As
+    /// `writeScript`, for an entry delivered too often.
+    static let deadLetterScript = """
+        local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+        if #p == 0 or p[1][2] ~= ARGV[2] then return 0 end
+        redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'payload', ARGV[4], 'reason', ARGV[5], 'deliveries', ARGV[6])
+        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+        return 1
+        """
+
+    // MARK: - Helpers
+
+    private func markConnected(_ connected: Bool) {
+        state.withLock { $0.connected = connected }
+    }
+
+    private func waitUntil(_ condition: @escaping @Sendable (State) -> Bool) async {
+        while !state.withLock({ condition($0) }) {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The value of `name` in a flat `[field, value, ...]` list.
+    static func field(_ name: String, in fields: [RedisValue]) -> RedisValue? {
+        var index = 0
+        while index + 1 < fields.count {
+            if fields[index].text == name { return fields[index + 1] }
+            index += 2
+        }
+        return nil
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// Exponential backoff with jitter for reconnecting: 100 ms doubling to 5 s, each wait between half and all of
+/// the current step (so that many workers do not reconnect in step after a restart).
+struct Backoff {
+    private(set) var current: Duration = .milliseconds(100)
+    static let ceiling: Duration = .seconds(5)
+
+    mutating func reset() { current = .milliseconds(100) }
+
+    /// Sleeps this thread for the current step (in slices, returning early once `stop` holds), then doubles it.
+    mutating func wait(until stop: () -> Bool) {
+        let milliseconds = Int(current.components.seconds * 1000 + current.components.attoseconds / 1_000_000_000_000_000)
+        var left = milliseconds / 2 + Int.random(in: 0...(milliseconds / 2))
+        while left > 0, !stop() {
+            usleep(UInt32(min(left, 50)) * 1000)
+            left -= 50
+        }
+        current = min(current * 2, Self.ceiling)
+    }
+}

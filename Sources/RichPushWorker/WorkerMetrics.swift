@@ -1,0 +1,80 @@
+import RichPush
+import RichPushServer
+
+/// The worker's counters: the service's payload metrics plus the queue's.
+package final class WorkerMetrics: Sendable {
+    package struct Counts: Sendable {
+        /// Entries taken (read or claimed).
+        package var read = 0
+        /// Entries claimed from idle consumers.
+        package var claimed = 0
+        /// Results written with their acknowledgement.
+        package var written = 0
+        /// Entries sent to the dead-letter stream.
+        package var deadLettered = 0
+        /// Results dropped because another consumer had claimed the entry meanwhile.
+        package var lost = 0
+        /// Redis commands that failed on the connection.
+        package var redisErrors = 0
+    }
+
+    package let service = ServiceMetrics()
+    private let counts = LockedValue(Counts())
+
+    package func count(_ counter: WritableKeyPath<Counts, Int>) {
+        counts.withLock { $0[keyPath: counter] += 1 }
+    }
+
+    package var snapshot: Counts { counts.withLock { $0 } }
+
+    /// The exposition: payload metrics and the queue's counters.
+    package func render(engine: EngineStatistics, inFlight: Int, draining: Bool) -> [UInt8] {
+        let counts = snapshot
+        var text = ""
+        for (name, help, value) in [
+            ("richpush_worker_entries_read_total", "Entries taken from the stream (read or claimed).", counts.read),
+            ("richpush_worker_entries_claimed_total", "Entries claimed from idle consumers.", counts.claimed),
+            ("richpush_worker_results_written_total", "Results written, each with its acknowledgement.", counts.written),
+            ("richpush_worker_dead_lettered_total", "Entries sent to the dead-letter stream.", counts.deadLettered),
+            ("richpush_worker_results_dropped_total", "Results dropped: another consumer had claimed the entry.", counts.lost),
+            ("richpush_worker_redis_errors_total", "Redis commands that failed on the connection.", counts.redisErrors),
+        ] {
+            text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
+        }
+        return service.render(engine: engine, inFlight: inFlight, draining: draining) + Array(text.utf8)
+    }
+}
+
+/// `--metrics-listen`: `/healthz`, `/readyz` (200 while connected and reading) and `/metrics` for a worker.
+package final class WorkerHealth: HTTPHandler {
+    private let worker: StreamWorker
+    private let enricher: Enricher
+
+    package init(worker: StreamWorker, enricher: Enricher) {
+        self.worker = worker
+        self.enricher = enricher
+    }
+
+    package func head(_ request: HTTPRequest) -> HTTPHead {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .respond(.error(405, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")]))
+        }
+        switch request.path {
+        case "/healthz":
+            return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .bytes(Array("ok\n".utf8))))
+        case "/readyz":
+            let ready = worker.isReady
+            return .respond(
+                HTTPResponse(status: ready ? 200 : 503, headers: [("Content-Type", "text/plain")], body: .bytes(Array((ready ? "ready\n" : "not ready\n").utf8))))
+        case "/metrics":
+            let body = worker.metrics.render(engine: enricher.statistics, inFlight: worker.inFlight, draining: !worker.isReady)
+            return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(body)))
+        default:
+            return .respond(.error(404, "no such route: \(request.path)"))
+        }
+    }
+
+    package func respond(to request: HTTPRequest) async -> HTTPResponse { .error(404, "no such route") }
+
+    package func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {}
+}

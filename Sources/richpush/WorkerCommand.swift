@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import RichPush
+import RichPushServer
+import RichPushWorker
+
+/// `richpush worker`: a consumer of a Redis Streams consumer group.
+enum WorkerCommand {
+    static let spec = CommandSpec(
+        name: "worker",
+        abstract: "Consume payload entries from a Redis stream (consumer group); write one result entry per entry.",
+        usage: "richpush worker --redis <url> --stream <in> --group <group> --output-stream <out> [<options>]",
+        arguments: [],
+        options: [
+            OptionSpec(name: "redis", value: "url", help: "redis://[:password@]HOST:PORT[/DB] or unix:///path/to/socket. (required)"),
+            OptionSpec(name: "stream", value: "key", help: "The input stream: entries with a 'payload' field, and optionally 'deadline'. (required)"),
+            OptionSpec(name: "group", value: "name", help: "The consumer group. (required)"),
+            OptionSpec(name: "output-stream", value: "key", help: "Where results go: entries with 'source' (the input id) and 'result'. (required)"),
+            OptionSpec(name: "consumer", value: "name", help: "This consumer's name. (default: <hostname>-<pid>)"),
+            OptionSpec(name: "dead-letter-stream", value: "key", help: "Where entries delivered too often go. (default: <stream>:dead)"),
+            OptionSpec(
+                name: "max-deliveries", value: "n",
+                help: "Dead-letter an entry delivered more often than this, \(ParsedArguments.describe(deliveriesRange)). (default: 3)"),
+            OptionSpec(
+                name: "claim-idle", value: "seconds",
+                help: "Claim entries pending this long for any consumer; must exceed --deadline, \(ParsedArguments.describe(claimRange)). (default: 60)"),
+            OptionSpec(name: "create-group", value: nil, help: "Create the group (and the stream) if missing, from the stream's start. (default: off)"),
+            OptionSpec(name: "metrics-listen", value: "address:port", help: "Serve /healthz, /readyz and /metrics here. (default: none)"),
+            OptionSpec(
+                name: "drain-timeout", value: "seconds",
+                help: "On SIGTERM/SIGINT, how long entries in flight may take to be written, \(ParsedArguments.describe(drainRange)). (default: 30)"),
+        ] + SharedOptions.specs,
+        discussion: """
+            Each entry gets exactly one result entry, written together with its acknowledgement by a script on the
+            server that first checks this consumer still owns the entry. SIGTERM or SIGINT drains: reading stops,
+            the entries in flight are finished and written, and the process exits 0. See the README ("Workers on
+            Redis Streams"). EXIT STATUS: 0 after a drain; 64 on a usage error; 70 when the group is missing (without
+            --create-group) or the engine cannot start.
+            """)
+
+    static let deliveriesRange = 1...1000
+    /// `--claim-idle`: from a second to a day.
+    static let claimRange = 1.0...86_400.0
+    static let drainRange = 0.0...3600.0
+
+    static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
+        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
+        if !parsed.positionals.isEmpty { throw UsageError("worker: unexpected argument '\(parsed.positionals[0])'") }
+        func required(_ name: String) throws(UsageError) -> String {
+            guard let value = parsed.value(name), !value.isEmpty else { throw UsageError("worker: --\(name) is required") }
+            return value
+        }
+        let url = try required("redis")
+        guard let redis = RedisAddress(url) else {
+            throw UsageError("--redis: '\(url)' is not redis://[:password@]HOST:PORT[/DB] or unix:///path")
+        }
+        let stream = try required("stream")
+        let configuration = try SharedOptions.configuration(parsed)
+        var settings = StreamWorker.Settings(
+            redis: redis, stream: stream, group: try required("group"), output: try required("output-stream"),
+            consumer: parsed.value("consumer") ?? defaultConsumer(), deadLetter: parsed.value("dead-letter-stream") ?? stream + ":dead")
+        settings.concurrency = try SharedOptions.concurrency(parsed)
+        settings.createGroup = parsed.has("create-group")
+        if let count = try parsed.wholeNumber("max-deliveries", of: "deliveries", in: deliveriesRange) { settings.maximumDeliveries = count }
+        if let idle = try parsed.seconds("claim-idle", in: claimRange) { settings.claimIdle = idle }
+        guard settings.claimIdle > configuration.deadline else {
+            throw UsageError("--claim-idle must exceed --deadline: an entry still being processed would be claimed by another consumer")
+        }
+        if let drain = try parsed.seconds("drain-timeout", in: drainRange) { settings.drainTimeout = drain }
+        let metricsAddress = parsed.value("metrics-listen")
+        if let address = metricsAddress, SocketAddress(address) == nil {
+            throw UsageError("--metrics-listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
+        }
+        return try await withEnricher(configuration) { enricher throws(UsageError) in
+            let worker = StreamWorker(settings: settings, enricher: enricher, log: { Output.error($0) })
+            var health: HTTPServer? = nil
+            if let address = metricsAddress {
+                do {
+                    health = try HTTPServer(listening: address, handler: WorkerHealth(worker: worker, enricher: enricher))
+                } catch {
+                    Output.error("richpush worker: \(error)")
+                    return 70
+                }
+                let shown = String(address[..<address.lastIndex(of: ":")!]) + ":\(health!.port)"
+                Output.write(JSONWriter.bytes(.object(JSONObject([("listening", .text(shown))]))) + [0x0A], to: 2)
+            }
+            let signals = TerminationSignals { worker.stop() }
+            defer { withExtendedLifetime((signals, health)) {} }
+            do throws(RedisError) {
+                try await worker.run()
+            } catch {
+                Output.error("richpush worker: \(error.description)")
+                return 70
+            }
+            return 0
+        }
+    }
+
+    /// `<hostname>-<pid>`.
+    static func defaultConsumer() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "richpush"
+        return "\(host)-\(getpid())"
+    }
+}
