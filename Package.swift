@@ -74,7 +74,7 @@ let testTargets: [Target] = [
     .testTarget(
         name: "RichPushTests",
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary.
-        dependencies: ["RichPush", "FixtureOrigin", "richpush"]
+        dependencies: ["RichPush", "RichPushWorker", "FixtureOrigin", "richpush"]
     ),
 ]
 

@@ -1,0 +1,293 @@
+import FixtureOrigin
+import Foundation
+import RichPushWorker
+import Testing
+
+@testable import RichPush
+
+/// A `redis-server` of the test's own on a free loopback port, in a directory of its own (AOF on when asked).
+final class RedisServer: @unchecked Sendable {
+    let port: Int
+    let directory: String
+    private let appendOnly: Bool
+    private var process: Process?
+
+    init(appendOnly: Bool = false) throws {
+        port = RedisServer.freePort()
+        directory = NSTemporaryDirectory() + "richpush-redis-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        self.appendOnly = appendOnly
+        try start()
+    }
+
+    /// Starts (or restarts) the server and waits, bounded, until it answers.
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
+        process.arguments = [
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
+            "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let end = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < end {
+            if (try? client().run(["PING"])) == .status("PONG") { return }
+            usleep(20_000)
+        }
+        throw ServeFailure("redis-server on port \(port) did not answer within 20 s")
+    }
+
+    /// Stops the server with SHUTDOWN (with AOF and `appendfsync always`, every write is kept) and waits for it;
+    /// SIGKILL after 10 s. (Not SIGTERM: a child started from a test thread inherits that thread's blocked
+    /// signals, SIGTERM among them.)
+    func stop() {
+        guard let process, process.isRunning else { return }
+        _ = try? client().run(["SHUTDOWN", "NOSAVE"])
+        let end = ContinuousClock.now + .seconds(10)
+        while process.isRunning, ContinuousClock.now < end { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// A new connection of the test's own.
+    func client() -> RedisConnection { RedisConnection(RedisAddress(url)!, timeout: .seconds(5)) }
+
+    /// `XADD stream * field value ...`; the new id.
+    func add(_ stream: String, _ fields: [(String, String)]) throws -> String {
+        try client().run(["XADD", stream, "*"] + fields.flatMap { [$0.0, $0.1] }).text ?? ""
+    }
+
+    /// Every entry of a stream: id and fields.
+    func entries(_ stream: String) throws -> [(id: String, fields: [String: String])] {
+        try client().run(["XRANGE", stream, "-", "+"]).elements.map { entry in
+            let flat = entry.elements.dropFirst().first?.elements.compactMap(\.text) ?? []
+            var fields: [String: String] = [:]
+            for index in stride(from: 0, to: flat.count - 1, by: 2) { fields[flat[index]] = flat[index + 1] }
+            return (entry.elements.first?.text ?? "", fields)
+        }
+    }
+
+    /// The number of entries pending in a group.
+    /// The number of entries pending in a group; 0 while the group does not exist yet.
+    func pending(_ stream: String, _ group: String) throws -> Int {
+        do {
+            if case .integer(let count)? = try client().run(["XPENDING", stream, group]).elements.first { return count }
+            return -1
+        } catch where error.description.hasPrefix("NOGROUP") {
+            return 0
+        }
+    }
+
+    static func freePort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length)
+                return getsockname(descriptor, pointer, &length)
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A `richpush worker` process.
+final class WorkerProcess: @unchecked Sendable {
+    let process = Process()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["worker"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    func waitForExit(within limit: Duration) async throws -> Int32 {
+        let process = process
+        try await waitUntil("the worker to exit", within: limit, every: .milliseconds(20)) { !process.isRunning }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+@Suite(.serialized)
+struct WorkerTests {
+    static func payload(_ url: String) -> String {
+        #"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(url)"}"#
+    }
+
+    func arguments(_ bed: TestBed, _ redis: RedisServer, _ extra: [String] = []) -> [String] {
+        ["--redis", redis.url, "--stream", "in", "--group", "g", "--output-stream", "out"] + bed.cliOptions + extra
+    }
+
+    @Test("one result entry per input entry, each acknowledged; a missing or bad payload is an invalid result")
+    func basic() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let good = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        let missing = try redis.add("in", [("other", "x")])
+        let bad = try redis.add("in", [("payload", "not json")])
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group"]))
+        try await waitUntil("three results") { try redis.entries("out").count == 3 }
+        // Results are written as they complete: by source, not in order.
+        var results: [String: [String: Any]] = [:]
+        for entry in try redis.entries("out") {
+            let result = try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
+            results[entry.fields["source"] ?? "?"] = result
+        }
+        #expect(Set(results.keys) == [good, missing, bad])
+        #expect(results[good]?["input"] as? String == good)
+        #expect(results[good]?["outcome"] as? String == "complete")
+        #expect(results[missing]?["outcome"] as? String == "invalid")
+        #expect("\(results[missing]?["problems"] as Any)".contains("no-payload"))
+        #expect(results[bad]?["outcome"] as? String == "invalid")
+        #expect("\(results[bad]?["problems"] as Any)".contains("not-json"))
+        #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
+    @Test("a worker killed mid-entry: another claims the entry after --claim-idle and writes its one result")
+    func claimAfterKill() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let options = ["--create-group", "--deadline", "1", "--claim-idle", "2"]
+        let first = try WorkerProcess(arguments(bed, redis, options + ["--consumer", "a"]))
+        let id = try redis.add("in", [("payload", Self.payload(bed.url("/stall-first/photo.jpg")))])
+        try await waitUntil("the first worker to take the entry") { bed.origin.exchanges.count == 1 }
+        first.signal(SIGKILL)
+        _ = try await first.waitForExit(within: .seconds(10))
+        #expect(try redis.pending("in", "g") == 1)
+        let second = try WorkerProcess(arguments(bed, redis, options + ["--consumer", "b"]))
+        try await waitUntil("the claimed entry's result", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        let results = try redis.entries("out")
+        #expect(results.first?.fields["source"] == id)
+        #expect(results.first?.fields["result"]?.contains(#""outcome":"complete""#) == true)
+        #expect(try redis.pending("in", "g") == 0)
+        second.signal(SIGTERM)
+        #expect(try await second.waitForExit(within: .seconds(30)) == 0)
+        #expect(try redis.entries("out").count == 1)
+    }
+
+    @Test("an entry delivered more than --max-deliveries times goes to the dead-letter stream, acknowledged, no result")
+    func deadLetter() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let options = ["--create-group", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "1"]
+        let payload = Self.payload(bed.url("/stall-first/photo.jpg"))
+        let first = try WorkerProcess(arguments(bed, redis, options + ["--consumer", "a"]))
+        let id = try redis.add("in", [("payload", payload)])
+        try await waitUntil("the first worker to take the entry") { bed.origin.exchanges.count == 1 }
+        first.signal(SIGKILL)
+        _ = try await first.waitForExit(within: .seconds(10))
+        let second = try WorkerProcess(arguments(bed, redis, options + ["--consumer", "b"]))
+        try await waitUntil("the dead letter", within: .seconds(30)) { try redis.entries("in:dead").count == 1 }
+        let dead = try #require(try redis.entries("in:dead").first)
+        #expect(dead.fields["source"] == id)
+        #expect(dead.fields["payload"] == payload)
+        #expect(dead.fields["deliveries"] == "2")
+        #expect(dead.fields["reason"]?.isEmpty == false)
+        #expect(try redis.pending("in", "g") == 0)
+        #expect(try redis.entries("out").isEmpty)
+        #expect(bed.origin.exchanges.count == 1, "a dead-lettered entry is not fetched again")
+        second.signal(SIGTERM)
+        #expect(try await second.waitForExit(within: .seconds(30)) == 0)
+    }
+
+    @Test("a worker whose entry was claimed by another meanwhile writes nothing for it")
+    func lostOwnership() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
+        let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1500")))])
+        try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
+        // Another consumer takes it over while the worker is still fetching.
+        let claimed = try redis.client().run(["XCLAIM", "in", "g", "thief", "0", id])
+        #expect(claimed.elements.count == 1)
+        try await Task.sleep(for: .seconds(3))
+        #expect(try redis.entries("out").isEmpty, "the worker wrote a result for an entry it no longer owned")
+        #expect(try redis.pending("in", "g") == 1)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
+    @Test("Redis restarting mid-entry: the result is written once it is back, once")
+    func redisRestart() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(appendOnly: true)
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group"]))
+        let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1000")))])
+        try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
+        redis.stop()
+        // The result is computed while the server is away; it is written once the server is back.
+        try await Task.sleep(for: .seconds(2))
+        try redis.start()
+        try await waitUntil("the result after the restart", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        #expect(try redis.entries("out").first?.fields["source"] == id)
+        #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        #expect(try redis.entries("out").count == 1)
+    }
+
+    @Test("SIGTERM drains: entries in flight are finished and written, nothing left pending, exit 0")
+    func drain() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
+        for index in 0..<3 {
+            _ = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1000&n=\(index)")))])
+        }
+        try await waitUntil("three entries in flight") { bed.origin.exchanges.count == 3 }
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        let results = try redis.entries("out")
+        #expect(results.count == 3)
+        #expect(results.allSatisfy { $0.fields["result"]?.contains(#""outcome":"complete""#) == true })
+        #expect(try redis.pending("in", "g") == 0)
+        #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
+    }
+
+    @Test("backpressure: a worker holds at most --concurrency entries")
+    func backpressure() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        for index in 0..<6 {
+            _ = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=800&n=\(index)")))])
+        }
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--concurrency", "2"]))
+        var most = 0
+        try await waitUntil("six results", within: .seconds(60)) {
+            most = max(most, try redis.pending("in", "g"))
+            return try redis.entries("out").count == 6
+        }
+        #expect(most <= 2)
+        #expect(most >= 1)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+}
