@@ -133,6 +133,52 @@ struct StallTests {
         }
     }
 
+    @Test("an origin at its connection limit holds only its own transfers; another origin's goes at once")
+    func originAtItsLimit() async throws {
+        let bed = try TestBed { $0.network.maximumConnectionsPerHost = 2 }
+        try await withFetcher(bed.configuration) { fetcher in
+            // Six to a route that never answers: two hold the origin's connections, two wait in curl, two in the
+            // loop's admission queue.
+            let stalled = Task {
+                await withTaskGroup(of: Result<FetchedMedia, FetchFailure>.self) { group in
+                    for index in 0..<6 {
+                        group.addTask { await fetcher.fetch(bed.url("/stall?n=\(index)"), timeout: .seconds(60)) }
+                    }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            try await untilConnected(bed.origin, count: 2)
+            // The same server under another name is another origin (and, to curl, another host): were the
+            // admission queue one for all, this would wait behind the stalled six past its deadline.
+            let other = await fetcher.fetch("http://127.0.0.1:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(10))
+            #expect((try? other.get())?.type == .jpeg, "\(other)")
+            stalled.cancel()
+            let codes = await stalled.value.map { result -> Problem.Code? in
+                if case .failure(let failure) = result { return failure.code }
+                return nil
+            }
+            #expect(codes == Array(repeating: .cancelled, count: 6))
+            #expect(bed.filesOnDisk().count == 1, "left behind: \(bed.filesOnDisk())")
+        }
+    }
+
+    @Test("transfers beyond an origin's limit wait their turn, and every one arrives")
+    func queuedTransfersArrive() async throws {
+        let bed = try TestBed { $0.network.maximumConnectionsPerHost = 2 }
+        try await withFetcher(bed.configuration) { fetcher in
+            let results = await withTaskGroup(of: Result<FetchedMedia, FetchFailure>.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        await fetcher.fetch(bed.url("/slow/photo.jpg?ms=100&n=\(index)"), timeout: .seconds(10))
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let arrived = results.filter { (try? $0.get())?.bytes == fixture("photo.jpg").count }
+            #expect(arrived.count == 12, "\(results)")
+        }
+    }
+
     @Test("the sniffing service names at most 64 refused bodies at a time; beyond that it refuses them unnamed, at once")
     func namingIsBounded() async throws {
         let service = try SniffService()

@@ -77,3 +77,58 @@ struct DeadlineQueueTests {
         #expect(queue.popDue(base + .seconds(1)) == live.map(\.1))
     }
 }
+
+@Suite("Admission queue")
+struct AdmissionQueueTests {
+    @Test("at most the limit of an origin goes in; the rest go in first come first served as room is made")
+    func limitAndOrder() {
+        var queue = AdmissionQueue(limit: 2)
+        #expect((1...5).map { queue.request($0, origin: "http://a") } == [true, true, false, false, false])
+        #expect(queue.admitted { _ in true } == [])
+        queue.release(origin: "http://a")
+        #expect(queue.admitted { _ in true } == [3])
+        queue.release(origin: "http://a")
+        queue.release(origin: "http://a")
+        #expect(queue.admitted { _ in true } == [4, 5])
+        #expect(queue.admitted { _ in true } == [])
+        // Five admitted, three released: the origin holds two; a sixth waits.
+        #expect(queue.request(6, origin: "http://a") == false)
+    }
+
+    @Test("an origin at its limit holds no other origin")
+    func originsAreIndependent() {
+        var queue = AdmissionQueue(limit: 1)
+        #expect(queue.request(1, origin: "http://slow") == true)
+        #expect(queue.request(2, origin: "http://slow") == false)
+        #expect(queue.request(3, origin: "http://fast") == true)
+        queue.release(origin: "http://fast")
+        #expect(queue.admitted { _ in true } == [])
+        #expect(queue.request(4, origin: "http://fast") == true)
+    }
+
+    @Test("transfers that left while queued are skipped and take no room")
+    func leftWhileQueued() {
+        var queue = AdmissionQueue(limit: 2)
+        for id in 1...6 { _ = queue.request(UInt64(id), origin: "http://a") }
+        queue.release(origin: "http://a")
+        queue.release(origin: "http://a")
+        let gone: Set<UInt64> = [3, 5]
+        #expect(queue.admitted { !gone.contains($0) } == [4, 6])
+        queue.release(origin: "http://a")
+        queue.release(origin: "http://a")
+        // Nothing left waiting: the next one goes in at once.
+        #expect(queue.request(7, origin: "http://a") == true)
+    }
+
+    @Test(
+        "an origin is the scheme and authority as written, lowercased",
+        arguments: [
+            ("https://CDN.Example.com/a/b.jpg", "https://cdn.example.com"),
+            ("http://127.0.0.1:8080?x=1", "http://127.0.0.1:8080"),
+            ("https://[::1]:8443#f", "https://[::1]:8443"),
+            ("https://h", "https://h"),
+        ])
+    func origin(url: String, origin: String) {
+        #expect(AdmissionQueue.origin(of: url) == origin)
+    }
+}

@@ -1,9 +1,9 @@
 internal import CCurl
 import Dispatch
 
-/// The thread that drives one curl multi handle: it adds and cancels transfers on request, runs
-/// `curl_multi_perform`, settles finished transfers, and sleeps in `curl_multi_poll` until a socket, a timer
-/// or `curl_multi_wakeup` needs it.
+/// The thread that drives one curl multi handle: it adds transfers on request (each once its origin has room:
+/// `AdmissionQueue`) and cancels them, runs `curl_multi_perform`, settles finished transfers, and sleeps in
+/// `curl_multi_poll` until a socket, a timer or `curl_multi_wakeup` needs it.
 ///
 /// Other threads talk to it only through `submit`, `cancel` and `stop`, which queue a command under a lock and
 /// wake the loop. Everything else (the multi handle, every easy handle) is touched on this thread. Nothing
@@ -35,6 +35,8 @@ final class FetchLoop: @unchecked Sendable {
     private var transfers: [UInt64: Transfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
     private var deadlines = DeadlineQueue()
+    /// Which transfers wait for room in their origin before going into the multi handle.
+    private var admission: AdmissionQueue
     /// Easy handles of finished transfers, reset and ready for the next ones (at most one per connection).
     private var idleHandles: [EasyHandle] = []
 
@@ -42,6 +44,8 @@ final class FetchLoop: @unchecked Sendable {
         Self.initializeCurl
         self.settings = settings
         self.sniffs = try SniffService()
+        // As many per origin as curl may connect at once: more in curl would only wait in its queue.
+        admission = AdmissionQueue(limit: settings.network.maximumConnectionsPerHost)
         multi.set(CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.network.maximumConnections)
         multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, settings.network.maximumConnectionsPerHost)
         // Keep every connection we may reuse: the cache defaults to 4 x the number of handles added.
@@ -144,6 +148,11 @@ final class FetchLoop: @unchecked Sendable {
                 case .follow(let url): follow(id: id, transfer, to: url)
                 }
             }
+            for id in admission.admitted({ transfers[$0]?.queued == true }) {
+                guard let transfer = transfers[id] else { continue }
+                transfer.queued = false
+                attach(id: id, transfer)
+            }
             recycleHandles()
             // curl's timer and the next deadline say when the loop must run again; a second is the longest
             // it sleeps without a reason.
@@ -175,6 +184,7 @@ final class FetchLoop: @unchecked Sendable {
             requestSniff: { [weak self] head in
                 self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
             },
+            didStart: { [weak self] origin in self?.admission.release(origin: origin) },
             completion: completion)
         transfers[id] = transfer
         guard request.deadline > .now else {
@@ -187,8 +197,8 @@ final class FetchLoop: @unchecked Sendable {
             settle(id: id, with: .failure(FetchFailure(.network, error.detail)))
             return
         }
-        guard attach(id: id, transfer) else { return }
         deadlines.insert(request.deadline, id: id)
+        admit(id: id, transfer)
     }
 
     /// Makes the next request of a redirect on the transfer's handle.
@@ -199,27 +209,37 @@ final class FetchLoop: @unchecked Sendable {
             settle(id: id, with: .failure(FetchFailure(.network, error.detail)))
             return
         }
-        attach(id: id, transfer)
+        admit(id: id, transfer)
     }
 
-    /// Adds the transfer's handle to the multi handle; settles the transfer when curl refuses it.
-    @discardableResult
-    private func attach(id: UInt64, _ transfer: Transfer) -> Bool {
+    /// Adds the transfer's handle to the multi handle if its origin has room, else queues it until it has.
+    private func admit(id: UInt64, _ transfer: Transfer) {
+        if admission.request(id, origin: transfer.origin) {
+            attach(id: id, transfer)
+        } else {
+            transfer.queued = true
+        }
+    }
+
+    /// Adds the admitted transfer's handle to the multi handle; settles the transfer when curl refuses it.
+    private func attach(id: UInt64, _ transfer: Transfer) {
         guard multi.add(transfer.easy) else {
+            admission.release(origin: transfer.origin)
             settle(id: id, with: .failure(FetchFailure(.network, "curl_multi_add_handle failed")))
-            return false
+            return
         }
         transfer.attached = true
         byHandle[transfer.easy.raw] = id
-        return true
     }
 
-    /// Takes the transfer's handle out of the multi handle, if it is in.
+    /// Takes the transfer's handle out of the multi handle, if it is in; one that had not started makes room
+    /// for the next of its origin.
     private func detach(_ transfer: Transfer) {
         guard transfer.attached else { return }
         multi.remove(transfer.easy)
         byHandle[transfer.easy.raw] = nil
         transfer.attached = false
+        if !transfer.started { admission.release(origin: transfer.origin) }
     }
 
     /// Ends a transfer with this outcome: out of the multi handle and the registry, its handle to the idle

@@ -39,8 +39,15 @@ final class Transfer {
     let easy: EasyHandle
     /// Whether `easy` is in the multi handle; kept by the loop.
     var attached = false
+    /// Whether the transfer waits in the loop's `AdmissionQueue` to be put into the multi handle; kept by the loop.
+    var queued = false
+    /// The origin of the current hop's URL (`AdmissionQueue.origin(of:)`).
+    private(set) var origin: String
+    /// Whether the current hop has a connection (curl asked to send its request on one).
+    private(set) var started = false
     private let settings: FetchSettings
     private let requestSniff: ([UInt8]) -> Void
+    private let didStart: (String) -> Void
     private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
 
     private var partial: PartialAttachment?
@@ -76,16 +83,19 @@ final class Transfer {
     private static let redirectBodyLimit = 64 * 1024
 
     /// A transfer; `requestSniff` hands the first bytes to the sniffing service (the verdict comes back
-    /// through `decide(_:)`).
+    /// through `decide(_:)`); `didStart` is told the hop's origin when a hop gets its connection.
     init(
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings,
         requestSniff: @escaping ([UInt8]) -> Void,
+        didStart: @escaping (String) -> Void,
         completion: @escaping (Result<FetchedMedia, FetchFailure>) -> Void
     ) {
         self.request = request
         self.easy = easy
         self.settings = settings
         self.requestSniff = requestSniff
+        self.didStart = didStart
+        self.origin = AdmissionQueue.origin(of: request.url)
         self.completion = completion
         self.cap = settings.limits.largestCap
     }
@@ -157,6 +167,8 @@ final class Transfer {
         refusedAddress = nil
         refusedPort = nil
         declaredLength = -1
+        origin = AdmissionQueue.origin(of: url)
+        started = false
         try setHop(url)
     }
 
@@ -199,6 +211,10 @@ final class Transfer {
         if let reason = settings.network.addressPolicy.refusal(of: ip) {
             refusedAddress = reason
             return ccurl_prereq_abort()
+        }
+        if !started {
+            started = true
+            didStart(origin)
         }
         return ccurl_prereq_ok()
     }
