@@ -33,11 +33,11 @@ fuzz: deps
 
 # The concurrency tests (deadlines, exactly-once delivery, the CLI pipeline) under ThreadSanitizer.
 tsan: deps
-	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache'
+	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache|Stall|Redirect|Admission|Lifecycle'
 
 # The fetcher's tests under AddressSanitizer.
 asan: deps
-	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|Refusal|Hostile|Disk|TLS|Explain|Template|Convention'
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|Refusal|Hostile|Disk|TLS|Explain|Template|Convention|Stall|Redirect|Admission'
 
 # --- Benchmark (issue 4): richpush vs curl vs URLSession on a real nginx on loopback; see bench/run.py. ---
 
