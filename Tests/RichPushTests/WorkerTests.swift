@@ -151,8 +151,19 @@ struct WorkerTests {
         let good = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
         let missing = try redis.add("in", [("other", "x")])
         let bad = try redis.add("in", [("payload", "not json")])
-        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group"]))
+        let metricsPort = RedisServer.freePort()
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
         try await waitUntil("three results") { try redis.entries("out").count == 3 }
+        try await waitUntil("the metrics to count three written results") {
+            guard let connection = try? HTTPConnection(port: metricsPort) else { return false }
+            return try connection.exchange("GET", "/metrics", within: .seconds(5)).text.contains("richpush_worker_results_written_total 3")
+        }
+        let health = try HTTPConnection(port: metricsPort)
+        #expect(try health.exchange("GET", "/healthz").status == 200)
+        #expect(try health.exchange("GET", "/readyz").status == 200)
+        let metrics = try health.exchange("GET", "/metrics").text
+        #expect(metrics.contains("richpush_payloads_total{outcome=\"complete\"} 1"))
+        #expect(metrics.contains("richpush_payloads_total{outcome=\"invalid\"} 2"))
         // Results are written as they complete: by source, not in order.
         var results: [String: [String: Any]] = [:]
         for entry in try redis.entries("out") {
