@@ -60,17 +60,10 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     func waitForExit(within limit: Duration) async throws -> Int32 {
-        let process = process
-        try await waitUntil("serve to exit", within: limit, every: .milliseconds(20)) { !process.isRunning }
-        return process.terminationStatus
+        try await process.exitStatus("serve", within: limit)
     }
 
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    deinit { process.killIfRunning() }
 
     /// One request on a new connection, off the cooperative pool.
     func request(
@@ -82,6 +75,21 @@ final class ServeProcess: @unchecked Sendable {
             let connection = try HTTPConnection(port: port)
             return try connection.exchange(method, target, headers: headers, body: body, within: limit)
         }
+    }
+}
+
+extension Process {
+    /// Waits for the exit, failing loudly (and throwing) when `limit` passes first; the exit status.
+    func exitStatus(_ what: String, within limit: Duration) async throws -> Int32 {
+        try await waitUntil("\(what) to exit", within: limit, every: .milliseconds(20)) { !self.isRunning }
+        return terminationStatus
+    }
+
+    /// SIGKILL and reap, when still running: a test's processes never outlive it.
+    func killIfRunning() {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGKILL)
+        waitUntilExit()
     }
 }
 

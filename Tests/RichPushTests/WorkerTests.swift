@@ -121,17 +121,10 @@ final class WorkerProcess: @unchecked Sendable {
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     func waitForExit(within limit: Duration) async throws -> Int32 {
-        let process = process
-        try await waitUntil("the worker to exit", within: limit, every: .milliseconds(20)) { !process.isRunning }
-        return process.terminationStatus
+        try await process.exitStatus("the worker", within: limit)
     }
 
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    deinit { process.killIfRunning() }
 }
 
 @Suite(.serialized)
