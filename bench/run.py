@@ -10,6 +10,8 @@ Scenarios (issue 4):
       in four shapes: many small strings, deep nesting, large arrays of numbers, one huge string
   (s) service: `richpush serve` under wrk (16 and 64 connections, one payload a request, a campaign over 20
       images), beside `richpush stream` on 10,000 payloads of the same campaign in the same run
+  (w) workers: 100,000 campaign entries on a Redis stream through 1 and then 2 `richpush worker`s, entries per
+      second beside `stream` on the same payloads, and the count check (every input has exactly one output)
 
 Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is repeated (--repeat, default 3)
 and the median kept. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
@@ -43,7 +45,8 @@ def free_port():
 
 def ensure_tools():
     """nginx (the origin) and wrk (the service's load generator), from Debian, when missing."""
-    missing = [package for tool, package in (("nginx", "nginx-light"), ("wrk", "wrk")) if shutil.which(tool) is None]
+    missing = [package for tool, package in (("nginx", "nginx-light"), ("wrk", "wrk"), ("redis-server", "redis-server"))
+               if shutil.which(tool) is None]
     if missing:
         print("installing " + " ".join(missing), flush=True)
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -311,6 +314,97 @@ def service(port, base, connections, seconds=10):
     return {"rate": rate, "p50": p50, "p99": p99, "rss": rss, "errors": errors}
 
 
+class Redis:
+    """The few Redis commands the benchmark needs, over RESP on a socket (no client library)."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.file = self.sock.makefile("rb")
+
+    def send(self, *commands):
+        out = bytearray()
+        for args in commands:
+            out += b"*%d\r\n" % len(args)
+            for a in args:
+                a = a if isinstance(a, bytes) else str(a).encode()
+                out += b"$%d\r\n%s\r\n" % (len(a), a)
+        self.sock.sendall(out)
+        return [self.read() for _ in commands]
+
+    def read(self):
+        line = self.file.readline()[:-2]
+        kind, rest = line[:1], line[1:]
+        if kind in (b"+", b"-"):
+            return rest.decode()
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            data = self.file.read(n + 2)[:-2]
+            return data
+        if kind == b"*":
+            n = int(rest)
+            return None if n < 0 else [self.read() for _ in range(n)]
+        raise RuntimeError(f"bad reply {line!r}")
+
+
+def worker_run(port, ndjson, count, workers):
+    """`count` entries through `workers` workers: entries per second from the first worker's start to the last
+    output, and the count check."""
+    data = os.path.join(OUT, "redis")
+    shutil.rmtree(data, ignore_errors=True)
+    os.makedirs(data)
+    redis_port = free_port()
+    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                              "--appendonly", "no", "--dir", data], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                client = Redis(redis_port)
+                break
+            except OSError:
+                time.sleep(0.05)
+        with open(ndjson, "rb") as f:
+            lines = [line.rstrip(b"\n") for line in f]
+        for start in range(0, count, 5000):
+            client.send(*[("XADD", "in", "*", "payload", line) for line in lines[start:start + 5000]])
+        client.send(("XGROUP", "CREATE", "in", "g", "0"))
+        attachments = fresh_directory("worker")
+        command = [os.path.join(BIN, "richpush"), "worker", "--redis", f"redis://127.0.0.1:{redis_port}",
+                   "--stream", "in", "--group", "g", "--output-stream", "out", "--allow-http", "--allow-network",
+                   "127.0.0.1/32", "--allow-port", str(port), "--attachments-dir", attachments, "--concurrency", "64"]
+        started = time.monotonic()
+        processes = [subprocess.Popen(command + ["--consumer", f"w{i}"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL) for i in range(workers)]
+        deadline = started + 600
+        while client.send(("XLEN", "out"))[0] < count and time.monotonic() < deadline:
+            time.sleep(0.02)
+        wall = time.monotonic() - started
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            process.wait(timeout=60)
+        sources, cursor = set(), "-"
+        outputs = 0
+        while True:
+            batch = client.send(("XRANGE", "out", cursor, "+", "COUNT", "10000"))[0]
+            if cursor != "-":
+                batch = batch[1:]
+            if not batch:
+                break
+            for entry_id, fields in batch:
+                outputs += 1
+                sources.add(fields[fields.index(b"source") + 1])
+            cursor = batch[-1][0].decode()
+        pending = client.send(("XPENDING", "in", "g"))[0][0]
+        return {"rate": count / wall, "outputs": outputs, "distinct": len(sources), "pending": pending}
+    finally:
+        redis.terminate()
+        redis.wait(timeout=30)
+
+
 def median_run(repeat, run):
     runs = [run() for _ in range(repeat)]
     runs.sort(key=lambda r: r["wall"])
@@ -330,7 +424,7 @@ def percentile(values, p):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is kept")
-    parser.add_argument("--only", default="abcdes", help="scenarios to run, e.g. 'ac'")
+    parser.add_argument("--only", default="abcdesw", help="scenarios to run, e.g. 'ac'")
     args = parser.parse_args()
 
     ensure_tools()
@@ -423,6 +517,21 @@ def main():
                     f"({sv['rate'] / stream_rate:.0%} of stream's {stream_rate:.0f}; goal >= 80%), "
                     f"latency p50 {sv['p50']:.1f} ms, p99 {sv['p99']:.1f} ms (goal < 50 ms), "
                     f"peak RSS {sv['rss']:.1f} MiB (goal < 64 MiB), {sv['errors']} non-200 responses")
+        if "w" in args.only:
+            count = 100000
+            urls = [f"{base}/c/{i % 20:02d}.jpg" for i in range(count)]
+            ndjson = os.path.join(OUT, "campaign100k.ndjson")
+            write_ndjson(ndjson, urls)
+            rp = median_run(1, lambda: richpush(port, ndjson))
+            rows.append(("(w) campaign, 100,000 over 20 (stream)", rp, None, None, count))
+            stream_rate = count / rp["wall"]
+            for workers in (1, 2):
+                wk = worker_run(port, ndjson, count, workers)
+                notes.append(
+                    f"(w) {workers} worker{'s' if workers > 1 else ''}: {wk['rate']:.0f} entries/s "
+                    f"({wk['rate'] / stream_rate:.0%} of stream's {stream_rate:.0f}; goal for one >= 80%), "
+                    f"{wk['outputs']} outputs for {count} inputs, {wk['distinct']} distinct sources, "
+                    f"{wk['pending']} pending")
     finally:
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait(timeout=10)

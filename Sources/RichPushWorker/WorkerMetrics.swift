@@ -12,7 +12,7 @@ package final class WorkerMetrics: Sendable {
         package var written = 0
         /// Entries sent to the dead-letter stream.
         package var deadLettered = 0
-        /// Results dropped because another consumer had claimed the entry meanwhile.
+        /// Results dropped because another consumer had claimed the entry meanwhile (`dropped`).
         package var lost = 0
         /// Redis commands that failed on the connection.
         package var redisErrors = 0
@@ -30,14 +30,15 @@ package final class WorkerMetrics: Sendable {
     /// The exposition: payload metrics and the queue's counters.
     package func render(engine: EngineStatistics, inFlight: Int, draining: Bool) -> [UInt8] {
         let counts = snapshot
-        var text = ""
+        var text = "# HELP richpush_worker_entries_total Entries taken (read or claimed), by what became of them.\n"
+        text += "# TYPE richpush_worker_entries_total counter\n"
+        for (result, value) in [("written", counts.written), ("dead-lettered", counts.deadLettered), ("dropped", counts.lost)] {
+            text += "richpush_worker_entries_total{result=\"\(result)\"} \(value)\n"
+        }
         for (name, help, value) in [
             ("richpush_worker_entries_read_total", "Entries taken from the stream (read or claimed).", counts.read),
-            ("richpush_worker_entries_claimed_total", "Entries claimed from idle consumers.", counts.claimed),
-            ("richpush_worker_results_written_total", "Results written, each with its acknowledgement.", counts.written),
-            ("richpush_worker_dead_lettered_total", "Entries sent to the dead-letter stream.", counts.deadLettered),
-            ("richpush_worker_results_dropped_total", "Results dropped: another consumer had claimed the entry.", counts.lost),
-            ("richpush_worker_redis_errors_total", "Redis commands that failed on the connection.", counts.redisErrors),
+            ("richpush_worker_claimed_total", "Entries claimed from idle consumers.", counts.claimed),
+            ("richpush_worker_redis_reconnects_total", "Redis commands that failed on the connection (each is followed by a reconnection).", counts.redisErrors),
         ] {
             text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
         }

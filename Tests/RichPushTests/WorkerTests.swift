@@ -26,7 +26,8 @@ final class RedisServer: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
-            "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always",
+            "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--unixsocket", socketPath,
+            "--unixsocketperm", "700",
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -58,6 +59,9 @@ final class RedisServer: @unchecked Sendable {
     }
 
     var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// The server's unix socket, in its directory.
+    var socketPath: String { directory + "/redis.sock" }
 
     /// A new connection of the test's own.
     func client() -> RedisConnection { RedisConnection(RedisAddress(url)!, timeout: .seconds(5)) }
@@ -149,7 +153,7 @@ struct WorkerTests {
         try await waitUntil("three results") { try redis.entries("out").count == 3 }
         try await waitUntil("the metrics to count three written results") {
             guard let connection = try? HTTPConnection(port: metricsPort) else { return false }
-            return try connection.exchange("GET", "/metrics", within: .seconds(5)).text.contains("richpush_worker_results_written_total 3")
+            return try connection.exchange("GET", "/metrics", within: .seconds(5)).text.contains("richpush_worker_entries_total{result=\"written\"} 3")
         }
         let health = try HTTPConnection(port: metricsPort)
         #expect(try health.exchange("GET", "/healthz").status == 200)
@@ -274,6 +278,42 @@ struct WorkerTests {
         #expect(results.allSatisfy { $0.fields["result"]?.contains(#""outcome":"complete""#) == true })
         #expect(try redis.pending("in", "g") == 0)
         #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
+    }
+
+    @Test("two workers sharing a stream: every entry gets exactly one result")
+    func twoWorkers() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        var ids: Set<String> = []
+        for index in 0..<20 {
+            ids.insert(try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=200&n=\(index % 5)")))]))
+        }
+        let first = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a", "--concurrency", "4"]))
+        let second = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "b", "--concurrency", "4"]))
+        try await waitUntil("twenty results", within: .seconds(60)) { try redis.entries("out").count >= 20 }
+        first.signal(SIGTERM)
+        second.signal(SIGTERM)
+        #expect(try await first.waitForExit(within: .seconds(30)) == 0)
+        #expect(try await second.waitForExit(within: .seconds(30)) == 0)
+        let sources = try redis.entries("out").compactMap { $0.fields["source"] }
+        #expect(sources.count == 20)
+        #expect(Set(sources) == ids)
+        #expect(try redis.pending("in", "g") == 0)
+    }
+
+    @Test("over a unix socket; without --create-group a missing group is an error naming it (exit 70)")
+    func unixSocketAndMissingGroup() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        let base = ["--redis", "unix://" + redis.socketPath, "--stream", "in", "--group", "g", "--output-stream", "out"] + bed.cliOptions
+        let missing = try await CLI.run(["worker"] + base)
+        #expect(missing.status == 70)
+        #expect(missing.stderr.contains("no group 'g'"))
+        let worker = try WorkerProcess(base + ["--create-group"])
+        try await waitUntil("the result over the unix socket") { try redis.entries("out").count == 1 }
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
     }
 
     @Test("backpressure: a worker holds at most --concurrency entries")
