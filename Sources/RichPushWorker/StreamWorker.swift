@@ -234,8 +234,13 @@ package final class StreamWorker: Sendable {
         var drainEnds: ContinuousClock.Instant? = nil
         defer { state.update { $0.writerDone = true } }
         while true {
-            let next = state.wait(timeout: .milliseconds(200)) { $0.writes.first }
-            guard let next else {
+            // Results go in batches (one script call, one round trip, for up to `writeBatch`); a dead letter alone.
+            let batch = state.wait(timeout: .milliseconds(200)) { state -> [Write]? in
+                guard let first = state.writes.first else { return nil }
+                if first.isDeadLetter { return [first] }
+                return Array(state.writes.prefix { !$0.isDeadLetter }.prefix(Self.writeBatch))
+            }
+            guard let batch else {
                 let (stopping, readerDone, inFlight) = state.withLock { ($0.stopping, $0.readerDone, $0.inFlight) }
                 if stopping, readerDone {
                     if inFlight == 0 { return }
@@ -248,13 +253,17 @@ package final class StreamWorker: Sendable {
                 continue
             }
             do throws(RedisError) {
-                let written = try write(next, connection)
+                // A batch retried after a lost reply finds its entries acknowledged: they count as dropped, and
+                // their one output stands.
+                let written = try write(batch, connection)
                 delay.reset()
                 state.update { state in
-                    state.writes.removeFirst()
-                    state.inFlight -= 1
+                    state.writes.removeFirst(batch.count)
+                    state.inFlight -= batch.count
                 }
-                metrics.count(written ? (next.isDeadLetter ? \.deadLettered : \.written) : \.lost)
+                for (write, done) in zip(batch, written) {
+                    metrics.count(done ? (write.isDeadLetter ? \.deadLettered : \.written) : \.lost)
+                }
             } catch {
                 metrics.count(\.redisErrors)
                 log("richpush worker: writing: \(error.description); retrying in \(delay.current)")
@@ -264,38 +273,55 @@ package final class StreamWorker: Sendable {
         }
     }
 
+    /// The most results written by one script call. 128: one round trip for a burst, and a script that runs
+    /// well under a millisecond, so Redis is never held.
+    static let writeBatch = 128
+
     private func stoppingPastDrain(_ ends: ContinuousClock.Instant?) -> Bool {
         guard let ends else { return false }
         return ContinuousClock.now >= ends
     }
 
-    /// The write and acknowledgement of one entry, only while this consumer owns it; whether it did.
-    private func write(_ write: Write, _ connection: RedisConnection) throws(RedisError) -> Bool {
+    /// The writes and acknowledgements of a batch of results, or of one dead letter, each only while this
+    /// consumer owns its entry; whether each was done.
+    private func write(_ batch: [Write], _ connection: RedisConnection) throws(RedisError) -> [Bool] {
         let reply: RedisValue
-        switch write {
-        case .result(let id, let json):
-            reply = try connection.run(bytes: [
-                Array("EVAL".utf8), Array(Self.writeScript.utf8), Array("2".utf8), Array(settings.stream.utf8),
-                Array(settings.output.utf8), Array(settings.group.utf8), Array(settings.consumer.utf8), Array(id.utf8), json,
-            ])
-        case .deadLetter(let id, let payload, let reason, let deliveries):
+        if case .deadLetter(let id, let payload, let reason, let deliveries) = batch[0] {
             reply = try connection.run(bytes: [
                 Array("EVAL".utf8), Array(Self.deadLetterScript.utf8), Array("2".utf8), Array(settings.stream.utf8),
                 Array(settings.deadLetter.utf8), Array(settings.group.utf8), Array(settings.consumer.utf8), Array(id.utf8),
                 payload, Array(reason.utf8), Array(String(deliveries).utf8),
             ])
+            return [reply == .integer(1)]
         }
-        return reply == .integer(1)
+        var arguments = [
+            Array("EVAL".utf8), Array(Self.writeScript.utf8), Array("2".utf8), Array(settings.stream.utf8),
+            Array(settings.output.utf8), Array(settings.group.utf8), Array(settings.consumer.utf8),
+        ]
+        for case .result(let id, let json) in batch {
+            arguments.append(Array(id.utf8))
+            arguments.append(json)
+        }
+        reply = try connection.run(bytes: arguments)
+        return reply.elements.map { $0 == .integer(1) }
     }
 
-    /// KEYS: input, output. ARGV: group, consumer, id, result. Writes the result and acknowledges the entry
-    /// only if it is still pending for this consumer (another may have claimed it): 1 if written, else 0.
+    /// KEYS: input, output. ARGV: group, consumer, then an id and its result for each entry. For each, writes
+    /// the result and acknowledges the entry only if it is still pending for this consumer (another may have
+    /// claimed it): 1 if written, else 0.
     static let writeScript = """
-        local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
-        if #p == 0 or p[1][2] ~= ARGV[2] then return 0 end
-        redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'result', ARGV[4])
-        redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
-        return 1
+        local done = {}
+        for i = 3, #ARGV, 2 do
+          local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+          if #p > 0 and p[1][2] == ARGV[2] then
+            redis.call('XADD', KEYS[2], '*', 'source', ARGV[i], 'result', ARGV[i + 1])
+            redis.call('XACK', KEYS[1], ARGV[1], ARGV[i])
+            done[#done + 1] = 1
+          else
+            done[#done + 1] = 0
+          end
+        end
+        return done
         """
 
     /// KEYS: input, dead-letter stream. ARGV: group, consumer, id, payload, reason, deliveries. As
