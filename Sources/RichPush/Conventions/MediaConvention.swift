@@ -13,10 +13,15 @@ public protocol MediaConvention: Sendable {
     /// Key paths (with `@json` steps, as `KeyPathConvention`) to the objects where the vendor keeps the app's
     /// custom data, searched for a route before the payload's root. Default: none.
     var customData: [[String]] { get }
+
+    /// Where the vendor's own SDK reads the deep link (or content id) it opens the notification with (Airship
+    /// `^d`, OneSignal `custom.u`), searched for a route before any generic key. Default: none.
+    var routeKeys: [RouteKey] { get }
 }
 
 extension MediaConvention {
     public var customData: [[String]] { [] }
+    public var routeKeys: [RouteKey] { [] }
 }
 
 /// One media URL found in a payload.

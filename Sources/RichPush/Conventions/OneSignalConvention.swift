@@ -8,6 +8,9 @@ public struct OneSignalConvention: MediaConvention {
     /// Where the app's custom data lives, searched for a route.
     public var customData: [[String]] { [["custom", "a"]] }
 
+    /// The launch URL: `os_data.u` in the current format, `custom.u` in the original one.
+    public var routeKeys: [RouteKey] { [RouteKey(.url, ["os_data", "u"]), RouteKey(.url, ["custom", "u"])] }
+
     /// The convention.
     public init() {}
 
