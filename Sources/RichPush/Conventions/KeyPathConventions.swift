@@ -90,9 +90,11 @@ public struct KeyPathConvention: MediaConvention {
         ]
         return convention
     }()
-    /// Customer.io: `CIO` → `push` → `image` (the rich push payload of Customer.io's iOS SDK).
+    /// Customer.io: `CIO` → `push` → `image` (the rich push payload of Customer.io's iOS SDK). The identifier
+    /// starts with `cio_sdk_`, the prefix by which Customer.io's SDK finds its own attachments (to remove their
+    /// files once the push is opened).
     public static let customerIO: KeyPathConvention = {
-        var convention = KeyPathConvention(name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_image")
+        var convention = KeyPathConvention(name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_sdk_image")
         convention.customData = [["CIO", "push"]]
         return convention
     }()
@@ -120,7 +122,8 @@ public struct PushwooshConvention: MediaConvention {
 }
 
 /// Batch: `com.batch` → `at` → `u` (the URL) and `t` (the declared type, a UTI), as Batch's
-/// RichNotificationHelper reads them. The type becomes the attachment's `type_hint`.
+/// RichNotificationHelper reads them. The type becomes the attachment's `type_hint`; the identifier is Batch's
+/// own, `batch_rich_attachment`.
 public struct BatchConvention: MediaConvention {
     public var name: String { "batch" }
     /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
@@ -135,7 +138,7 @@ public struct BatchConvention: MediaConvention {
             return scan
         }
         let hint = scan.string(object["t"], field: "com.batch.at.t")
-        scan.take(object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_attachment", typeHint: hint)
+        scan.take(object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_rich_attachment", typeHint: hint)
         return scan
     }
 }

@@ -109,7 +109,7 @@ final class EnrichmentRun: Sendable {
     /// the thumbnail's attachment first, since iOS shows the first one.
     static func mutate(_ payload: Payload, with attachments: [Attachment], overrides: [AlertOverride] = []) -> Payload {
         var content = payload
-        for override in overrides { override.apply(to: &content) }
+        for override in overrides where override.applies(given: attachments) { override.apply(to: &content) }
         guard !attachments.isEmpty else { return content }
         let ordered = attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }
         let list: [JSONValue] = ordered.map { attachment in
