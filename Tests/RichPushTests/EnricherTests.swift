@@ -62,6 +62,7 @@ struct EnricherTests {
             ("route-onesignal.json", .complete, ["onesignal:public.jpeg"]),
             ("route-onesignal-custom.json", .complete, ["onesignal:public.png"]),
             ("route-iterable.json", .complete, ["iterable:public.png"]),
+            ("retry-transient.json", .partial, ["adb_media:public.jpeg", "fcm:public.png"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()

@@ -70,12 +70,16 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     /// The specifics, for a human.
     public var detail: String
+    /// For a reference that was fetched, how many fetches were made (see `RetryPolicy`); nil for a problem of
+    /// the payload itself (a field, an option).
+    public var attempts: Int?
 
     /// A problem.
-    public init(source: String, code: Code, detail: String) {
+    public init(source: String, code: Code, detail: String, attempts: Int? = nil) {
         self.source = source
         self.code = code
         self.detail = detail
+        self.attempts = attempts
     }
 
     public var description: String { "\(code) (\(source)): \(detail)" }
