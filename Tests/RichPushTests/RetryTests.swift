@@ -181,6 +181,23 @@ struct RetryTests {
         #expect(blocked.problems.first?.attempts == 1)
     }
 
+    @Test("a connect timeout is retried; the timeout is reported with its attempts")
+    func connectTimeout() async throws {
+        let listener = try FullListener()
+        let bed = try TestBed { configuration in
+            configuration.retry.retries = 2
+            configuration.retry.initialBackoff = .milliseconds(20)
+            configuration.retry.minimumTimeLeft = .milliseconds(200)
+            configuration.network.connectTimeout = .milliseconds(300)
+        }
+        let result = try await withEnricher(bed.configuration) { enricher in
+            await enricher.enrich(TestBed.adobePayload("http://127.0.0.1:\(listener.port)/photo.jpg"), timeout: .seconds(10))
+        }
+        withExtendedLifetime(listener) {}
+        #expect(result.problems.map(\.code) == [.timeout])
+        #expect(result.problems.first?.attempts == 3, "\(result.problems)")
+    }
+
     @Test("a Retry-After beyond the deadline is reported at once; one within it is waited for")
     func retryAfter() async throws {
         let bed = try bed()
@@ -246,4 +263,40 @@ struct RetryTests {
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("--retries"))
     }
+}
+
+/// A loopback listener that never accepts, its queue filled by connections of its own: the kernel drops later
+/// SYNs, so a connection to it waits until the client's connect timeout (curl: "Timeout was reached").
+final class FullListener {
+    let port: Int
+    private var descriptors: [Int32] = []
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        descriptors.append(listener)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 0) == 0
+                    && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        port = Int(UInt16(bigEndian: address.sin_port))
+        // Fill the accept queue (backlog 0 holds one) and the handshake in flight behind it.
+        for _ in 0..<3 {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            descriptors.append(client)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) }
+            }
+        }
+        usleep(200_000)
+    }
+
+    deinit { for descriptor in descriptors { close(descriptor) } }
 }
