@@ -6,7 +6,8 @@
 /// - `thumbnail_id`: the `url_id` of the attachment shown as the thumbnail: every other one (a lone `url` has the
 ///   id `""`) gets a hidden thumbnail, unless `options.hidden` says otherwise;
 /// - `content`: {title, subtitle, body}, which replace the notification's text, only when every attachment was
-///   made (the SDK drops its changes when a download fails).
+///   made (Airship's Objective-C extension delivered the content as it came when a download failed; the Swift
+///   rewrite applies the text regardless, which we knowingly do not).
 ///
 /// Airship's older Accengage form is read too: `a4sid` at the top level with `acc-atts`, an array of
 /// `{att-url, att-id}` (UAMediaAttachmentPayload), with the same `options`, `thumbnail_id` and `content` beside.
