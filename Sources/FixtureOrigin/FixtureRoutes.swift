@@ -104,7 +104,9 @@ public enum FixtureRoutes {
             guard fields.count == (first == "fail-first" ? 3 : 2), let failures = Int(fields[0]),
                 let bytes = file(fields[fields.count - 1])
             else { return notFound }
-            guard seen.next(request.target) <= failures else { return .init(headers: headers(fields.last!), body: .bytes(bytes)) }
+            guard seen.next(request.target) <= failures else {
+                return .init(headers: headers(fields[fields.count - 1]), body: .bytes(bytes))
+            }
             if first == "drop-first" { return .init(body: .drop(reset: request.query["reset"] == "1")) }
             let retryAfter = request.query["retry-after"].map { [("Retry-After", $0)] } ?? []
             return .init(

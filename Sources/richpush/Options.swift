@@ -303,7 +303,9 @@ enum SharedOptions {
         if let megabytes = try parsed.wholeNumber("cache-max-mb", of: "megabytes", in: cacheMegabytesRange) {
             configuration.cache.maximumBytes = megabytes * 1_000_000
         }
-        if let retries = try parsed.wholeNumber("retries", of: "retries", in: retriesRange) { configuration.retry.retries = retries }
+        if let retries = try parsed.wholeNumber("retries", of: "retries", in: retriesRange) {
+            configuration.retry.retries = retries
+        }
         if let bundle = parsed.value("ca-bundle") {
             guard access(bundle, R_OK) == 0, !FileSystem.isDirectory(bundle) else {
                 throw UsageError("--ca-bundle: cannot read '\(bundle)'")

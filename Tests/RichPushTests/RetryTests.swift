@@ -61,7 +61,10 @@ struct RetryPolicyTests {
     @Test("backoff doubles up to its cap, half fixed and half jitter; the same seed gives the same waits")
     func backoff() {
         let waits = (1...8).map { policy.backoff(attempt: $0, url: "https://cdn.example/a.jpg") }
-        let bases: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4), .seconds(4), .seconds(4)]
+        let bases: [Duration] = [
+            .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4), .seconds(4),
+            .seconds(4),
+        ]
         for (wait, base) in zip(waits, bases) {
             #expect(wait >= base / 2 && wait < base, "\(wait) for a base of \(base)")
         }
@@ -85,7 +88,11 @@ struct RetryPolicyTests {
         // An HTTP date 5 s after the wall clock given.
         #expect(decide(limited("Fri, 15 Jan 2027 08:00:05 GMT")) == .retry(after: .seconds(5)))
         // A value that is neither: the backoff.
-        if case .retry(let wait) = decide(limited("soon")) { #expect(wait < .milliseconds(250)) } else { Issue.record("not retried") }
+        if case .retry(let wait) = decide(limited("soon")) {
+            #expect(wait < .milliseconds(250))
+        } else {
+            Issue.record("not retried")
+        }
     }
 
     @Test(
@@ -153,7 +160,9 @@ struct RetryTests {
 
     @Test(
         "never retried: other statuses, policy, type and size refusals",
-        arguments: ["/status/404", "/status/500", "/media/error-page.html", "/generated?bytes=10000001&prefix=photo.jpg"])
+        arguments: [
+            "/status/404", "/status/500", "/media/error-page.html", "/generated?bytes=10000001&prefix=photo.jpg",
+        ])
     func notRetried(path: String) async throws {
         let bed = try bed()
         let result = try await enrich(path, on: bed)
@@ -170,12 +179,14 @@ struct RetryTests {
         closed.stop()
         let bed = try bed(retries: 2)
         let refused = try await withEnricher(bed.configuration) { enricher in
-            await enricher.enrich(TestBed.adobePayload("http://127.0.0.1:\(port)/media/photo.jpg"), timeout: .seconds(10))
+            await enricher.enrich(
+                TestBed.adobePayload("http://127.0.0.1:\(port)/media/photo.jpg"), timeout: .seconds(10))
         }
         #expect(refused.problems.map(\.code) == [.network])
         #expect(refused.problems.first?.attempts == 3)
         let blocked = try await withEnricher(bed.configuration) { enricher in
-            await enricher.enrich(TestBed.adobePayload("http://127.0.0.2:\(bed.origin.port)/media/photo.jpg"), timeout: .seconds(10))
+            await enricher.enrich(
+                TestBed.adobePayload("http://127.0.0.2:\(bed.origin.port)/media/photo.jpg"), timeout: .seconds(10))
         }
         #expect(blocked.problems.map(\.code) == [.blockedAddress])
         #expect(blocked.problems.first?.attempts == 1)
@@ -191,7 +202,8 @@ struct RetryTests {
             configuration.network.connectTimeout = .milliseconds(300)
         }
         let result = try await withEnricher(bed.configuration) { enricher in
-            await enricher.enrich(TestBed.adobePayload("http://127.0.0.1:\(listener.port)/photo.jpg"), timeout: .seconds(10))
+            await enricher.enrich(
+                TestBed.adobePayload("http://127.0.0.1:\(listener.port)/photo.jpg"), timeout: .seconds(10))
         }
         withExtendedLifetime(listener) {}
         #expect(result.problems.map(\.code) == [.timeout])
@@ -249,14 +261,17 @@ struct RetryTests {
     @Test("the CLI takes --retries; attempts are in the output of attachments and problems")
     func cli() async throws {
         let bed = try TestBed()
-        let payload = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/drop-first/1/photo.jpg"))","fcm_options":{"image":"\#(bed.url("/status/404"))"}}"#
+        let payload =
+            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/drop-first/1/photo.jpg"))","fcm_options":{"image":"\#(bed.url("/status/404"))"}}"#
         let run = try await CLI.run(["enrich"] + bed.cliOptions, stdin: payload)
         let line = try #require(run.lines.first)
         let attachments = line["attachments"] as? [[String: Any]]
         let problems = line["problems"] as? [[String: Any]]
         #expect(attachments?.first?["attempts"] as? Int == 2)
         #expect(problems?.first?["attempts"] as? Int == 1)
-        let none = try await CLI.run(["enrich", "--retries", "0"] + bed.cliOptions, stdin: payload.replacingOccurrences(of: "drop-first/1", with: "drop-first/5"))
+        let none = try await CLI.run(
+            ["enrich", "--retries", "0"] + bed.cliOptions,
+            stdin: payload.replacingOccurrences(of: "drop-first/1", with: "drop-first/5"))
         let first = try #require(none.lines.first)
         #expect(((first["problems"] as? [[String: Any]])?.first)?["attempts"] as? Int == 1)
         let bad = try await CLI.run(["enrich", "--retries", "11"] + bed.cliOptions, stdin: payload)

@@ -23,12 +23,16 @@ struct VendorFidelityTests {
         #expect(result.references.map { $0.thumbnail?.primary } == [false, true, false])
         #expect(result.references.map { $0.thumbnail?.hidden } == [true, false, true])
         // An explicit options.hidden wins over the thumbnail_id rule; a lone url's id is "".
-        let explicit = try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","thumbnail_id":"x","options":{"hidden":false}}}"#)
+        let explicit = try scan(
+            #"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","thumbnail_id":"x","options":{"hidden":false}}}"#
+        )
         #expect(explicit.references.first?.thumbnail == Thumbnail(primary: false, hidden: false))
         let empty = try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","thumbnail_id":""}}"#)
         #expect(empty.references.first?.thumbnail == Thumbnail(primary: true, hidden: false))
         // Without thumbnail_id, Airship says nothing of the thumbnail.
-        #expect(try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg"}}"#).references.first?.thumbnail == nil)
+        #expect(
+            try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg"}}"#).references.first?.thumbnail
+                == nil)
     }
 
     @Test("Airship types the SDK rejects are bad-option; a negative time is accepted, as Airship accepts it")

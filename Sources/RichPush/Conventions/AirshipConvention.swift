@@ -45,7 +45,9 @@ public struct AirshipConvention: MediaConvention {
         if let value = payload.root[Self.key] {
             guard case .object(let object) = value else {
                 scan.problems.append(
-                    Problem(source: Self.key, code: .badReference, detail: "\(Self.key) holds \(value.kindDescription); Airship sends an object"))
+                    Problem(
+                        source: Self.key, code: .badReference,
+                        detail: "\(Self.key) holds \(value.kindDescription); Airship sends an object"))
                 return scan
             }
             (form, attachment) = (.airship, object)
@@ -54,7 +56,8 @@ public struct AirshipConvention: MediaConvention {
         } else {
             return scan
         }
-        let thumbnailID = scan.string(attachment["thumbnail_id"], field: form.path("thumbnail_id"), named: "thumbnail_id")
+        let thumbnailID = scan.string(
+            attachment["thumbnail_id"], field: form.path("thumbnail_id"), named: "thumbnail_id")
         let options = thumbnailOptions(attachment["options"], form: form, into: &scan)
         var entries: [(url: JSONValue, id: String?, field: String)] = []
         if let urls = attachment[form.list] {
@@ -62,14 +65,20 @@ public struct AirshipConvention: MediaConvention {
                 for (index, item) in items.enumerated() {
                     let field = form.path("\(form.list)[\(index)]")
                     guard case .object(let object) = item else {
-                        scan.problems.append(Problem(source: field, code: .badReference, detail: "\(field) holds \(item.kindDescription); expected {\(form.url), \(form.id)}"))
+                        scan.problems.append(
+                            Problem(
+                                source: field, code: .badReference,
+                                detail: "\(field) holds \(item.kindDescription); expected {\(form.url), \(form.id)}"))
                         continue
                     }
                     let id = scan.string(object[form.id], field: "\(field).\(form.id)", named: form.id)
                     entries.append((object[form.url] ?? .null, id, "\(field).\(form.url)"))
                 }
             } else {
-                scan.problems.append(Problem(source: form.path(form.list), code: .badReference, detail: "\(form.path(form.list)) holds \(urls.kindDescription); expected an array"))
+                scan.problems.append(
+                    Problem(
+                        source: form.path(form.list), code: .badReference,
+                        detail: "\(form.path(form.list)) holds \(urls.kindDescription); expected an array"))
             }
         } else if form.field == Self.key, case .array(let items)? = attachment["url"] {
             for (index, item) in items.enumerated() { entries.append((item, nil, "\(Self.key).url[\(index)]")) }
@@ -104,7 +113,10 @@ public struct AirshipConvention: MediaConvention {
         guard let value else { return thumbnail }
         let field = form.path("options")
         guard case .object(let options) = value else {
-            scan.problems.append(Problem(source: field, code: .badOption, detail: "options holds \(value.kindDescription); expected an object"))
+            scan.problems.append(
+                Problem(
+                    source: field, code: .badOption,
+                    detail: "options holds \(value.kindDescription); expected an object"))
             return thumbnail
         }
         thumbnail.clip = scan.clip(options["crop"], field: field + ".crop", named: "crop")

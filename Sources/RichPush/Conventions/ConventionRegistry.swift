@@ -48,7 +48,8 @@ public struct ConventionRegistry: Sendable {
                 if let first = seen[reference.url] {
                     // One attachment for both: it keeps the role the later reference gave it (Airship's thumbnail).
                     if let later = reference.thumbnail {
-                        result.references[first].thumbnail = result.references[first].thumbnail?.filled(from: later) ?? later
+                        let earlier = result.references[first].thumbnail
+                        result.references[first].thumbnail = earlier?.filled(from: later) ?? later
                     }
                     continue
                 }

@@ -17,26 +17,36 @@ public struct HomeAssistantConvention: MediaConvention {
         let attachment = payload.root["attachment"]?.objectValue
         // A string `attachment` is Pushwoosh's, not a camera push.
         if attachment?["url"] == nil, payload.root["attachment"]?.stringValue == nil,
-            let entity = payload.root["entity_id"]?.stringValue, entity.hasPrefix("camera.") {
+            let entity = payload.root["entity_id"]?.stringValue, entity.hasPrefix("camera.")
+        {
             scan.problems.append(
                 Problem(
                     source: "entity_id", code: .onDevice,
-                    detail: "\(entity): the companion app shows the camera's snapshot from the user's Home Assistant instance; nothing to fetch"))
+                    detail:
+                        "\(entity): the companion app shows the camera's snapshot from the user's Home Assistant instance; "
+                        + "nothing to fetch"
+                ))
             return scan
         }
         guard let attachment else { return scan }
         let hint = scan.string(attachment["content-type"], field: "attachment.content-type", named: "content-type")
-        let hidden = scan.flag(attachment["hide-thumbnail"], field: "attachment.hide-thumbnail", named: "hide-thumbnail")
+        let hidden = scan.flag(
+            attachment["hide-thumbnail"], field: "attachment.hide-thumbnail", named: "hide-thumbnail")
         if scan.flag(attachment["lazy"], field: "attachment.lazy", named: "lazy") == true, attachment["url"] != nil {
             scan.problems.append(
                 Problem(
                     source: "attachment.url", code: .onDevice,
-                    detail: "lazy: the companion app's content extension downloads it when the notification is expanded; the service extension fetches nothing"))
+                    detail:
+                        "lazy: the companion app's content extension downloads it when the notification is expanded; "
+                        + "the service extension fetches nothing"
+                ))
             return scan
         }
         if let url = attachment["url"]?.stringValue, url.hasPrefix("/") {
             scan.problems.append(
-                Problem(source: "attachment.url", code: .badURL, detail: "\(url) is relative to a Home Assistant instance; only its app can resolve it"))
+                Problem(
+                    source: "attachment.url", code: .badURL,
+                    detail: "\(url) is relative to a Home Assistant instance; only its app can resolve it"))
             return scan
         }
         scan.take(

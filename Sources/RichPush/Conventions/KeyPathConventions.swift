@@ -94,7 +94,8 @@ public struct KeyPathConvention: MediaConvention {
     /// starts with `cio_sdk_`, the prefix by which Customer.io's SDK finds its own attachments (to remove their
     /// files once the push is opened).
     public static let customerIO: KeyPathConvention = {
-        var convention = KeyPathConvention(name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_sdk_image")
+        var convention = KeyPathConvention(
+            name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_sdk_image")
         convention.customData = [["CIO", "push"]]
         return convention
     }()
@@ -138,7 +139,8 @@ public struct BatchConvention: MediaConvention {
             return scan
         }
         let hint = scan.string(object["t"], field: "com.batch.at.t")
-        scan.take(object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_rich_attachment", typeHint: hint)
+        scan.take(
+            object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_rich_attachment", typeHint: hint)
         return scan
     }
 }

@@ -226,7 +226,9 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// A number of seconds at `field`: 0 or more, or any finite number `allowingNegative` (Airship's `time`).
-    mutating func seconds(_ value: JSONValue?, field: String, named name: String, allowingNegative: Bool = false) -> Double? {
+    mutating func seconds(
+        _ value: JSONValue?, field: String, named name: String, allowingNegative: Bool = false
+    ) -> Double? {
         guard let value else { return nil }
         guard case .number(let text) = value, let seconds = Double(text), seconds >= 0 || allowingNegative,
             seconds.isFinite

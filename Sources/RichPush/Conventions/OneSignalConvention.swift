@@ -42,7 +42,10 @@ public struct OneSignalConvention: MediaConvention {
         }
         guard let value else { return scan }
         guard case .object(let attachments) = value else {
-            scan.problems.append(Problem(source: field, code: .badReference, detail: "\(field) holds \(value.kindDescription); OneSignal sends an object of id to URL"))
+            scan.problems.append(
+                Problem(
+                    source: field, code: .badReference,
+                    detail: "\(field) holds \(value.kindDescription); OneSignal sends an object of id to URL"))
             return scan
         }
         for member in attachments.members {
@@ -54,7 +57,10 @@ public struct OneSignalConvention: MediaConvention {
                     scan.problems.append(
                         Problem(
                             source: "\(field).\(identifier)", code: .onDevice,
-                            detail: "'\(trimmed)' names a file in the app's bundle; OneSignal's extension attaches it on the device"))
+                            detail:
+                                "'\(trimmed)' names a file in the app's bundle; "
+                                + "OneSignal's extension attaches it on the device"
+                        ))
                     continue
                 }
                 value = .text(trimmed)

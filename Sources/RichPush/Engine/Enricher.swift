@@ -57,8 +57,10 @@ public final class Enricher: Sendable {
                     let (result, _) = await self.configuration.retry.run(
                         url: reference.url, deadline: deadline, attempting: { run.attempting(index, $0) }
                     ) {
-                        if let cache = self.cache { return await cache.attachment(for: reference.url, deadline: deadline) }
-                        return await self.fetcher.fetch(reference.url, deadline: deadline)
+                        guard let cache = self.cache else {
+                            return await self.fetcher.fetch(reference.url, deadline: deadline)
+                        }
+                        return await cache.attachment(for: reference.url, deadline: deadline)
                     }
                     run.record(index, result)
                 }

@@ -89,7 +89,9 @@ final class EnrichmentRun: Sendable {
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
                 problems.append(
-                    Problem(source: reference.url, code: failure.code, detail: failure.detail, attempts: attempts[index] ?? 1))
+                    Problem(
+                        source: reference.url, code: failure.code, detail: failure.detail,
+                        attempts: attempts[index] ?? 1))
             case nil:
                 sawExpiry = true
                 problems.append(

@@ -58,7 +58,9 @@ public struct RetryPolicy: Sendable, Hashable {
         case .status(let status, let retryAfter):
             guard Self.transientStatuses.contains(status) else { return .stop }
             // The server's own figure wins over ours when it gives one we can read.
-            wait = retryAfter.flatMap { Self.delay(retryAfter: $0, wallClock: wallClock) } ?? backoff(attempt: attempt, url: url)
+            wait =
+                retryAfter.flatMap { Self.delay(retryAfter: $0, wallClock: wallClock) }
+                ?? backoff(attempt: attempt, url: url)
         }
         guard now + wait + minimumTimeLeft <= deadline else { return .stop }
         return .retry(after: wait)
@@ -100,12 +102,15 @@ public struct RetryPolicy: Sendable, Hashable {
             attempting(attempt)
             let result = await fetch()
             guard case .failure(let failure) = result,
-                case .retry(let wait) = decision(after: failure, attempt: attempt, url: url, now: .now, deadline: deadline)
+                case .retry(let wait) = decision(
+                    after: failure, attempt: attempt, url: url, now: .now, deadline: deadline)
             else { return (result, attempt) }
             do {
                 try await Task.sleep(for: wait)
             } catch {
-                return (.failure(FetchFailure(.cancelled, "cancelled while waiting to retry (\(failure.detail))")), attempt)
+                return (
+                    .failure(FetchFailure(.cancelled, "cancelled while waiting to retry (\(failure.detail))")), attempt
+                )
             }
             attempt += 1
         }

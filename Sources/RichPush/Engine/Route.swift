@@ -76,8 +76,14 @@ public struct Route: Sendable, Hashable {
         }
         places.append((payload.root, nil, ""))
         for place in places {
-            for key in keys.id { route.take(place.object[key], as: .id, from: Source(convention: place.convention, key: place.prefix + key)) }
-            for key in keys.url { route.take(place.object[key], as: .url, from: Source(convention: place.convention, key: place.prefix + key)) }
+            for key in keys.id {
+                route.take(
+                    place.object[key], as: .id, from: Source(convention: place.convention, key: place.prefix + key))
+            }
+            for key in keys.url {
+                route.take(
+                    place.object[key], as: .url, from: Source(convention: place.convention, key: place.prefix + key))
+            }
         }
         return route.id == nil && route.url == nil ? nil : route
     }
