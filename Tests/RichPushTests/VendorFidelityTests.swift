@@ -151,6 +151,16 @@ struct VendorFidelityResultTests {
         #expect(alert(complete)?["title"]?.stringValue == "48 hours only")
     }
 
+    @Test("every problem of a fetched reference carries its attempts, a type mismatch too; a field's has none")
+    func attemptsOnProblems() async throws {
+        let bed = try TestBed()
+        let mismatch = try await enrich("clevertap-mismatch.json", on: bed)
+        #expect(mismatch.problems.map(\.code) == [.typeMismatch])
+        #expect(mismatch.problems.map(\.attempts) == [1])
+        let options = try await enrich("airship-bad-types.json", on: bed)
+        #expect(options.problems.allSatisfy { $0.attempts == nil }, "\(options.problems)")
+    }
+
     @Test("Notifee's text replaces the alert in the returned content")
     func notifeeTextApplied() async throws {
         let bed = try TestBed()

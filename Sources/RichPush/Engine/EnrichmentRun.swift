@@ -84,7 +84,8 @@ final class EnrichmentRun: Sendable {
                     problems.append(
                         Problem(
                             source: reference.url, code: .typeMismatch,
-                            detail: "the payload declares '\(hint)'; the bytes are \(media.type.uti) (\(media.type.mime)), attached as such"))
+                            detail: "the payload declares '\(hint)'; the bytes are \(media.type.uti) (\(media.type.mime)), attached as such",
+                            attempts: attempts[index] ?? 1))
                 }
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
