@@ -253,8 +253,10 @@ struct RetryTests {
         #expect(result.problems.map(\.code) == [.httpStatus])
         let attempts = try #require(result.problems.first?.attempts)
         // Waits of 0.2-0.4 s, 0.4-0.8 s, 0.8-1.6 s, 1.6-3.2 s, each needing a second left after it: three or four
-        // attempts fit in 4 s unloaded, fewer when loaded, never the eleven the retries allow.
-        #expect((2...5).contains(attempts), "\(attempts) attempts")
+        // attempts fit in 4 s unloaded; under the full suite on a shared machine a first attempt took over 2.5 s and
+        // left room for none (measured), so the bound is on the other side: never the eleven the retries allow.
+        // That retries happen at all is the other tests' to show.
+        #expect((1...5).contains(attempts), "\(attempts) attempts")
         #expect(requests(bed, path) == attempts)
     }
 
