@@ -17,6 +17,10 @@ import Foundation
 /// - `/generated?prefix=NAME&bytes=N[&declare=D|&nolength=1]`: the first 4 KB of NAME, then zeros to N bytes.
 /// - `/huge-headers?kb=N`: N KB of header fields before a JPEG. `?encoding=E` on `/media` adds Content-Encoding.
 /// - `/empty`: 200 with no body. `/partial/NAME`: a 206.
+/// - `/fail-first/N/CODE/NAME?retry-after=V`: the first N requests for this path and query are answered CODE
+///   (with `Retry-After: V` when given), every later one gets the file (a transient failure, then recovery).
+/// - `/drop-first/N/NAME[?reset=1]`: the first N requests for this path and query have their connection closed
+///   with no answer (with `reset=1`, by an RST), every later one gets the file.
 public enum FixtureRoutes {
     /// The repository's `Fixtures` directory, found from this source file's location.
     public static var fixturesDirectory: String {
@@ -29,12 +33,12 @@ public enum FixtureRoutes {
         HTTPOrigin.Request
     ) -> HTTPOrigin.Response {
         let cache = MediaCache(directory: mediaDirectory)
-        let seen = SeenTargets()
+        let seen = TargetCounts()
         return { request in route(request, cache, seen) }
     }
 
     private static func route(
-        _ request: HTTPOrigin.Request, _ media: MediaCache, _ seen: SeenTargets
+        _ request: HTTPOrigin.Request, _ media: MediaCache, _ seen: TargetCounts
     ) -> HTTPOrigin.Response {
         let parts = request.path.split(separator: "/").map(String.init)
         guard let first = parts.first else { return notFound }
@@ -93,7 +97,21 @@ public enum FixtureRoutes {
             return .init(headers: [("Content-Type", "image/jpeg")], body: .stall)
         case "stall-first":
             guard let bytes = file(rest) else { return notFound }
-            return .init(headers: headers(rest), body: seen.insert(request.target) ? .stall : .bytes(bytes))
+            return .init(headers: headers(rest), body: seen.next(request.target) == 1 ? .stall : .bytes(bytes))
+        case "fail-first", "drop-first":
+            // N, then (fail-first) the status code, then the file's name.
+            let fields = rest.split(separator: "/", maxSplits: first == "fail-first" ? 2 : 1).map(String.init)
+            guard fields.count == (first == "fail-first" ? 3 : 2), let failures = Int(fields[0]),
+                let bytes = file(fields[fields.count - 1])
+            else { return notFound }
+            guard seen.next(request.target) <= failures else {
+                return .init(headers: headers(fields[fields.count - 1]), body: .bytes(bytes))
+            }
+            if first == "drop-first" { return .init(body: .drop(reset: request.query["reset"] == "1")) }
+            let retryAfter = request.query["retry-after"].map { [("Retry-After", $0)] } ?? []
+            return .init(
+                status: Int(fields[1]) ?? 503, headers: [("Content-Type", "text/plain")] + retryAfter,
+                body: .bytes(Array("try again later\n".utf8)))
         case "silence":
             return .init(body: .silence)
         case "generated":
@@ -128,16 +146,17 @@ public enum FixtureRoutes {
         body: .bytes(Array("<html><body>Not Found</body></html>\n".utf8)))
 }
 
-/// The request targets seen so far (for `/stall-first`).
-private final class SeenTargets: @unchecked Sendable {
+/// How many times each request target has been asked for (for `/stall-first`, `/fail-first`, `/drop-first`).
+private final class TargetCounts: @unchecked Sendable {
     private let lock = NSLock()
-    private var targets: Set<String> = []
+    private var counts: [String: Int] = [:]
 
-    /// Whether `target` is new; it is not the next time.
-    func insert(_ target: String) -> Bool {
+    /// Counts one more request for `target`; returns its number (1 for the first).
+    func next(_ target: String) -> Int {
         lock.lock()
         defer { lock.unlock() }
-        return targets.insert(target).inserted
+        counts[target, default: 0] += 1
+        return counts[target]!
     }
 }
 

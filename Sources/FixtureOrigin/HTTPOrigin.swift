@@ -39,6 +39,9 @@ public final class HTTPOrigin: Sendable {
         case stall
         /// Nothing at all, not even a status line: the request is read and never answered.
         case silence
+        /// The request is read, then the connection is closed with no answer: with `reset`, abortively (an RST,
+        /// by SO_LINGER 0), else with a FIN (curl: "Empty reply from server").
+        case drop(reset: Bool)
     }
 
     /// One request as the origin received it, and the status it answered: what a test asserts on when the
@@ -201,7 +204,10 @@ public final class HTTPOrigin: Sendable {
             let received = ContinuousClock.now
             let response = handler(request)
             let silent: Bool
-            if case .silence = response.body { silent = true } else { silent = false }
+            switch response.body {
+            case .silence, .drop: silent = true
+            default: silent = false
+            }
             let exchange = Exchange(
                 method: request.method, target: request.target,
                 headers: request.headers, status: silent ? nil : response.status,
@@ -276,12 +282,19 @@ public final class HTTPOrigin: Sendable {
             while !isStopped, peerIsOpen(fd) { usleep(50_000) }
             return false
         }
+        if case .drop(let reset) = response.body {
+            if reset {
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+            }
+            return false
+        }
         var trueLength: Int? = nil
         switch response.body {
         case .bytes(let bytes): trueLength = bytes.count
         case .drip(let bytes, _, _): trueLength = bytes.count
         case .generated(_, let total): trueLength = total
-        case .stall, .silence: trueLength = nil
+        case .stall, .silence, .drop: trueLength = nil
         }
         var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
@@ -316,7 +329,7 @@ public final class HTTPOrigin: Sendable {
         case .stall:
             while !isStopped, peerIsOpen(fd) { usleep(50_000) }
             return false
-        case .silence:
+        case .silence, .drop:
             return false
         }
         return !closes
@@ -354,7 +367,11 @@ public final class HTTPOrigin: Sendable {
         case 302: return "Found"
         case 304: return "Not Modified"
         case 404: return "Not Found"
+        case 429: return "Too Many Requests"
         case 500: return "Internal Server Error"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
         default: return "Status"
         }
     }

@@ -208,6 +208,9 @@ enum SharedOptions {
         OptionSpec(
             name: "cache-max-mb", value: "n",
             help: "The most megabytes the media cache keeps, \(ParsedArguments.describe(cacheMegabytesRange)). (default: 1000)"),
+        OptionSpec(
+            name: "retries", value: "n",
+            help: "Fetch a reference again up to n times after a refused or dropped connection, a connect timeout, 429, 502, 503 or 504, while the deadline leaves room, \(ParsedArguments.describe(retriesRange)). (default: 2)"),
     ]
 
     /// The default of `--concurrency`: enough payloads in flight to fill the fetch loop's 64 connections with
@@ -221,6 +224,8 @@ enum SharedOptions {
     static let cacheTTLRange = 0.0...31_536_000.0
     /// `--cache-max-mb`: up to a terabyte, beyond any disk this runs beside.
     static let cacheMegabytesRange = 1...1_000_000
+    /// `--retries`: up to 10; more within one deadline is hammering an origin that is down.
+    static let retriesRange = 0...10
     /// `--concurrency`: up to 10,000 payloads in flight, 150 times what the 64 connections can serve.
     static let concurrencyRange = 1...10_000
 
@@ -297,6 +302,9 @@ enum SharedOptions {
         }
         if let megabytes = try parsed.wholeNumber("cache-max-mb", of: "megabytes", in: cacheMegabytesRange) {
             configuration.cache.maximumBytes = megabytes * 1_000_000
+        }
+        if let retries = try parsed.wholeNumber("retries", of: "retries", in: retriesRange) {
+            configuration.retry.retries = retries
         }
         if let bundle = parsed.value("ca-bundle") {
             guard access(bundle, R_OK) == 0, !FileSystem.isDirectory(bundle) else {

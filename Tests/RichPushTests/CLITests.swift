@@ -156,12 +156,16 @@ struct CLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Between them these give every optional key: thumbnails with clips (airship), a type hint and a problem
-        // (clevertap-mismatch), a route with an id and a URL, and an invalid input.
+        // (clevertap-mismatch), a route with an id and a URL, a fetch that failed (airship-failed), a route from a
+        // convention's keys (route-onesignal-custom), and an invalid input.
         let routed = directory + "/routed.json"
         let media = bed.url("/media/logo.png")
         try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(media)","id":"sale-1","uri":"app://sale"}"#.utf8)
             .write(to: URL(fileURLWithPath: routed))
-        let inputs = try ["adobe-photo.json", "airship.json", "clevertap-mismatch.json", "invalid/not-json.json"]
+        let inputs = try [
+            "adobe-photo.json", "airship.json", "clevertap-mismatch.json", "airship-failed.json",
+            "route-onesignal-custom.json", "invalid/not-json.json",
+        ]
             .map { try bed.payloadFile($0, directory: directory) } + [routed]
         let run = try await CLI.run(["enrich"] + bed.cliOptions + inputs)
         #expect(run.status == 1)
@@ -432,25 +436,28 @@ struct OutputContract {
         "result": ["input", "outcome", "content", "attachments", "route", "problems", "elapsed_ms"],
         "attachment": [
             "identifier", "path", "source", "convention", "type", "mime", "bytes", "sha256", "type_hint", "thumbnail",
+            "attempts",
         ],
         "richpush": ["attachments"],
         "listed": ["identifier", "url", "type", "type_hint", "thumbnail"],
-        "problem": ["source", "code", "detail"],
-        "route": ["id", "url"],
+        "problem": ["source", "code", "detail", "attempts"],
+        "route": ["id", "url", "id_source", "url_source"],
+        "source": ["convention", "key"],
         "thumbnail": ["primary", "hidden", "clip", "time"],
         "clip": ["x", "y", "width", "height"],
     ]
     /// Optional keys, as `object.key`.
     static let optional: Set<String> = [
         "result.route", "attachment.type_hint", "attachment.thumbnail", "listed.type_hint", "listed.thumbnail",
-        "route.id", "route.url",
+        "route.id", "route.url", "route.id_source", "route.url_source", "source.convention", "problem.attempts",
         "thumbnail.primary", "thumbnail.hidden", "thumbnail.clip", "thumbnail.time",
     ]
     /// The kind of each value (JSONValue.kindDescription) where it is fixed.
     static let kinds: [String: String] = [
         "result.input": "a string", "result.outcome": "a string", "result.attachments": "an array",
         "result.route": "an object", "result.problems": "an array", "result.elapsed_ms": "a number",
-        "attachment.bytes": "a number",
+        "attachment.bytes": "a number", "attachment.attempts": "a number", "problem.attempts": "a number",
+        "route.id_source": "an object", "route.url_source": "an object",
         "attachment.thumbnail": "an object", "richpush.attachments": "an array", "listed.thumbnail": "an object",
         "thumbnail.primary": "a boolean", "thumbnail.hidden": "a boolean", "thumbnail.clip": "an object",
         "thumbnail.time": "a number", "clip.x": "a number", "clip.y": "a number", "clip.width": "a number",
@@ -467,7 +474,11 @@ struct OutputContract {
         #expect(outcome != nil, "\(input): outcome \(String(describing: result["outcome"]))")
         // `content` is the payload, or null for an invalid input.
         #expect(result["content"]?.kindDescription == (outcome == .invalid ? "null" : "an object"), "\(input): content")
-        if let route = result["route"] { _ = object(route, "route", at: input) }
+        if let route = result["route"].flatMap({ object($0, "route", at: input) }) {
+            for key in ["id_source", "url_source"] {
+                if let source = route[key] { _ = object(source, "source", at: input) }
+            }
+        }
         for problem in items(result["problems"]) { _ = object(problem, "problem", at: input) }
         var hints: [String: String] = [:]
         for item in items(result["attachments"]) {

@@ -107,7 +107,9 @@ struct VendorConventionTests {
         #expect(clip == Thumbnail.Clip(x: 0.1, y: 0.2, width: 0.5, height: 0.5))
         #expect(result.references.first?.thumbnail?.time == 0)
         #expect(result.references.first?.thumbnail?.hidden == false)
-        #expect(result.overrides == [AlertOverride(title: "48 hours only", subtitle: "Everything -30%", body: "Tap to shop")])
+        #expect(result.overrides.map { [$0.title, $0.subtitle, $0.body] } == [["48 hours only", "Everything -30%", "Tap to shop"]])
+        // The text goes with the media: it applies only once both are attached.
+        #expect(result.overrides.first?.requiredURLs == result.references.map(\.url))
         #expect(result.problems.isEmpty)
     }
 
@@ -127,7 +129,7 @@ struct VendorConventionTests {
     }
 
     @Test(
-        "invalid Airship options are bad-option problems; the media is kept",
+        "invalid Airship options are bad-option problems; the media is kept; a negative time is Airship's to accept",
         arguments: [
             (#"{"x":1.5,"y":0,"width":1,"height":1}"#, "crop"),
             (#"{"x":0,"y":0,"width":1}"#, "crop"),
@@ -135,8 +137,8 @@ struct VendorConventionTests {
     func airshipBadCrop(crop: String, named: String) throws {
         let result = try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","options":{"crop":\#(crop),"time":-1,"hidden":"yes"}}}"#)
         #expect(result.references.count == 1)
-        #expect(result.references.first?.thumbnail == nil)
-        #expect(result.problems.map(\.code) == [.badOption, .badOption, .badOption])
+        #expect(result.references.first?.thumbnail == Thumbnail(time: -1))
+        #expect(result.problems.map(\.code) == [.badOption, .badOption])
         #expect(result.problems.first?.source.hasSuffix(named) == true)
     }
 

@@ -46,6 +46,23 @@ struct EnricherTests {
             ("notifee.json", .complete, ["notifee:public.jpeg", "notifee:public.mpeg-4"]),
             ("home-assistant.json", .complete, ["home_assistant:public.jpeg"]),
             ("braze.json", .complete, ["braze:com.compuserve.gif"]),
+            ("airship-thumbnail.json", .complete, ["airship:public.jpeg", "airship:com.compuserve.gif", "airship:public.png"]),
+            ("airship-failed.json", .partial, ["airship:public.jpeg"]),
+            ("airship-bad-types.json", .complete, ["airship:public.mpeg-4"]),
+            ("accengage.json", .complete, ["airship:public.jpeg", "airship:public.mp3"]),
+            ("notifee-text.json", .complete, ["notifee:public.png"]),
+            ("home-assistant-lazy.json", .unchanged, []),
+            ("home-assistant-camera.json", .unchanged, []),
+            ("onesignal-bundle.json", .complete, ["onesignal:public.jpeg"]),
+            ("same-url-roles.json", .complete, ["adb_media:public.jpeg", "airship:com.compuserve.gif"]),
+            ("route-airship.json", .complete, ["airship:public.jpeg"]),
+            ("route-braze.json", .complete, ["braze:com.compuserve.gif"]),
+            ("route-adobe.json", .complete, ["adb_media:public.png"]),
+            ("route-clevertap.json", .complete, ["clevertap:public.jpeg"]),
+            ("route-onesignal.json", .complete, ["onesignal:public.jpeg"]),
+            ("route-onesignal-custom.json", .complete, ["onesignal:public.png"]),
+            ("route-iterable.json", .complete, ["iterable:public.png"]),
+            ("retry-transient.json", .partial, ["adb_media:public.jpeg", "fcm:public.png"]),
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()

@@ -29,6 +29,47 @@ struct RouteTests {
         #expect(found?.url == url)
     }
 
+    @Test(
+        "each vendor's own deep-link key wins over the generic keys, and the route says where it came from",
+        arguments: [
+            ("route-airship.json", "airship", "^d", "app://episodes/12"),
+            ("route-braze.json", "braze", "ab_uri", "app://cart"),
+            ("route-adobe.json", "adb_media", "adb_uri", "app://sale/3"),
+            ("route-clevertap.json", "clevertap", "wzrk_dl", "app://product/77"),
+            ("route-onesignal.json", "onesignal", "os_data.u", "https://shop.example/orders/5"),
+            ("route-onesignal-custom.json", "onesignal", "custom.u", "https://shop.example/orders/6"),
+            ("route-iterable.json", "iterable", "itbl.defaultAction.data", "https://news.example/a/1"),
+        ])
+    func vendorKeys(fixture: String, convention: String, key: String, url: String) throws {
+        let text = try String(contentsOfFile: FixtureDirectory.payloads + "/" + fixture, encoding: .utf8)
+        let found = try #require(try route(text))
+        #expect(found.url == url)
+        #expect(found.urlSource == Route.Source(convention: convention, key: key))
+    }
+
+    @Test("ids keep their own source: OneSignal's custom data, else the root beside os_data")
+    func idSources() throws {
+        let custom = try #require(try route(String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal-custom.json", encoding: .utf8)))
+        #expect(custom.id == "order-6")
+        #expect(custom.idSource == Route.Source(convention: "onesignal", key: "custom.a.id"))
+        let osData = try #require(try route(String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal.json", encoding: .utf8)))
+        #expect(osData.id == "order-5")
+        #expect(osData.idSource == Route.Source(convention: nil, key: "id"))
+    }
+
+    @Test(
+        "a vendor's key counts only for a matched convention, and Iterable's only for an openUrl action",
+        arguments: [
+            (#"{"^d":"app://airship","deeplink":"app://generic"}"#, "app://generic"),
+            (#"{"itbl":{"attachment-url":"https://i/1.png","defaultAction":{"type":"buyNow","data":"sku-1"}},"url":"app://generic"}"#, "app://generic"),
+            (#"{"adb_media":"https://a/1.jpg","adb_uri":7,"uri":"app://generic"}"#, "app://generic"),
+        ])
+    func vendorKeysNotTaken(text: String, url: String) throws {
+        let found = try route(text)
+        #expect(found?.url == url)
+        #expect(found?.urlSource?.convention == nil)
+    }
+
     @Test("a convention's custom data wins over the root, and keys are configurable")
     func precedenceAndKeys() throws {
         let text = #"{"CIO":{"push":{"link":"app://inner","image":"https://c/1.jpg"}},"link":"app://root","ref":"r-1"}"#
@@ -46,7 +87,10 @@ struct RouteTests {
         let bed = try TestBed()
         let payload = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))","deeplink":"app://x","ref":"9"}"#
         let run = try await CLI.run(["enrich"] + bed.cliOptions, stdin: payload)
-        #expect((run.lines.first?["route"] as? [String: Any])?["url"] as? String == "app://x")
+        let first = run.lines.first?["route"] as? [String: Any]
+        #expect(first?["url"] as? String == "app://x")
+        #expect((first?["url_source"] as? [String: Any])?["key"] as? String == "deeplink")
+        #expect((first?["url_source"] as? [String: Any])?["convention"] == nil)
         let keyed = try await CLI.run(["enrich", "--route-id-key", "ref", "--route-url-key", "none"] + bed.cliOptions, stdin: payload)
         let route = keyed.lines.first?["route"] as? [String: Any]
         #expect(route?["id"] as? String == "9")

@@ -2,6 +2,9 @@
 public struct AdobeMediaConvention: MediaConvention {
     public var name: String { "adb_media" }
 
+    /// `adb_uri`: the deep link Adobe's Messaging extension opens.
+    public var routeKeys: [RouteKey] { [RouteKey(.url, ["adb_uri"])] }
+
     /// The convention.
     public init() {}
 

@@ -6,6 +6,9 @@
 public struct CleverTapConvention: MediaConvention {
     public var name: String { "clevertap" }
 
+    /// `wzrk_dl`: the deep link CleverTap's SDK opens.
+    public var routeKeys: [RouteKey] { [RouteKey(.url, ["wzrk_dl"])] }
+
     /// The convention.
     public init() {}
 

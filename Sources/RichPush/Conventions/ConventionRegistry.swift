@@ -1,7 +1,9 @@
 /// The conventions RichPush applies to a payload, in order.
 ///
 /// References are collected convention by convention in registry order, each convention's in its own
-/// documented order; a URL found again (by another convention or field) is kept once, at its first place.
+/// documented order; a URL found again (by another convention or field) is kept once, at its first place, and
+/// what the later one said of its thumbnail (its role as the primary or a hidden one) fills what the first left
+/// unsaid.
 public struct ConventionRegistry: Sendable {
     /// The conventions, in the order they run.
     public private(set) var conventions: [any MediaConvention]
@@ -36,13 +38,22 @@ public struct ConventionRegistry: Sendable {
     /// Every reference in `payload`, each URL once, and the problems the conventions found.
     public func scan(_ payload: Payload) -> ConventionScan {
         var result = ConventionScan()
-        var seen = Set<String>()
+        var seen: [String: Int] = [:]
         var identifiers = Set<String>()
         for convention in conventions {
             let scan = convention.scan(payload)
             result.problems += scan.problems
             result.overrides += scan.overrides
-            for var reference in scan.references where seen.insert(reference.url).inserted {
+            for var reference in scan.references {
+                if let first = seen[reference.url] {
+                    // One attachment for both: it keeps the role the later reference gave it (Airship's thumbnail).
+                    if let later = reference.thumbnail {
+                        let earlier = result.references[first].thumbnail
+                        result.references[first].thumbnail = earlier?.filled(from: later) ?? later
+                    }
+                    continue
+                }
+                seen[reference.url] = result.references.count
                 // Identifiers must be unique within a payload, as UNNotificationAttachment's are.
                 var candidate = reference.identifier
                 var suffix = 2

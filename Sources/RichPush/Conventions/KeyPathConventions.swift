@@ -34,6 +34,8 @@ public struct KeyPathConvention: MediaConvention {
     public let name: String
     /// Where the vendor keeps the app's custom data, searched for a route.
     public var customData: [[String]] = []
+    /// Where the vendor's SDK reads its deep link, searched for a route first.
+    public var routeKeys: [RouteKey] = []
     /// The keys from the payload's root to the URL; `@json` parses a JSON-encoded string on the way.
     public let path: [String]
     /// The keys to the declared type (the attachment's `type_hint`), if the vendor sends one.
@@ -70,14 +72,30 @@ public struct KeyPathConvention: MediaConvention {
     /// Braze: `ab` → `att` → `url`, with `type` (a file suffix such as `jpg`) as the `type_hint`
     /// (AppboyAPNSDictionaryKey, AttachmentKey, AttachmentURLKey and AttachmentTypeKey in Braze's notification
     /// service sample; Braze names the file after the declared type).
-    public static let braze = KeyPathConvention(
-        name: "braze", path: ["ab", "att", "url"], hintPath: ["ab", "att", "type"], identifier: "braze_att")
+    /// Its deep link is `ab_uri`.
+    public static let braze: KeyPathConvention = {
+        var convention = KeyPathConvention(
+            name: "braze", path: ["ab", "att", "url"], hintPath: ["ab", "att", "type"], identifier: "braze_att")
+        convention.routeKeys = [RouteKey(.url, ["ab_uri"])]
+        return convention
+    }()
     /// Iterable: `itbl` → `attachment-url` (ITBNotificationServiceExtension; JsonKey.Payload in the swift-sdk).
-    public static let iterable = KeyPathConvention(
-        name: "iterable", path: ["itbl", "attachment-url"], identifier: "itbl_attachment")
-    /// Customer.io: `CIO` → `push` → `image` (the rich push payload of Customer.io's iOS SDK).
+    /// Its deep link is `itbl.defaultAction.data` when `defaultAction.type` is `openUrl` (any other type names a
+    /// custom action, and `data` is that action's argument).
+    public static let iterable: KeyPathConvention = {
+        var convention = KeyPathConvention(
+            name: "iterable", path: ["itbl", "attachment-url"], identifier: "itbl_attachment")
+        convention.routeKeys = [
+            RouteKey(.url, ["itbl", "defaultAction", "data"], when: (["itbl", "defaultAction", "type"], "openUrl"))
+        ]
+        return convention
+    }()
+    /// Customer.io: `CIO` → `push` → `image` (the rich push payload of Customer.io's iOS SDK). The identifier
+    /// starts with `cio_sdk_`, the prefix by which Customer.io's SDK finds its own attachments (to remove their
+    /// files once the push is opened).
     public static let customerIO: KeyPathConvention = {
-        var convention = KeyPathConvention(name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_image")
+        var convention = KeyPathConvention(
+            name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_sdk_image")
         convention.customData = [["CIO", "push"]]
         return convention
     }()
@@ -105,7 +123,8 @@ public struct PushwooshConvention: MediaConvention {
 }
 
 /// Batch: `com.batch` → `at` → `u` (the URL) and `t` (the declared type, a UTI), as Batch's
-/// RichNotificationHelper reads them. The type becomes the attachment's `type_hint`.
+/// RichNotificationHelper reads them. The type becomes the attachment's `type_hint`; the identifier is Batch's
+/// own, `batch_rich_attachment`.
 public struct BatchConvention: MediaConvention {
     public var name: String { "batch" }
     /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
@@ -120,7 +139,8 @@ public struct BatchConvention: MediaConvention {
             return scan
         }
         let hint = scan.string(object["t"], field: "com.batch.at.t")
-        scan.take(object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_attachment", typeHint: hint)
+        scan.take(
+            object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_rich_attachment", typeHint: hint)
         return scan
     }
 }

@@ -13,10 +13,15 @@ public protocol MediaConvention: Sendable {
     /// Key paths (with `@json` steps, as `KeyPathConvention`) to the objects where the vendor keeps the app's
     /// custom data, searched for a route before the payload's root. Default: none.
     var customData: [[String]] { get }
+
+    /// Where the vendor's own SDK reads the deep link (or content id) it opens the notification with (Airship
+    /// `^d`, OneSignal `custom.u`), searched for a route before any generic key. Default: none.
+    var routeKeys: [RouteKey] { get }
 }
 
 extension MediaConvention {
     public var customData: [[String]] { [] }
+    public var routeKeys: [RouteKey] { [] }
 }
 
 /// One media URL found in a payload.
@@ -77,6 +82,13 @@ public struct Thumbnail: Sendable, Hashable {
         self.time = time
     }
 
+    /// This record, with what it leaves unsaid taken from `other`.
+    func filled(from other: Thumbnail) -> Thumbnail {
+        Thumbnail(
+            primary: primary ?? other.primary, hidden: hidden ?? other.hidden, clip: clip ?? other.clip,
+            time: time ?? other.time)
+    }
+
     var json: JSONValue {
         var members: [(key: String, value: JSONValue)] = []
         if let primary { members.append(("primary", .bool(primary))) }
@@ -106,12 +118,20 @@ public struct AlertOverride: Sendable, Hashable {
     public var subtitle: String?
     /// Replaces `aps.alert.body` when set.
     public var body: String?
+    /// The URLs that must all be attached for the override to apply (Airship's text goes with its media: its
+    /// SDK drops the text when a download fails). Empty: it always applies.
+    public var requiredURLs: [String] = []
 
     /// An override.
     public init(title: String? = nil, subtitle: String? = nil, body: String? = nil) {
         self.title = title
         self.subtitle = subtitle
         self.body = body
+    }
+
+    /// Whether the override applies once these attachments are made: every required URL is among their sources.
+    func applies(given attachments: [Attachment]) -> Bool {
+        requiredURLs.allSatisfy { url in attachments.contains { $0.source == url } }
     }
 
     /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string
@@ -184,23 +204,36 @@ public struct ConventionScan: Sendable, Hashable {
         return text
     }
 
-    /// A boolean at `field`; with `acceptingBits`, also the numbers 0 and 1 (as Airship accepts NSNumber).
-    mutating func flag(_ value: JSONValue?, field: String, named name: String, acceptingBits: Bool = false) -> Bool? {
+    /// The alert text `object` gives in `title`, `subtitle` and `body` (each a string, else `bad-option`), as an
+    /// override; fields are named under `field`.
+    mutating func alertText(_ object: JSONObject, field: String) -> AlertOverride {
+        var override = AlertOverride()
+        for (key, path) in [("title", \AlertOverride.title), ("subtitle", \.subtitle), ("body", \.body)] {
+            override[keyPath: path] = string(object[key], field: "\(field).\(key)")
+        }
+        return override
+    }
+
+    /// A boolean at `field`.
+    mutating func flag(_ value: JSONValue?, field: String, named name: String) -> Bool? {
         switch value {
         case nil: return nil
         case .bool(let flag)?: return flag
-        case .number(let text)? where acceptingBits && (text == "0" || text == "1"): return text == "1"
         default:
             refuse(field, "\(name) must be a boolean")
             return nil
         }
     }
 
-    /// A number of seconds, 0 or more, at `field`.
-    mutating func seconds(_ value: JSONValue?, field: String, named name: String) -> Double? {
+    /// A number of seconds at `field`: 0 or more, or any finite number `allowingNegative` (Airship's `time`).
+    mutating func seconds(
+        _ value: JSONValue?, field: String, named name: String, allowingNegative: Bool = false
+    ) -> Double? {
         guard let value else { return nil }
-        guard case .number(let text) = value, let seconds = Double(text), seconds >= 0, seconds.isFinite else {
-            refuse(field, "\(name) must be a number of seconds, 0 or more")
+        guard case .number(let text) = value, let seconds = Double(text), seconds >= 0 || allowingNegative,
+            seconds.isFinite
+        else {
+            refuse(field, "\(name) must be a number of seconds\(allowingNegative ? "" : ", 0 or more")")
             return nil
         }
         return seconds

@@ -1,7 +1,8 @@
 /// Notifee: `notifee_options`, an object or a JSON string, as NotifeeCoreExtensionHelper reads it:
 /// `ios.attachments` (each {url, id, typeHint, thumbnailHidden, thumbnailClippingRect {x, y, width, height},
 /// thumbnailTime}) takes precedence over `image` (a URL string). Notifee's own extension attaches only the first
-/// attachment; we fetch every one (each bounded by the per-payload limit) and keep their order.
+/// attachment; we fetch every one (each bounded by the per-payload limit) and keep their order. Its `title`,
+/// `subtitle` and `body` replace the notification's text, as Notifee's core does, whatever the downloads do.
 public struct NotifeeConvention: MediaConvention {
     public var name: String { "notifee" }
 
@@ -27,6 +28,9 @@ public struct NotifeeConvention: MediaConvention {
                 Problem(source: "notifee_options", code: .badReference, detail: "notifee_options holds \(other.kindDescription); expected an object or a JSON string"))
             return scan
         }
+        // Notifee's core sets the notification's text from these before it looks at attachments.
+        let text = scan.alertText(options, field: "notifee_options")
+        if text != AlertOverride() { scan.overrides.append(text) }
         if case .array(let attachments)? = options["ios"]?.objectValue?["attachments"], !attachments.isEmpty {
             for (index, item) in attachments.enumerated() {
                 let field = "notifee_options.ios.attachments[\(index)]"

@@ -122,6 +122,8 @@ public struct Configuration: Sendable {
     public var deadline: Duration = .seconds(25)
     /// The conventions applied, in order. Default: `ConventionRegistry.standard`.
     public var conventions = ConventionRegistry.standard
+    /// When a failed fetch is made again within the deadline. Defaults: see `RetryPolicy` (2 retries).
+    public var retry = RetryPolicy()
 
     /// The documented defaults.
     public init() {}

@@ -54,11 +54,13 @@ public final class Enricher: Sendable {
         await withTaskGroup(of: Void.self) { group in
             for (index, reference) in run.references.enumerated() {
                 group.addTask {
-                    let result: Result<FetchedMedia, FetchFailure>
-                    if let cache = self.cache {
-                        result = await cache.attachment(for: reference.url, deadline: deadline)
-                    } else {
-                        result = await self.fetcher.fetch(reference.url, deadline: deadline)
+                    let (result, _) = await self.configuration.retry.run(
+                        url: reference.url, deadline: deadline, attempting: { run.attempting(index, $0) }
+                    ) {
+                        guard let cache = self.cache else {
+                            return await self.fetcher.fetch(reference.url, deadline: deadline)
+                        }
+                        return await cache.attachment(for: reference.url, deadline: deadline)
                     }
                     run.record(index, result)
                 }

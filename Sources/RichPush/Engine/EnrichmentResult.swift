@@ -16,6 +16,8 @@ public struct Attachment: Sendable, Hashable {
     public var thumbnail: Thumbnail? = nil
     /// The type the payload declared, as written, if any.
     public var typeHint: String? = nil
+    /// How many fetches it took (1 without a retry; see `RetryPolicy`).
+    public var attempts: Int = 1
 }
 
 /// How a payload's processing ended. The raw values are stable and go into JSON output.
@@ -65,6 +67,7 @@ public struct EnrichmentResult: Sendable {
             ]
             if let hint = attachment.typeHint { members.append(("type_hint", .text(hint))) }
             if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
+            members.append(("attempts", .integer(attachment.attempts)))
             return .object(JSONObject(members))
         }
         let problemValues: [JSONValue] = problems.map { problem in
@@ -72,7 +75,7 @@ public struct EnrichmentResult: Sendable {
                 JSONObject([
                     ("source", .text(problem.source)), ("code", .text(problem.code.rawValue)),
                     ("detail", .text(problem.detail)),
-                ]))
+                ] + (problem.attempts.map { [("attempts", .integer($0))] } ?? [])))
         }
         // Tenths of a millisecond, written without Foundation's String(format:).
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000

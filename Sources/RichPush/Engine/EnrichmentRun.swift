@@ -15,6 +15,8 @@ final class EnrichmentRun: Sendable {
     private let overrides: [AlertOverride]
     private let route: Route?
     private let settled: LockedValue<[Int: Result<FetchedMedia, FetchFailure>]> = LockedValue([:])
+    /// The number of the attempt each reference is on, or ended with (see `RetryPolicy`).
+    private let attempts: LockedValue<[Int: Int]> = LockedValue([:])
 
     init(payload: Payload, configuration: Configuration, start: ContinuousClock.Instant = .now) {
         self.payload = payload
@@ -57,10 +59,16 @@ final class EnrichmentRun: Sendable {
         }
     }
 
+    /// Notes that reference `index` starts its attempt number `attempt`.
+    func attempting(_ index: Int, _ attempt: Int) {
+        attempts.withLock { $0[index] = attempt }
+    }
+
     /// The result as it stands. With `expired`, references not yet settled count as expired (and any fetched
     /// later are not part of this result).
     func result(expired: Bool = false) -> EnrichmentResult {
         let settled = settled.withLock { $0 }
+        let attempts = attempts.withLock { $0 }
         var attachments: [Attachment] = []
         var problems = initialProblems
         var sawExpiry = false
@@ -70,20 +78,27 @@ final class EnrichmentRun: Sendable {
                 attachments.append(
                     Attachment(
                         identifier: reference.identifier, source: reference.url, convention: reference.convention,
-                        media: media, thumbnail: reference.thumbnail, typeHint: reference.typeHint))
+                        media: media, thumbnail: reference.thumbnail, typeHint: reference.typeHint,
+                        attempts: attempts[index] ?? 1))
                 if let hint = reference.typeHint, media.type.matches(hint: hint) == false {
                     problems.append(
                         Problem(
                             source: reference.url, code: .typeMismatch,
-                            detail: "the payload declares '\(hint)'; the bytes are \(media.type.uti) (\(media.type.mime)), attached as such"))
+                            detail: "the payload declares '\(hint)'; the bytes are \(media.type.uti) (\(media.type.mime)), attached as such",
+                            attempts: attempts[index] ?? 1))
                 }
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
-                problems.append(Problem(source: reference.url, code: failure.code, detail: failure.detail))
+                problems.append(
+                    Problem(
+                        source: reference.url, code: failure.code, detail: failure.detail,
+                        attempts: attempts[index] ?? 1))
             case nil:
                 sawExpiry = true
                 problems.append(
-                    Problem(source: reference.url, code: .expired, detail: "the deadline came before it finished"))
+                    Problem(
+                        source: reference.url, code: .expired, detail: "the deadline came before it finished",
+                        attempts: attempts[index]))
             }
         }
         let total = references.count + unfetchedCount
@@ -109,7 +124,7 @@ final class EnrichmentRun: Sendable {
     /// the thumbnail's attachment first, since iOS shows the first one.
     static func mutate(_ payload: Payload, with attachments: [Attachment], overrides: [AlertOverride] = []) -> Payload {
         var content = payload
-        for override in overrides { override.apply(to: &content) }
+        for override in overrides where override.applies(given: attachments) { override.apply(to: &content) }
         guard !attachments.isEmpty else { return content }
         let ordered = attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }
         let list: [JSONValue] = ordered.map { attachment in

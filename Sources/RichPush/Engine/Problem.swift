@@ -22,6 +22,9 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let typeMismatch = Code("type-mismatch")
         /// More references than the per-payload limit; the rest were not fetched.
         public static let tooManyReferences = Code("too-many-references")
+        /// The media is one only the app on the device can resolve (a file in its bundle, a Home Assistant camera
+        /// snapshot or lazy attachment): nothing was fetched, and the app's own extension attaches it.
+        public static let onDevice = Code("on-device")
         /// The URL cannot be parsed, has a user or password, control characters, or is too long.
         public static let badURL = Code("bad-url")
         /// The port (of the URL, a redirect or a connection) is not allowed.
@@ -67,12 +70,16 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
     public var code: Code
     /// The specifics, for a human.
     public var detail: String
+    /// For a reference that was fetched, how many fetches were made (see `RetryPolicy`); nil for a problem of
+    /// the payload itself (a field, an option).
+    public var attempts: Int?
 
     /// A problem.
-    public init(source: String, code: Code, detail: String) {
+    public init(source: String, code: Code, detail: String, attempts: Int? = nil) {
         self.source = source
         self.code = code
         self.detail = detail
+        self.attempts = attempts
     }
 
     public var description: String { "\(code) (\(source)): \(detail)" }

@@ -1,13 +1,39 @@
 /// Where the app should go when the notification is opened, as custom push handlers read it: an `id` and a
-/// `url`, taken from the custom data of the conventions that matched, then from the payload's root.
+/// `url`, each with where it was found. Searched first at the matched conventions' own keys (Airship `^d`,
+/// OneSignal's launch URL `custom.u`, ...), then at the generic keys in their custom data, then at the generic
+/// keys of the payload's root.
 public struct Route: Sendable, Hashable {
     /// The content id, when one of the id keys held a string or a number.
     public var id: String?
     /// The deep link, when one of the URL keys held a string.
     public var url: String?
+    /// Where `id` was found.
+    public var idSource: Source?
+    /// Where `url` was found.
+    public var urlSource: Source?
 
-    /// Which keys hold a route. Defaults: ids in `id`, `route_id`, `content_id`; links in `deeplink`,
-    /// `deep_link`, `uri`, `url`, `link`, `l` (Batch's deep link) — the names the SDKs and their users use most.
+    /// Where a value of the route was found: the convention whose key (or custom data) held it, nil for the
+    /// payload's root, and the key path from the root (`os_data.u`, `CIO.push.link`, `deeplink`).
+    public struct Source: Sendable, Hashable {
+        /// The convention's name; nil when a generic key at the root held it.
+        public var convention: String?
+        /// The key path from the payload's root, steps joined by `.` (`@json` steps left out).
+        public var key: String
+
+        /// A source.
+        public init(convention: String?, key: String) {
+            self.convention = convention
+            self.key = key
+        }
+
+        var json: JSONValue {
+            .object(JSONObject((convention.map { [("convention", JSONValue.text($0))] } ?? []) + [("key", .text(key))]))
+        }
+    }
+
+    /// The generic keys, looked up in each matched convention's custom data and at the root. Defaults: ids in
+    /// `id`, `route_id`, `content_id`; links in `deeplink`, `deep_link`, `uri`, `url`, `link`, `l` (Batch's deep
+    /// link) — the names the SDKs and their users use most.
     public struct Keys: Sendable, Hashable {
         /// Keys of the id, in order of preference.
         public var id: [String] = ["id", "route_id", "content_id"]
@@ -22,41 +48,112 @@ public struct Route: Sendable, Hashable {
         var members: [(key: String, value: JSONValue)] = []
         if let id { members.append(("id", .text(id))) }
         if let url { members.append(("url", .text(url))) }
+        if let idSource { members.append(("id_source", idSource.json)) }
+        if let urlSource { members.append(("url_source", urlSource.json)) }
         return .object(JSONObject(members))
     }
 
-    /// The route in `payload`: the first key found, searching each matched convention's custom data in
-    /// convention order, then the root. Nil when neither an id nor a URL is found.
+    /// The route in `payload`: for the id and the URL alike, the first found of each matched convention's own
+    /// route keys (in convention order), then the generic `keys` in each one's custom data, then the generic
+    /// keys at the root. Nil when neither an id nor a URL is found.
     static func find(in payload: Payload, conventions: [any MediaConvention], keys: Keys) -> Route? {
-        var places: [JSONObject] = []
+        var route = Route()
         var ignored = ConventionScan()
+        // The vendors' own keys first: each is where that vendor's SDK opens the notification.
         for convention in conventions {
-            for path in convention.customData {
-                if case .object(let object)? = walk(payload, path, into: &ignored) { places.append(object) }
+            for key in convention.routeKeys {
+                guard key.applies(to: payload), let value = walk(payload, key.path, into: &ignored) else { continue }
+                route.take(value, as: key.kind, from: Source(convention: convention.name, key: key.name))
             }
         }
-        places.append(payload.root)
-        var route = Route()
-        for place in places {
-            if route.id == nil {
-                for key in keys.id {
-                    switch place[key] {
-                    case .string(let text)? where !text.value.isEmpty: route.id = text.value
-                    case .number(let text)?: route.id = text
-                    default: continue
-                    }
-                    break
+        var places: [(object: JSONObject, convention: String?, prefix: String)] = []
+        for convention in conventions {
+            for path in convention.customData {
+                if case .object(let object)? = walk(payload, path, into: &ignored) {
+                    places.append((object, convention.name, RouteKey.name(path).map { $0 + "." } ?? ""))
                 }
             }
-            if route.url == nil {
-                for key in keys.url {
-                    if let text = place[key]?.stringValue, !text.isEmpty {
-                        route.url = text
-                        break
-                    }
-                }
+        }
+        places.append((payload.root, nil, ""))
+        for place in places {
+            for key in keys.id {
+                route.take(
+                    place.object[key], as: .id, from: Source(convention: place.convention, key: place.prefix + key))
+            }
+            for key in keys.url {
+                route.take(
+                    place.object[key], as: .url, from: Source(convention: place.convention, key: place.prefix + key))
             }
         }
         return route.id == nil && route.url == nil ? nil : route
+    }
+
+    /// Takes `value` as the id or the URL when that part is still missing and the value is usable: a non-empty
+    /// string, or for an id also a number.
+    private mutating func take(_ value: JSONValue?, as kind: RouteKey.Kind, from source: Source) {
+        switch kind {
+        case .id where id == nil:
+            switch value {
+            case .string(let text)? where !text.value.isEmpty: id = text.value
+            case .number(let text)?: id = text
+            default: return
+            }
+            idSource = source
+        case .url where url == nil:
+            guard let text = value?.stringValue, !text.isEmpty else { return }
+            url = text
+            urlSource = source
+        default:
+            return
+        }
+    }
+}
+
+/// A key path where a vendor's SDK reads the deep link (or the content id) it opens the notification with.
+public struct RouteKey: Sendable, Hashable {
+    /// What the key holds.
+    public enum Kind: Sendable, Hashable {
+        /// A content id.
+        case id
+        /// A deep link.
+        case url
+    }
+
+    /// What the key holds.
+    public var kind: Kind
+    /// The keys from the payload's root (`@json` parses a JSON-encoded string on the way).
+    public var path: [String]
+    /// A sibling condition: the value counts only when the string at this path equals this text (Iterable's
+    /// `defaultAction.data` is a URL only when `defaultAction.type` is `openUrl`).
+    public var condition: Condition?
+
+    /// The string at `path` must equal `equals`.
+    public struct Condition: Sendable, Hashable {
+        /// The keys from the payload's root.
+        public var path: [String]
+        /// The text the string there must equal.
+        public var equals: String
+    }
+
+    /// A route key; with `condition`, it counts only when the string at `condition.path` equals
+    /// `condition.equals`.
+    public init(_ kind: Kind, _ path: [String], when condition: (path: [String], equals: String)? = nil) {
+        self.kind = kind
+        self.path = path
+        self.condition = condition.map { Condition(path: $0.path, equals: $0.equals) }
+    }
+
+    /// The path as a route's `key`: steps joined by `.`, `@json` steps left out.
+    var name: String { Self.name(path) ?? "" }
+
+    static func name(_ path: [String]) -> String? {
+        let steps = path.filter { $0 != KeyPathConvention.jsonStep }
+        return steps.isEmpty ? nil : steps.joined(separator: ".")
+    }
+
+    func applies(to payload: Payload) -> Bool {
+        guard let condition else { return true }
+        var ignored = ConventionScan()
+        return walk(payload, condition.path, into: &ignored)?.stringValue == condition.equals
     }
 }

@@ -68,6 +68,8 @@ final class Transfer {
     private var etag: String?
     private var lastModified: String?
     private var location: String?
+    /// The latest response's Retry-After value, as received.
+    private var retryAfter: String?
     /// Body bytes of a redirect response, read and dropped.
     private var redirectBodyBytes: Int?
     /// Why a callback stopped the transfer; reported instead of curl's generic abort code.
@@ -163,6 +165,7 @@ final class Transfer {
         etag = nil
         lastModified = nil
         location = nil
+        retryAfter = nil
         redirectBodyBytes = nil
         refusedAddress = nil
         refusedPort = nil
@@ -233,12 +236,15 @@ final class Transfer {
             etag = nil
             lastModified = nil
             location = nil
+            retryAfter = nil
         } else if let value = Self.headerValue(line, named: "etag") {
             etag = value
         } else if let value = Self.headerValue(line, named: "last-modified") {
             lastModified = value
         } else if let value = Self.headerValue(line, named: "location") {
             location = value
+        } else if let value = Self.headerValue(line, named: "retry-after") {
+            retryAfter = value
         }
         return count
     }
@@ -347,7 +353,9 @@ final class Transfer {
     private func checkStatus() -> FetchFailure? {
         let status = easy.info(long: CURLINFO_RESPONSE_CODE)
         if status == 206 { return FetchFailure(.httpStatus, "HTTP 206: a partial response to a request for the whole") }
-        guard (200...299).contains(status) else { return FetchFailure(.httpStatus, "HTTP \(status)") }
+        guard (200...299).contains(status) else {
+            return FetchFailure(.httpStatus, "HTTP \(status)", cause: .status(status, retryAfter: retryAfter))
+        }
         return nil
     }
 
@@ -459,11 +467,14 @@ final class Transfer {
             if ContinuousClock.now >= request.deadline - .milliseconds(2) {
                 return FetchFailure(.expired, "the deadline came first (\(bytes) bytes received)")
             }
-            return FetchFailure(.timeout, message)
+            let connected = easy.info(offset: CURLINFO_CONNECT_TIME_T) > 0
+            return FetchFailure(.timeout, message, cause: connected ? nil : .connectTimeout)
         case CURLE_COULDNT_CONNECT, CURLE_ABORTED_BY_CALLBACK:
             if let refusedAddress { return FetchFailure(.blockedAddress, refusedAddress) }
             if let refusedPort { return FetchFailure(.blockedPort, "port \(refusedPort) is not allowed (see --allow-port)") }
-            return FetchFailure(.network, message)
+            return FetchFailure(.network, message, cause: code == CURLE_COULDNT_CONNECT ? .connectionRefused : nil)
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
+            return FetchFailure(.network, message, cause: .connectionDropped)
         case CURLE_UNSUPPORTED_PROTOCOL:
             return FetchFailure(.blockedScheme, message)
         case CURLE_TOO_MANY_REDIRECTS:

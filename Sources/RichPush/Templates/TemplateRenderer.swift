@@ -7,7 +7,14 @@
 /// - `%(prop)`: the text, percent-encoded for a URI;
 /// - `#(prop)`: like `$`, but a numeric text becomes a JSON number (when it is the whole value);
 /// - `{ e1 + e2 + ... }`: the concatenation of expressions and literals (`'text'` or `"text"`).
-/// Other strings, and every key, are left as they are. Property names are case-insensitive.
+/// Other strings, and every key, are left as they are, as Notification Hubs leaves them: `"Hello $(name)"`,
+/// `"$(name) and more"` (a call with text after it), `"{}"` and any string that is a JSON object. A string that
+/// has an expression's shape and breaks its grammar (`"$(name"`, `"{'a' + }"`) is an error. Property names are
+/// case-insensitive; lengths count UTF-16 code units, as .NET does.
+///
+/// Where RichPush goes beyond Notification Hubs: the top-level `payload` (ZEGOCLOUD) and `notifee_options`
+/// (Notifee) may be JSON objects encoded as strings, and both are RichPush's conventions: such a string is
+/// parsed, rendered inside, and encoded again (kept byte for byte when nothing in it changed).
 public struct TemplateRenderer: Sendable {
     /// The properties, by lowercased name.
     private let properties: [String: String]
@@ -35,17 +42,30 @@ public struct TemplateRenderer: Sendable {
         self.strict = strict
     }
 
+    /// The top-level keys whose string may hold a JSON object to render inside (ZEGOCLOUD, Notifee).
+    static let jsonStringKeys: Set<String> = ["payload", "notifee_options"]
+
     /// Renders `template`.
     /// - Throws: `TemplateError` naming a malformed expression, or (strict) a missing property.
     public func render(_ template: JSONValue) throws(TemplateError) -> JSONValue {
+        try expand(template, atRoot: true)
+    }
+
+    private func expand(_ template: JSONValue, atRoot: Bool = false) throws(TemplateError) -> JSONValue {
         switch template {
         case .object(let object):
             var members: [JSONObject.Member] = []
-            for member in object.members { members.append((member.key, try render(member.value))) }
+            for member in object.members {
+                if atRoot, Self.jsonStringKeys.contains(member.key.value), let inside = try renderInside(member.value) {
+                    members.append((member.key, inside))
+                } else {
+                    members.append((member.key, try expand(member.value)))
+                }
+            }
             return .object(JSONObject(members: members))
         case .array(let items):
             var rendered: [JSONValue] = []
-            for item in items { rendered.append(try render(item)) }
+            for item in items { rendered.append(try expand(item)) }
             return .array(rendered)
         case .string(let text):
             return try evaluate(text.value) ?? template
@@ -54,10 +74,22 @@ public struct TemplateRenderer: Sendable {
         }
     }
 
+    /// A string holding a JSON object, rendered inside and encoded again (the string as it was when nothing in
+    /// it changed); nil for any other value.
+    private func renderInside(_ value: JSONValue) throws(TemplateError) -> JSONValue? {
+        guard case .string(let text) = value, case .object(let inner)? = try? JSONParser().parse(Array(text.value.utf8))
+        else { return nil }
+        let original = JSONWriter.string(.object(inner))
+        let rendered = JSONWriter.string(try expand(.object(inner)))
+        return rendered == original ? value : .text(rendered)
+    }
+
     /// The value of a string that is an expression, or nil when it is a plain string.
     func evaluate(_ text: String) throws(TemplateError) -> JSONValue? {
         let trimmed = text.trimmingSpaces
         if trimmed.hasPrefix("{"), trimmed.hasSuffix("}") {
+            // A JSON object in a string ("{}", an app's JSON-encoded data) is text, not a concatenation.
+            if case .object? = try? JSONParser().parse(Array(trimmed.utf8)) { return nil }
             var parser = ExpressionParser(Array(trimmed.dropFirst().dropLast()), source: text)
             var parts: [String] = []
             repeat {
@@ -69,7 +101,8 @@ public struct TemplateRenderer: Sendable {
         guard let first = trimmed.first, "$.%#".contains(first), trimmed.dropFirst().first == "(" else { return nil }
         var parser = ExpressionParser(Array(trimmed), source: text)
         let call = try parser.call()
-        try parser.end()
+        // Text after a whole call ("$(name) and more") makes the string plain text, as Notification Hubs reads it.
+        guard parser.isAtEnd else { return nil }
         let value = try apply(call)
         if call.function == "#", Self.isNumber(value) { return .number(value) }
         return .text(value)
@@ -88,13 +121,24 @@ public struct TemplateRenderer: Sendable {
         }
         switch call.function {
         case "$", "#":
-            return call.limit.map { String(value.prefix($0)) } ?? value
+            return call.limit.map { Self.prefix(value, utf16: $0) } ?? value
         case ".":
-            guard let limit = call.limit, value.count > limit else { return value }
-            return String(value.prefix(max(0, limit - 3))) + String("...".prefix(limit))
+            guard let limit = call.limit, value.utf16.count > limit else { return value }
+            return Self.prefix(value, utf16: max(0, limit - 3)) + String("...".prefix(limit))
         default:
             return Self.percentEncoded(value)
         }
+    }
+
+    /// The first `count` UTF-16 code units of `text`, as .NET's `Substring` counts. A surrogate pair the limit
+    /// would split is left out whole: .NET would keep its lone first half, which a Swift string cannot hold.
+    static func prefix(_ text: String, utf16 count: Int) -> String {
+        let units = text.utf16
+        var end = units.index(units.startIndex, offsetBy: count, limitedBy: units.endIndex) ?? units.endIndex
+        while end > units.startIndex, String.Index(end, within: text.unicodeScalars) == nil {
+            end = units.index(before: end)
+        }
+        return String(text.unicodeScalars[..<end])
     }
 
     /// JavaScript's number shape, as Notification Hubs checks it for `#(prop)`.
@@ -195,6 +239,14 @@ private struct ExpressionParser {
         guard characters[position] == "+" else { throw failure("expected '+' between expressions") }
         position += 1
         return true
+    }
+
+    /// Whether only spaces are left.
+    var isAtEnd: Bool {
+        mutating get {
+            skipSpaces()
+            return position == characters.count
+        }
     }
 
     mutating func end() throws(TemplateError) {
