@@ -32,6 +32,9 @@ public enum Outcome: String, Sendable, Hashable, CaseIterable {
     case failed
     /// The input is not a payload.
     case invalid
+    /// The work was cancelled before it finished: by the caller (its task was cancelled) or by the engine
+    /// shutting down (a payload arriving after shutdown began is not processed at all). What finished is attached.
+    case cancelled
 }
 
 /// What RichPush made of one payload: the mutated content, the attachments, the problems.

@@ -94,6 +94,7 @@ public final class Fetcher: Sendable {
 
     /// `shutdown()` for synchronous code: blocks the calling thread until the loop has stopped. Not for async
     /// code, where it would hold a thread of the cooperative pool: there, `await shutdown()`.
+    @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
     public func shutdown() { loop.stopAndWait() }
 
     private static let cancelled = FetchFailure(.cancelled, "cancelled before the transfer finished")
