@@ -85,7 +85,7 @@ struct RefusalTests {
         let bed = try TestBed { $0.network.allowHTTP = false }
         let failure = try await fetch("/media/photo.jpg", on: bed)
         #expect(failure.code == .blockedScheme)
-        #expect(failure.detail.contains("--allow-http"))
+        #expect(failure.detail.contains("network.allowHTTP"))
         #expect(bed.origin.connectionCount == 0)
     }
 

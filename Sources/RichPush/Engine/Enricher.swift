@@ -16,8 +16,10 @@ public final class Enricher: Service {
     private let stopping = LockedValue<Task<Void, Never>?>(nil)
 
     /// An enricher with this configuration.
-    /// - Throws: `FetcherError` when libmagic's database cannot be loaded or the attachments root is refused.
-    public init(configuration: Configuration = Configuration()) throws(FetcherError) {
+    /// - Throws: `ConfigurationError` naming the first wrong field (nothing is started); `FetcherError` when
+    ///   libmagic's database cannot be loaded or the attachments root is refused.
+    public init(configuration: Configuration = Configuration()) throws {
+        try configuration.validate()
         self.configuration = configuration
         let fetcher = try Fetcher(configuration: configuration)
         self.fetcher = fetcher

@@ -462,7 +462,7 @@ final class Transfer {
             return FetchFailure(.timeout, message)
         case CURLE_COULDNT_CONNECT, CURLE_ABORTED_BY_CALLBACK:
             if let refusedAddress { return FetchFailure(.blockedAddress, refusedAddress) }
-            if let refusedPort { return FetchFailure(.blockedPort, "port \(refusedPort) is not allowed (see --allow-port)") }
+            if let refusedPort { return FetchFailure(.blockedPort, "port \(refusedPort) is not allowed (see network.allowedPorts)") }
             return FetchFailure(.network, message)
         case CURLE_UNSUPPORTED_PROTOCOL:
             return FetchFailure(.blockedScheme, message)
