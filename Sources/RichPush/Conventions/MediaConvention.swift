@@ -58,6 +58,14 @@ public struct Thumbnail: Sendable, Hashable {
         public var y: Double
         public var width: Double
         public var height: Double
+
+        /// A clipping rectangle, each value a fraction of the media's size (0...1).
+        public init(x: Double, y: Double, width: Double, height: Double) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
     }
 
     /// Whether this attachment is the one shown as the notification's thumbnail (Airship `thumbnail_id`).
@@ -149,8 +157,9 @@ public struct ConventionScan: Sendable, Hashable {
         self.overrides = overrides
     }
 
-    /// Records the string at `field`, or a `bad-reference` problem when `value` is not a string.
-    mutating func take(
+    /// Records the string at `field` as a reference, or a `bad-reference` problem when `value` is not a string;
+    /// nothing when `value` is nil (the key is absent). What a convention calls for each media URL it finds.
+    public mutating func take(
         _ value: JSONValue?, field: String, convention: String, identifier: String, typeHint: String? = nil,
         thumbnail: Thumbnail = Thumbnail()
     ) {
@@ -174,8 +183,15 @@ public struct ConventionScan: Sendable, Hashable {
         problems.append(Problem(source: field, code: .badOption, detail: detail))
     }
 
-    /// The string at `field` (`name` in the message; default the field).
-    mutating func string(_ value: JSONValue?, field: String, named name: String? = nil) -> String? {
+    /// The value at `path` from the payload's root, through objects; the step `KeyPathConvention.jsonStep`
+    /// (`@json`) parses a JSON-encoded string first. Nil when a key is absent; a step that must be an object and
+    /// is not one is recorded as a `bad-reference` problem.
+    public mutating func value(at path: [String], in payload: Payload) -> JSONValue? {
+        walk(payload, path, into: &self)
+    }
+
+    /// The string at `field` (`name` in the message; default the field); a `bad-option` problem when it is not one.
+    public mutating func string(_ value: JSONValue?, field: String, named name: String? = nil) -> String? {
         guard let value else { return nil }
         guard let text = value.stringValue else {
             refuse(field, "\(name ?? field) holds \(value.kindDescription); expected a string")
@@ -185,7 +201,7 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// A boolean at `field`; with `acceptingBits`, also the numbers 0 and 1 (as Airship accepts NSNumber).
-    mutating func flag(_ value: JSONValue?, field: String, named name: String, acceptingBits: Bool = false) -> Bool? {
+    public mutating func flag(_ value: JSONValue?, field: String, named name: String, acceptingBits: Bool = false) -> Bool? {
         switch value {
         case nil: return nil
         case .bool(let flag)?: return flag
@@ -197,7 +213,7 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// A number of seconds, 0 or more, at `field`.
-    mutating func seconds(_ value: JSONValue?, field: String, named name: String) -> Double? {
+    public mutating func seconds(_ value: JSONValue?, field: String, named name: String) -> Double? {
         guard let value else { return nil }
         guard case .number(let text) = value, let seconds = Double(text), seconds >= 0, seconds.isFinite else {
             refuse(field, "\(name) must be a number of seconds, 0 or more")

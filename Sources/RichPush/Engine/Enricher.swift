@@ -55,9 +55,13 @@ public final class Enricher: Service {
         let start = ContinuousClock.now
         do {
             let payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
-            return await enrich(payload, deadline: deadline)
+            var result = await enrich(payload, deadline: deadline)
+            result.input = source
+            return result
         } catch {
-            return .invalid(error, source: source, elapsed: .now - start)
+            var result = EnrichmentResult.invalid(error, source: source, elapsed: .now - start)
+            result.input = source
+            return result
         }
     }
 
