@@ -39,6 +39,37 @@ struct PublicAPITests {
         #expect(scan.problems.map(\.code) == [.badReference])
     }
 
+    @Test("the README's quick start, against the loopback origin")
+    func quickStart() async throws {
+        let bed = try TestBed()
+        let bytes = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#.utf8)
+        var configuration = bed.configuration
+        configuration.deadline = .seconds(10)
+        let enricher = try Enricher(configuration: configuration)
+        let payload = try Payload(parsing: bytes)
+        let result = await enricher.enrich(payload, deadline: .now + .seconds(10))
+        let line = result.jsonBytes()
+        #expect(String(decoding: line, as: UTF8.self).contains(#""outcome":"complete""#))
+        #expect(enricher.removeAttachments(of: result) == 1)
+        await enricher.shutdown()
+        #expect(bed.filesOnDisk().isEmpty)
+    }
+
+    @Test("the README's private-origin configuration is valid; an unreadable CA bundle names its field")
+    func privateOrigin() throws {
+        var configuration = Configuration()
+        configuration.network.addressPolicy = AddressPolicy(
+            allowed: [CIDRRange("10.20.0.0/16")!], denied: [CIDRRange("10.20.99.0/24")!])
+        configuration.network.allowedPorts.append(9000...9000)
+        configuration.network.resolve = ["media.internal:9000:10.20.0.7"]
+        try configuration.validate()
+        configuration.network.caBundle = "/nonexistent/private-ca.pem"
+        #expect(throws: ConfigurationError(
+            field: "network.caBundle", code: .unreadable, detail: "cannot read '/nonexistent/private-ca.pem'")) {
+            try configuration.validate()
+        }
+    }
+
     @Test("a result can be built as a test double and writes the CLI's JSON")
     func testDouble() throws {
         let media = FetchedMedia(
