@@ -19,7 +19,7 @@ public final class Enricher: Service {
     /// - Throws: `ConfigurationError` naming the first wrong field (nothing is started); `FetcherError` when
     ///   libmagic's database cannot be loaded or the attachments root is refused.
     public init(configuration: Configuration = Configuration()) throws {
-        try configuration.validate()
+        // Validated by the fetcher, before it opens anything.
         self.configuration = configuration
         let fetcher = try Fetcher(configuration: configuration)
         self.fetcher = fetcher
@@ -32,8 +32,8 @@ public final class Enricher: Service {
     ///
     /// Returns when every reference has settled, or at the deadline with what finished (outcome `expired`;
     /// transfers still running are cancelled and their partial files removed first). Cancelling the calling
-    /// task ends it the same way.
-    /// Once shutdown has begun, returns at once with outcome `cancelled` and fetches nothing.
+    /// task ends it the same way, with outcome `cancelled`. Once shutdown has begun, returns at once with outcome
+    /// `cancelled` and fetches nothing.
     public func enrich(_ payload: Payload, deadline: ContinuousClock.Instant) async -> EnrichmentResult {
         let run = EnrichmentRun(payload: payload, configuration: configuration)
         guard gate.enter() else { return run.refused() }
