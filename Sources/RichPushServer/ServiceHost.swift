@@ -34,7 +34,8 @@ package final class ServiceHost: Sendable {
         for server in servers.withLock({ $0 }) { server.quiesce() }
         var finished = await waitForRequests(until: .now + timeout)
         if !finished {
-            await enricher.shutdown()
+            // The drain's time is up: no second drain inside the engine, what remains is cancelled now.
+            await enricher.shutdown(drainDeadline: .now)
             finished = await waitForRequests(until: .now + Self.grace)
         }
         // A server still holding a request keeps its (suspended) connection: stopping it then is not allowed by

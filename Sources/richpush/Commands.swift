@@ -225,7 +225,7 @@ func withEnricher(
     do {
         enricher = try Enricher(configuration: configuration)
     } catch {
-        Output.error("richpush: \(error.detail)")
+        Output.error("richpush: \(error)")
         exit(70)
     }
     let status: Result<Int32, UsageError>

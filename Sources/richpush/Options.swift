@@ -53,11 +53,6 @@ struct ParsedArguments {
         return number
     }
 
-    /// A port number, 1-65535; nil for anything else.
-    static func port(_ text: some StringProtocol) -> Int? {
-        Int(text).flatMap { (1...65535).contains($0) ? $0 : nil }
-    }
-
     /// A range as messages and help write it: `from 0.001 to 86400` (not `86400.0`).
     static func describe(_ range: ClosedRange<Double>) -> String {
         func bound(_ value: Double) -> String { value == value.rounded() ? String(Int64(value)) : String(value) }
@@ -217,15 +212,14 @@ enum SharedOptions {
     /// one or two references each.
     static let defaultConcurrency = 32
 
-    /// `--deadline`: from a millisecond, the resolution the deadline is kept at (less would be no time at all),
-    /// to a day, beyond any push pipeline.
-    static let deadlineRange = 0.001...86_400.0
-    /// `--cache-ttl`: up to a year; a campaign image does not live longer.
-    static let cacheTTLRange = 0.0...31_536_000.0
+    /// `--deadline`: the library's range for `deadline` (checked here before the text becomes a `Duration`).
+    static let deadlineRange = seconds(Configuration.deadlineRange)
+    /// `--cache-ttl`: the library's range for `cache.timeToLive`.
+    static let cacheTTLRange = seconds(Configuration.timeToLiveRange)
     /// `--cache-max-mb`: up to a terabyte, beyond any disk this runs beside.
     static let cacheMegabytesRange = 1...1_000_000
     /// `--retries`: up to 10; more within one deadline is hammering an origin that is down.
-    static let retriesRange = 0...10
+    static let retriesRange = Configuration.retriesRange
     /// `--concurrency`: up to 10,000 payloads in flight, 150 times what the 64 connections can serve.
     static let concurrencyRange = 1...10_000
 
@@ -249,20 +243,12 @@ enum SharedOptions {
         }
         configuration.network.addressPolicy = policy
         for text in parsed.all("allow-port") {
-            let bounds = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map(ParsedArguments.port)
+            // Only the text is read here (a range must be LOW <= HIGH to exist); the library checks the ports.
+            let bounds = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0) }
             guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, low <= high else {
                 throw UsageError("--allow-port: '\(text)' is not a port or a range LOW-HIGH within 1-65535")
             }
             configuration.network.allowedPorts.append(low...high)
-        }
-        for entry in parsed.all("resolve") {
-            let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-            // curl's form: HOST:PORT:ADDRESS[,ADDRESS...], IPv6 addresses in brackets.
-            guard parts.count == 3, !parts[0].isEmpty, ParsedArguments.port(parts[1]) != nil,
-                parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy({ IPAddress(String($0)) != nil })
-            else {
-                throw UsageError("--resolve: '\(entry)' is not HOST:PORT:ADDRESS[,ADDRESS...] with PORT within 1-65535")
-            }
         }
         configuration.network.resolve = parsed.all("resolve")
         var available = ConventionRegistry.standard
@@ -306,13 +292,38 @@ enum SharedOptions {
         if let retries = try parsed.wholeNumber("retries", of: "retries", in: retriesRange) {
             configuration.retry.retries = retries
         }
-        if let bundle = parsed.value("ca-bundle") {
-            guard access(bundle, R_OK) == 0, !FileSystem.isDirectory(bundle) else {
-                throw UsageError("--ca-bundle: cannot read '\(bundle)'")
-            }
-            configuration.network.caBundle = bundle
+        configuration.network.caBundle = parsed.value("ca-bundle")
+        // One validator, the library's: its error names the field; the message names the flag that set it.
+        do {
+            try configuration.validate()
+        } catch {
+            throw UsageError("\(flag(setting: error.field) ?? error.field): \(error.detail)")
         }
         return configuration
+    }
+
+    /// The flag that sets a `Configuration` field (`network.resolve[3]` is `--resolve`); nil for fields no flag
+    /// sets.
+    static func flag(setting field: String) -> String? {
+        switch field.split(separator: "[").first.map(String.init) ?? field {
+        case "deadline": return "--deadline"
+        case "store.root": return "--attachments-dir"
+        case "network.allowedPorts": return "--allow-port"
+        case "network.resolve": return "--resolve"
+        case "network.caBundle": return "--ca-bundle"
+        case "cache.timeToLive": return "--cache-ttl"
+        case "cache.maximumBytes": return "--cache-max-mb"
+        case "retry.retries": return "--retries"
+        default: return nil
+        }
+    }
+
+    /// A range of durations as the seconds the options take.
+    static func seconds(_ range: ClosedRange<Duration>) -> ClosedRange<Double> {
+        func value(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        return value(range.lowerBound)...value(range.upperBound)
     }
 
     static func concurrency(_ parsed: ParsedArguments) throws(UsageError) -> Int {

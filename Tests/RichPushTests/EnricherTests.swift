@@ -66,133 +66,133 @@ struct EnricherTests {
         ])
     func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let result = await enricher.enrich(try bed.fixturePayload(name), timeout: .seconds(10))
-        #expect(result.outcome == outcome)
-        #expect(result.attachments.map { "\($0.convention):\($0.media.type.uti)" } == attached)
-        for attachment in result.attachments {
-            #expect(FileManager.default.fileExists(atPath: attachment.media.path))
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try bed.fixturePayload(name), timeout: .seconds(10))
+            #expect(result.outcome == outcome)
+            #expect(result.attachments.map { "\($0.convention):\($0.media.type.uti)" } == attached)
+            for attachment in result.attachments {
+                #expect(FileManager.default.fileExists(atPath: attachment.media.path))
+            }
+            // One directory per attachment, nothing else on disk.
+            #expect(Set(bed.filesOnDisk().map { ($0 as NSString).deletingLastPathComponent }).count == attached.count)
+            #expect(bed.filesOnDisk().count == attached.count)
         }
-        // One directory per attachment, nothing else on disk.
-        #expect(Set(bed.filesOnDisk().map { ($0 as NSString).deletingLastPathComponent }).count == attached.count)
-        #expect(bed.filesOnDisk().count == attached.count)
     }
 
     @Test("the content is the input plus a richpush.attachments list, nothing else changed")
     func mutation() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try bed.fixturePayload("adobe-photo.json")
-        let result = await enricher.enrich(payload, timeout: .seconds(10))
-        var content = try #require(result.content)
-        let added = try #require(content.root.members.last)
-        #expect(added.key.value == "richpush")
-        let list = added.value.objectValue?["attachments"]
-        guard case .array(let items)? = list, let first = items.first?.objectValue else {
-            Issue.record("no attachments list in \(JSONWriter.string(content.json))")
-            return
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try bed.fixturePayload("adobe-photo.json")
+            let result = await enricher.enrich(payload, timeout: .seconds(10))
+            var content = try #require(result.content)
+            let added = try #require(content.root.members.last)
+            #expect(added.key.value == "richpush")
+            let list = added.value.objectValue?["attachments"]
+            guard case .array(let items)? = list, let first = items.first?.objectValue else {
+                Issue.record("no attachments list in \(JSONWriter.string(content.json))")
+                return
+            }
+            #expect(first["identifier"]?.stringValue == "adb_media")
+            #expect(first["url"]?.stringValue == "file://" + result.attachments[0].media.path)
+            #expect(first["type"]?.stringValue == "public.jpeg")
+            content.root.members.removeLast()
+            #expect(JSONWriter.string(content.json) == JSONWriter.string(payload.json))
         }
-        #expect(first["identifier"]?.stringValue == "adb_media")
-        #expect(first["url"]?.stringValue == "file://" + result.attachments[0].media.path)
-        #expect(first["type"]?.stringValue == "public.jpeg")
-        content.root.members.removeLast()
-        #expect(JSONWriter.string(content.json) == JSONWriter.string(payload.json))
     }
 
     @Test("Airship: content overrides the alert, the thumbnail's attachment comes first with its options")
     func airshipContent() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let result = await enricher.enrich(try bed.fixturePayload("airship.json"), timeout: .seconds(10))
-        let content = try #require(result.content)
-        let alert = content.root["aps"]?.objectValue?["alert"]?.objectValue
-        #expect(alert?["title"]?.stringValue == "48 hours only")
-        #expect(alert?["subtitle"]?.stringValue == "Everything -30%")
-        #expect(alert?["body"]?.stringValue == "Tap to shop")
-        guard case .array(let list)? = content.root["richpush"]?.objectValue?["attachments"] else {
-            Issue.record("no attachments list")
-            return
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try bed.fixturePayload("airship.json"), timeout: .seconds(10))
+            let content = try #require(result.content)
+            let alert = content.root["aps"]?.objectValue?["alert"]?.objectValue
+            #expect(alert?["title"]?.stringValue == "48 hours only")
+            #expect(alert?["subtitle"]?.stringValue == "Everything -30%")
+            #expect(alert?["body"]?.stringValue == "Tap to shop")
+            guard case .array(let list)? = content.root["richpush"]?.objectValue?["attachments"] else {
+                Issue.record("no attachments list")
+                return
+            }
+            #expect(list.compactMap { $0.objectValue?["identifier"]?.stringValue } == ["loop", "hero"])
+            let thumbnail = list.first?.objectValue?["thumbnail"]
+            #expect(thumbnail.map { JSONWriter.string($0) } == #"{"primary":true,"hidden":false,"clip":{"x":0.1,"y":0.2,"width":0.5,"height":0.5},"time":0}"#)
+            #expect(JSONWriter.string(result.json(input: "x")).contains(#""thumbnail":{"primary":false"#))
         }
-        #expect(list.compactMap { $0.objectValue?["identifier"]?.stringValue } == ["loop", "hero"])
-        let thumbnail = list.first?.objectValue?["thumbnail"]
-        #expect(thumbnail.map { JSONWriter.string($0) } == #"{"primary":true,"hidden":false,"clip":{"x":0.1,"y":0.2,"width":0.5,"height":0.5},"time":0}"#)
-        #expect(JSONWriter.string(result.json(input: "x")).contains(#""thumbnail":{"primary":false"#))
     }
 
     @Test("a declared type is kept as type_hint; when the bytes disagree, type-mismatch and the bytes win")
     func typeHints() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let agreeing = await enricher.enrich(try bed.fixturePayload("clevertap.json"), timeout: .seconds(10))
-        #expect(agreeing.problems.isEmpty)
-        #expect(agreeing.attachments.first?.typeHint == "gif")
-        let mismatch = await enricher.enrich(try bed.fixturePayload("clevertap-mismatch.json"), timeout: .seconds(10))
-        #expect(mismatch.outcome == .complete)
-        #expect(mismatch.problems.map(\.code) == [.typeMismatch])
-        #expect(mismatch.problems.first?.detail.contains("'video'") == true)
-        #expect(mismatch.attachments.first?.media.path.hasSuffix(".jpg") == true)
-        #expect(JSONWriter.string(mismatch.json(input: "x")).contains(#""type_hint":"video""#))
+        try await withEnricher(bed.configuration) { enricher in
+            let agreeing = await enricher.enrich(try bed.fixturePayload("clevertap.json"), timeout: .seconds(10))
+            #expect(agreeing.problems.isEmpty)
+            #expect(agreeing.attachments.first?.typeHint == "gif")
+            let mismatch = await enricher.enrich(try bed.fixturePayload("clevertap-mismatch.json"), timeout: .seconds(10))
+            #expect(mismatch.outcome == .complete)
+            #expect(mismatch.problems.map(\.code) == [.typeMismatch])
+            #expect(mismatch.problems.first?.detail.contains("'video'") == true)
+            #expect(mismatch.attachments.first?.media.path.hasSuffix(".jpg") == true)
+            #expect(JSONWriter.string(mismatch.json(input: "x")).contains(#""type_hint":"video""#))
+        }
     }
 
     @Test("not-mutable is reported and the media still processed")
     func notMutable() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let result = await enricher.enrich(try bed.fixturePayload("not-mutable.json"), timeout: .seconds(10))
-        #expect(result.problems.map(\.code) == [.notMutable])
-        #expect(result.attachments.count == 1)
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try bed.fixturePayload("not-mutable.json"), timeout: .seconds(10))
+            #expect(result.problems.map(\.code) == [.notMutable])
+            #expect(result.attachments.count == 1)
+        }
     }
 
     @Test("a partial result when one of two references fails")
     func partial() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try bed.payload(
-            #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/logo.png","payload":{"image_attachment":"ORIGIN/media/icon.svg"}}"#)
-        let result = await enricher.enrich(payload, timeout: .seconds(10))
-        #expect(result.outcome == .partial)
-        #expect(result.problems.map(\.code) == [.unsupportedType])
-        #expect(result.problems.first?.source.hasSuffix("/media/icon.svg") == true)
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try bed.payload(
+                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/logo.png","payload":{"image_attachment":"ORIGIN/media/icon.svg"}}"#)
+            let result = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(result.outcome == .partial)
+            #expect(result.problems.map(\.code) == [.unsupportedType])
+            #expect(result.problems.first?.source.hasSuffix("/media/icon.svg") == true)
+        }
     }
 
     @Test("a wrong-typed reference counts as not attached")
     func badReference() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let result = await enricher.enrich(try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":7}"#), timeout: .seconds(5))
-        #expect(result.outcome == .failed)
-        #expect(result.problems.map(\.code) == [.badReference])
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":7}"#), timeout: .seconds(5))
+            #expect(result.outcome == .failed)
+            #expect(result.problems.map(\.code) == [.badReference])
+        }
     }
 
     @Test("references beyond the limit are reported, not fetched")
     func tooManyReferences() async throws {
         let bed = try TestBed { $0.limits.maximumReferences = 1 }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let result = await enricher.enrich(try bed.fixturePayload("two-conventions.json"), timeout: .seconds(10))
-        #expect(result.outcome == .partial)
-        #expect(result.attachments.count == 1)
-        #expect(result.problems.map(\.code) == [.tooManyReferences])
-        #expect(!bed.origin.requestLog.contains { $0.contains("chime.mp3") })
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try bed.fixturePayload("two-conventions.json"), timeout: .seconds(10))
+            #expect(result.outcome == .partial)
+            #expect(result.attachments.count == 1)
+            #expect(result.problems.map(\.code) == [.tooManyReferences])
+            #expect(!bed.origin.requestLog.contains { $0.contains("chime.mp3") })
+        }
     }
 
     @Test("invalid input gives an invalid result with its code")
     func invalid() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let result = await enricher.enrich(json: Array("[1]".utf8), source: "x.json", deadline: .now + .seconds(1))
-        #expect(result.outcome == .invalid)
-        #expect(result.content == nil)
-        #expect(result.problems.map(\.code.rawValue) == ["not-object"])
-        #expect(result.problems.first?.source == "x.json")
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(json: Array("[1]".utf8), source: "x.json", deadline: .now + .seconds(1))
+            #expect(result.outcome == .invalid)
+            #expect(result.content == nil)
+            #expect(result.problems.map(\.code.rawValue) == ["not-object"])
+            #expect(result.problems.first?.source == "x.json")
+        }
     }
 }
 
@@ -201,120 +201,120 @@ struct DeadlineTests {
     @Test("a slow server hits the deadline: returned in time, no partial file, outcome expired")
     func slowServer() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        // 5,905 bytes at 100 bytes per 100 ms would take 6 s.
-        let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=100&ms=100"}"#)
-        let deadline = ContinuousClock.now + .milliseconds(800)
-        let control = DeadlineControl(at: deadline)
-        let result = await enricher.enrich(payload, deadline: deadline)
-        let returned = ContinuousClock.now
-        await control.expectOnTime(returned)
-        #expect(returned >= deadline - .milliseconds(50), "returned \(deadline - returned) before the deadline")
-        #expect(result.outcome == .expired)
-        #expect(result.problems.map(\.code) == [.expired])
-        #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
+        try await withEnricher(bed.configuration) { enricher in
+            // 5,905 bytes at 100 bytes per 100 ms would take 6 s.
+            let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=100&ms=100"}"#)
+            let deadline = ContinuousClock.now + .milliseconds(800)
+            let control = DeadlineControl(at: deadline)
+            let result = await enricher.enrich(payload, deadline: deadline)
+            let returned = ContinuousClock.now
+            await control.expectOnTime(returned)
+            #expect(returned >= deadline - .milliseconds(50), "returned \(deadline - returned) before the deadline")
+            #expect(result.outcome == .expired)
+            #expect(result.problems.map(\.code) == [.expired])
+            #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
+        }
     }
 
     @Test("what finished before the deadline is kept: the best attempt")
     func bestAttempt() async throws {
         // No low-speed rule ends the stall: only the deadline does.
         let bed = try TestBed { $0.network.lowSpeedWindow = .seconds(600) }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        // The photo is in the cache: it finishes however loaded the machine is, and the deadline can be short.
-        try await fetchOnce("/media/photo.jpg", through: enricher, on: bed)
-        let payload = try bed.payload(
-            #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/photo.jpg","payload":{"image_attachment":"ORIGIN/stall"}}"#)
-        let result = await enricher.enrich(payload, timeout: .milliseconds(500))
-        #expect(result.outcome == .expired)
-        #expect(result.attachments.map(\.media.type) == [.jpeg])
-        #expect(result.problems.map(\.code) == [.expired])
-        #expect(result.problems.first?.source.hasSuffix("/stall") == true)
-        let kept = result.attachments.map { String($0.media.path.dropFirst(bed.attachments.count + 1)) }
-        #expect(bed.filesOnDisk() == kept)
-        #expect(result.content?.root["richpush"] != nil)
+        try await withEnricher(bed.configuration) { enricher in
+            // The photo is in the cache: it finishes however loaded the machine is, and the deadline can be short.
+            try await fetchOnce("/media/photo.jpg", through: enricher, on: bed)
+            let payload = try bed.payload(
+                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/photo.jpg","payload":{"image_attachment":"ORIGIN/stall"}}"#)
+            let result = await enricher.enrich(payload, timeout: .milliseconds(500))
+            #expect(result.outcome == .expired)
+            #expect(result.attachments.map(\.media.type) == [.jpeg])
+            #expect(result.problems.map(\.code) == [.expired])
+            #expect(result.problems.first?.source.hasSuffix("/stall") == true)
+            let kept = result.attachments.map { String($0.media.path.dropFirst(bed.attachments.count + 1)) }
+            #expect(bed.filesOnDisk() == kept)
+            #expect(result.content?.root["richpush"] != nil)
+        }
     }
 
     @Test("a server that never answers expires too")
     func silence() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let deadline = ContinuousClock.now + .milliseconds(500)
-        let control = DeadlineControl(at: deadline)
-        let result = await enricher.enrich(try bed.payload(#"{"adb_media":"ORIGIN/silence"}"#), deadline: deadline)
-        await control.expectOnTime(.now)
-        #expect(result.outcome == .expired)
+        try await withEnricher(bed.configuration) { enricher in
+            let deadline = ContinuousClock.now + .milliseconds(500)
+            let control = DeadlineControl(at: deadline)
+            let result = await enricher.enrich(try bed.payload(#"{"adb_media":"ORIGIN/silence"}"#), deadline: deadline)
+            await control.expectOnTime(.now)
+            #expect(result.outcome == .expired)
+        }
     }
 
     @Test("cancelling the calling task removes the partial file and returns at once")
     func cancellation() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
-        let task = Task { await enricher.enrich(payload, timeout: .seconds(20)) }
-        try await waitUntil("the transfer to write its partial file") {
-            bed.filesOnDisk().contains { $0.hasSuffix(".partial") }
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
+            let task = Task { await enricher.enrich(payload, timeout: .seconds(20)) }
+            try await waitUntil("the transfer to write its partial file") {
+                bed.filesOnDisk().contains { $0.hasSuffix(".partial") }
+            }
+            // "At once": no later than a task of this process woken at the same moment, plus the slack.
+            let control = DeadlineControl(at: .now)
+            task.cancel()
+            let result = await task.value
+            await control.expectOnTime(.now)
+            #expect(result.problems.map(\.code) == [.cancelled])
+            #expect(result.outcome == .cancelled)
+            #expect(bed.entriesOnDisk().isEmpty)
         }
-        // "At once": no later than a task of this process woken at the same moment, plus the slack.
-        let control = DeadlineControl(at: .now)
-        task.cancel()
-        let result = await task.value
-        await control.expectOnTime(.now)
-        #expect(result.problems.map(\.code) == [.cancelled])
-        #expect(result.outcome == .failed)
-        #expect(bed.entriesOnDisk().isEmpty)
     }
 
     @Test("under load, each of 200 payloads gets exactly one delivery, completion racing expiry")
     func exactlyOnceUnderLoad() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let count = 200
-        let deliveries = LockedValue([Int](repeating: 0, count: count))
-        let outcomes = LockedValue([Outcome?](repeating: nil, count: count))
-        let extensions = (0..<count).map { _ in MediaServiceExtension(enricher: enricher) }
-        for index in 0..<count {
-            // Half finish quickly, half drip; expiry is called at spread-out times so both orders happen.
-            let path = index % 2 == 0 ? "/media/photo.jpg" : "/drip/logo.png?bytes=200&ms=30"
-            let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#(path)"}"#)
-            extensions[index].didReceive(payload, deadline: .now + .seconds(10)) { result in
-                deliveries.withLock { $0[index] += 1 }
-                outcomes.withLock { $0[index] = result.outcome }
+        try await withEnricher(bed.configuration) { enricher in
+            let count = 200
+            let deliveries = LockedValue([Int](repeating: 0, count: count))
+            let outcomes = LockedValue([Outcome?](repeating: nil, count: count))
+            let extensions = (0..<count).map { _ in MediaServiceExtension(enricher: enricher) }
+            for index in 0..<count {
+                // Half finish quickly, half drip; expiry is called at spread-out times so both orders happen.
+                let path = index % 2 == 0 ? "/media/photo.jpg" : "/drip/logo.png?bytes=200&ms=30"
+                let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#(path)"}"#)
+                extensions[index].didReceive(payload, deadline: .now + .seconds(10)) { result in
+                    deliveries.withLock { $0[index] += 1 }
+                    outcomes.withLock { $0[index] = result.outcome }
+                }
             }
+            // Both orders must happen: expiry starts once a first payload has completed (and is then expired again,
+            // which must not deliver twice), while the dripping ones are still running or queued for a connection.
+            try await waitUntil("a first payload to complete") { outcomes.withLock { $0.contains(.complete) } }
+            for index in 0..<count {
+                if index % 10 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                extensions[index].serviceExtensionTimeWillExpire()
+                extensions[index].serviceExtensionTimeWillExpire()
+            }
+            // Everything has been delivered by expiry; give racing completions time to (wrongly) deliver again.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(deliveries.withLock { $0 } == [Int](repeating: 1, count: count))
+            #expect(Set(outcomes.withLock { $0 }.compactMap { $0 }) == [.complete, .expired])
         }
-        // Both orders must happen: expiry starts once a first payload has completed (and is then expired again,
-        // which must not deliver twice), while the dripping ones are still running or queued for a connection.
-        try await waitUntil("a first payload to complete") { outcomes.withLock { $0.contains(.complete) } }
-        for index in 0..<count {
-            if index % 10 == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            extensions[index].serviceExtensionTimeWillExpire()
-            extensions[index].serviceExtensionTimeWillExpire()
-        }
-        // Everything has been delivered by expiry; give racing completions time to (wrongly) deliver again.
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(deliveries.withLock { $0 } == [Int](repeating: 1, count: count))
-        #expect(Set(outcomes.withLock { $0 }.compactMap { $0 }) == [.complete, .expired])
     }
 
     @Test("the extension delivers once on completion when nobody expires it")
     func extensionCompletes() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let service = MediaServiceExtension(enricher: enricher)
-        let delivered = LockedValue<[Outcome]>([])
-        let payload = try bed.fixturePayload("adobe-photo.json")
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            service.didReceive(payload) { result in
-                delivered.withLock { $0.append(result.outcome) }
-                continuation.resume()
+        try await withEnricher(bed.configuration) { enricher in
+            let service = MediaServiceExtension(enricher: enricher)
+            let delivered = LockedValue<[Outcome]>([])
+            let payload = try bed.fixturePayload("adobe-photo.json")
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                service.didReceive(payload) { result in
+                    delivered.withLock { $0.append(result.outcome) }
+                    continuation.resume()
+                }
             }
+            service.serviceExtensionTimeWillExpire()
+            #expect(delivered.withLock { $0 } == [.complete])
         }
-        service.serviceExtensionTimeWillExpire()
-        #expect(delivered.withLock { $0 } == [.complete])
     }
 }

@@ -9,36 +9,36 @@ struct ExplainTests {
     @Test("each reference gets a verdict from headers and first bytes, and nothing is stored")
     func verdicts() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try bed.payload(#"""
-            {"aps":{"alert":"x"},"adb_media":"ORIGIN/media/clip.mp4","payload":{"image_attachment":"ORIGIN/media/error-page.html?type=image/jpeg"},
-             "fcm_options":{"image":"ORIGIN/media/clip.mp4"},"att":{"a":"ORIGIN/status/404","b":7},
-             "ct_mediaUrl":"ORIGIN/generated?prefix=photo.jpg&bytes=20000000&nolength=1"}
-            """#)
-        let explanation = await enricher.explain(payload, deadline: .now + .seconds(10))
-        #expect(!explanation.mutable)
-        let byName = Dictionary(uniqueKeysWithValues: explanation.conventions.map { ($0.name, $0) })
-        #expect(byName["adb_media"]?.findings.first?.verdict == .attach(.mp4, bytes: fixture("clip.mp4").count))
-        guard case .refuse(let code, let detail)? = byName["zego"]?.findings.first?.verdict else {
-            Issue.record("zego: \(String(describing: byName["zego"]?.findings))")
-            return
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try bed.payload(#"""
+                {"aps":{"alert":"x"},"adb_media":"ORIGIN/media/clip.mp4","payload":{"image_attachment":"ORIGIN/media/error-page.html?type=image/jpeg"},
+                 "fcm_options":{"image":"ORIGIN/media/clip.mp4"},"att":{"a":"ORIGIN/status/404","b":7},
+                 "ct_mediaUrl":"ORIGIN/generated?prefix=photo.jpg&bytes=20000000&nolength=1"}
+                """#)
+            let explanation = await enricher.explain(payload, deadline: .now + .seconds(10))
+            #expect(!explanation.mutable)
+            let byName = Dictionary(uniqueKeysWithValues: explanation.conventions.map { ($0.name, $0) })
+            #expect(byName["adb_media"]?.findings.first?.verdict == .attach(.mp4, bytes: fixture("clip.mp4").count))
+            guard case .refuse(let code, let detail)? = byName["zego"]?.findings.first?.verdict else {
+                Issue.record("zego: \(String(describing: byName["zego"]?.findings))")
+                return
+            }
+            #expect(code == .unsupportedType)
+            #expect(detail.contains("text/html"))
+            #expect(byName["fcm"]?.findings.first?.verdict == .duplicate(of: "adb_media"))
+            #expect(byName["onesignal"]?.findings.first.map { if case .refuse(.httpStatus, _) = $0.verdict { true } else { false } } == true)
+            #expect(byName["onesignal"]?.problems.map(\.code) == [.badReference])
+            // A 20 MB image without a length: the probe stops after the first bytes, so the cap is not reached.
+            #expect(byName["clevertap"]?.findings.first.map { if case .attach(.jpeg, _) = $0.verdict { true } else { false } } == true)
+            #expect(byName["airship"]?.matched == false)
+            #expect(bed.entriesOnDisk().isEmpty)
+            #expect(bed.cacheFiles().isEmpty)
+            let text = explanation.text(input: "p.json")
+            #expect(text.contains("would attach: public.mpeg-4"))
+            #expect(text.contains("would NOT attach: unsupported-type"))
+            #expect(text.contains("the service extension would not run"))
+            #expect(text.contains("not present: airship"))
         }
-        #expect(code == .unsupportedType)
-        #expect(detail.contains("text/html"))
-        #expect(byName["fcm"]?.findings.first?.verdict == .duplicate(of: "adb_media"))
-        #expect(byName["onesignal"]?.findings.first.map { if case .refuse(.httpStatus, _) = $0.verdict { true } else { false } } == true)
-        #expect(byName["onesignal"]?.problems.map(\.code) == [.badReference])
-        // A 20 MB image without a length: the probe stops after the first bytes, so the cap is not reached.
-        #expect(byName["clevertap"]?.findings.first.map { if case .attach(.jpeg, _) = $0.verdict { true } else { false } } == true)
-        #expect(byName["airship"]?.matched == false)
-        #expect(bed.entriesOnDisk().isEmpty)
-        #expect(bed.cacheFiles().isEmpty)
-        let text = explanation.text(input: "p.json")
-        #expect(text.contains("would attach: public.mpeg-4"))
-        #expect(text.contains("would NOT attach: unsupported-type"))
-        #expect(text.contains("the service extension would not run"))
-        #expect(text.contains("not present: airship"))
     }
 
     @Test("the CLI prints text by default and JSON with --json; invalid input exits 1")

@@ -24,17 +24,17 @@ struct FetcherTests {
     @Test("each supported type is stored with its UTI, extension, size and hash", arguments: supported)
     func supportedType(file: String, uti: String, ext: String) async throws {
         let bed = try TestBed()
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch(bed.url("/media/\(file)"), timeout: .seconds(10))
-        let media = try result.get()
-        #expect(media.type.uti == uti)
-        #expect(media.path.hasSuffix(".\(ext)"))
-        #expect(media.path.hasPrefix(bed.attachments + "/"))
-        #expect(media.bytes == fixture(file).count)
-        #expect(Array(FileManager.default.contents(atPath: media.path)!) == fixture(file))
-        let hash = try await sha256sum(media.path)
-        #expect(media.sha256 == hash)
+        try await withFetcher(bed.configuration) { fetcher in
+            let result = await fetcher.fetch(bed.url("/media/\(file)"), timeout: .seconds(10))
+            let media = try result.get()
+            #expect(media.type.uti == uti)
+            #expect(media.path.hasSuffix(".\(ext)"))
+            #expect(media.path.hasPrefix(bed.attachments + "/"))
+            #expect(media.bytes == fixture(file).count)
+            #expect(Array(FileManager.default.contents(atPath: media.path)!) == fixture(file))
+            let hash = try await sha256sum(media.path)
+            #expect(media.sha256 == hash)
+        }
     }
 
     static let unsupported: [(file: String, named: String)] = [
@@ -48,27 +48,27 @@ struct FetcherTests {
     @Test("unsupported types are refused, named, and leave nothing behind", arguments: unsupported)
     func unsupportedType(file: String, named: String) async throws {
         let bed = try TestBed()
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        // The URL and the Content-Type both claim JPEG: only the bytes count.
-        let result = await fetcher.fetch(bed.url("/media/\(file)?type=image/jpeg&as=.jpg"), timeout: .seconds(10))
-        guard case .failure(let failure) = result else {
-            Issue.record("expected a refusal, got \(result)")
-            return
+        try await withFetcher(bed.configuration) { fetcher in
+            // The URL and the Content-Type both claim JPEG: only the bytes count.
+            let result = await fetcher.fetch(bed.url("/media/\(file)?type=image/jpeg&as=.jpg"), timeout: .seconds(10))
+            guard case .failure(let failure) = result else {
+                Issue.record("expected a refusal, got \(result)")
+                return
+            }
+            #expect(failure.code == .unsupportedType)
+            #expect(failure.detail.contains(named))
+            #expect(bed.entriesOnDisk().isEmpty)
         }
-        #expect(failure.code == .unsupportedType)
-        #expect(failure.detail.contains(named))
-        #expect(bed.entriesOnDisk().isEmpty)
     }
 
     @Test("a lying Content-Type does not change the sniffed type")
     func lyingContentType() async throws {
         let bed = try TestBed()
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let media = try await fetcher.fetch(bed.url("/media/logo.png?type=image/jpeg"), timeout: .seconds(10)).get()
-        #expect(media.type == .png)
-        #expect(media.path.hasSuffix(".png"))
+        try await withFetcher(bed.configuration) { fetcher in
+            let media = try await fetcher.fetch(bed.url("/media/logo.png?type=image/jpeg"), timeout: .seconds(10)).get()
+            #expect(media.type == .png)
+            #expect(media.path.hasSuffix(".png"))
+        }
     }
 
     @Test(
@@ -76,19 +76,19 @@ struct FetcherTests {
         arguments: [("/as/photo.jpg?file=logo.png", "public.png"), ("/as/clip.mp4?file=chime.wav", "com.microsoft.waveform-audio")])
     func lyingExtension(path: String, uti: String) async throws {
         let bed = try TestBed()
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let media = try await fetcher.fetch(bed.url(path), timeout: .seconds(10)).get()
-        #expect(media.type.uti == uti)
+        try await withFetcher(bed.configuration) { fetcher in
+            let media = try await fetcher.fetch(bed.url(path), timeout: .seconds(10)).get()
+            #expect(media.type.uti == uti)
+        }
     }
 
     @Test("an HTML error page behind a .jpg URL with image/jpeg is refused")
     func htmlBehindJPEG() async throws {
         let bed = try TestBed()
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch(bed.url("/as/banner.jpg?file=error-page.html&type=image/jpeg"), timeout: .seconds(10))
-        #expect((try? result.get()) == nil)
-        if case .failure(let failure) = result { #expect(failure.code == .unsupportedType) }
+        try await withFetcher(bed.configuration) { fetcher in
+            let result = await fetcher.fetch(bed.url("/as/banner.jpg?file=error-page.html&type=image/jpeg"), timeout: .seconds(10))
+            #expect((try? result.get()) == nil)
+            if case .failure(let failure) = result { #expect(failure.code == .unsupportedType) }
+        }
     }
 }

@@ -23,46 +23,46 @@ struct HostilePayloadTests {
     @Test("wrong types in every field read give a specific problem", arguments: wrongTypes)
     func wrongType(text: String, codes: [String]) async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let result = await enricher.enrich(try bed.payload(text), timeout: .seconds(5))
-        #expect(result.problems.map(\.code.rawValue) == codes, "\(result.problems)")
-        #expect(result.outcome != .invalid)
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try bed.payload(text), timeout: .seconds(5))
+            #expect(result.problems.map(\.code.rawValue) == codes, "\(result.problems)")
+            #expect(result.outcome != .invalid)
+        }
     }
 
     @Test("huge strings and numbers are kept exactly, within the size bound")
     func hugeValues() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let digits = String(repeating: "9", count: 200_000)
-        let string = String(repeating: "é", count: 300_000)
-        let text = #"{"aps":{"mutable-content":1},"n":-\#(digits).5e-99999,"s":"\#(string)"}"#
-        let result = await enricher.enrich(json: Array(text.utf8), source: "huge", deadline: .now + .seconds(5))
-        #expect(result.outcome == .unchanged)
-        #expect(result.content.map { JSONWriter.string($0.json) } == text)
+        try await withEnricher(bed.configuration) { enricher in
+            let digits = String(repeating: "9", count: 200_000)
+            let string = String(repeating: "é", count: 300_000)
+            let text = #"{"aps":{"mutable-content":1},"n":-\#(digits).5e-99999,"s":"\#(string)"}"#
+            let result = await enricher.enrich(json: Array(text.utf8), source: "huge", deadline: .now + .seconds(5))
+            #expect(result.outcome == .unchanged)
+            #expect(result.content.map { JSONWriter.string($0.json) } == text)
+        }
     }
 
     @Test("a payload over the size bound is invalid without being parsed")
     func overSize() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let text = #"{"s":""# + String(repeating: "a", count: 1 << 20) + #""}"#
-        let result = await enricher.enrich(json: Array(text.utf8), source: "big", deadline: .now + .seconds(5))
-        #expect(result.outcome == .invalid)
-        #expect(result.problems.map(\.code.rawValue) == ["too-large"])
+        try await withEnricher(bed.configuration) { enricher in
+            let text = #"{"s":""# + String(repeating: "a", count: 1 << 20) + #""}"#
+            let result = await enricher.enrich(json: Array(text.utf8), source: "big", deadline: .now + .seconds(5))
+            #expect(result.outcome == .invalid)
+            #expect(result.problems.map(\.code.rawValue) == ["too-large"])
+        }
     }
 
     @Test("deep nesting inside an embedded JSON string is bounded too")
     func deepEmbedded() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let inner = String(repeating: "[", count: 100_000)
-        let text = #"{"aps":{"mutable-content":1},"payload":"\#(inner)"}"#
-        let result = await enricher.enrich(json: Array(text.utf8), source: "deep", deadline: .now + .seconds(5))
-        #expect(result.outcome == .unchanged)
+        try await withEnricher(bed.configuration) { enricher in
+            let inner = String(repeating: "[", count: 100_000)
+            let text = #"{"aps":{"mutable-content":1},"payload":"\#(inner)"}"#
+            let result = await enricher.enrich(json: Array(text.utf8), source: "deep", deadline: .now + .seconds(5))
+            #expect(result.outcome == .unchanged)
+        }
     }
 }
 
@@ -71,17 +71,17 @@ struct ManyReferencesTests {
     @Test("5,000 OneSignal attachments: the first 8 fetched, the rest reported, quickly")
     func thousands() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let entries = (0..<5000).map { #""id\#($0)":"\#(bed.url("/media/logo.png?n=\($0)"))""# }.joined(separator: ",")
-        let payload = try Payload(parsing: Array(#"{"aps":{"mutable-content":1},"att":{\#(entries)}}"#.utf8))
-        let start = ContinuousClock.now
-        let result = await enricher.enrich(payload, timeout: .seconds(20))
-        #expect(ContinuousClock.now - start < .seconds(10))
-        #expect(result.attachments.count == 8)
-        #expect(result.outcome == .partial)
-        #expect(result.problems.map(\.code) == [.tooManyReferences])
-        #expect(result.problems.first?.detail.contains("5000 references") == true)
-        #expect(bed.origin.requestLog.count == 8)
+        try await withEnricher(bed.configuration) { enricher in
+            let entries = (0..<5000).map { #""id\#($0)":"\#(bed.url("/media/logo.png?n=\($0)"))""# }.joined(separator: ",")
+            let payload = try Payload(parsing: Array(#"{"aps":{"mutable-content":1},"att":{\#(entries)}}"#.utf8))
+            let start = ContinuousClock.now
+            let result = await enricher.enrich(payload, timeout: .seconds(20))
+            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(result.attachments.count == 8)
+            #expect(result.outcome == .partial)
+            #expect(result.problems.map(\.code) == [.tooManyReferences])
+            #expect(result.problems.first?.detail.contains("5000 references") == true)
+            #expect(bed.origin.requestLog.count == 8)
+        }
     }
 }

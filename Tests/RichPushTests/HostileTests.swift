@@ -12,10 +12,10 @@ let decoy = try! HTTPOrigin(host: "127.0.0.2", handler: { _ in .init(body: .byte
 @Suite("Hostile URLs: the fetcher cannot be turned against its network")
 struct HostileURLTests {
     func failure(_ url: String, _ bed: TestBed) async throws -> FetchFailure? {
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        if case .failure(let failure) = await fetcher.fetch(url, timeout: .seconds(5)) { return failure }
-        return nil
+        try await withFetcher(bed.configuration) { fetcher in
+            if case .failure(let failure) = await fetcher.fetch(url, timeout: .seconds(5)) { return failure }
+            return nil
+        }
     }
 
     @Test(
@@ -46,14 +46,14 @@ struct HostileURLTests {
         defer { sameport.stop() }
         var configuration = bed.configuration
         configuration.network.resolve = ["multi.test:\(bed.origin.port):127.0.0.2,127.0.0.1"]
-        let fetcher = try Fetcher(configuration: configuration)
-        defer { fetcher.shutdown() }
-        for _ in 0..<3 {
-            let media = try await fetcher.fetch("http://multi.test:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(5)).get()
-            #expect(media.type == .jpeg)
+        try await withFetcher(configuration) { fetcher in
+            for _ in 0..<3 {
+                let media = try await fetcher.fetch("http://multi.test:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(5)).get()
+                #expect(media.type == .jpeg)
+            }
+            #expect(sameport.connectionCount == 0)
+            #expect(bed.origin.connectionCount >= 1)
         }
-        #expect(sameport.connectionCount == 0)
-        #expect(bed.origin.connectionCount >= 1)
     }
 
     @Test(
@@ -80,16 +80,16 @@ struct HostileURLTests {
         var configuration = open.configuration
         configuration.network.allowedPorts = [open.origin.port...open.origin.port]
         configuration.network.resolve.append("media.test:\(decoy.port):127.0.0.1")
-        let fetcher = try Fetcher(configuration: configuration)
-        defer { fetcher.shutdown() }
-        let target = "http://media.test:\(decoy.port)/photo.jpg".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let result = await fetcher.fetch(open.url("/redirect-to?url=\(target)"), timeout: .seconds(5))
-        guard case .failure(let redirected) = result else {
-            Issue.record("expected a refusal, got \(result)")
-            return
+        try await withFetcher(configuration) { fetcher in
+            let target = "http://media.test:\(decoy.port)/photo.jpg".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let result = await fetcher.fetch(open.url("/redirect-to?url=\(target)"), timeout: .seconds(5))
+            guard case .failure(let redirected) = result else {
+                Issue.record("expected a refusal, got \(result)")
+                return
+            }
+            #expect(redirected.code == .blockedPort || redirected.code == .blockedAddress)
+            #expect(decoy.connectionCount == 0)
         }
-        #expect(redirected.code == .blockedPort || redirected.code == .blockedAddress)
-        #expect(decoy.connectionCount == 0)
     }
 }
 
@@ -118,47 +118,47 @@ struct HostileServerTests {
     @Test("all at once, beside a good payload that is not slowed down")
     func allAtOnce() async throws {
         let bed = try TestBed { $0.network.lowSpeedWindow = .seconds(2) }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let start = ContinuousClock.now
-        let goodPayload = try bed.fixturePayload("two-conventions.json")
-        let hostilePayloads = try Self.cases.map {
-            try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#($0.path)"}"#)
-        }
-        let results = await withTaskGroup(of: (Int, EnrichmentResult, Duration).self) { group in
-            for (index, payload) in hostilePayloads.enumerated() {
-                group.addTask { (index, await enricher.enrich(payload, timeout: .seconds(8)), .now - start) }
+        try await withEnricher(bed.configuration) { enricher in
+            let start = ContinuousClock.now
+            let goodPayload = try bed.fixturePayload("two-conventions.json")
+            let hostilePayloads = try Self.cases.map {
+                try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#($0.path)"}"#)
             }
-            group.addTask { (-1, await enricher.enrich(goodPayload, timeout: .seconds(8)), .now - start) }
-            var collected: [Int: (EnrichmentResult, Duration)] = [:]
-            for await (index, result, elapsed) in group { collected[index] = (result, elapsed) }
-            return collected
+            let results = await withTaskGroup(of: (Int, EnrichmentResult, Duration).self) { group in
+                for (index, payload) in hostilePayloads.enumerated() {
+                    group.addTask { (index, await enricher.enrich(payload, timeout: .seconds(8)), .now - start) }
+                }
+                group.addTask { (-1, await enricher.enrich(goodPayload, timeout: .seconds(8)), .now - start) }
+                var collected: [Int: (EnrichmentResult, Duration)] = [:]
+                for await (index, result, elapsed) in group { collected[index] = (result, elapsed) }
+                return collected
+            }
+            let good = try #require(results[-1])
+            #expect(good.0.outcome == .complete)
+            // The stalling servers cannot end before the 2 s low-speed window; the good payload must not wait for them.
+            let stalls = Self.cases.indices.filter { Self.cases[$0].code == .timeout }.compactMap { results[$0]?.1 }
+            #expect(stalls.allSatisfy { $0 >= .seconds(2) })
+            #expect(good.1 < stalls.min()!, "the good payload took \(good.1) among hostile ones")
+            for (index, hostile) in Self.cases.enumerated() {
+                let result = try #require(results[index]?.0)
+                #expect(result.outcome == .failed, "\(hostile.path): \(result.outcome) \(result.problems)")
+                #expect(result.problems.map(\.code) == [hostile.code], "\(hostile.path): \(result.problems)")
+            }
+            // Each ended by its own bound, not the payloads' 8 s deadline: that would have been `expired`, which the
+            // codes above exclude.
+            // Only the good payload's two attachments remain.
+            #expect(bed.filesOnDisk().count == 2, "\(bed.filesOnDisk())")
+            #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
         }
-        let good = try #require(results[-1])
-        #expect(good.0.outcome == .complete)
-        // The stalling servers cannot end before the 2 s low-speed window; the good payload must not wait for them.
-        let stalls = Self.cases.indices.filter { Self.cases[$0].code == .timeout }.compactMap { results[$0]?.1 }
-        #expect(stalls.allSatisfy { $0 >= .seconds(2) })
-        #expect(good.1 < stalls.min()!, "the good payload took \(good.1) among hostile ones")
-        for (index, hostile) in Self.cases.enumerated() {
-            let result = try #require(results[index]?.0)
-            #expect(result.outcome == .failed, "\(hostile.path): \(result.outcome) \(result.problems)")
-            #expect(result.problems.map(\.code) == [hostile.code], "\(hostile.path): \(result.problems)")
-        }
-        // Each ended by its own bound, not the payloads' 8 s deadline: that would have been `expired`, which the
-        // codes above exclude.
-        // Only the good payload's two attachments remain.
-        #expect(bed.filesOnDisk().count == 2, "\(bed.filesOnDisk())")
-        #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
     }
 
     @Test("a body longer than its Content-Length is cut at the declared length")
     func longerThanDeclared() async throws {
         let bed = try TestBed()
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let media = try await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=20000&declare=10000"), timeout: .seconds(5)).get()
-        #expect(media.bytes == 10000)
+        try await withFetcher(bed.configuration) { fetcher in
+            let media = try await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=20000&declare=10000"), timeout: .seconds(5)).get()
+            #expect(media.bytes == 10000)
+        }
     }
 }
 
@@ -183,36 +183,36 @@ struct DiskTests {
             try? FileManager.default.removeItem(atPath: point)
         }
         let bed = try TestBed { $0.store = AttachmentStore(root: point + "/attachments") }
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
-        guard case .failure(let failure) = result else {
-            Issue.record("expected store-failed, got \(result)")
-            return
+        try await withFetcher(bed.configuration) { fetcher in
+            let result = await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
+            guard case .failure(let failure) = result else {
+                Issue.record("expected store-failed, got \(result)")
+                return
+            }
+            #expect(failure.code == .storeFailed)
+            #expect(failure.detail.contains("No space left"))
+            let left = FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? []
+            #expect(left.isEmpty, "left behind: \(left)")
+            // The disk is usable again for a small file: nothing of the failed one holds space.
+            let small = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()
+            #expect(small.type == .jpeg)
         }
-        #expect(failure.code == .storeFailed)
-        #expect(failure.detail.contains("No space left"))
-        let left = FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? []
-        #expect(left.isEmpty, "left behind: \(left)")
-        // The disk is usable again for a small file: nothing of the failed one holds space.
-        let small = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()
-        #expect(small.type == .jpeg)
     }
 
     @Test("an attachments root removed during a transfer gives store-failed")
     func vanishedRoot() async throws {
         let bed = try TestBed()
-        let fetcher = try Fetcher(configuration: bed.configuration)
-        defer { fetcher.shutdown() }
-        let task = Task { await fetcher.fetch(bed.url("/drip/photo.jpg?bytes=1000&ms=100"), timeout: .seconds(10)) }
-        try await waitUntil("the transfer to write its partial file") { !bed.filesOnDisk().isEmpty }
-        try FileManager.default.removeItem(atPath: bed.attachments)
-        let result = await task.value
-        guard case .failure(let failure) = result else {
-            Issue.record("expected store-failed, got \(result)")
-            return
+        try await withFetcher(bed.configuration) { fetcher in
+            let task = Task { await fetcher.fetch(bed.url("/drip/photo.jpg?bytes=1000&ms=100"), timeout: .seconds(10)) }
+            try await waitUntil("the transfer to write its partial file") { !bed.filesOnDisk().isEmpty }
+            try FileManager.default.removeItem(atPath: bed.attachments)
+            let result = await task.value
+            guard case .failure(let failure) = result else {
+                Issue.record("expected store-failed, got \(result)")
+                return
+            }
+            #expect(failure.code == .storeFailed)
+            #expect(!FileManager.default.fileExists(atPath: bed.attachments))
         }
-        #expect(failure.code == .storeFailed)
-        #expect(!FileManager.default.fileExists(atPath: bed.attachments))
     }
 }

@@ -1,4 +1,5 @@
 import FixtureOrigin
+import Foundation
 import Testing
 
 @testable import RichPush
@@ -51,6 +52,150 @@ struct LifecycleTests {
         #expect((try? later.get()) == nil)
         // Twice is harmless.
         await fetcher.shutdown()
+    }
+
+    /// What starts a graceful shutdown.
+    enum Stop: String, CaseIterable, CustomTestStringConvertible {
+        case shutdown = "await shutdown()"
+        case cancelRun = "cancelling run()"
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "shutdown drains: a payload in flight finishes by its own deadline, one arriving meanwhile is cancelled at once",
+        arguments: Stop.allCases)
+    func shutdownDrains(stop: Stop) async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        let running = Task { try await enricher.run() }
+        // The whole file comes 800 ms after the first byte: in flight when shutdown begins, done well before 30 s.
+        async let slow = enricher.enrich(TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=800")), timeout: .seconds(30))
+        try await untilConnected(bed.origin, count: 1)
+        let stopping: Task<Void, Never>
+        switch stop {
+        case .shutdown: stopping = Task { await enricher.shutdown() }
+        case .cancelRun:
+            running.cancel()
+            stopping = Task { _ = try? await running.value }
+        }
+        try await waitUntil("shutdown to begin") { !enricher.gate.isOpen }
+        let late = await enricher.enrich(TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(30))
+        #expect(late.outcome == .cancelled)
+        #expect(late.problems.map(\.code) == [.cancelled])
+        #expect(late.attachments.isEmpty)
+        await stopping.value
+        try await running.value
+        // Both ended only after the drain: the payload had returned, and returned well.
+        #expect(enricher.gate.inside == 0)
+        let result = await slow
+        #expect(result.outcome == .complete, "drained payload: \(result.problems)")
+        let media = try #require(result.attachments.first?.media)
+        #expect(FileManager.default.fileExists(atPath: media.path))
+        #expect(!bed.origin.requestLog.contains { $0.hasPrefix("/media/logo.png") }, "a refused payload was fetched")
+        #expect(bed.cacheFiles().isEmpty, "cache links left: \(bed.cacheFiles())")
+    }
+
+    @Test("a drain deadline ends the drain: what remains is cancelled (outcome cancelled) and leaves no file")
+    func drainDeadline() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        async let stalled = enricher.enrich(TestBed.adobePayload(bed.url("/stall")), timeout: .seconds(60))
+        try await untilConnected(bed.origin, count: 1)
+        let start = ContinuousClock.now
+        await enricher.shutdown(drainTimeout: .milliseconds(100))
+        let result = await stalled
+        // Generous: the payload's own deadline is 60 s away; a drain that ignored its deadline would wait for it.
+        #expect(ContinuousClock.now - start < .seconds(20))
+        #expect(result.outcome == .cancelled)
+        #expect(result.problems.map(\.code) == [.cancelled])
+        #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
+    }
+
+    @Test("a payload whose caller is cancelled gets outcome cancelled, not failed")
+    func callerCancels() async throws {
+        let bed = try TestBed()
+        try await withEnricher(bed.configuration) { enricher in
+            let task = Task { await enricher.enrich(TestBed.adobePayload(bed.url("/stall")), timeout: .seconds(60)) }
+            try await untilConnected(bed.origin, count: 1)
+            task.cancel()
+            let result = await task.value
+            #expect(result.outcome == .cancelled)
+            #expect(result.problems.map(\.code) == [.cancelled])
+            #expect(result.json(input: "x").objectValue?["outcome"]?.stringValue == "cancelled")
+            #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
+        }
+    }
+
+    @Test("run() returns once shutdown() has completed")
+    func runEndsWithShutdown() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        let ended = LockedValue(false)
+        let running = Task {
+            try await enricher.run()
+            ended.withLock { $0 = true }
+        }
+        _ = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30))
+        #expect(bed.cacheFiles().count == 1)
+        // Time for a run() that returns early to do so (a liveness check, nothing is timed).
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!ended.withLock { $0 }, "run() returned before any shutdown")
+        let stopping = Task { await enricher.shutdown() }
+        try await running.value
+        // run() returned after the shutdown had finished, the cache's links removed, not when it began.
+        #expect(bed.cacheFiles().isEmpty)
+        await stopping.value
+    }
+
+    @Test("an enricher dropped without shutdown removes its media cache's links")
+    func forgottenShutdown() async throws {
+        let bed = try TestBed()
+        func enrichAndForget() async throws {
+            let enricher = try Enricher(configuration: bed.configuration)
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30))
+            #expect(result.outcome == .complete)
+            #expect(bed.cacheFiles().count == 1)
+        }
+        try await enrichAndForget()
+        let cacheDirectories = try FileManager.default.contentsOfDirectory(atPath: bed.attachments)
+            .filter { $0.hasPrefix(".cache-") }
+        #expect(cacheDirectories.isEmpty, "left behind: \(cacheDirectories)")
+        // The attachment handed out is the caller's: it stays.
+        #expect(bed.filesOnDisk().count == 1)
+    }
+}
+
+@Suite("WorkGate: admission and drain, without I/O")
+struct WorkGateTests {
+    @Test("work enters while open; close refuses more; untilIdle returns once the last one has left")
+    func drain() async {
+        let gate = WorkGate()
+        #expect(gate.enter())
+        #expect(gate.enter())
+        #expect(gate.close())
+        #expect(!gate.close(), "a second close is not the first")
+        #expect(!gate.enter())
+        let idle = Task { await gate.untilIdle() }
+        gate.leave()
+        #expect(gate.inside == 1)
+        gate.leave()
+        await idle.value
+        #expect(gate.inside == 0)
+    }
+
+    @Test("untilIdle on an open gate waits for the close, and a cancelled waiter returns at once")
+    func waiting() async {
+        let gate = WorkGate()
+        let closed = Task { await gate.untilClosed() }
+        let cancelled = Task { await gate.untilIdle() }
+        cancelled.cancel()
+        await cancelled.value
+        #expect(gate.isOpen)
+        let idle = Task { await gate.untilIdle() }
+        gate.close()
+        await closed.value
+        await idle.value
+        #expect(!gate.isOpen)
     }
 }
 

@@ -27,43 +27,43 @@ struct MediaCacheTests {
     @Test("20 payloads with one URL in flight: one request, 20 attachments, each its own directory and link")
     func singleFlight() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try payload(bed, "/slow/photo.jpg?ms=300")
-        let results = await withTaskGroup(of: EnrichmentResult.self) { group in
-            for _ in 0..<20 { group.addTask { await enricher.enrich(payload, timeout: .seconds(10)) } }
-            return await group.reduce(into: []) { $0.append($1) }
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/slow/photo.jpg?ms=300")
+            let results = await withTaskGroup(of: EnrichmentResult.self) { group in
+                for _ in 0..<20 { group.addTask { await enricher.enrich(payload, timeout: .seconds(10)) } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.allSatisfy { $0.outcome == .complete })
+            #expect(requests(bed, "/slow/photo.jpg") == 1)
+            let media = results.map { $0.attachments[0].media }
+            #expect(Set(media.map(\.directory)).count == 20)
+            #expect(Set(media.map(\.path)).count == 20)
+            let hash = try await sha256sum(media[0].path)
+            #expect(Set(media.map(\.sha256)) == [hash])
+            for item in media {
+                #expect(Array(FileManager.default.contents(atPath: item.path)!) == fixture("photo.jpg"))
+            }
+            // Hard links to one inode: the bytes are stored once.
+            #expect(Set(try media.map { try inode($0.path) }).count == 1)
+            #expect(bed.cacheFiles().count == 1)
         }
-        #expect(results.allSatisfy { $0.outcome == .complete })
-        #expect(requests(bed, "/slow/photo.jpg") == 1)
-        let media = results.map { $0.attachments[0].media }
-        #expect(Set(media.map(\.directory)).count == 20)
-        #expect(Set(media.map(\.path)).count == 20)
-        let hash = try await sha256sum(media[0].path)
-        #expect(Set(media.map(\.sha256)) == [hash])
-        for item in media {
-            #expect(Array(FileManager.default.contents(atPath: item.path)!) == fixture("photo.jpg"))
-        }
-        // Hard links to one inode: the bytes are stored once.
-        #expect(Set(try media.map { try inode($0.path) }).count == 1)
-        #expect(bed.cacheFiles().count == 1)
     }
 
     @Test("within the time to live no request is made: the second payload links the cached bytes")
     func withinTimeToLive() async throws {
         // A time to live no loaded machine outlasts between two payloads.
         let bed = try TestBed { $0.cache.timeToLive = .seconds(600) }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try payload(bed, "/media/logo.png")
-        let first = await enricher.enrich(payload, timeout: .seconds(10))
-        let second = await enricher.enrich(payload, timeout: .seconds(10))
-        #expect(first.outcome == .complete && second.outcome == .complete)
-        #expect(requests(bed, "/media/logo.png") == 1)
-        let paths = [first, second].compactMap { $0.attachments.first?.media.path }
-        try #require(paths.count == 2)
-        #expect(paths[0] != paths[1])
-        #expect(try inode(paths[0]) == inode(paths[1]))
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/media/logo.png")
+            let first = await enricher.enrich(payload, timeout: .seconds(10))
+            let second = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(first.outcome == .complete && second.outcome == .complete)
+            #expect(requests(bed, "/media/logo.png") == 1)
+            let paths = [first, second].compactMap { $0.attachments.first?.media.path }
+            try #require(paths.count == 2)
+            #expect(paths[0] != paths[1])
+            #expect(try inode(paths[0]) == inode(paths[1]))
+        }
     }
 
     @Test(
@@ -75,45 +75,45 @@ struct MediaCacheTests {
     func revalidation(path: String, validator: String, condition: String) async throws {
         // Stale as soon as it is stored: the second payload must revalidate, whatever the machine's load.
         let bed = try TestBed { $0.cache.timeToLive = .nanoseconds(1) }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try payload(bed, path)
-        let first = await enricher.enrich(payload, timeout: .seconds(10))
-        let second = await enricher.enrich(payload, timeout: .seconds(10))
-        #expect(first.outcome == .complete && second.outcome == .complete)
-        let exchanges = bed.origin.exchanges.filter { $0.target == path }
-        try #require(exchanges.count == 2, "requests for \(path): \(exchanges.map { ($0.headers, $0.status) })")
-        let sent = try #require(exchanges[0].responseHeaders[validator], "the origin sent no \(validator)")
-        #expect(exchanges[0].headers[condition] == nil, "the first request must be unconditional")
-        #expect(exchanges[0].status == 200)
-        #expect(exchanges[1].headers[condition] == sent, "the revalidation's \(condition)")
-        #expect(exchanges[1].status == 304)
-        // The 304 reused the cached file: the second attachment is a link to the first's bytes, not a new file.
-        let paths = [first, second].compactMap { $0.attachments.first?.media.path }
-        try #require(paths.count == 2)
-        #expect(try inode(paths[0]) == inode(paths[1]))
-        #expect(second.attachments.first?.media.sha256 == first.attachments.first?.media.sha256)
-        #expect(Array(FileManager.default.contents(atPath: paths[1])!) == fixture("logo.png"))
-        #expect(bed.cacheFiles().count == 1)
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, path)
+            let first = await enricher.enrich(payload, timeout: .seconds(10))
+            let second = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(first.outcome == .complete && second.outcome == .complete)
+            let exchanges = bed.origin.exchanges.filter { $0.target == path }
+            try #require(exchanges.count == 2, "requests for \(path): \(exchanges.map { ($0.headers, $0.status) })")
+            let sent = try #require(exchanges[0].responseHeaders[validator], "the origin sent no \(validator)")
+            #expect(exchanges[0].headers[condition] == nil, "the first request must be unconditional")
+            #expect(exchanges[0].status == 200)
+            #expect(exchanges[1].headers[condition] == sent, "the revalidation's \(condition)")
+            #expect(exchanges[1].status == 304)
+            // The 304 reused the cached file: the second attachment is a link to the first's bytes, not a new file.
+            let paths = [first, second].compactMap { $0.attachments.first?.media.path }
+            try #require(paths.count == 2)
+            #expect(try inode(paths[0]) == inode(paths[1]))
+            #expect(second.attachments.first?.media.sha256 == first.attachments.first?.media.sha256)
+            #expect(Array(FileManager.default.contents(atPath: paths[1])!) == fixture("logo.png"))
+            #expect(bed.cacheFiles().count == 1)
+        }
     }
 
     @Test("a waiter whose deadline is earlier than the fetch's returns expired at its own deadline")
     func waiterDeadline() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try payload(bed, "/slow/photo.jpg?ms=1500")
-        async let leader = enricher.enrich(payload, timeout: .seconds(10))
-        try await untilRequested(bed, "/slow/photo.jpg")
-        let deadline = ContinuousClock.now + .milliseconds(300)
-        let control = DeadlineControl(at: deadline)
-        let waiter = await enricher.enrich(payload, deadline: deadline)
-        let returned = ContinuousClock.now
-        #expect(waiter.outcome == .expired)
-        #expect(returned >= deadline - .milliseconds(50), "returned \(deadline - returned) before its deadline")
-        await control.expectOnTime(returned)
-        #expect(await leader.outcome == .complete)
-        #expect(requests(bed, "/slow/photo.jpg") == 1)
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/slow/photo.jpg?ms=1500")
+            async let leader = enricher.enrich(payload, timeout: .seconds(10))
+            try await untilRequested(bed, "/slow/photo.jpg")
+            let deadline = ContinuousClock.now + .milliseconds(300)
+            let control = DeadlineControl(at: deadline)
+            let waiter = await enricher.enrich(payload, deadline: deadline)
+            let returned = ContinuousClock.now
+            #expect(waiter.outcome == .expired)
+            #expect(returned >= deadline - .milliseconds(50), "returned \(deadline - returned) before its deadline")
+            await control.expectOnTime(returned)
+            #expect(await leader.outcome == .complete)
+            #expect(requests(bed, "/slow/photo.jpg") == 1)
+        }
     }
 
     @Test("when the fetch expires under its own deadline, a waiter with more time fetches again")
@@ -121,54 +121,54 @@ struct MediaCacheTests {
         // The leader's fetch stalls, and no low-speed rule ends it: only its deadline does. The waiter's own fetch
         // is answered at once.
         let bed = try TestBed { $0.network.lowSpeedWindow = .seconds(600) }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        // The leader's deadline must outlast sending its request and the waiter's arrival, which take about what
-        // a small fetch takes: scaled from one measured now, so that a loaded machine lengthens it instead of
-        // failing the test.
-        let unit = try await fetchOnce("/media/logo.png?baseline", through: enricher, on: bed)
-        let leaderTimeout = max(.milliseconds(500), unit * 3)
-        let payload = try payload(bed, "/stall-first/photo.jpg")
-        let leaderDeadline = ContinuousClock.now + leaderTimeout
-        async let leader = enricher.enrich(payload, deadline: leaderDeadline)
-        try await untilRequested(bed, "/stall-first/photo.jpg")
-        let waiterStart = ContinuousClock.now
-        let waiter = await enricher.enrich(payload, timeout: leaderTimeout + .seconds(10))
-        #expect(waiterStart < leaderDeadline, "the waiter came after the leader expired: it had nothing to wait for")
-        #expect(await leader.outcome == .expired)
-        #expect(waiter.outcome == .complete, "\(waiter.problems)")
-        // The waiter waited for the leader, then fetched again: a second request, sent only once the leader's
-        // deadline had passed (a waiter that did not wait would have sent it at once).
-        let received = bed.origin.exchanges.filter { $0.target == "/stall-first/photo.jpg" }.map(\.received)
-        try #require(received.count == 2, "requests: \(bed.origin.requestLog)")
-        #expect(received[1] >= leaderDeadline - .milliseconds(5), "fetched again \(leaderDeadline - received[1]) early")
+        try await withEnricher(bed.configuration) { enricher in
+            // The leader's deadline must outlast sending its request and the waiter's arrival, which take about what
+            // a small fetch takes: scaled from one measured now, so that a loaded machine lengthens it instead of
+            // failing the test.
+            let unit = try await fetchOnce("/media/logo.png?baseline", through: enricher, on: bed)
+            let leaderTimeout = max(.milliseconds(500), unit * 3)
+            let payload = try payload(bed, "/stall-first/photo.jpg")
+            let leaderDeadline = ContinuousClock.now + leaderTimeout
+            async let leader = enricher.enrich(payload, deadline: leaderDeadline)
+            try await untilRequested(bed, "/stall-first/photo.jpg")
+            let waiterStart = ContinuousClock.now
+            let waiter = await enricher.enrich(payload, timeout: leaderTimeout + .seconds(10))
+            #expect(waiterStart < leaderDeadline, "the waiter came after the leader expired: it had nothing to wait for")
+            #expect(await leader.outcome == .expired)
+            #expect(waiter.outcome == .complete, "\(waiter.problems)")
+            // The waiter waited for the leader, then fetched again: a second request, sent only once the leader's
+            // deadline had passed (a waiter that did not wait would have sent it at once).
+            let received = bed.origin.exchanges.filter { $0.target == "/stall-first/photo.jpg" }.map(\.received)
+            try #require(received.count == 2, "requests: \(bed.origin.requestLog)")
+            #expect(received[1] >= leaderDeadline - .milliseconds(5), "fetched again \(leaderDeadline - received[1]) early")
+        }
     }
 
     @Test("failures are not cached")
     func failuresNotCached() async throws {
         let bed = try TestBed()
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        // A 500: not retried (see RetryTests), so each payload makes one request.
-        let payload = try payload(bed, "/status/500")
-        _ = await enricher.enrich(payload, timeout: .seconds(5))
-        let again = await enricher.enrich(payload, timeout: .seconds(5))
-        #expect(again.problems.map(\.code) == [.httpStatus])
-        #expect(requests(bed, "/status/500") == 2)
-        #expect(bed.cacheFiles().isEmpty)
+        try await withEnricher(bed.configuration) { enricher in
+            // A 500: not retried (see RetryTests), so each payload makes one request.
+            let payload = try payload(bed, "/status/500")
+            _ = await enricher.enrich(payload, timeout: .seconds(5))
+            let again = await enricher.enrich(payload, timeout: .seconds(5))
+            #expect(again.problems.map(\.code) == [.httpStatus])
+            #expect(requests(bed, "/status/500") == 2)
+            #expect(bed.cacheFiles().isEmpty)
+        }
     }
 
     @Test("the entry bound evicts the least recently used, and its file")
     func eviction() async throws {
         let bed = try TestBed { $0.cache.maximumEntries = 1 }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
-        _ = await enricher.enrich(try payload(bed, "/media/photo.jpg"), timeout: .seconds(5))
-        #expect(bed.cacheFiles().count == 1)
-        #expect(bed.cacheFiles().first?.hasSuffix(".jpg") == true)
-        _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
-        #expect(requests(bed, "/media/logo.png") == 2)
+        try await withEnricher(bed.configuration) { enricher in
+            _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
+            _ = await enricher.enrich(try payload(bed, "/media/photo.jpg"), timeout: .seconds(5))
+            #expect(bed.cacheFiles().count == 1)
+            #expect(bed.cacheFiles().first?.hasSuffix(".jpg") == true)
+            _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
+            #expect(requests(bed, "/media/logo.png") == 2)
+        }
     }
 
     @Test("a cached file removed from disk (gc) is fetched again; shutdown removes the cache directory")
@@ -192,13 +192,13 @@ struct MediaCacheTests {
     @Test("with the cache off, every payload fetches")
     func disabled() async throws {
         let bed = try TestBed { $0.cache.enabled = false }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let payload = try payload(bed, "/media/logo.png")
-        _ = await enricher.enrich(payload, timeout: .seconds(5))
-        _ = await enricher.enrich(payload, timeout: .seconds(5))
-        #expect(requests(bed, "/media/logo.png") == 2)
-        #expect(bed.cacheFiles().isEmpty)
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/media/logo.png")
+            _ = await enricher.enrich(payload, timeout: .seconds(5))
+            _ = await enricher.enrich(payload, timeout: .seconds(5))
+            #expect(requests(bed, "/media/logo.png") == 2)
+            #expect(bed.cacheFiles().isEmpty)
+        }
     }
 
     @Test("gc removes old cache directories with the attachment directories")
@@ -221,19 +221,19 @@ struct MediaCacheTests {
     @Test("a full cache evicts a tenth at a time, oldest first, never the entry just added")
     func batchEviction() async throws {
         let bed = try TestBed { $0.cache.maximumEntries = 10 }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        for index in 0..<11 {
-            _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
+        try await withEnricher(bed.configuration) { enricher in
+            for index in 0..<11 {
+                _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
+            }
+            // 11 entries > 10: down to 9 in one pass, the two oldest gone, and with them their links.
+            #expect(bed.cacheFiles().count == 9)
+            // Asked again in this order, the next oldest (v=2) and the newest (v=10) come from the cache; the two
+            // evicted ones are fetched again (9 entries + 2 = 11 evicts again only after v=1 is back).
+            for index in [2, 10, 0, 1] {
+                _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
+            }
+            let log = bed.origin.requestLog
+            #expect([0, 1, 2, 10].map { index in log.filter { $0 == "/media/logo.png?v=\(index)" }.count } == [2, 2, 1, 1])
         }
-        // 11 entries > 10: down to 9 in one pass, the two oldest gone, and with them their links.
-        #expect(bed.cacheFiles().count == 9)
-        // Asked again in this order, the next oldest (v=2) and the newest (v=10) come from the cache; the two
-        // evicted ones are fetched again (9 entries + 2 = 11 evicts again only after v=1 is back).
-        for index in [2, 10, 0, 1] {
-            _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
-        }
-        let log = bed.origin.requestLog
-        #expect([0, 1, 2, 10].map { index in log.filter { $0 == "/media/logo.png?v=\(index)" }.count } == [2, 2, 1, 1])
     }
 }

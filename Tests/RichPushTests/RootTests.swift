@@ -113,15 +113,15 @@ struct RootTests {
         let bed = try TestBed()
         let outside = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: outside) }
-        let enricher = try Enricher(configuration: bed.configuration)
-        defer { enricher.shutdown() }
-        let first = await enricher.enrich(TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(5))
-        #expect(first.outcome == .complete)
-        let cache = try #require(entries(bed.attachments).first { $0.hasPrefix(".cache-") })
-        try FileManager.default.removeItem(atPath: bed.attachments + "/" + cache)
-        try FileManager.default.createSymbolicLink(atPath: bed.attachments + "/" + cache, withDestinationPath: outside)
-        let second = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(5))
-        #expect(second.outcome == .complete)
-        #expect(entries(outside).isEmpty)
+        try await withEnricher(bed.configuration) { enricher in
+            let first = await enricher.enrich(TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(5))
+            #expect(first.outcome == .complete)
+            let cache = try #require(entries(bed.attachments).first { $0.hasPrefix(".cache-") })
+            try FileManager.default.removeItem(atPath: bed.attachments + "/" + cache)
+            try FileManager.default.createSymbolicLink(atPath: bed.attachments + "/" + cache, withDestinationPath: outside)
+            let second = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(5))
+            #expect(second.outcome == .complete)
+            #expect(entries(outside).isEmpty)
+        }
     }
 }

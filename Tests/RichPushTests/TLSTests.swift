@@ -94,11 +94,11 @@ struct TLSTests {
         let origin = try await offPool { try TLSOrigin() }
         let configuration = try configuration(origin, trust: true)
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
-        let fetcher = try Fetcher(configuration: configuration)
-        defer { fetcher.shutdown() }
-        let media = try await fetcher.fetch("https://media.test:\(origin.port)/photo.jpg", timeout: .seconds(10)).get()
-        #expect(media.type == .jpeg)
-        #expect(media.bytes == fixture("photo.jpg").count)
+        try await withFetcher(configuration) { fetcher in
+            let media = try await fetcher.fetch("https://media.test:\(origin.port)/photo.jpg", timeout: .seconds(10)).get()
+            #expect(media.type == .jpeg)
+            #expect(media.bytes == fixture("photo.jpg").count)
+        }
     }
 
     @Test("a self-signed certificate is refused as tls without the bundle, leaving nothing")
@@ -106,15 +106,15 @@ struct TLSTests {
         let origin = try await offPool { try TLSOrigin() }
         let configuration = try configuration(origin, trust: false)
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
-        let fetcher = try Fetcher(configuration: configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch("https://media.test:\(origin.port)/photo.jpg", timeout: .seconds(10))
-        guard case .failure(let failure) = result else {
-            Issue.record("expected a TLS failure, got \(result)")
-            return
+        try await withFetcher(configuration) { fetcher in
+            let result = await fetcher.fetch("https://media.test:\(origin.port)/photo.jpg", timeout: .seconds(10))
+            guard case .failure(let failure) = result else {
+                Issue.record("expected a TLS failure, got \(result)")
+                return
+            }
+            #expect(failure.code == .tls)
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: configuration.store.root))?.isEmpty ?? true)
         }
-        #expect(failure.code == .tls)
-        #expect((try? FileManager.default.contentsOfDirectory(atPath: configuration.store.root))?.isEmpty ?? true)
     }
 
     @Test("a redirect from https to http is blocked-scheme unless http is allowed, and nothing connects over http")
@@ -126,22 +126,22 @@ struct TLSTests {
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
         configuration.network.allowedPorts = [origin.port...origin.port, plain.origin.port...plain.origin.port]
         let url = "https://media.test:\(origin.port)/hop"
-        let refusing = try Fetcher(configuration: configuration)
-        defer { refusing.shutdown() }
-        let refused = await refusing.fetch(url, timeout: .seconds(10))
-        guard case .failure(let failure) = refused else {
-            Issue.record("expected blocked-scheme, got \(refused)")
-            return
+        try await withFetcher(configuration) { refusing in
+            let refused = await refusing.fetch(url, timeout: .seconds(10))
+            guard case .failure(let failure) = refused else {
+                Issue.record("expected blocked-scheme, got \(refused)")
+                return
+            }
+            #expect(failure.code == .blockedScheme)
+            #expect(plain.origin.connectionCount == 0)
+            // The same redirect is followed once http is allowed: the refusal above was the scheme's.
+            configuration.network.allowHTTP = true
+            try await withFetcher(configuration) { allowing in
+                let media = try await allowing.fetch(url, timeout: .seconds(10)).get()
+                #expect(media.type == .jpeg)
+                #expect(plain.origin.connectionCount == 1)
+            }
         }
-        #expect(failure.code == .blockedScheme)
-        #expect(plain.origin.connectionCount == 0)
-        // The same redirect is followed once http is allowed: the refusal above was the scheme's.
-        configuration.network.allowHTTP = true
-        let allowing = try Fetcher(configuration: configuration)
-        defer { allowing.shutdown() }
-        let media = try await allowing.fetch(url, timeout: .seconds(10)).get()
-        #expect(media.type == .jpeg)
-        #expect(plain.origin.connectionCount == 1)
     }
 
     @Test("a certificate for another name is refused as tls")
@@ -150,10 +150,10 @@ struct TLSTests {
         var configuration = try configuration(origin, trust: true)
         configuration.network.resolve = ["other.test:\(origin.port):127.0.0.1"]
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
-        let fetcher = try Fetcher(configuration: configuration)
-        defer { fetcher.shutdown() }
-        let result = await fetcher.fetch("https://other.test:\(origin.port)/photo.jpg", timeout: .seconds(10))
-        #expect((try? result.get()) == nil)
-        if case .failure(let failure) = result { #expect(failure.code == .tls) }
+        try await withFetcher(configuration) { fetcher in
+            let result = await fetcher.fetch("https://other.test:\(origin.port)/photo.jpg", timeout: .seconds(10))
+            #expect((try? result.get()) == nil)
+            if case .failure(let failure) = result { #expect(failure.code == .tls) }
+        }
     }
 }

@@ -63,6 +63,14 @@ public struct Thumbnail: Sendable, Hashable {
         public var y: Double
         public var width: Double
         public var height: Double
+
+        /// A clipping rectangle, each value a fraction of the media's size (0...1).
+        public init(x: Double, y: Double, width: Double, height: Double) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
     }
 
     /// Whether this attachment is the one shown as the notification's thumbnail (Airship `thumbnail_id`).
@@ -169,8 +177,9 @@ public struct ConventionScan: Sendable, Hashable {
         self.overrides = overrides
     }
 
-    /// Records the string at `field`, or a `bad-reference` problem when `value` is not a string.
-    mutating func take(
+    /// Records the string at `field` as a reference, or a `bad-reference` problem when `value` is not a string;
+    /// nothing when `value` is nil (the key is absent). What a convention calls for each media URL it finds.
+    public mutating func take(
         _ value: JSONValue?, field: String, convention: String, identifier: String, typeHint: String? = nil,
         thumbnail: Thumbnail = Thumbnail()
     ) {
@@ -194,8 +203,15 @@ public struct ConventionScan: Sendable, Hashable {
         problems.append(Problem(source: field, code: .badOption, detail: detail))
     }
 
-    /// The string at `field` (`name` in the message; default the field).
-    mutating func string(_ value: JSONValue?, field: String, named name: String? = nil) -> String? {
+    /// The value at `path` from the payload's root, through objects; the step `KeyPathConvention.jsonStep`
+    /// (`@json`) parses a JSON-encoded string first. Nil when a key is absent; a step that must be an object and
+    /// is not one is recorded as a `bad-reference` problem.
+    public mutating func value(at path: [String], in payload: Payload) -> JSONValue? {
+        walk(payload, path, into: &self)
+    }
+
+    /// The string at `field` (`name` in the message; default the field); a `bad-option` problem when it is not one.
+    public mutating func string(_ value: JSONValue?, field: String, named name: String? = nil) -> String? {
         guard let value else { return nil }
         guard let text = value.stringValue else {
             refuse(field, "\(name ?? field) holds \(value.kindDescription); expected a string")
@@ -215,7 +231,7 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// A boolean at `field`.
-    mutating func flag(_ value: JSONValue?, field: String, named name: String) -> Bool? {
+    public mutating func flag(_ value: JSONValue?, field: String, named name: String) -> Bool? {
         switch value {
         case nil: return nil
         case .bool(let flag)?: return flag
@@ -226,7 +242,7 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// A number of seconds at `field`: 0 or more, or any finite number `allowingNegative` (Airship's `time`).
-    mutating func seconds(
+    public mutating func seconds(
         _ value: JSONValue?, field: String, named name: String, allowingNegative: Bool = false
     ) -> Double? {
         guard let value else { return nil }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Everything RichPush can be told; every default is documented with its reason (and in the README).
 public struct Configuration: Sendable {
     /// How transfers are made and where they may go.
@@ -127,6 +131,135 @@ public struct Configuration: Sendable {
 
     /// The documented defaults.
     public init() {}
+}
+
+// MARK: - Validation
+
+extension Configuration {
+    /// The range of `deadline`: from a millisecond, the resolution deadlines are kept at, to a day, beyond any push
+    /// pipeline.
+    public static let deadlineRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(86_400)
+    /// The range of `network.connectTimeout`: as `deadlineRange`.
+    public static let connectTimeoutRange = deadlineRange
+    /// The range of `network.lowSpeedWindow`: curl counts it in whole seconds (CURLOPT_LOW_SPEED_TIME), from 1,
+    /// to a day.
+    public static let lowSpeedWindowRange: ClosedRange<Duration> = .seconds(1) ... .seconds(86_400)
+    /// The range of `cache.timeToLive`: up to a year; a campaign image does not live longer.
+    public static let timeToLiveRange: ClosedRange<Duration> = .zero ... .seconds(31_536_000)
+    /// The ports `network.allowedPorts` and `network.resolve` may name.
+    public static let portRange = 1...65535
+    /// The range of `limits.payload.maximumBytes`: a tape entry addresses at most 2 GiB - 1.
+    public static let payloadBytesRange = 1...Int(Int32.max)
+    /// The range of `limits.payload.maximumDepth`: four times the default; the parser recurses once a level.
+    public static let payloadDepthRange = 1...256
+    /// The range of `limits.sniffBytes`: up to 1 MiB, held in memory per transfer until the type is known.
+    public static let sniffBytesRange = 1...(1 << 20)
+    /// The range of `network.maximumRedirects`: curl's own tool stops at 50.
+    public static let redirectsRange = 0...50
+    /// The range of `retry.retries`: up to 10 retries, which the deadline bounds long before.
+    public static let retriesRange = 0...10
+    /// The range of `retry.initialBackoff`, `retry.maximumBackoff` and `retry.minimumTimeLeft`: as `deadlineRange`,
+    /// with zero allowed.
+    public static let backoffRange: ClosedRange<Duration> = .zero ... .seconds(86_400)
+
+    /// Checks every field that can be wrong, in declaration order; the first wrong one is thrown.
+    /// - Throws: `ConfigurationError` naming the field (`limits.maximumReferences`), with a stable code.
+    public func validate() throws(ConfigurationError) {
+        try Self.check("deadline", deadline, in: Self.deadlineRange)
+        try network.validate()
+        try Self.check("limits.imageBytes", limits.imageBytes, atLeast: 1)
+        try Self.check("limits.audioBytes", limits.audioBytes, atLeast: 1)
+        try Self.check("limits.videoBytes", limits.videoBytes, atLeast: 1)
+        try Self.check("limits.sniffBytes", limits.sniffBytes, in: Self.sniffBytesRange)
+        try Self.check("limits.maximumHeaderBytes", limits.maximumHeaderBytes, atLeast: 1)
+        try Self.check("limits.maximumReferences", limits.maximumReferences, atLeast: 1)
+        try Self.check("limits.payload.maximumBytes", limits.payload.maximumBytes, in: Self.payloadBytesRange)
+        try Self.check("limits.payload.maximumDepth", limits.payload.maximumDepth, in: Self.payloadDepthRange)
+        try Self.check("cache.timeToLive", cache.timeToLive, in: Self.timeToLiveRange)
+        try Self.check("cache.maximumEntries", cache.maximumEntries, atLeast: 1)
+        try Self.check("cache.maximumBytes", cache.maximumBytes, atLeast: 1)
+        try Self.check("retry.retries", retry.retries, in: Self.retriesRange)
+        try Self.check("retry.initialBackoff", retry.initialBackoff, in: Self.backoffRange)
+        try Self.check("retry.maximumBackoff", retry.maximumBackoff, in: Self.backoffRange)
+        try Self.check("retry.minimumTimeLeft", retry.minimumTimeLeft, in: Self.backoffRange)
+        guard store.root.hasPrefix("/") else {
+            throw ConfigurationError(
+                field: "store.root", code: .malformed,
+                detail: "'\(store.root)' is not an absolute path (attachment paths handed back are absolute)")
+        }
+    }
+
+    static func check(_ field: String, _ value: Int, atLeast minimum: Int) throws(ConfigurationError) {
+        guard value < minimum else { return }
+        throw ConfigurationError(field: field, code: .outOfRange, detail: "expected \(minimum) or more, got \(value)")
+    }
+
+    static func check(_ field: String, _ value: Int, in range: ClosedRange<Int>) throws(ConfigurationError) {
+        guard !range.contains(value) else { return }
+        throw ConfigurationError(
+            field: field, code: .outOfRange,
+            detail: "expected from \(range.lowerBound) to \(range.upperBound), got \(value)")
+    }
+
+    static func check(_ field: String, _ value: Duration, in range: ClosedRange<Duration>) throws(ConfigurationError) {
+        guard !range.contains(value) else { return }
+        throw ConfigurationError(
+            field: field, code: .outOfRange,
+            detail: "expected a number of seconds from \(seconds(range.lowerBound)) to \(seconds(range.upperBound)), got \(seconds(value))")
+    }
+
+    /// A duration as a number of seconds, to the millisecond: `0.001`, `86400`, `2.5`.
+    static func seconds(_ duration: Duration) -> String {
+        let (whole, attoseconds) = duration.components
+        let milliseconds = attoseconds / 1_000_000_000_000_000
+        guard milliseconds != 0 else { return String(whole) }
+        var fraction = String(abs(milliseconds))
+        fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return (whole == 0 && duration < .zero ? "-" : "") + "\(whole).\(fraction)"
+    }
+}
+
+extension Configuration.Network {
+    /// Checks the network fields; see `Configuration.validate()`.
+    func validate() throws(ConfigurationError) {
+        try Configuration.check("network.maximumRedirects", maximumRedirects, in: Configuration.redirectsRange)
+        try Configuration.check("network.connectTimeout", connectTimeout, in: Configuration.connectTimeoutRange)
+        try Configuration.check("network.lowSpeedBytesPerSecond", lowSpeedBytesPerSecond, atLeast: 0)
+        try Configuration.check("network.lowSpeedWindow", lowSpeedWindow, in: Configuration.lowSpeedWindowRange)
+        let ports = Configuration.portRange
+        for (index, range) in allowedPorts.enumerated()
+        where !ports.contains(range.lowerBound) || !ports.contains(range.upperBound) {
+            throw ConfigurationError(
+                field: "network.allowedPorts[\(index)]", code: .outOfRange,
+                detail: "\(range.lowerBound)-\(range.upperBound) is not a port or a range within \(ports.lowerBound)-\(ports.upperBound)")
+        }
+        for (index, entry) in resolve.enumerated() where !Self.isResolveEntry(entry) {
+            throw ConfigurationError(
+                field: "network.resolve[\(index)]", code: .malformed,
+                detail: "'\(entry)' is not HOST:PORT:ADDRESS[,ADDRESS...] with PORT within \(ports.lowerBound)-\(ports.upperBound)")
+        }
+        if let caBundle, access(caBundle, R_OK) != 0 || FileSystem.isDirectory(caBundle) {
+            throw ConfigurationError(field: "network.caBundle", code: .unreadable, detail: "cannot read '\(caBundle)'")
+        }
+        try Configuration.check("network.maximumURLLength", maximumURLLength, atLeast: 1)
+        try Configuration.check("network.maximumConnections", maximumConnections, atLeast: 1)
+        try Configuration.check("network.maximumConnectionsPerHost", maximumConnectionsPerHost, atLeast: 1)
+        // Sent as a header line: a CR or LF would start another header.
+        if userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw ConfigurationError(
+                field: "network.userAgent", code: .malformed, detail: "it contains a control character")
+        }
+    }
+
+    /// curl's `--resolve` form: HOST:PORT:ADDRESS[,ADDRESS...], IPv6 addresses in brackets. A bad entry given to
+    /// curl would fail every transfer later, far from its cause.
+    static func isResolveEntry(_ entry: String) -> Bool {
+        let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), Configuration.portRange.contains(port)
+        else { return false }
+        return parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy { IPAddress(String($0)) != nil }
+    }
 }
 
 /// The library's version.

@@ -1,16 +1,25 @@
 /// The engine: finds every media reference in a payload, fetches each under the payload's deadline, and
 /// returns the mutated content with its attachments, or the best attempt so far when the deadline comes.
 ///
-/// One `Enricher` serves many payloads at once through one fetch loop. Call `await shutdown()` when done.
-public final class Enricher: Sendable {
+/// One `Enricher` serves many payloads at once through one fetch loop. Call `await shutdown()` when done: it
+/// drains (no new payload is taken, the ones in flight finish by their own deadlines, then what remains is
+/// cancelled). Or hand it to whatever runs your services: `run()` returns when it has shut down, and drains when
+/// its task is cancelled. An enricher dropped without a shutdown still removes its media cache's links.
+public final class Enricher: Service {
     /// The configuration it was made with.
     public let configuration: Configuration
     private let fetcher: Fetcher
     private let cache: MediaCache?
+    /// Admission: every payload (and `explain`, and the extension's runs) enters it; shutdown closes it.
+    let gate = WorkGate()
+    /// The shutdown under way, once one began; every `shutdown()` and `run()` awaits the same one.
+    private let stopping = LockedValue<Task<Void, Never>?>(nil)
 
     /// An enricher with this configuration.
-    /// - Throws: `FetcherError` when libmagic's database cannot be loaded or the attachments root is refused.
-    public init(configuration: Configuration = Configuration()) throws(FetcherError) {
+    /// - Throws: `ConfigurationError` naming the first wrong field (nothing is started); `FetcherError` when
+    ///   libmagic's database cannot be loaded or the attachments root is refused.
+    public init(configuration: Configuration = Configuration()) throws {
+        // Validated by the fetcher, before it opens anything.
         self.configuration = configuration
         let fetcher = try Fetcher(configuration: configuration)
         self.fetcher = fetcher
@@ -23,11 +32,14 @@ public final class Enricher: Sendable {
     ///
     /// Returns when every reference has settled, or at the deadline with what finished (outcome `expired`;
     /// transfers still running are cancelled and their partial files removed first). Cancelling the calling
-    /// task ends it the same way.
+    /// task ends it the same way, with outcome `cancelled`. Once shutdown has begun, returns at once with outcome
+    /// `cancelled` and fetches nothing.
     public func enrich(_ payload: Payload, deadline: ContinuousClock.Instant) async -> EnrichmentResult {
         let run = EnrichmentRun(payload: payload, configuration: configuration)
+        guard gate.enter() else { return run.refused() }
+        defer { gate.leave() }
         await process(run, deadline: deadline)
-        return run.result()
+        return run.close()
     }
 
     /// Processes one payload within `timeout` from now (default: the configured deadline).
@@ -43,9 +55,13 @@ public final class Enricher: Sendable {
         let start = ContinuousClock.now
         do {
             let payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
-            return await enrich(payload, deadline: deadline)
+            var result = await enrich(payload, deadline: deadline)
+            result.input = source
+            return result
         } catch {
-            return .invalid(error, source: source, elapsed: .now - start)
+            var result = EnrichmentResult.invalid(error, source: source, elapsed: .now - start)
+            result.input = source
+            return result
         }
     }
 
@@ -62,7 +78,11 @@ public final class Enricher: Sendable {
                         }
                         return await cache.attachment(for: reference.url, deadline: deadline)
                     }
-                    run.record(index, result)
+                    if !run.record(index, result), case .success(let media) = result {
+                        // The run was closed (its result handed over) before this finished: no result names
+                        // the file, so it goes now rather than being left to `gc`.
+                        self.fetcher.root.remove(media)
+                    }
                 }
             }
         }
@@ -71,22 +91,92 @@ public final class Enricher: Sendable {
     /// What this engine has done so far: cache lookups and bytes fetched.
     public var statistics: EngineStatistics { fetcher.statistics.snapshot }
 
-    /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`).
+    /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`); `cancelled` once shutdown began.
     func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
-        await fetcher.probe(url, deadline: deadline)
+        guard gate.enter() else { return .failure(FetchFailure(.cancelled, "the engine is shutting down")) }
+        defer { gate.leave() }
+        return await fetcher.probe(url, deadline: deadline)
     }
 
-    /// Cancels whatever is in flight, stops the fetch loop and removes the media cache's links, returning once
-    /// all of that is done (no thread of the cooperative pool is held meanwhile).
-    public func shutdown() async {
-        await fetcher.shutdown()
+    // MARK: - Lifecycle
+
+    /// Shuts the enricher down gracefully, returning once it is done (no thread of the cooperative pool is held
+    /// meanwhile): no payload is taken from the moment it is called (a later `enrich` returns `cancelled` at
+    /// once); the payloads in flight finish by their own deadlines, or by `drainDeadline` when that comes first,
+    /// and whatever remains then is cancelled (outcome `cancelled`); then the fetch loop stops and the media
+    /// cache's links are removed. Attachments already handed out stay: they are the caller's.
+    ///
+    /// Calling it again, or from several tasks, waits for the same shutdown (the first call's drain deadline
+    /// holds). Cancelling the calling task does not cut the drain short: pass a drain deadline for that.
+    /// - Parameter drainDeadline: when to stop waiting for the payloads in flight; nil (the default) waits for
+    ///   each one's own deadline.
+    public func shutdown(drainDeadline: ContinuousClock.Instant? = nil) async {
+        await beginShutdown(drainDeadline: drainDeadline).value
+    }
+
+    /// `shutdown(drainDeadline:)` with the drain bounded to `drainTimeout` from now.
+    public func shutdown(drainTimeout: Duration) async {
+        await shutdown(drainDeadline: .now + drainTimeout)
+    }
+
+    /// Runs until the enricher has shut down: returns once a `shutdown()` called elsewhere has completed. When
+    /// the task running it is cancelled, it shuts the enricher down itself, draining as `shutdown()` does, and
+    /// returns when that is done. Cancellation drains rather than aborts because the work is not this task's:
+    /// each payload runs in its caller's task, and a caller that is cancelled ends its own payload (`cancelled`).
+    /// This is the shape of swift-service-lifecycle's `Service.run()`; without that package, start it in a task
+    /// and cancel the task (or call `shutdown()`) to stop.
+    public func run() async throws {
+        await gate.untilClosed()
+        await shutdown()
+    }
+
+    /// Starts the shutdown once; every caller gets the same task. The task is unstructured so that a cancelled
+    /// caller (a cancelled `run()`) still drains.
+    private func beginShutdown(drainDeadline: ContinuousClock.Instant?) -> Task<Void, Never> {
+        stopping.withLock { stopping in
+            if let stopping { return stopping }
+            gate.close()
+            let task = Task { [gate, fetcher, cache] in
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await gate.untilIdle() }
+                    if let drainDeadline {
+                        group.addTask { try? await Task.sleep(until: drainDeadline, clock: .continuous) }
+                    }
+                    // The first to end (drained, or the drain deadline) ends the wait; the other is cancelled.
+                    await group.next()
+                    group.cancelAll()
+                }
+                // Cancels every transfer still running: their payloads settle at once, `cancelled`.
+                await fetcher.shutdown()
+                // Not cancelled (this task never is): waits until every payload has returned, so that no cache
+                // link is made after the links are removed.
+                await gate.untilIdle()
+                cache?.removeAll()
+            }
+            stopping = task
+            return task
+        }
+    }
+
+    /// `shutdown()` for synchronous code: stops taking payloads, cancels the ones in flight (no drain), stops the
+    /// fetch loop and removes the media cache's links, blocking the calling thread until the loop has stopped.
+    @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
+    public func shutdown() {
+        gate.close()
+        fetcher.shutdown()
         cache?.removeAll()
     }
 
-    /// `shutdown()` for synchronous code: blocks the calling thread until it is done. Not for async code, where
-    /// it would hold a thread of the cooperative pool: there, `await shutdown()`.
-    public func shutdown() {
-        fetcher.shutdown()
+    /// Removes the attachments of `result` that this enricher stored (each one's directory, `<root>/<uuid>/`):
+    /// for when the caller has handed their bytes on, or will not use them. Paths outside this enricher's
+    /// attachments root, or not shaped as it names them, are left alone. Returns how many were removed.
+    @discardableResult
+    public func removeAttachments(of result: EnrichmentResult) -> Int {
+        result.attachments.filter { fetcher.root.remove($0.media) }.count
+    }
+
+    deinit {
+        // Forgotten shutdown: the fetch loop stops with the fetcher; the cache's links must not stay behind.
         cache?.removeAll()
     }
 }

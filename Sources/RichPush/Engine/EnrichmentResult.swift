@@ -18,6 +18,20 @@ public struct Attachment: Sendable, Hashable {
     public var typeHint: String? = nil
     /// How many fetches it took (1 without a retry; see `RetryPolicy`).
     public var attempts: Int = 1
+
+    /// An attachment (for test doubles and callers that build results themselves).
+    public init(
+        identifier: String, source: String, convention: String, media: FetchedMedia, thumbnail: Thumbnail? = nil,
+        typeHint: String? = nil, attempts: Int = 1
+    ) {
+        self.identifier = identifier
+        self.source = source
+        self.convention = convention
+        self.media = media
+        self.thumbnail = thumbnail
+        self.typeHint = typeHint
+        self.attempts = attempts
+    }
 }
 
 /// How a payload's processing ended. The raw values are stable and go into JSON output.
@@ -34,10 +48,16 @@ public enum Outcome: String, Sendable, Hashable, CaseIterable {
     case failed
     /// The input is not a payload.
     case invalid
+    /// The work was cancelled before it finished: by the caller (its task was cancelled) or by the engine
+    /// shutting down (a payload arriving after shutdown began is not processed at all). What finished is attached.
+    case cancelled
 }
 
 /// What RichPush made of one payload: the mutated content, the attachments, the problems.
-public struct EnrichmentResult: Sendable {
+///
+/// It encodes (`Encodable`, `jsonBytes()`) as the JSON object the CLI writes for one payload. The attachments'
+/// files are the caller's: hand them on, then remove them (`Enricher.removeAttachments(of:)`, or `richpush gc`).
+public struct EnrichmentResult: Sendable, Encodable {
     /// How it ended.
     public var outcome: Outcome
     /// The payload with its mutations, or nil when the input was not a payload.
@@ -50,10 +70,47 @@ public struct EnrichmentResult: Sendable {
     public var problems: [Problem]
     /// Time from the start of processing to the result.
     public var elapsed: Duration
+    /// The input's name as the output's `input` member writes it (a path, `-`, `-:<line>`, a request id); nil
+    /// writes no `input` member. `enrich(json:source:)` sets it to the source; `enrich(_:deadline:)` leaves it nil.
+    public var input: String? = nil
 
-    /// The result as the JSON object RichPush writes, one per payload (see the README for the format).
-    /// - Parameter input: the input's name (a path, `-`, or a line number for `stream`).
+    /// A result (for test doubles and callers that build results themselves).
+    public init(
+        outcome: Outcome, content: Payload?, attachments: [Attachment] = [], route: Route? = nil,
+        problems: [Problem] = [], elapsed: Duration = .zero, input: String? = nil
+    ) {
+        self.outcome = outcome
+        self.content = content
+        self.attachments = attachments
+        self.route = route
+        self.problems = problems
+        self.elapsed = elapsed
+        self.input = input
+    }
+
+    /// The JSON object RichPush writes for this payload, as one line's bytes without the newline: exactly what
+    /// the CLI prints (`content` lossless: keys in order, duplicates, numbers and escapes as they came).
+    public func jsonBytes() -> [UInt8] {
+        JSONWriter.bytes(json)
+    }
+
+    /// Encodes the object `jsonBytes()` writes. Through a `JSONEncoder`, `content` is as lossless as the encoder
+    /// allows: a number becomes an `Int64` when it is one, else a `Double`; a duplicate key keeps what the encoder
+    /// keeps; a lone surrogate in a string is replaced. Use `jsonBytes()` where the content must be byte-exact.
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
+
+    /// The result as the JSON object RichPush writes, one per payload (see the README for the format), with
+    /// `input` as its `input` member.
     public func json(input: String) -> JSONValue {
+        var result = self
+        result.input = input
+        return result.json
+    }
+
+    /// The result as the JSON object RichPush writes, with `input` only when set.
+    private var json: JSONValue {
         let attachmentValues: [JSONValue] = attachments.map { attachment in
             var members: [(key: String, value: JSONValue)] = [
                 ("identifier", .text(attachment.identifier)),
@@ -79,16 +136,15 @@ public struct EnrichmentResult: Sendable {
         }
         // Tenths of a millisecond, written without Foundation's String(format:).
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
-        return .object(
-            JSONObject([
-                ("input", .text(input)),
-                ("outcome", .text(outcome.rawValue)),
-                ("content", content?.json ?? .null),
-                ("attachments", .array(attachmentValues)),
-            ] + (route.map { [("route", $0.json)] } ?? []) + [
-                ("problems", .array(problemValues)),
-                ("elapsed_ms", .number("\(tenths / 10).\(tenths % 10)")),
-            ]))
+        var members: [(key: String, value: JSONValue)] = []
+        if let input { members.append(("input", .text(input))) }
+        members.append(("outcome", .text(outcome.rawValue)))
+        members.append(("content", content?.json ?? .null))
+        members.append(("attachments", .array(attachmentValues)))
+        if let route { members.append(("route", route.json)) }
+        members.append(("problems", .array(problemValues)))
+        members.append(("elapsed_ms", .number("\(tenths / 10).\(tenths % 10)")))
+        return .object(JSONObject(members))
     }
 
     /// The result for an input that is not a payload.

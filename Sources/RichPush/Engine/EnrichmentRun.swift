@@ -14,9 +14,16 @@ final class EnrichmentRun: Sendable {
     /// Text changes the payload's conventions ask for, applied to the returned content.
     private let overrides: [AlertOverride]
     private let route: Route?
-    private let settled: LockedValue<[Int: Result<FetchedMedia, FetchFailure>]> = LockedValue([:])
+    private let settled = LockedValue(Settled())
     /// The number of the attempt each reference is on, or ended with (see `RetryPolicy`).
     private let attempts: LockedValue<[Int: Int]> = LockedValue([:])
+
+    /// What has been settled, and whether a result has closed the run.
+    private struct Settled {
+        var outcomes: [Int: Result<FetchedMedia, FetchFailure>] = [:]
+        /// Set by `close`: a result was handed over, and nothing recorded later can be part of it.
+        var closed = false
+    }
 
     init(payload: Payload, configuration: Configuration, start: ContinuousClock.Instant = .now) {
         self.payload = payload
@@ -52,10 +59,15 @@ final class EnrichmentRun: Sendable {
         self.unfetchedCount = unfetched
     }
 
-    /// Records how reference `index` ended. The first record for an index wins.
-    func record(_ index: Int, _ outcome: Result<FetchedMedia, FetchFailure>) {
+    /// Records how reference `index` ended. The first record for an index wins. Returns false when the outcome
+    /// was not recorded (the index had settled, or the run was closed): the caller then owns a fetched file no
+    /// result names, and removes it.
+    @discardableResult
+    func record(_ index: Int, _ outcome: Result<FetchedMedia, FetchFailure>) -> Bool {
         settled.withLock { settled in
-            if settled[index] == nil { settled[index] = outcome }
+            guard !settled.closed, settled.outcomes[index] == nil else { return false }
+            settled.outcomes[index] = outcome
+            return true
         }
     }
 
@@ -64,14 +76,42 @@ final class EnrichmentRun: Sendable {
         attempts.withLock { $0[index] = attempt }
     }
 
-    /// The result as it stands. With `expired`, references not yet settled count as expired (and any fetched
-    /// later are not part of this result).
+    /// The result as it stands, and the run closed: whatever is recorded later is refused (`record` returns false),
+    /// so that every stored file is either in this result or removed by whoever fetched it. With `expired`,
+    /// references not yet settled count as expired.
+    func close(expired: Bool = false) -> EnrichmentResult {
+        let outcomes = settled.withLock { settled in
+            settled.closed = true
+            return settled.outcomes
+        }
+        return result(outcomes, expired: expired)
+    }
+
+    /// The result for a payload refused because the engine is shutting down: nothing fetched, outcome `cancelled`.
+    func refused() -> EnrichmentResult {
+        _ = close()
+        let notFetched = FetchFailure(.cancelled, "not fetched: the engine is shutting down")
+        var result = result(Dictionary(uniqueKeysWithValues: references.indices.map { ($0, .failure(notFetched)) }))
+        result.outcome = .cancelled
+        if references.isEmpty {
+            result.problems.append(
+                Problem(source: "payload", code: .cancelled, detail: "not processed: the engine is shutting down"))
+        }
+        return result
+    }
+
+    /// The result as it stands (the run stays open).
     func result(expired: Bool = false) -> EnrichmentResult {
-        let settled = settled.withLock { $0 }
+        result(settled.withLock { $0.outcomes }, expired: expired)
+    }
+
+    /// The result for these settled outcomes. References not settled count as expired.
+    private func result(_ settled: [Int: Result<FetchedMedia, FetchFailure>], expired: Bool = false) -> EnrichmentResult {
         let attempts = attempts.withLock { $0 }
         var attachments: [Attachment] = []
         var problems = initialProblems
         var sawExpiry = false
+        var sawCancel = false
         for (index, reference) in references.enumerated() {
             switch settled[index] {
             case .success(let media)?:
@@ -89,6 +129,7 @@ final class EnrichmentRun: Sendable {
                 }
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
+                if failure.code == .cancelled { sawCancel = true }
                 problems.append(
                     Problem(
                         source: reference.url, code: failure.code, detail: failure.detail,
@@ -105,6 +146,9 @@ final class EnrichmentRun: Sendable {
         let outcome: Outcome
         if total == 0 {
             outcome = .unchanged
+        } else if sawCancel {
+            // The caller's cancellation or a shutdown cut the work short: neither the deadline nor the media.
+            outcome = .cancelled
         } else if sawExpiry || (expired && attachments.count < references.count) {
             outcome = .expired
         } else if attachments.count == total {

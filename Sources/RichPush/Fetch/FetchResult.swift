@@ -12,6 +12,18 @@ public struct FetchedMedia: Sendable, Hashable {
     public var sha256: String
     /// The response's validators, for revalidating a cached copy.
     public var validators = Validators()
+
+    /// A stored file's description (for test doubles; RichPush makes these as it stores).
+    public init(
+        path: String, directory: String, type: MediaType, bytes: Int, sha256: String, validators: Validators = Validators()
+    ) {
+        self.path = path
+        self.directory = directory
+        self.type = type
+        self.bytes = bytes
+        self.sha256 = sha256
+        self.validators = validators
+    }
 }
 
 /// A response's cache validators: its ETag and Last-Modified header values, as sent.

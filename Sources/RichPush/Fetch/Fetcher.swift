@@ -15,10 +15,12 @@ public final class Fetcher: Sendable {
     let statistics = StatisticsCounter()
 
     /// A fetcher with these settings.
-    /// - Throws: `FetcherError` when libmagic's database cannot be loaded, or when the attachments root is
+    /// - Throws: `ConfigurationError` naming the first wrong field (see `Configuration.validate()`);
+    ///   `FetcherError` when libmagic's database cannot be loaded, or when the attachments root is
     ///   refused (a symbolic link, not a directory, another user's, writable by group or others; see
     ///   `AttachmentStore`) or cannot be made.
-    public init(configuration: Configuration) throws(FetcherError) {
+    public init(configuration: Configuration) throws {
+        try configuration.validate()
         urlCheck = URLCheck(
             allowHTTP: configuration.network.allowHTTP, maximumLength: configuration.network.maximumURLLength,
             allowedPorts: configuration.network.allowedPorts)
@@ -94,6 +96,7 @@ public final class Fetcher: Sendable {
 
     /// `shutdown()` for synchronous code: blocks the calling thread until the loop has stopped. Not for async
     /// code, where it would hold a thread of the cooperative pool: there, `await shutdown()`.
+    @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
     public func shutdown() { loop.stopAndWait() }
 
     private static let cancelled = FetchFailure(.cancelled, "cancelled before the transfer finished")

@@ -471,7 +471,7 @@ final class Transfer {
             return FetchFailure(.timeout, message, cause: connected ? nil : .connectTimeout)
         case CURLE_COULDNT_CONNECT, CURLE_ABORTED_BY_CALLBACK:
             if let refusedAddress { return FetchFailure(.blockedAddress, refusedAddress) }
-            if let refusedPort { return FetchFailure(.blockedPort, "port \(refusedPort) is not allowed (see --allow-port)") }
+            if let refusedPort { return FetchFailure(.blockedPort, "port \(refusedPort) is not allowed (see network.allowedPorts)") }
             return FetchFailure(.network, message, cause: code == CURLE_COULDNT_CONNECT ? .connectionRefused : nil)
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return FetchFailure(.network, message, cause: .connectionDropped)

@@ -31,7 +31,7 @@ struct URLCheck: Sendable {
         let allowed = allowHTTP ? ["https", "http"] : ["https"]
         guard allowed.contains(scheme) else {
             if scheme == "http" {
-                return FetchFailure(.blockedScheme, "http is not allowed (only https; see --allow-http)")
+                return FetchFailure(.blockedScheme, "http is not allowed (only https; see network.allowHTTP)")
             }
             return FetchFailure(.blockedScheme, "scheme '\(scheme)' is not allowed (only \(allowed.joined(separator: ", ")))")
         }
@@ -59,7 +59,7 @@ struct URLCheck: Sendable {
             defer { curl_free(port) }
             let number = Int(String(cString: port)) ?? -1
             guard allowedPorts.contains(where: { $0.contains(number) }) else {
-                return FetchFailure(.blockedPort, "port \(number) is not allowed (see --allow-port)")
+                return FetchFailure(.blockedPort, "port \(number) is not allowed (see network.allowedPorts)")
             }
         }
         return nil

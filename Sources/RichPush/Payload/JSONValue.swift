@@ -54,3 +54,39 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 }
+
+extension JSONValue: Encodable {
+    /// Encodes the value through any `Encoder`: objects as keyed containers in member order, numbers as `Int64`
+    /// when their text is one, else as `Double`, strings decoded. What an encoder cannot hold (duplicate keys, a
+    /// 30-digit integer, a lone surrogate) is as lossless as that encoder; `JSONWriter` writes the text exactly.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .object(let object):
+            var container = encoder.container(keyedBy: MemberKey.self)
+            for (key, value) in object.members { try container.encode(value, forKey: MemberKey(stringValue: key.value)) }
+        case .array(let array):
+            var container = encoder.unkeyedContainer()
+            for element in array { try container.encode(element) }
+        case .string(let string):
+            var container = encoder.singleValueContainer()
+            try container.encode(string.value)
+        case .number(let text):
+            var container = encoder.singleValueContainer()
+            if let integer = Int64(text) { try container.encode(integer) } else { try container.encode(Double(text) ?? .nan) }
+        case .bool(let flag):
+            var container = encoder.singleValueContainer()
+            try container.encode(flag)
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        }
+    }
+
+    /// An object member's key, any string.
+    private struct MemberKey: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+}

@@ -110,6 +110,17 @@ final class AttachmentRoot: Sendable {
         return try Directory(opening: name, in: directory)
     }
 
+    /// Removes a stored attachment's directory, `<root>/<uuid>/`, and what it holds; returns whether it was one
+    /// of ours and is gone. A path outside the root, or a directory not named as we name them, is left alone.
+    @discardableResult
+    func remove(_ media: FetchedMedia) -> Bool {
+        let prefix = directory.path + "/"
+        guard media.directory.hasPrefix(prefix), media.path.hasPrefix(media.directory + "/") else { return false }
+        let name = String(media.directory.dropFirst(prefix.count))
+        guard RandomName.isUUID(name), directory.status(of: name) != nil else { return false }
+        return directory.removeTree(name)
+    }
+
     /// Makes a new directory `<uuid>` (mode 0700) in the root; returns its name.
     private func makeAttachmentDirectory() throws(StoreError) -> String {
         let name = RandomName.uuid()

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+@Suite("Configuration: validated in the library, each error naming its field")
+struct ConfigurationTests {
+    /// A wrong value for each field that can be wrong, the field's path, and the code.
+    static let wrong: [(change: @Sendable (inout Configuration) -> Void, field: String, code: ConfigurationError.Code)] = [
+        ({ $0.deadline = .zero }, "deadline", .outOfRange),
+        ({ $0.deadline = .seconds(86_401) }, "deadline", .outOfRange),
+        ({ $0.network.maximumRedirects = -1 }, "network.maximumRedirects", .outOfRange),
+        ({ $0.network.connectTimeout = .seconds(-1) }, "network.connectTimeout", .outOfRange),
+        ({ $0.network.lowSpeedBytesPerSecond = -1 }, "network.lowSpeedBytesPerSecond", .outOfRange),
+        ({ $0.network.lowSpeedWindow = .milliseconds(500) }, "network.lowSpeedWindow", .outOfRange),
+        ({ $0.network.allowedPorts.append(0...80) }, "network.allowedPorts[1]", .outOfRange),
+        ({ $0.network.allowedPorts = [443...70_000] }, "network.allowedPorts[0]", .outOfRange),
+        ({ $0.network.resolve = ["a.test:443:127.0.0.1", "a.test:443"] }, "network.resolve[1]", .malformed),
+        ({ $0.network.resolve = ["a.test:0:127.0.0.1"] }, "network.resolve[0]", .malformed),
+        ({ $0.network.resolve = ["a.test:443:127.0.0.1,nope"] }, "network.resolve[0]", .malformed),
+        ({ $0.network.resolve = [":443:127.0.0.1"] }, "network.resolve[0]", .malformed),
+        ({ $0.network.caBundle = "/nonexistent.pem" }, "network.caBundle", .unreadable),
+        ({ $0.network.caBundle = "/" }, "network.caBundle", .unreadable),
+        ({ $0.network.maximumURLLength = 0 }, "network.maximumURLLength", .outOfRange),
+        ({ $0.network.maximumConnections = 0 }, "network.maximumConnections", .outOfRange),
+        ({ $0.network.maximumConnectionsPerHost = -3 }, "network.maximumConnectionsPerHost", .outOfRange),
+        ({ $0.network.userAgent = "RichPush\r\nX-Evil: 1" }, "network.userAgent", .malformed),
+        ({ $0.limits.imageBytes = 0 }, "limits.imageBytes", .outOfRange),
+        ({ $0.limits.audioBytes = -5 }, "limits.audioBytes", .outOfRange),
+        ({ $0.limits.videoBytes = 0 }, "limits.videoBytes", .outOfRange),
+        ({ $0.limits.sniffBytes = 0 }, "limits.sniffBytes", .outOfRange),
+        ({ $0.limits.maximumHeaderBytes = 0 }, "limits.maximumHeaderBytes", .outOfRange),
+        ({ $0.limits.maximumReferences = -1 }, "limits.maximumReferences", .outOfRange),
+        ({ $0.limits.maximumReferences = 0 }, "limits.maximumReferences", .outOfRange),
+        ({ $0.limits.payload.maximumBytes = 0 }, "limits.payload.maximumBytes", .outOfRange),
+        ({ $0.limits.payload.maximumDepth = 100_000 }, "limits.payload.maximumDepth", .outOfRange),
+        ({ $0.cache.timeToLive = .seconds(-1) }, "cache.timeToLive", .outOfRange),
+        ({ $0.cache.maximumEntries = 0 }, "cache.maximumEntries", .outOfRange),
+        ({ $0.cache.maximumBytes = 0 }, "cache.maximumBytes", .outOfRange),
+        ({ $0.store = AttachmentStore(root: "relative/dir") }, "store.root", .malformed),
+    ]
+
+    @Test("Enricher.init throws ConfigurationError naming the wrong field", arguments: wrong.indices)
+    func rejected(index: Int) throws {
+        let (change, field, code) = Self.wrong[index]
+        let bed = try TestBed()
+        var configuration = bed.configuration
+        change(&configuration)
+        do {
+            _ = try Enricher(configuration: configuration)
+            Issue.record("\(field): accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.field == field)
+            #expect(error.code == code)
+            #expect(!error.detail.contains("--"), "a library message names a flag: \(error.detail)")
+        }
+        // Nothing was started: the attachments root was not even made.
+        #expect(!FileManager.default.fileExists(atPath: bed.attachments))
+        #expect(throws: ConfigurationError.self) { try Fetcher(configuration: configuration) }
+    }
+
+    @Test("the defaults, the test bed's and the ends of each range are valid")
+    func accepted() throws {
+        try Configuration().validate()
+        var configuration = try TestBed().configuration
+        try configuration.validate()
+        configuration.deadline = .milliseconds(1)
+        configuration.cache.timeToLive = .zero
+        configuration.network.maximumRedirects = 0
+        configuration.network.allowedPorts = [1...65535]
+        configuration.network.resolve = ["a.test:65535:127.0.0.2,[::1]", "b.test:1:10.0.0.1"]
+        configuration.limits.maximumReferences = 1
+        try configuration.validate()
+    }
+
+    @Test("limits.maximumReferences = -1 is refused at init instead of crashing at the first payload")
+    func negativeReferences() async throws {
+        var configuration = try TestBed().configuration
+        configuration.limits.maximumReferences = -1
+        #expect(throws: ConfigurationError(
+            field: "limits.maximumReferences", code: .outOfRange, detail: "expected 1 or more, got -1")) {
+            try Enricher(configuration: configuration)
+        }
+    }
+
+    @Test("a duration reads back as seconds, to the millisecond")
+    func seconds() {
+        #expect(Configuration.seconds(.milliseconds(1)) == "0.001")
+        #expect(Configuration.seconds(.seconds(86_400)) == "86400")
+        #expect(Configuration.seconds(.milliseconds(2500)) == "2.5")
+        #expect(Configuration.seconds(.milliseconds(-500)) == "-0.5")
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import RichPush
+import Testing
+
+// This file imports RichPush without @testable: what it uses is public API, as a package depending on RichPush
+// sees it. The convention below is the README's example, word for word.
+
+/// Acme's push service puts its image at `acme.media.url` and its declared type at `acme.media.type`.
+struct AcmeConvention: MediaConvention {
+    var name: String { "acme" }
+
+    func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        let hint = scan.value(at: ["acme", "media", "type"], in: payload)?.stringValue
+        scan.take(
+            scan.value(at: ["acme", "media", "url"], in: payload), field: "acme.media.url", convention: name,
+            identifier: "hero", typeHint: hint)
+        return scan
+    }
+}
+
+@Suite("Public API: what a package depending on RichPush can build")
+struct PublicAPITests {
+    @Test("the README's custom convention finds its reference and the media is attached")
+    func customConvention() async throws {
+        let bed = try TestBed()
+        var configuration = bed.configuration
+        configuration.conventions.register(AcmeConvention())
+        let enricher = try Enricher(configuration: configuration)
+        let text = #"{"aps":{"mutable-content":1},"acme":{"media":{"url":"\#(bed.url("/media/photo.jpg"))","type":"image/jpeg"}}}"#
+        let result = await enricher.enrich(try Payload(parsing: Array(text.utf8)), timeout: .seconds(10))
+        await enricher.shutdown()
+        #expect(result.outcome == .complete)
+        #expect(result.attachments.map(\.convention) == ["acme"])
+        #expect(result.attachments.first?.typeHint == "image/jpeg")
+        // A field of the wrong type is the convention's bad-reference problem, not a crash.
+        var scan = ConventionScan()
+        _ = scan.value(at: ["acme", "media", "url"], in: try Payload(parsing: Array(#"{"acme":[1]}"#.utf8)))
+        #expect(scan.problems.map(\.code) == [.badReference])
+    }
+
+    @Test("the README's quick start, against the loopback origin")
+    func quickStart() async throws {
+        let bed = try TestBed()
+        let bytes = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#.utf8)
+        var configuration = bed.configuration
+        configuration.deadline = .seconds(10)
+        let enricher = try Enricher(configuration: configuration)
+        let payload = try Payload(parsing: bytes)
+        let result = await enricher.enrich(payload, deadline: .now + .seconds(10))
+        let line = result.jsonBytes()
+        #expect(String(decoding: line, as: UTF8.self).contains(#""outcome":"complete""#))
+        #expect(enricher.removeAttachments(of: result) == 1)
+        await enricher.shutdown()
+        #expect(bed.filesOnDisk().isEmpty)
+    }
+
+    @Test("the README's private-origin configuration is valid; an unreadable CA bundle names its field")
+    func privateOrigin() throws {
+        var configuration = Configuration()
+        configuration.network.addressPolicy = AddressPolicy(
+            allowed: [CIDRRange("10.20.0.0/16")!], denied: [CIDRRange("10.20.99.0/24")!])
+        configuration.network.allowedPorts.append(9000...9000)
+        configuration.network.resolve = ["media.internal:9000:10.20.0.7"]
+        try configuration.validate()
+        configuration.network.caBundle = "/nonexistent/private-ca.pem"
+        #expect(throws: ConfigurationError(
+            field: "network.caBundle", code: .unreadable, detail: "cannot read '/nonexistent/private-ca.pem'")) {
+            try configuration.validate()
+        }
+    }
+
+    @Test("a result can be built as a test double and writes the CLI's JSON")
+    func testDouble() throws {
+        let media = FetchedMedia(
+            path: "/srv/push/1/2.jpg", directory: "/srv/push/1", type: .jpeg, bytes: 5905, sha256: "ab")
+        let attachment = Attachment(
+            identifier: "hero", source: "https://cdn.test/a.jpg", convention: "acme", media: media,
+            thumbnail: Thumbnail(clip: Thumbnail.Clip(x: 0, y: 0.25, width: 1, height: 0.5)), typeHint: "jpg")
+        let content = try Payload(parsing: Array(#"{"aps":{"mutable-content":1}}"#.utf8))
+        let result = EnrichmentResult(
+            outcome: .complete, content: content, attachments: [attachment], elapsed: .milliseconds(12),
+            input: "push-1")
+        let text = String(decoding: result.jsonBytes(), as: UTF8.self)
+        #expect(
+            text == #"{"input":"push-1","outcome":"complete","content":{"aps":{"mutable-content":1}},"attachments":[{"identifier":"hero","path":"/srv/push/1/2.jpg","source":"https://cdn.test/a.jpg","convention":"acme","type":"public.jpeg","mime":"image/jpeg","bytes":5905,"sha256":"ab","type_hint":"jpg","thumbnail":{"clip":{"x":0,"y":0.25,"width":1,"height":0.5}},"attempts":1}],"problems":[],"elapsed_ms":12.0}"#)
+    }
+}
