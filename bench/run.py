@@ -127,14 +127,18 @@ def timed(command, stdin_path=None, stdout_path=None):
     # another's writeback.
     os.sync()
     start = time.monotonic()
-    result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", time_file] + command,
+    result = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", time_file] + command,
                             stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
     wall = time.monotonic() - start
     if result.returncode != 0:
         sys.exit(f"{command[0]} failed ({result.returncode}): {result.stderr.decode()[-2000:]}")
     with open(time_file) as f:
-        rss_kb = int(f.read().strip().splitlines()[-1])
-    return wall, rss_kb / 1024
+        rss_kb, user, system = f.read().strip().splitlines()[-1].split()
+    last_cpu[0] = float(user) + float(system)
+    return wall, int(rss_kb) / 1024
+
+
+last_cpu = [0.0]  # CPU seconds (user + system) of the last timed run
 
 
 def write_ndjson(path, urls):
@@ -178,6 +182,7 @@ def richpush(port, ndjson, concurrency=64, deadline=None, extra=()):
         command += ["--deadline", str(deadline)]
     command += list(extra)
     wall, rss = timed(command, stdin_path=ndjson, stdout_path=results)
+    cpu = last_cpu[0]
     outcomes, latencies, total_bytes = {}, [], 0
     with open(results) as f:
         for line in f:
@@ -185,7 +190,7 @@ def richpush(port, ndjson, concurrency=64, deadline=None, extra=()):
             outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
             latencies.append(float(r["elapsed_ms"]))
             total_bytes += sum(a["bytes"] for a in r["attachments"])
-    return {"wall": wall, "rss": rss, "outcomes": outcomes, "latencies": latencies, "bytes": total_bytes}
+    return {"wall": wall, "rss": rss, "outcomes": outcomes, "latencies": latencies, "bytes": total_bytes, "cpu": cpu}
 
 
 def curl(urls):
@@ -289,8 +294,17 @@ def service(port, base, connections, seconds=10):
     script = os.path.join(OUT, "wrk.lua")
     with open(script, "w") as f:
         f.write(f'local base = "{base}"\n' + WRK_SCRIPT)
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu_seconds():
+        with open(f"/proc/{server.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    cpu_before = cpu_seconds()
     result = subprocess.run(["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", "-s", script,
                              f"http://127.0.0.1:{listen_port}"], capture_output=True, text=True, check=True)
+    cpu = cpu_seconds() - cpu_before
     with open(f"/proc/{server.pid}/status") as f:
         rss = next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
     server.send_signal(signal.SIGTERM)
@@ -300,7 +314,7 @@ def service(port, base, connections, seconds=10):
         value = float(text.rstrip("usm"))
         return value / 1000 if text.endswith("us") else value * 1000 if text.endswith("s") and not text.endswith("ms") else value
 
-    rate, p50, p99, errors = 0.0, float("nan"), float("nan"), 0
+    rate, p50, p99, errors, requests = 0.0, float("nan"), float("nan"), 0, 0
     for line in result.stdout.splitlines():
         parts = line.split()
         if line.startswith("Requests/sec:"):
@@ -311,7 +325,10 @@ def service(port, base, connections, seconds=10):
             p99 = milliseconds(parts[1])
         elif "Non-2xx" in line:
             errors = int(parts[-1])
-    return {"rate": rate, "p50": p50, "p99": p99, "rss": rss, "errors": errors}
+        elif "requests in" in line:
+            requests = int(parts[0])
+    return {"rate": rate, "p50": p50, "p99": p99, "rss": rss, "errors": errors,
+            "cpu_ms": 1000 * cpu / max(requests, 1)}
 
 
 class Redis:
@@ -516,7 +533,8 @@ def main():
                     f"(s) serve, {connections} connections: {sv['rate']:.0f} payloads/s "
                     f"({sv['rate'] / stream_rate:.0%} of stream's {stream_rate:.0f}; goal >= 80%), "
                     f"latency p50 {sv['p50']:.1f} ms, p99 {sv['p99']:.1f} ms (goal < 50 ms), "
-                    f"peak RSS {sv['rss']:.1f} MiB (goal < 64 MiB), {sv['errors']} non-200 responses")
+                    f"peak RSS {sv['rss']:.1f} MiB (goal < 64 MiB), {sv['errors']} non-200 responses; "
+                    f"CPU {sv['cpu_ms']:.3f} ms a payload vs stream's {1000 * rp['cpu'] / 10000:.3f} ms")
         if "w" in args.only:
             count = 100000
             urls = [f"{base}/c/{i % 20:02d}.jpg" for i in range(count)]

@@ -24,8 +24,9 @@ package struct HTTPRequest: Sendable {
     /// `application/json`).
     package var contentType: String? {
         headers["content-type"].map { value in
-            let type = value.split(separator: ";", maxSplits: 1).first ?? ""
-            return type.trimmingSpaces.lowercased()
+            let bytes = value.utf8
+            let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
+            return String(value[..<end]).trimmingSpaces.lowercased()
         }
     }
 }
@@ -69,11 +70,12 @@ package struct HTTPResponse: Sendable {
     }
 }
 
-extension StringProtocol {
+extension String {
     /// Without leading and trailing spaces and tabs.
     package var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
             return ""
         }
         return String(self[first...last])

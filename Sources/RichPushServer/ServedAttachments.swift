@@ -52,11 +52,15 @@ package final class ServedAttachments: Sendable {
         }
     }
 
-    /// `<directory>/<file>`: the last two components of an attachment's path.
-    private static func key(_ path: String) -> String? {
-        let parts = path.split(separator: "/")
-        guard parts.count >= 2 else { return nil }
-        return parts[parts.count - 2] + "/" + parts[parts.count - 1]
+    /// `<directory>/<file>`: the last two components of an attachment's path (found on its UTF-8 bytes: this
+    /// runs for every result, and splitting by characters showed in the service's profile).
+    static func key(_ path: String) -> String? {
+        let bytes = path.utf8
+        guard let last = bytes.lastIndex(of: UInt8(ascii: "/")), last != bytes.startIndex,
+            let previous = bytes[..<last].lastIndex(of: UInt8(ascii: "/")),
+            bytes.index(after: previous) < last, bytes.index(after: last) < bytes.endIndex
+        else { return nil }
+        return String(path[path.index(after: previous)...])
     }
 
     /// The open file and what it is, for `<directory>/<file>`; nil for anything this server did not store, or
