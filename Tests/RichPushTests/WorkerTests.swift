@@ -299,6 +299,15 @@ struct WorkerTests {
         #expect(sources.count == 20)
         #expect(Set(sources) == ids)
         #expect(try redis.pending("in", "g") == 0)
+        // Both wrote into one attachments directory (the shared volume of a deployment): every result's file is
+        // there, whole, whichever worker stored it.
+        for entry in try redis.entries("out") {
+            let result = try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
+            let attachment = try #require((result?["attachments"] as? [[String: Any]])?.first)
+            let path = try #require(attachment["path"] as? String)
+            #expect(path.hasPrefix(bed.attachments + "/"))
+            #expect(try await sha256sum(path) == attachment["sha256"] as? String)
+        }
     }
 
     @Test("over a unix socket; without --create-group a missing group is an error naming it (exit 70)")
