@@ -66,7 +66,7 @@ package final class EnrichmentService: HTTPHandler {
             return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(body)))
         case "/v1/enrich", "/v1/explain":
             if let refusal = only(["POST"], request) ?? unauthorized(request) ?? busy() { return .respond(refusal) }
-            switch parameters(request) {
+            switch parameters(request, assigningID: false) {
             case .failure(let refusal): return .respond(refusal.response)
             case .success(let parameters):
                 let limit = parameters.ndjson && path == "/v1/enrich" ? settings.maximumBatchBytes : settings.maximumBodyBytes
@@ -81,7 +81,7 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
-        guard case .success(let parameters) = parameters(request) else { return .error(400, "bad parameters") }
+        guard case .success(let parameters) = parameters(request, assigningID: true) else { return .error(400, "bad parameters") }
         guard admit() else { return busy(full: true)! }
         var response: HTTPResponse
         if request.path == "/v1/explain" {
@@ -191,7 +191,9 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     /// The request id, the deadline and the body's kind, or the 400 saying what is wrong.
-    private func parameters(_ request: HTTPRequest) -> Result<Parameters, Refusal> {
+    /// The id is assigned (when the request brings none) only with `assigningID`: the check at the headers needs
+    /// none, and a UUID per check showed in the profile.
+    private func parameters(_ request: HTTPRequest, assigningID: Bool) -> Result<Parameters, Refusal> {
         var timeout = enricher.configuration.deadline
         if let text = request.query["deadline"] {
             guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
@@ -208,7 +210,7 @@ package final class EnrichmentService: HTTPHandler {
             }
             requestID = given
         } else {
-            requestID = RandomName.uuid()
+            requestID = assigningID ? RandomName.uuid() : ""
         }
         // NDJSON by its media type; anything else is read as one JSON payload (clients often send none, or a
         // form type by default), and a body that is not one gets its `invalid` result.

@@ -75,12 +75,15 @@ enum ServeCommand {
         for address in addresses where SocketAddress(address) == nil {
             throw UsageError("--listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within 0-65535)")
         }
+        // The access log goes out in batches from a thread of its own; flushed before the exit.
+        let accessLog = BufferedLog(descriptor: 2)
+        defer { accessLog.flush() }
         return try await withEnricher(configuration) { enricher throws(UsageError) in
             let host: ServiceHost
             do {
                 host = try ServiceHost(
                     enricher: enricher, settings: settings, limits: limits, addresses: addresses,
-                    log: { Output.write($0, to: 2) })
+                    log: accessLog.append)
             } catch {
                 Output.error("richpush serve: \(error)")
                 return 70

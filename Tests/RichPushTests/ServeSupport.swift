@@ -10,7 +10,8 @@ final class ServeProcess: @unchecked Sendable {
     private var stderrBytes: [UInt8] = []
 
     /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
-    init(_ arguments: [String]) async throws {
+    /// Without `readingStandardError`, nothing reads its standard error after that line (a stuck log reader).
+    init(_ arguments: [String], readingStandardError: Bool = true) async throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
@@ -28,6 +29,7 @@ final class ServeProcess: @unchecked Sendable {
             throw ServeFailure("serve did not report its port; it wrote: \(first)")
         }
         self.port = port
+        guard readingStandardError else { return }
         // Everything after the listening line is collected on a thread of its own.
         let handle = errors
         Thread { [self] in

@@ -256,6 +256,22 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test("a standard error nobody reads does not stall the server: the access log waits, requests do not")
+    func stuckLogReader() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions, readingStandardError: false)
+        // 2,000 log lines are about 150 KB, more than a pipe holds (64 KB).
+        let answered = try await offPool {
+            let connection = try HTTPConnection(port: server.port)
+            var answered = 0
+            for _ in 0..<2000 where try connection.exchange("GET", "/healthz", within: .seconds(10)).status == 200 {
+                answered += 1
+            }
+            return answered
+        }
+        #expect(answered == 2000)
+    }
+
     @Test("the address policy holds for payloads that arrive over HTTP")
     func addressPolicy() async throws {
         let bed = try TestBed()
