@@ -281,16 +281,24 @@ struct CLITests {
     func help() async throws {
         let table = try Self.readmeOptions()
         try #require(table.count >= 16, "the README's options table: \(table)")
-        let serveTable = try Self.readmeOptions(under: "## Running the service")
-        try #require(serveTable.count >= 8, "the README's serve options table: \(serveTable)")
-        for command in ["enrich", "stream", "serve"] {
+        let ownTables = [
+            "serve": try Self.readmeOptions(under: "## Running the service"),
+            "worker": try Self.readmeOptions(under: "## Workers on Redis Streams"),
+        ]
+        try #require(ownTables["serve"]!.count >= 8, "the README's serve options table: \(ownTables["serve"]!)")
+        try #require(ownTables["worker"]!.count >= 11, "the README's worker options table: \(ownTables["worker"]!)")
+        for command in ["enrich", "stream", "serve", "worker"] {
             let run = try await CLI.run([command, "--help"])
             #expect(run.status == 0)
             let entries = Self.helpEntries(run.stdout)
-            let documented = table.filter { command == "enrich" || !$0.enrichOnly } + (command == "serve" ? serveTable : [])
+            let documented = table.filter { command == "enrich" || !$0.enrichOnly } + (ownTables[command] ?? [])
             #expect(Set(entries.keys) == Set(documented.map(\.option) + ["--help"]), "\(command) --help")
             for row in documented {
                 guard let entry = entries[row.option] else { continue }
+                if row.default == "(required)" {
+                    #expect(entry.hasSuffix("(required)"), "\(command) --help: \(row.option) is not marked required: \(entry)")
+                    continue
+                }
                 let shown = entry.firstMatch(of: /\(default: ([^)]*)\)/).map { String($0.1) }
                 guard let shown else {
                     Issue.record("\(command) --help gives \(row.option) no default: \(entry)")
