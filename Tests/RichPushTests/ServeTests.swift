@@ -256,6 +256,26 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test("--idle-timeout closes a connection that sends nothing, and one that stops halfway through its headers")
+    func idleTimeout() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions + ["--idle-timeout", "1"])
+        let (silent, halfway, working) = try await offPool {
+            let silent = try HTTPConnection(port: server.port)
+            let halfway = try HTTPConnection(port: server.port)
+            try halfway.send(Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\n".utf8))
+            // Closed within a bound far above the 1 s timeout, for a loaded machine; the bound fails loudly.
+            let silentClosed = try silent.isClosed(within: .seconds(20))
+            let halfwayClosed = try halfway.isClosed(within: .seconds(20))
+            let working = try HTTPConnection(port: server.port).exchange("GET", "/healthz").status
+            return (silentClosed, halfwayClosed, working)
+        }
+        #expect(silent)
+        #expect(halfway)
+        #expect(working == 200)
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("a standard error nobody reads does not stall the server: the access log waits, requests do not")
     func stuckLogReader() async throws {
         let bed = try TestBed()
