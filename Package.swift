@@ -25,6 +25,12 @@ let cTargets: [Target] = [
         name: "CHiredis",
         linkerSettings: [.linkedLibrary("hiredis")]
     ),
+    // libvips through pkg-config (its headers need glib's include paths), and our wrappers over its variadic calls.
+    .systemLibrary(name: "CVipsSystem", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+    .target(
+        name: "CVips",
+        dependencies: ["CVipsSystem"]
+    ),
 ]
 
 // MARK: - Library and CLI
@@ -32,7 +38,7 @@ let cTargets: [Target] = [
 let swiftTargets: [Target] = [
     .target(
         name: "RichPush",
-        dependencies: ["CCurl", "CMagic", "CCrypto"]
+        dependencies: ["CCurl", "CMagic", "CCrypto", "CVips"]
     ),
     // `richpush serve`: the HTTP service on libmicrohttpd, kept apart so that the library needs no HTTP server.
     .target(

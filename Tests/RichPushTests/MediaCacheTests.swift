@@ -101,8 +101,10 @@ struct MediaCacheTests {
     func waiterDeadline() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let payload = try payload(bed, "/slow/photo.jpg?ms=1500")
-            async let leader = enricher.enrich(payload, timeout: .seconds(10))
+            // The leader's fetch takes 5 s, so that it is still in flight when the waiter comes even on a machine
+            // loaded enough to delay the waiter by seconds (seen: 1.5 s was not enough at load 5).
+            let payload = try payload(bed, "/slow/photo.jpg?ms=5000")
+            async let leader = enricher.enrich(payload, timeout: .seconds(20))
             try await untilRequested(bed, "/slow/photo.jpg")
             let deadline = ContinuousClock.now + .milliseconds(300)
             let control = DeadlineControl(at: deadline)

@@ -60,6 +60,10 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         static let notModified = Code("not-modified")
         /// A probe has seen enough to tell the type. Internal to `explain`: never reported.
         static let probed = Code("probed")
+        /// An image's header declares more pixels than allowed: refused before any pixel is decoded.
+        public static let tooManyPixels = Code("too-many-pixels")
+        /// The image could not be transformed; the detail is libvips's reason.
+        public static let transformFailed = Code("transform-failed")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).
         public static let storeFailed = Code("store-failed")
     }

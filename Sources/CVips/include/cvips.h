@@ -1,0 +1,37 @@
+#ifndef CVIPS_H
+#define CVIPS_H
+
+// Typed, non-variadic wrappers over the libvips calls RichPush's image transformation uses.
+
+#include <stddef.h>
+
+// Starts libvips once per process (later calls return the first result); 0 on success.
+int cvips_start(void);
+
+// What an image's header says, read without decoding a pixel.
+struct cvips_header {
+    int width;
+    int height;
+    int pages;      // frames of an animation, else 1
+    int bands;
+    int has_alpha;
+    char loader[64];  // libvips's loader ("jpegload", "webpload", "svgload", ...)
+};
+
+// Reads the header of `path` (for SVG, from memory: no base location for relative references); 0 on success.
+int cvips_probe(const char *path, struct cvips_header *header);
+
+// The output formats.
+enum cvips_format { CVIPS_JPEG = 0, CVIPS_PNG = 1 };
+
+// Decodes `input` (shrinking on load so that its longest side fits `max_side`, 0 for no bound; never enlarging),
+// turns it upright by its EXIF orientation, and writes `output` as `format` without any metadata (EXIF, XMP,
+// IPTC, ICC comments). `quality` is JPEG's. SVG is read from memory: it cannot load an external resource.
+// Writes the result's size. 0 on success.
+int cvips_convert(const char *input, const char *output, enum cvips_format format, int max_side, int quality,
+                  int *width, int *height);
+
+// libvips's message for the last failure on this thread (and clears it); never NULL.
+const char *cvips_error(void);
+
+#endif

@@ -1,0 +1,182 @@
+import FixtureOrigin
+import Foundation
+import Testing
+
+@testable import RichPush
+
+/// `ImageTransformer`, the step that turns an image into one iOS attaches, on real files through libvips.
+@Suite struct TransformTests {
+    let directory: String
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "richpush-transform-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    static func media(_ name: String) -> String { FixtureRoutes.fixturesDirectory + "/media/" + name }
+
+    func bytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
+
+    @Test("WebP, which iOS does not attach, becomes a JPEG of the same size")
+    func webp() throws {
+        let header = try ImageTransformer.header(of: Self.media("banner.webp"))
+        #expect(header == .init(width: 80, height: 60, pages: 1, hasAlpha: false, loader: "webpload"))
+        let output = try ImageTransformer().convert(Self.media("banner.webp"), to: directory + "/banner")
+        #expect(output == .init(type: .jpeg, width: 80, height: 60))
+        let written = bytes(directory + "/banner.jpg")
+        #expect(Array(written.prefix(3)) == [0xFF, 0xD8, 0xFF])
+        // libmagic, as the engine sniffs any body, agrees.
+        let verdict = try written.withUnsafeBytes { try Sniffer().check($0) }
+        #expect(verdict == .supported(.jpeg))
+    }
+
+    @Test("an image with alpha becomes a PNG (SVG rasterized)")
+    func alpha() throws {
+        let output = try ImageTransformer().convert(Self.media("icon.svg"), to: directory + "/icon")
+        #expect(output.type == .png)
+        #expect(output.width == 10 && output.height == 10)
+        #expect(Array(bytes(directory + "/icon.png").prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
+    @Test("EXIF orientation is applied, then every metadata block dropped: no GPS position survives")
+    func orientationAndMetadata() throws {
+        let source = bytes(Self.media("photo-exif.jpg"))
+        #expect(source.contains(subsequence: Array("Exif".utf8)), "the fixture lost its EXIF block")
+        let output = try ImageTransformer().convert(Self.media("photo-exif.jpg"), to: directory + "/upright")
+        // Orientation 6 turns the 160 x 120 photo upright: 120 x 160.
+        #expect(output == .init(type: .jpeg, width: 120, height: 160))
+        let written = bytes(directory + "/upright.jpg")
+        #expect(!written.contains(subsequence: Array("Exif".utf8)))
+        #expect(!written.contains(subsequence: [0x00, 0x00, 0x00, 0x30, 0x00, 0x00, 0x00, 0x01]), "the latitude's degrees survived")
+        #expect(!written.contains(subsequence: Array("http://ns.adobe.com/xap".utf8)))
+    }
+
+    @Test("the longest side is bounded when asked, the aspect kept, never enlarged")
+    func downscale() throws {
+        var settings = ImageTransformer.Settings()
+        settings.maximumDimension = 40
+        let small = try ImageTransformer(settings: settings).convert(Self.media("photo.jpg"), to: directory + "/small")
+        #expect(small == .init(type: .jpeg, width: 40, height: 30))
+        settings.maximumDimension = 4000
+        let same = try ImageTransformer(settings: settings).convert(Self.media("photo.jpg"), to: directory + "/same")
+        #expect(same == .init(type: .jpeg, width: 160, height: 120))
+    }
+
+    @Test("a header declaring more pixels than allowed is refused before decoding, and nothing is written")
+    func pixelBomb() throws {
+        let bomb = directory + "/bomb.png"
+        try Data(Self.png(width: 100_000, height: 100_000)).write(to: URL(fileURLWithPath: bomb))
+        #expect(try ImageTransformer.header(of: bomb).pixels == 10_000_000_000)
+        #expect(throws: TransformFailure.self) { try ImageTransformer().convert(bomb, to: directory + "/out") }
+        do {
+            _ = try ImageTransformer().convert(bomb, to: directory + "/out")
+        } catch {
+            #expect(error.code == .tooManyPixels)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["bomb.png"])
+    }
+
+    @Test("a file that is not an image fails with libvips's reason and leaves nothing")
+    func notAnImage() throws {
+        do {
+            _ = try ImageTransformer().convert(Self.media("leaflet.pdf") + ".missing", to: directory + "/x")
+            Issue.record("converted a missing file")
+        } catch {
+            #expect(error.code == .transformFailed)
+            #expect(!error.detail.isEmpty)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
+    @Test("SVG never loads an external resource: neither a listener nor a local file is touched")
+    func svgExternal() async throws {
+        let origin = try HTTPOrigin(handler: FixtureRoutes.handler())
+        defer { origin.stop() }
+        // A FIFO: opening it blocks until a writer comes, so a loader that tried would never finish.
+        let trap = directory + "/trap.png"
+        #expect(mkfifo(trap, 0o600) == 0)
+        let images = try await convertBounded(
+            """
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="20" height="20">
+              <rect width="20" height="20" fill="red"/>
+              <image href="\(origin.url("/media/photo.jpg"))" width="10" height="10"/>
+              <image xlink:href="file://\(trap)" width="10" height="10"/>
+              <image href="trap.png" width="10" height="10"/>
+            </svg>
+            """, trap: trap)
+        // Refused before rendering: librsvg would open the absolute file reference.
+        #expect(throws: TransformFailure.self) { try images.get() }
+        #expect((try? images.get()) == nil)
+        if case .failure(let failure) = images { #expect(failure.detail.contains("external resource")) }
+        // Fragments and data: URIs are the document's own: rendered.
+        let own = try await convertBounded(
+            """
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="20" height="20">
+              <defs><rect id="r" width="20" height="20" fill="red"/></defs><use xlink:href="#r"/>
+              <image href="data:image/png;base64,iVBORw0KGgo=" width="1" height="1"/>
+            </svg>
+            """, trap: trap)
+        #expect(try own.get() == .init(type: .png, width: 20, height: 20))
+        let entity = try await convertBounded(
+            """
+            <?xml version="1.0"?>
+            <!DOCTYPE svg [<!ENTITY secret SYSTEM "file://\(trap)">]>
+            <svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><text>&secret;</text></svg>
+            """, trap: trap)
+        // An external entity is not expanded: the document is refused.
+        #expect(throws: TransformFailure.self) { try entity.get() }
+        #expect(origin.exchanges.isEmpty, "the SVG loader fetched \(origin.requestLog)")
+    }
+
+    /// Converts `svg` on a thread of its own; fails loudly (and frees the thread) if the conversion blocks on
+    /// the FIFO `trap` for 30 s.
+    func convertBounded(_ svg: String, trap: String) async throws -> Result<ImageTransformer.Output, TransformFailure> {
+        let path = directory + "/\(UUID().uuidString).svg"
+        try Data(svg.utf8).write(to: URL(fileURLWithPath: path))
+        let output = directory + "/" + UUID().uuidString
+        let finished = LockedValue<Result<ImageTransformer.Output, TransformFailure>?>(nil)
+        Thread {
+            let result = Result { () throws(TransformFailure) in try ImageTransformer().convert(path, to: output) }
+            finished.withLock { $0 = result }
+        }.start()
+        do {
+            try await waitUntil("the SVG conversion to finish without opening the trap", within: .seconds(10)) {
+                finished.withLock { $0 != nil }
+            }
+        } catch {
+            let writer = open(trap, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            throw error
+        }
+        return try #require(finished.withLock { $0 })
+    }
+
+    /// A PNG whose header declares `width` x `height`, with an empty image: a decompression bomb's header.
+    static func png(width: UInt32, height: UInt32) -> [UInt8] {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let body = Array(type.utf8) + data
+            return bigEndian(UInt32(data.count)) + body + bigEndian(crc32(body))
+        }
+        let header = bigEndian(width) + bigEndian(height) + [8, 2, 0, 0, 0]
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])
+            + chunk("IEND", [])
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
+        }
+        return ~crc
+    }
+}
+
+extension Array where Element == UInt8 {
+    func contains(subsequence: [UInt8]) -> Bool {
+        guard !subsequence.isEmpty, count >= subsequence.count else { return false }
+        return (0...(count - subsequence.count)).contains { self[$0..<($0 + subsequence.count)].elementsEqual(subsequence) }
+    }
+}
