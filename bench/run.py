@@ -13,8 +13,11 @@ Scenarios (issue 4):
   (w) workers: 100,000 campaign entries on a Redis stream through 1 and then 2 `richpush worker`s, entries per
       second beside `stream` on the same payloads, and the count check (every input has exactly one output)
 
-Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is repeated (--repeat, default 3)
-and the median kept. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
+Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is repeated (--repeat, default 5)
+and the median kept. (a) and (b) run on two kinds of storage (issue 13): a tmpfs the script mounts, and the disk
+under the attachments directory's default location ($TMPDIR/richpush/bench); there richpush and curl run in
+alternated pairs (richpush, curl, richpush, curl, ...), each ratio is taken within its pair, and the previous run's
+files are moved out of the way by a rename and deleted before the next run's clock starts. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
 The table goes to stdout and to out/bench/report.md.
 """
 
@@ -150,6 +153,17 @@ def write_ndjson(path, urls):
 RUNS = os.path.join(OUT, "runs")
 run_counter = [0]
 previous_run = [None]
+# Where runners write now: RUNS (the tmpfs) or the disk's directory (`on_storage`).
+current_runs = [RUNS]
+
+
+def default_attachments_root():
+    """RichPush's default attachments root, as `AttachmentStore.defaultRoot` computes it."""
+    base = os.environ.get("TMPDIR") or "/tmp"
+    return base.rstrip("/") + "/richpush"
+
+
+DISK_RUNS = os.path.join(default_attachments_root(), "bench")
 
 
 def mount_runs_tmpfs():
@@ -164,19 +178,49 @@ def mount_runs_tmpfs():
     return "disk (could not mount a tmpfs)"
 
 
+def prepare_disk_runs():
+    """The disk's run directory, under RichPush's default attachments root (made mode 0700 as RichPush makes it);
+    emptied of an earlier benchmark's leftovers."""
+    os.makedirs(default_attachments_root(), mode=0o700, exist_ok=True)
+    shutil.rmtree(DISK_RUNS, ignore_errors=True)
+    os.makedirs(DISK_RUNS, mode=0o700)
+    return DISK_RUNS
+
+
 def fresh_directory(name):
-    """A new output directory per run; the previous run's output is removed first (cheap on tmpfs)."""
-    if previous_run[0]:
-        shutil.rmtree(previous_run[0], ignore_errors=True)
+    """A new output directory per run. The previous run's output is moved out of the way by a rename, then
+    deleted, both before the caller starts its clock (timed() also syncs first)."""
+    if previous_run[0] and os.path.exists(previous_run[0]):
+        trash = previous_run[0] + ".deleted"
+        os.rename(previous_run[0], trash)
+        shutil.rmtree(trash, ignore_errors=True)
     run_counter[0] += 1
-    previous_run[0] = os.path.join(RUNS, f"{run_counter[0]:03d}-{name}")
+    previous_run[0] = os.path.join(current_runs[0], f"{run_counter[0]:03d}-{name}")
     return previous_run[0]
 
 
-def richpush(port, ndjson, concurrency=64, deadline=None, extra=()):
+def on_storage(directory):
+    """Makes runners write under `directory` from now on."""
+    if previous_run[0] and os.path.exists(previous_run[0]):
+        shutil.rmtree(previous_run[0], ignore_errors=True)
+    previous_run[0] = None
+    current_runs[0] = directory
+
+
+def alternated(repeat, *runners):
+    """`repeat` rounds of the runners in turn (richpush, curl, richpush, curl, ...); returns each runner's
+    median and, for each, its ratios to the last runner's wall taken within each round, so that a slow moment
+    of the machine weighs on both sides of a ratio."""
+    rounds = [[run() for run in runners] for _ in range(repeat)]
+    medians = [median_of([r[i] for r in rounds]) for i in range(len(runners))]
+    ratios = [sorted(r[i]["wall"] / r[-1]["wall"] for r in rounds) for i in range(len(runners))]
+    return medians, ratios
+
+
+def richpush(port, ndjson, concurrency=64, deadline=None, extra=(), binary=None):
     attachments = fresh_directory("richpush")
     results = os.path.join(OUT, "results.ndjson")
-    command = [os.path.join(BIN, "richpush"), "stream", "--allow-http", "--allow-network", "127.0.0.1/32",
+    command = [binary or os.path.join(BIN, "richpush"), "stream", "--allow-http", "--allow-network", "127.0.0.1/32",
                "--allow-port", str(port), "--attachments-dir", attachments, "--concurrency", str(concurrency)]
     if deadline:
         command += ["--deadline", str(deadline)]
@@ -423,8 +467,11 @@ def worker_run(port, ndjson, count, workers):
 
 
 def median_run(repeat, run):
-    runs = [run() for _ in range(repeat)]
-    runs.sort(key=lambda r: r["wall"])
+    return median_of([run() for _ in range(repeat)])
+
+
+def median_of(runs):
+    runs = sorted(runs, key=lambda r: r["wall"])
     best = dict(runs[len(runs) // 2])
     best["rss"] = max(r["rss"] for r in runs)
     return best
@@ -440,8 +487,13 @@ def percentile(values, p):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is kept")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="runs per measurement (alternated pairs in (a) and (b)); the median is kept")
     parser.add_argument("--only", default="abcdesw", help="scenarios to run, e.g. 'ac'")
+    parser.add_argument("--compare", metavar="BINARY",
+                        help="another richpush build (the one before a change) run in the same rounds in (a), (b)")
+    parser.add_argument("--storage", default="tmpfs,disk",
+                        help="where (a) and (b) write: tmpfs, disk (under the default attachments root), or both")
     args = parser.parse_args()
 
     ensure_tools()
@@ -449,31 +501,62 @@ def main():
     subprocess.run(["umount", RUNS], stderr=subprocess.DEVNULL)
     shutil.rmtree(RUNS, ignore_errors=True)
     storage = mount_runs_tmpfs()
+    storages = []
+    for kind in args.storage.split(","):
+        if kind == "tmpfs":
+            storages.append((storage, RUNS))
+        elif kind == "disk":
+            storages.append((f"disk ({DISK_RUNS})", prepare_disk_runs()))
+        else:
+            sys.exit(f"--storage: unknown kind {kind!r} (tmpfs, disk)")
     generate_media()
     port = free_port()
     nginx = start_nginx(port)
     base = f"http://127.0.0.1:{port}"
     rows, notes = [], []
     try:
+        def against_curl(label, urls, ndjson, goal_note, urlsession_repeat):
+            """(a) or (b) on every storage: alternated pairs of richpush and curl, then URLSession."""
+            write_ndjson(ndjson, urls)
+            for kind, directory in storages:
+                on_storage(directory)
+                runners = [lambda: richpush(port, ndjson)]
+                if args.compare:
+                    runners.append(lambda: richpush(port, ndjson, binary=args.compare))
+                medians, ratios = alternated(args.repeat, *runners, lambda: curl(urls))
+                rp, cu = medians[0], medians[-1]
+                us = median_run(urlsession_repeat, lambda: urlsession(urls))
+                rows.append((f"{label}, {kind.split(' ')[0]}", rp, cu, us, len(urls)))
+                notes.append(goal_note(kind, rp, cu, us, ratios[0]))
+                if args.compare:
+                    rows.append((f"{label}, {kind.split(' ')[0]}, --compare", medians[1], None, None, len(urls)))
+                    notes.append(f"    --compare {args.compare} on {kind}, in the same rounds: its/curl "
+                                 f"{pair_ratios(ratios[1])}; this build/curl {pair_ratios(ratios[0])}")
+            on_storage(RUNS)
+
+        def pair_ratios(ratios):
+            return (f"median of {len(ratios)} pairs {statistics.median(ratios):.2f}x, "
+                    f"range {ratios[0]:.2f}-{ratios[-1]:.2f}x")
+
         if "a" in args.only:
-            urls = [f"{base}/u/{i:04d}.jpg" for i in range(2000)]
-            ndjson = os.path.join(OUT, "unique.ndjson")
-            write_ndjson(ndjson, urls)
-            rp = median_run(args.repeat, lambda: richpush(port, ndjson))
-            cu = median_run(args.repeat, lambda: curl(urls))
-            us = median_run(args.repeat, lambda: urlsession(urls))
-            rows.append(("(a) unique, 2,000 x 100 KB", rp, cu, us, 2000))
-            notes.append(f"(a) richpush/curl wall = {rp['wall'] / cu['wall']:.2f}x (goal <= 1.15x); "
-                         f"URLSession/richpush = {us['wall'] / rp['wall']:.2f}x (goal >= 3x)")
+            goals = {"tmpfs": "1.15x", "disk": "1.3x"}
+            against_curl(
+                "(a) unique, 2,000 x 100 KB", [f"{base}/u/{i:04d}.jpg" for i in range(2000)],
+                os.path.join(OUT, "unique.ndjson"),
+                lambda kind, rp, cu, us, ratios: (
+                    f"(a) on {kind}: richpush/curl wall {pair_ratios(ratios)} "
+                    f"(goal <= {goals.get(kind.split(' ')[0], '1.3x')}); "
+                    f"URLSession/richpush = {us['wall'] / rp['wall']:.2f}x (goal >= 3x)"),
+                args.repeat)
         if "b" in args.only:
-            urls = [f"{base}/c/{i % 20:02d}.jpg" for i in range(10000)]
-            ndjson = os.path.join(OUT, "campaign.ndjson")
-            write_ndjson(ndjson, urls)
-            rp = median_run(args.repeat, lambda: richpush(port, ndjson))
-            cu = median_run(args.repeat, lambda: curl(urls))
-            us = median_run(1, lambda: urlsession(urls))
-            rows.append(("(b) campaign, 10,000 over 20", rp, cu, us, 10000))
-            notes.append(f"(b) curl/richpush wall = {cu['wall'] / rp['wall']:.2f}x (goal >= 5x)")
+            against_curl(
+                "(b) campaign, 10,000 over 20", [f"{base}/c/{i % 20:02d}.jpg" for i in range(10000)],
+                os.path.join(OUT, "campaign.ndjson"),
+                lambda kind, rp, cu, us, ratios: (
+                    f"(b) on {kind}: curl/richpush wall: median of {len(ratios)} pairs "
+                    f"{statistics.median([1 / r for r in ratios]):.2f}x, range {1 / ratios[-1]:.2f}-{1 / ratios[0]:.2f}x "
+                    f"(goal >= 5x in every run's median)"),
+                1)
         if "c" in args.only:
             url = f"{base}/v/big.mp4"
             one = os.path.join(OUT, "video1.ndjson")
@@ -555,11 +638,13 @@ def main():
         nginx.wait(timeout=10)
         shutil.rmtree(RUNS, ignore_errors=True)
         subprocess.run(["umount", RUNS], stderr=subprocess.DEVNULL)
+        shutil.rmtree(DISK_RUNS, ignore_errors=True)
 
     lines = [
         f"machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
-        f"{os.uname().sysname} {os.uname().release}; nginx-light on 127.0.0.1; outputs on {storage}; "
-        f"medians of {args.repeat} runs",
+        f"{os.uname().sysname} {os.uname().release}; nginx-light on 127.0.0.1; outputs on "
+        f"{' and '.join(kind for kind, _ in storages) or storage} for (a) and (b), {storage} for the rest; "
+        f"medians of {args.repeat} runs ((a), (b): alternated pairs with curl)",
         "",
         "| scenario | runner | wall s | payloads/s | MB/s | p50 ms | p99 ms | peak RSS MiB |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",

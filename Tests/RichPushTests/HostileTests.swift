@@ -191,12 +191,16 @@ struct DiskTests {
             }
             #expect(failure.code == .storeFailed)
             #expect(failure.detail.contains("No space left"))
-            let left = FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? []
+            // Spares made ahead (`.spare-<uuid>`, empty) are no transfer's: they are removed at shutdown, below.
+            let left = (FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? [])
+                .compactMap { $0 as? String }.filter { !$0.hasPrefix(AttachmentRoot.sparePrefix) }
             #expect(left.isEmpty, "left behind: \(left)")
             // The disk is usable again for a small file: nothing of the failed one holds space.
             let small = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()
             #expect(small.type == .jpeg)
         }
+        let spares = entries(point + "/attachments").filter { $0.hasPrefix(AttachmentRoot.sparePrefix) }
+        #expect(spares.isEmpty, "spares left after shutdown: \(spares)")
     }
 
     @Test("an attachments root removed during a transfer gives store-failed")
@@ -205,7 +209,12 @@ struct DiskTests {
         try await withFetcher(bed.configuration) { fetcher in
             let task = Task { await fetcher.fetch(bed.url("/drip/photo.jpg?bytes=1000&ms=100"), timeout: .seconds(10)) }
             try await waitUntil("the transfer to write its partial file") { !bed.filesOnDisk().isEmpty }
-            try FileManager.default.removeItem(atPath: bed.attachments)
+            // The spares' maker may be adding a directory while the tree is removed (rm -rf races mkdir): again
+            // until the root is gone; then the maker's mkdirat fails too and it stops.
+            try await waitUntil("the root removed") {
+                (try? FileManager.default.removeItem(atPath: bed.attachments)) != nil
+                    || !FileManager.default.fileExists(atPath: bed.attachments)
+            }
             let result = await task.value
             guard case .failure(let failure) = result else {
                 Issue.record("expected store-failed, got \(result)")

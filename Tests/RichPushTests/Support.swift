@@ -42,10 +42,12 @@ final class TestBed: Sendable {
         }
     }
 
-    /// Every entry (files and directories) under the attachments root, except the media cache's.
+    /// Every entry (files and directories) under the attachments root, except the media cache's and the spares
+    /// made ahead (`.spare-<uuid>`: no attachment's until taken; `SpareAttachmentsTests` checks that none is left
+    /// at shutdown).
     func entriesOnDisk() -> [String] {
         let all = (FileManager.default.enumerator(atPath: attachments)?.compactMap { $0 as? String }) ?? []
-        return all.filter { !$0.hasPrefix(".cache-") }
+        return all.filter { !$0.hasPrefix(".cache-") && !$0.hasPrefix(AttachmentRoot.sparePrefix) }
     }
 
     /// The media cache's links (`.cache-<uuid>/<sha256>.<ext>`).

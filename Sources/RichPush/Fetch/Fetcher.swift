@@ -32,7 +32,8 @@ public final class Fetcher: Sendable {
         do {
             loop = try FetchLoop(
                 settings: FetchSettings(
-                    network: configuration.network, limits: configuration.limits, store: root, urlCheck: urlCheck))
+                    network: configuration.network, limits: configuration.limits, store: root,
+                    spares: SpareAttachments(root: root), urlCheck: urlCheck))
         } catch {
             throw FetcherError(detail: "libmagic: \(error.detail)")
         }

@@ -13,19 +13,21 @@ struct TransferRequest: Sendable {
     var probe = false
 }
 
-/// One transfer in the loop: its easy handle, its partial file, the running hash and the sniffing state.
+/// One transfer in the loop: its easy handle, its partial file, the hashing and the sniffing state.
 /// Lives on the loop's thread only; the loop's registry keeps it alive while curl may call back into it.
 ///
 /// Redirects are followed here, not by curl: each hop's Location goes through the same `URLCheck` as the first
 /// URL (scheme, credentials, length, characters, port) before the next request is made, and the loop re-adds
 /// the handle for it. The type is decided off the loop (`SniffService`): the transfer hands over its first
-/// bytes and goes on receiving; the loop delivers the verdict with `decide(_:)`.
+/// bytes and goes on receiving; the loop delivers the verdict with `decide(_:)`. So is the SHA-256 (`HashService`):
+/// each chunk is queued to it; once curl is done the transfer asks for the digest, which the loop delivers with
+/// `digested(_:)`. The file is committed when both have come.
 final class Transfer {
     /// What the loop must do once curl has finished with the handle.
     enum Step {
         /// Settle with this outcome.
         case settle(Result<FetchedMedia, FetchFailure>)
-        /// Wait for the type's verdict (`decide(_:)` then gives the outcome).
+        /// Wait for the type's verdict and the digest (`decide(_:)` and `digested(_:)` then give the outcome).
         case awaitType
         /// Make the next request, to this URL (already checked), on the same handle.
         case follow(String)
@@ -47,11 +49,15 @@ final class Transfer {
     private(set) var started = false
     private let settings: FetchSettings
     private let requestSniff: ([UInt8]) -> Void
+    private let hashes: HashService
+    private let requestDigest: (HashService.Digest) -> Void
     private let didStart: (String) -> Void
     private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
 
     private var partial: PartialAttachment?
-    private var hash: SHA256?
+    private var digest: HashService.Digest?
+    /// The body's SHA-256, once `HashService` has delivered it.
+    private var sha256: String?
     private var head: [UInt8] = []
     private var sniffing = Sniffing.collecting
     private var type: MediaType?
@@ -85,10 +91,13 @@ final class Transfer {
     private static let redirectBodyLimit = 64 * 1024
 
     /// A transfer; `requestSniff` hands the first bytes to the sniffing service (the verdict comes back
-    /// through `decide(_:)`); `didStart` is told the hop's origin when a hop gets its connection.
+    /// through `decide(_:)`); chunks are hashed by `hashes`, and `requestDigest` asks it for the digest once the
+    /// body is complete (it comes back through `digested(_:)`); `didStart` is told the hop's origin when a hop gets
+    /// its connection.
     init(
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings,
         requestSniff: @escaping ([UInt8]) -> Void,
+        hashes: HashService, requestDigest: @escaping (HashService.Digest) -> Void,
         didStart: @escaping (String) -> Void,
         completion: @escaping (Result<FetchedMedia, FetchFailure>) -> Void
     ) {
@@ -96,6 +105,8 @@ final class Transfer {
         self.easy = easy
         self.settings = settings
         self.requestSniff = requestSniff
+        self.hashes = hashes
+        self.requestDigest = requestDigest
         self.didStart = didStart
         self.origin = AdmissionQueue.origin(of: request.url)
         self.completion = completion
@@ -295,11 +306,11 @@ final class Transfer {
                 return FetchFailure(.tooLarge, "declares \(declaredLength) bytes; no type may exceed \(cap)")
             }
             do {
-                partial = try settings.store.begin()
+                partial = try settings.spares.take()
             } catch {
                 return FetchFailure(.storeFailed, error.detail)
             }
-            hash = SHA256()
+            digest = HashService.Digest()
         }
         guard bytes + chunk.count <= cap else {
             return FetchFailure(.tooLarge, "more than \(cap) bytes\(type.map { " (the \($0.kind) cap)" } ?? "")")
@@ -309,7 +320,7 @@ final class Transfer {
         } catch {
             return FetchFailure(.storeFailed, error.detail)
         }
-        hash!.update(chunk)
+        hashes.update(digest!, chunk)
         bytes += chunk.count
         collectHead(chunk)
         return nil
@@ -375,7 +386,20 @@ final class Transfer {
             }
             if bytes > cap { return .failure(FetchFailure(.tooLarge, "more than \(cap) bytes (the \(sniffed.kind) cap)")) }
         }
-        return curlDone ? completed() : nil
+        return readyOutcome()
+    }
+
+    /// Takes the body's SHA-256 from `HashService`; returns the outcome when the type is known too.
+    func digested(_ hex: String) -> Result<FetchedMedia, FetchFailure>? {
+        sha256 = hex
+        return readyOutcome()
+    }
+
+    /// The outcome once curl has finished, the type is decided and (for a stored body) the digest has come; nil
+    /// until then.
+    private func readyOutcome() -> Result<FetchedMedia, FetchFailure>? {
+        guard curlDone, sniffing == .decided, request.probe || partial == nil || sha256 != nil else { return nil }
+        return completed()
     }
 
     // MARK: - Completion
@@ -403,18 +427,12 @@ final class Transfer {
     }
 
     /// Curl is done; the outcome waits for the type, which is asked for now if the body was shorter than the
-    /// sniffing window.
+    /// sniffing window, and for the digest of a stored body, asked for now.
     private func awaitingType() -> Step {
         curlDone = true
-        switch sniffing {
-        case .collecting:
-            startSniffing()
-            return .awaitType
-        case .pending:
-            return .awaitType
-        case .decided:
-            return .settle(completed())
-        }
+        if sniffing == .collecting { startSniffing() }
+        if let digest, sha256 == nil { requestDigest(digest) }
+        return readyOutcome().map { .settle($0) } ?? .awaitType
     }
 
     /// The next hop of a redirect, after the checks the first URL had; or why it is refused.
@@ -439,12 +457,12 @@ final class Transfer {
     /// The outcome once curl has finished and the type is known: the committed file, or the probe's finding.
     private func completed() -> Result<FetchedMedia, FetchFailure> {
         if request.probe { return probeResult() }
-        guard let partial, let type, let hash else { return .failure(FetchFailure(.network, "no body")) }
+        guard let partial, let type, let sha256 else { return .failure(FetchFailure(.network, "no body")) }
         do {
             let path = try partial.commit(fileExtension: type.fileExtension)
             return .success(
                 FetchedMedia(
-                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize(),
+                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: sha256,
                     validators: Validators(response: etag, lastModified: lastModified)))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
@@ -504,6 +522,8 @@ struct FetchSettings: Sendable {
     var network: Configuration.Network
     var limits: Configuration.Limits
     var store: AttachmentRoot
+    /// Attachment directories made ahead, off the loop's thread, from `store`.
+    var spares: SpareAttachments
     /// The checks every URL passes before a request is made to it, the first and each redirect's.
     var urlCheck: URLCheck
 }

@@ -67,13 +67,27 @@ final class AttachmentRoot: Sendable {
     /// mode 0600).
     /// - Throws: `StoreError` with the system's reason; nothing is left behind.
     func begin() throws(StoreError) -> PartialAttachment {
-        let folder = try makeAttachmentDirectory()
-        let names = PartialAttachment.Names(folder: folder, file: RandomName.uuid())
+        try begin(PartialAttachment.Names(id: try makeAttachmentDirectory(), file: RandomName.uuid(), spare: false))
+    }
+
+    /// Makes a spare: a hidden directory `.spare-<uuid>` (mode 0700) holding an open partial file, as `begin()`
+    /// but under a name that is no attachment's (listings, `gc` and `remove` see no attachment in it) until
+    /// `PartialAttachment.reveal()` renames it to `<uuid>`. See `SpareAttachments`.
+    /// - Throws: `StoreError` with the system's reason; nothing is left behind.
+    func beginSpare() throws(StoreError) -> PartialAttachment {
+        let names = PartialAttachment.Names(id: RandomName.uuid(), file: RandomName.uuid(), spare: true)
+        try directory.makeDirectory(names.folder, mode: 0o700)
+        return try begin(names)
+    }
+
+    /// Opens the partial file in the directory `names.folder`, made by the caller; removes that directory when
+    /// the file cannot be made.
+    private func begin(_ names: PartialAttachment.Names) throws(StoreError) -> PartialAttachment {
         let descriptor = openat(
             directory.descriptor, names.partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             let error = StoreError("open \(directory.path)/\(names.partial)", errno)
-            unlinkat(directory.descriptor, folder, AT_REMOVEDIR)
+            unlinkat(directory.descriptor, names.folder, AT_REMOVEDIR)
             throw error
         }
         return PartialAttachment(root: self, names: names, descriptor: descriptor)
@@ -122,6 +136,9 @@ final class AttachmentRoot: Sendable {
     }
 
     /// Makes a new directory `<uuid>` (mode 0700) in the root; returns its name.
+    /// The prefix of a spare's hidden directory name (`SpareAttachments`).
+    static let sparePrefix = ".spare-"
+
     private func makeAttachmentDirectory() throws(StoreError) -> String {
         let name = RandomName.uuid()
         do {
@@ -139,27 +156,47 @@ final class AttachmentRoot: Sendable {
 final class PartialAttachment {
     /// The names of an attachment's directory and files, relative to the root.
     struct Names {
-        /// The directory's name in the root.
-        let folder: String
+        /// The directory's UUID.
+        let id: String
         /// The file's name without its extension.
         let file: String
+        /// Whether the directory is a spare, still hidden as `.spare-<id>`.
+        var spare: Bool
+
+        /// The directory's name in the root: `<id>`, or `.spare-<id>` while a spare.
+        var folder: String { spare ? AttachmentRoot.sparePrefix + id : id }
 
         var partial: String { folder + "/." + file + ".partial" }
         func complete(_ fileExtension: String) -> String { folder + "/" + file + "." + fileExtension }
     }
 
-    /// The attachment's directory, `<root>/<uuid>`.
-    let directory: String
+    /// The attachment's directory, `<root>/<uuid>` (`<root>/.spare-<uuid>` while a spare).
+    var directory: String { root.directory.path + "/" + names.folder }
     /// Kept so that the root's descriptor stays open as long as this needs it.
     private let root: AttachmentRoot
-    private let names: Names
+    private var names: Names
     private var descriptor: Int32
 
     init(root: AttachmentRoot, names: Names, descriptor: Int32) {
         self.root = root
         self.names = names
         self.descriptor = descriptor
-        directory = root.directory.path + "/" + names.folder
+    }
+
+    /// Renames a spare's hidden directory `.spare-<uuid>` to `<uuid>` (`renameat`), so that it is an attachment
+    /// directory like one `begin()` makes. (Glibc's `renameat2` and `RENAME_NOREPLACE` are not visible to Swift
+    /// without `_GNU_SOURCE`; nothing can be at a fresh random UUID in a root only this user writes to.) Nothing
+    /// to do for one that is not a spare.
+    /// - Throws: `StoreError` with the system's reason; the spare is then removed.
+    func reveal() throws(StoreError) {
+        guard names.spare else { return }
+        let at = root.directory.descriptor
+        guard renameat(at, names.folder, at, names.id) == 0 else {
+            let error = StoreError("rename \(root.directory.path)/\(names.folder)", errno)
+            discard()
+            throw error
+        }
+        names.spare = false
     }
 
     deinit { discard() }

@@ -32,8 +32,9 @@ public struct AttachmentStore: Sendable, Hashable {
     }
 
     /// Removes attachment directories under the root whose last change is older than `age`; returns how many.
-    /// Only directories named as this store names them (a UUID, or `.cache-<UUID>` for a media cache's links,
-    /// which a running cache re-creates and refills) are touched. The root is opened and checked as for writing
+    /// Only directories named as this store names them (a UUID, `.cache-<UUID>` for a media cache's links,
+    /// which a running cache re-creates and refills, or `.spare-<UUID>`, a spare left by a process that did not
+    /// shut down) are touched. The root is opened and checked as for writing
     /// (a missing one has nothing to remove), and everything under it is removed by descriptors: a link is
     /// removed, never followed, and nothing on another device (a mount) is entered.
     /// - Throws: `StoreError` when the root is refused or cannot be listed.
@@ -44,7 +45,8 @@ public struct AttachmentStore: Sendable, Hashable {
         let cutoff = overflow ? (age < .zero ? Int64.max : Int64.min) : difference
         var removed = 0
         for name in try directory.names() {
-            let id = name.hasPrefix(".cache-") ? String(name.dropFirst(".cache-".count)) : name
+            let hidden = [".cache-", AttachmentRoot.sparePrefix].first { name.hasPrefix($0) }
+            let id = hidden.map { String(name.dropFirst($0.count)) } ?? name
             guard RandomName.isUUID(id), let info = directory.status(of: name), (info.st_mode & S_IFMT) == S_IFDIR,
                 Int64(info.st_mtim.tv_sec) < cutoff
             else { continue }

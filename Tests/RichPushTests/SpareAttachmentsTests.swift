@@ -1,0 +1,164 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+/// The hidden spare directories in `root` (`.spare-<uuid>`), sorted.
+private func spares(in root: String) -> [String] {
+    entries(root).filter { $0.hasPrefix(AttachmentRoot.sparePrefix) }
+}
+
+/// Runs `body` with spares over a new root at `path` (removed afterwards), then stops them; waits until
+/// `ready` spares are made after a first take (kept open, discarded at the end) has started the maker.
+private func withSpares(
+    capacity: Int, maximumAge: Duration, ready: Int,
+    _ body: (_ path: String, _ shelf: SpareAttachments) async throws -> Void
+) async throws {
+    let path = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let shelf = SpareAttachments(
+        root: try AttachmentRoot(opening: path), capacity: capacity, maximumAge: maximumAge)
+    defer { shelf.stop() }
+    let first = try shelf.take()
+    defer { first.discard() }
+    try await waitUntil("\(ready) spares") { spares(in: path).count == ready }
+    try await body(path, shelf)
+}
+
+/// An age no loaded machine reaches between making a spare and taking it.
+private let longAge = Duration.seconds(3600)
+
+@Suite("Spare attachments: made ahead off the fetch loop, hidden until taken, none left at the end")
+struct SpareAttachmentsTests {
+    @Test(
+        "a taken spare is an attachment directory of its own, with its partial file, and commits as begin()'s"
+    )
+    func takenSpareIsRevealed() async throws {
+        try await withSpares(capacity: 4, maximumAge: longAge, ready: 4) { path, shelf in
+            let ready = spares(in: path)
+            let taken = try shelf.take()
+            let name = String(taken.directory.dropFirst(path.count + 1))
+            // It was one of the spares, now under its attachment name.
+            #expect(RandomName.isUUID(name))
+            #expect(ready.contains(AttachmentRoot.sparePrefix + name))
+            #expect(!spares(in: path).contains(AttachmentRoot.sparePrefix + name))
+            #expect(entries(taken.directory).count == 1)
+            let bytes: [UInt8] = [1, 2, 3]
+            try bytes.withUnsafeBytes { try taken.write($0) }
+            let committed = try taken.commit(fileExtension: "jpg")
+            #expect(committed.hasPrefix(taken.directory + "/"))
+            #expect(FileManager.default.contents(atPath: committed) == Data(bytes))
+        }
+    }
+
+    @Test("stop() removes every spare before it returns: nothing but attachments is left")
+    func stopRemovesSpares() async throws {
+        try await withSpares(capacity: 8, maximumAge: longAge, ready: 8) { path, shelf in
+            let kept = try shelf.take()
+            let committed = try kept.commit(fileExtension: "png")
+            shelf.stop()
+            // The first take's partial (still open) and the committed attachment: no spare.
+            #expect(spares(in: path).isEmpty)
+            #expect(entries(path).count == 2)
+            #expect(entries(path).contains(String(kept.directory.dropFirst(path.count + 1))))
+            #expect(FileManager.default.fileExists(atPath: committed))
+            // A take after stop still works, without spares (and starts no maker).
+            let late = try shelf.take()
+            late.discard()
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(spares(in: path).isEmpty)
+        }
+    }
+
+    @Test("a spare older than its maximum age is not used, and the maker removes it")
+    func staleSparesAreReplaced() async throws {
+        try await withSpares(capacity: 4, maximumAge: .milliseconds(20), ready: 4) { path, shelf in
+            let stale = Set(spares(in: path))
+            try await Task.sleep(for: .milliseconds(60))
+            let taken = try shelf.take()
+            defer { taken.discard() }
+            let name = String(taken.directory.dropFirst(path.count + 1))
+            #expect(!stale.contains(AttachmentRoot.sparePrefix + name))
+            try await waitUntil("the stale spares removed") { stale.isDisjoint(with: spares(in: path)) }
+        }
+    }
+
+    @Test("a fetcher leaves no spare behind once shut down; attachments are whole and hashed")
+    func fetcherLeavesNoSpare() async throws {
+        let bed = try TestBed()
+        let media = try await withFetcher(bed.configuration) { fetcher in
+            var media: [FetchedMedia] = []
+            for _ in 0..<3 {
+                media.append(
+                    try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(10)).get())
+            }
+            try await waitUntil("spares made") { !spares(in: bed.attachments).isEmpty }
+            return media
+        }
+        #expect(spares(in: bed.attachments).isEmpty)
+        #expect(
+            Set(entries(bed.attachments))
+                == Set(media.map { String($0.directory.dropFirst(bed.attachments.count + 1)) }))
+        for item in media {
+            #expect(Array(FileManager.default.contents(atPath: item.path)!) == fixture("photo.jpg"))
+            #expect(item.sha256 == (try await sha256sum(item.path)))
+        }
+    }
+
+    @Test("gc removes a spare a killed process left, and only an old one")
+    func gcRemovesLeftSpares() throws {
+        let path = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let old = path + "/" + AttachmentRoot.sparePrefix + attachmentName()
+        let fresh = path + "/" + AttachmentRoot.sparePrefix + attachmentName()
+        let other = path + "/.spare-not-a-uuid"
+        for directory in [old, fresh, other] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        }
+        FileManager.default.createFile(atPath: old + "/.x.partial", contents: Data())
+        try makeOld(old)
+        try makeOld(other)
+        #expect(try AttachmentStore(root: path).collectGarbage(olderThan: .seconds(3600)) == 1)
+        #expect(
+            entries(path) == [".spare-not-a-uuid", String(fresh.dropFirst(path.count + 1))].sorted())
+    }
+}
+
+@Suite("HashService: SHA-256 off the fetch loop, in order, bounded")
+struct HashServiceTests {
+    /// The SHA-256 of `bytes` in one update, on this thread.
+    private func direct(_ bytes: [UInt8]) -> String {
+        let sha = SHA256()
+        bytes.withUnsafeBytes { sha.update($0) }
+        return sha.finalize()
+    }
+
+    @Test(
+        "interleaved bodies, over the queue's bound in all, each get the digest of their bytes in order"
+    )
+    func interleavedBodies() async throws {
+        let service = HashService()
+        defer { service.stop() }
+        // Three bodies of 2 MiB in 16 KiB chunks, fed in turn: 6 MiB, past the 4 MiB bound (update blocks). Every
+        // chunk differs, so a chunk hashed out of order or into another body changes the digest.
+        let bodies = (0..<3).map { body in
+            (0..<128).flatMap { chunk in
+                repeatElement(UInt8(truncatingIfNeeded: chunk * 3 + body), count: 16 << 10)
+            }
+        }
+        let digests = bodies.map { _ in HashService.Digest() }
+        for offset in stride(from: 0, to: 2 << 20, by: 16 << 10) {
+            for (body, digest) in zip(bodies, digests) {
+                body[offset..<offset + (16 << 10)].withUnsafeBytes { service.update(digest, $0) }
+            }
+        }
+        let results = LockedValue<[Int: String]>([:])
+        for (index, digest) in digests.enumerated() {
+            service.finish(digest) { hex in results.update { $0[index] = hex } }
+        }
+        try await waitUntil("three digests") { results.withLock { $0.count } == 3 }
+        for (index, body) in bodies.enumerated() {
+            #expect(results.withLock { $0[index] } == direct(body))
+        }
+    }
+}
