@@ -15,7 +15,6 @@ final class FetchLoop: @unchecked Sendable {
         case start(id: UInt64, TransferRequest, Completion)
         case cancel(id: UInt64, FetchFailure)
         case sniffed(id: UInt64, Sniffer.Verdict)
-        case digested(id: UInt64, String)
         case stop
     }
 
@@ -32,7 +31,6 @@ final class FetchLoop: @unchecked Sendable {
     private let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
     private let sniffs: SniffService
-    private let hashes = HashService()
     // Touched on the loop thread only.
     private var transfers: [UInt64: Transfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
@@ -81,9 +79,9 @@ final class FetchLoop: @unchecked Sendable {
         multi.wakeup()
     }
 
-    /// Hands a sniffing verdict or a digest to the loop.
-    private func deliver(_ command: Command) {
-        inbox.withLock { $0.commands.append(command) }
+    /// Hands a sniffing verdict to the loop.
+    private func deliver(id: UInt64, _ verdict: Sniffer.Verdict) {
+        inbox.withLock { $0.commands.append(.sniffed(id: id, verdict)) }
         multi.wakeup()
     }
 
@@ -125,14 +123,11 @@ final class FetchLoop: @unchecked Sendable {
                 case .cancel(let id, let reason): settle(id: id, with: .failure(reason))
                 case .sniffed(let id, let verdict):
                     if let outcome = transfers[id]?.decide(verdict) { settle(id: id, with: outcome) }
-                case .digested(let id, let hex):
-                    if let outcome = transfers[id]?.digested(hex) { settle(id: id, with: outcome) }
                 case .stop:
                     for id in Array(transfers.keys) {
                         settle(id: id, with: .failure(FetchFailure(.cancelled, "the fetcher has shut down")))
                     }
                     sniffs.stop()
-                    hashes.stop()
                     settings.spares.stop()
                     for waiter in inbox.withLock({ inbox in
                         inbox.ended = true
@@ -188,11 +183,7 @@ final class FetchLoop: @unchecked Sendable {
         let transfer = Transfer(
             request: request, easy: idleHandles.popLast() ?? EasyHandle(), settings: settings,
             requestSniff: { [weak self] head in
-                self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(.sniffed(id: id, verdict)) }
-            },
-            hashes: hashes,
-            requestDigest: { [weak self] digest in
-                self?.hashes.finish(digest) { [weak self] hex in self?.deliver(.digested(id: id, hex)) }
+                self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
             },
             didStart: { [weak self] origin in self?.admission.release(origin: origin) },
             completion: completion)

@@ -13,21 +13,19 @@ struct TransferRequest: Sendable {
     var probe = false
 }
 
-/// One transfer in the loop: its easy handle, its partial file, the hashing and the sniffing state.
+/// One transfer in the loop: its easy handle, its partial file, the running hash and the sniffing state.
 /// Lives on the loop's thread only; the loop's registry keeps it alive while curl may call back into it.
 ///
 /// Redirects are followed here, not by curl: each hop's Location goes through the same `URLCheck` as the first
 /// URL (scheme, credentials, length, characters, port) before the next request is made, and the loop re-adds
 /// the handle for it. The type is decided off the loop (`SniffService`): the transfer hands over its first
-/// bytes and goes on receiving; the loop delivers the verdict with `decide(_:)`. So is the SHA-256 (`HashService`):
-/// each chunk is queued to it; once curl is done the transfer asks for the digest, which the loop delivers with
-/// `digested(_:)`. The file is committed when both have come.
+/// bytes and goes on receiving; the loop delivers the verdict with `decide(_:)`.
 final class Transfer {
     /// What the loop must do once curl has finished with the handle.
     enum Step {
         /// Settle with this outcome.
         case settle(Result<FetchedMedia, FetchFailure>)
-        /// Wait for the type's verdict and the digest (`decide(_:)` and `digested(_:)` then give the outcome).
+        /// Wait for the type's verdict (`decide(_:)` then gives the outcome).
         case awaitType
         /// Make the next request, to this URL (already checked), on the same handle.
         case follow(String)
@@ -49,15 +47,11 @@ final class Transfer {
     private(set) var started = false
     private let settings: FetchSettings
     private let requestSniff: ([UInt8]) -> Void
-    private let hashes: HashService
-    private let requestDigest: (HashService.Digest) -> Void
     private let didStart: (String) -> Void
     private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
 
     private var partial: PartialAttachment?
-    private var digest: HashService.Digest?
-    /// The body's SHA-256, once `HashService` has delivered it.
-    private var sha256: String?
+    private var hash: SHA256?
     private var head: [UInt8] = []
     private var sniffing = Sniffing.collecting
     private var type: MediaType?
@@ -91,13 +85,10 @@ final class Transfer {
     private static let redirectBodyLimit = 64 * 1024
 
     /// A transfer; `requestSniff` hands the first bytes to the sniffing service (the verdict comes back
-    /// through `decide(_:)`); chunks are hashed by `hashes`, and `requestDigest` asks it for the digest once the
-    /// body is complete (it comes back through `digested(_:)`); `didStart` is told the hop's origin when a hop gets
-    /// its connection.
+    /// through `decide(_:)`); `didStart` is told the hop's origin when a hop gets its connection.
     init(
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings,
         requestSniff: @escaping ([UInt8]) -> Void,
-        hashes: HashService, requestDigest: @escaping (HashService.Digest) -> Void,
         didStart: @escaping (String) -> Void,
         completion: @escaping (Result<FetchedMedia, FetchFailure>) -> Void
     ) {
@@ -105,8 +96,6 @@ final class Transfer {
         self.easy = easy
         self.settings = settings
         self.requestSniff = requestSniff
-        self.hashes = hashes
-        self.requestDigest = requestDigest
         self.didStart = didStart
         self.origin = AdmissionQueue.origin(of: request.url)
         self.completion = completion
@@ -310,7 +299,7 @@ final class Transfer {
             } catch {
                 return FetchFailure(.storeFailed, error.detail)
             }
-            digest = HashService.Digest()
+            hash = SHA256()
         }
         guard bytes + chunk.count <= cap else {
             return FetchFailure(.tooLarge, "more than \(cap) bytes\(type.map { " (the \($0.kind) cap)" } ?? "")")
@@ -320,7 +309,7 @@ final class Transfer {
         } catch {
             return FetchFailure(.storeFailed, error.detail)
         }
-        hashes.update(digest!, chunk)
+        hash!.update(chunk)
         bytes += chunk.count
         collectHead(chunk)
         return nil
@@ -386,20 +375,7 @@ final class Transfer {
             }
             if bytes > cap { return .failure(FetchFailure(.tooLarge, "more than \(cap) bytes (the \(sniffed.kind) cap)")) }
         }
-        return readyOutcome()
-    }
-
-    /// Takes the body's SHA-256 from `HashService`; returns the outcome when the type is known too.
-    func digested(_ hex: String) -> Result<FetchedMedia, FetchFailure>? {
-        sha256 = hex
-        return readyOutcome()
-    }
-
-    /// The outcome once curl has finished, the type is decided and (for a stored body) the digest has come; nil
-    /// until then.
-    private func readyOutcome() -> Result<FetchedMedia, FetchFailure>? {
-        guard curlDone, sniffing == .decided, request.probe || partial == nil || sha256 != nil else { return nil }
-        return completed()
+        return curlDone ? completed() : nil
     }
 
     // MARK: - Completion
@@ -427,12 +403,18 @@ final class Transfer {
     }
 
     /// Curl is done; the outcome waits for the type, which is asked for now if the body was shorter than the
-    /// sniffing window, and for the digest of a stored body, asked for now.
+    /// sniffing window.
     private func awaitingType() -> Step {
         curlDone = true
-        if sniffing == .collecting { startSniffing() }
-        if let digest, sha256 == nil { requestDigest(digest) }
-        return readyOutcome().map { .settle($0) } ?? .awaitType
+        switch sniffing {
+        case .collecting:
+            startSniffing()
+            return .awaitType
+        case .pending:
+            return .awaitType
+        case .decided:
+            return .settle(completed())
+        }
     }
 
     /// The next hop of a redirect, after the checks the first URL had; or why it is refused.
@@ -457,12 +439,12 @@ final class Transfer {
     /// The outcome once curl has finished and the type is known: the committed file, or the probe's finding.
     private func completed() -> Result<FetchedMedia, FetchFailure> {
         if request.probe { return probeResult() }
-        guard let partial, let type, let sha256 else { return .failure(FetchFailure(.network, "no body")) }
+        guard let partial, let type, let hash else { return .failure(FetchFailure(.network, "no body")) }
         do {
             let path = try partial.commit(fileExtension: type.fileExtension)
             return .success(
                 FetchedMedia(
-                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: sha256,
+                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize(),
                     validators: Validators(response: etag, lastModified: lastModified)))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
