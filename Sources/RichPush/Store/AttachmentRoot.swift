@@ -70,14 +70,19 @@ final class AttachmentRoot: Sendable {
         try begin(PartialAttachment.Names(id: try makeAttachmentDirectory(), file: RandomName.uuid(), spare: false))
     }
 
-    /// Makes a spare: a hidden directory `.spare-<uuid>` (mode 0700) holding an open partial file, as `begin()`
-    /// but under a name that is no attachment's (listings, `gc` and `remove` see no attachment in it) until
-    /// `PartialAttachment.reveal()` renames it to `<uuid>`. See `SpareAttachments`.
+    /// Makes a spare: a hidden directory `.spare-<uuid>` (mode 0700) holding an empty partial file, as `begin()`
+    /// makes them but under a name that is no attachment's (listings, `gc` and `remove` see no attachment in it)
+    /// until `PartialAttachment.reveal()` renames it to `<uuid>` and opens the file. A spare holds no descriptor:
+    /// the file is made (`O_CREAT | O_EXCL`, which allocates its inode) and closed at once. (Holding 32 open
+    /// descriptors per fetcher made Foundation's `Process.run()`, which over-reads `/proc/self/fd` entries,
+    /// crash in the test suite: swift-corelibs-foundation#5472.)
     /// - Throws: `StoreError` with the system's reason; nothing is left behind.
     func beginSpare() throws(StoreError) -> PartialAttachment {
         let names = PartialAttachment.Names(id: RandomName.uuid(), file: RandomName.uuid(), spare: true)
         try directory.makeDirectory(names.folder, mode: 0o700)
-        return try begin(names)
+        let spare = try begin(names)
+        spare.closeSpare()
+        return spare
     }
 
     /// Opens the partial file in the directory `names.folder`, made by the caller; removes that directory when
@@ -175,12 +180,21 @@ final class PartialAttachment {
     /// Kept so that the root's descriptor stays open as long as this needs it.
     private let root: AttachmentRoot
     private var names: Names
+    /// The open partial file; -1 while a spare (closed) and once committed or discarded.
     private var descriptor: Int32
+    /// Whether the files are still ours to remove (until committed or discarded).
+    private var live = true
 
     init(root: AttachmentRoot, names: Names, descriptor: Int32) {
         self.root = root
         self.names = names
         self.descriptor = descriptor
+    }
+
+    /// Closes a spare's empty file until `reveal()` opens it again.
+    fileprivate func closeSpare() {
+        close(descriptor)
+        descriptor = -1
     }
 
     /// Renames a spare's hidden directory `.spare-<uuid>` to `<uuid>` (`renameat`), so that it is an attachment
@@ -197,6 +211,13 @@ final class PartialAttachment {
             throw error
         }
         names.spare = false
+        // The file we made `O_EXCL`; opened without `O_CREAT`, never through a link.
+        descriptor = openat(at, names.partial, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = StoreError("open \(root.directory.path)/\(names.partial)", errno)
+            discard()
+            throw error
+        }
     }
 
     deinit { discard() }
@@ -219,6 +240,7 @@ final class PartialAttachment {
         let complete = names.complete(fileExtension)
         let fd = descriptor
         descriptor = -1
+        live = false
         // close reports deferred write errors (NFS, quota); a failed close or rename leaves nothing behind.
         let at = root.directory.descriptor
         if close(fd) != 0 || renameat(at, names.partial, at, complete) != 0 {
@@ -231,11 +253,13 @@ final class PartialAttachment {
 
     /// Removes the partial file and the directory, whatever state they are in. Idempotent.
     func discard() {
+        guard live else { return }
+        live = false
         if descriptor >= 0 {
             close(descriptor)
             descriptor = -1
-            remove()
         }
+        remove()
     }
 
     private func remove() {
