@@ -52,18 +52,13 @@ package final class EnrichmentService: HTTPHandler {
 
     package func head(_ request: HTTPRequest) -> HTTPHead {
         let path = request.path
+        let isDraining = draining.withLock { $0 }
+        if let answer = HealthRoutes.answer(request, ready: !isDraining, notReady: "draining", metrics: {
+            metrics.render(engine: enricher.statistics, inFlight: payloadsInFlight, draining: isDraining)
+        }) {
+            return .respond(answer)
+        }
         switch path {
-        case "/healthz":
-            return .respond(only(["GET", "HEAD"], request) ?? HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .bytes(Array("ok\n".utf8))))
-        case "/readyz":
-            let ready = !draining.withLock { $0 }
-            return .respond(
-                only(["GET", "HEAD"], request)
-                    ?? HTTPResponse(status: ready ? 200 : 503, headers: [("Content-Type", "text/plain")], body: .bytes(Array((ready ? "ready\n" : "draining\n").utf8))))
-        case "/metrics":
-            if let refusal = only(["GET", "HEAD"], request) { return .respond(refusal) }
-            let body = metrics.render(engine: enricher.statistics, inFlight: payloadsInFlight, draining: draining.withLock { $0 })
-            return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(body)))
         case "/v1/enrich", "/v1/explain":
             if let refusal = only(["POST"], request) ?? unauthorized(request) ?? busy() { return .respond(refusal) }
             switch parameters(request, assigningID: false) {
@@ -106,8 +101,7 @@ package final class EnrichmentService: HTTPHandler {
         ]
         if let id = entry.requestID { fields.append(("request_id", .text(id))) }
         if let outcome = entry.outcome { fields.append(("outcome", .text(outcome))) }
-        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-        fields.append(("elapsed_ms", .number(String(milliseconds))))
+        fields.append(("elapsed_ms", .number(String(elapsed.inMilliseconds))))
         log(JSONWriter.bytes(.object(JSONObject(fields))) + [0x0A])
     }
 
@@ -199,9 +193,8 @@ package final class EnrichmentService: HTTPHandler {
             guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
                 return .failure(Refusal(.error(400, "deadline: expected a positive number of seconds, got '\(text)'")))
             }
-            // Never beyond the server's deadline; compared in seconds first, so no conversion can overflow.
-            let serverSeconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-            if seconds < serverSeconds { timeout = .milliseconds(max(1, Int64((seconds * 1000).rounded()))) }
+            // Never beyond the server's deadline (compared in seconds first, so no conversion can overflow).
+            timeout = .seconds(seconds, within: timeout)
         }
         let requestID: String
         if let given = request.headers["x-request-id"] {

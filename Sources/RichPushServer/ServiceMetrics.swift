@@ -21,7 +21,7 @@ package final class ServiceMetrics: Sendable {
 
     /// Counts one payload's result.
     package func record(_ result: EnrichmentResult) {
-        let seconds = Double(result.elapsed.components.seconds) + Double(result.elapsed.components.attoseconds) / 1e18
+        let seconds = result.elapsed.inSeconds
         counts.withLock { counts in
             counts.outcomes[result.outcome.rawValue, default: 0] += 1
             for problem in result.problems { counts.problems[problem.code.rawValue, default: 0] += 1 }

@@ -86,7 +86,7 @@ package final class RedisConnection: @unchecked Sendable {
     /// ask for less).
     package init(_ address: RedisAddress, timeout: Duration) {
         self.address = address
-        timeoutMilliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        timeoutMilliseconds = Int32(clamping: timeout.inMilliseconds)
     }
 
     deinit { drop() }

@@ -171,7 +171,7 @@ package final class StreamWorker: Sendable {
     /// Claims entries idle longer than `claimIdle` (XAUTOCLAIM), up to `free`; those delivered too often go to
     /// the dead-letter stream, the others are processed here.
     private func claim(_ connection: RedisConnection, free: Int) throws(RedisError) {
-        let idle = String(settings.claimIdle.components.seconds * 1000 + settings.claimIdle.components.attoseconds / 1_000_000_000_000_000)
+        let idle = String(settings.claimIdle.inMilliseconds)
         let reply = try connection.run([
             "XAUTOCLAIM", settings.stream, settings.group, settings.consumer, idle, "0-0", "COUNT", String(free),
         ])
@@ -208,8 +208,8 @@ package final class StreamWorker: Sendable {
             let result: EnrichmentResult
             if case .string(let bytes)? = payload {
                 var timeout = configured
-                if let seconds = deadline, seconds > 0, seconds.isFinite, seconds < Self.seconds(configured) {
-                    timeout = .milliseconds(max(1, Int64((seconds * 1000).rounded())))
+                if let seconds = deadline, seconds > 0, seconds.isFinite {
+                    timeout = .seconds(seconds, within: configured)
                 }
                 result = await enricher.enrich(json: bytes, source: id, deadline: .now + timeout)
             } else {
@@ -356,9 +356,6 @@ package final class StreamWorker: Sendable {
         return nil
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
 }
 
 /// Exponential backoff with jitter for reconnecting: 100 ms doubling to 5 s, each wait between half and all of
@@ -371,7 +368,7 @@ struct Backoff {
 
     /// Sleeps this thread for the current step (in slices, returning early once `stop` holds), then doubles it.
     mutating func wait(until stop: () -> Bool) {
-        let milliseconds = Int(current.components.seconds * 1000 + current.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = current.inMilliseconds
         var left = milliseconds / 2 + Int.random(in: 0...(milliseconds / 2))
         while left > 0, !stop() {
             usleep(UInt32(min(left, 50)) * 1000)

@@ -57,22 +57,11 @@ package final class WorkerHealth: HTTPHandler {
     }
 
     package func head(_ request: HTTPRequest) -> HTTPHead {
-        guard request.method == "GET" || request.method == "HEAD" else {
-            return .respond(.error(405, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")]))
-        }
-        switch request.path {
-        case "/healthz":
-            return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .bytes(Array("ok\n".utf8))))
-        case "/readyz":
-            let ready = worker.isReady
-            return .respond(
-                HTTPResponse(status: ready ? 200 : 503, headers: [("Content-Type", "text/plain")], body: .bytes(Array((ready ? "ready\n" : "not ready\n").utf8))))
-        case "/metrics":
-            let body = worker.metrics.render(engine: enricher.statistics, inFlight: worker.inFlight, draining: !worker.isReady)
-            return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(body)))
-        default:
-            return .respond(.error(404, "no such route: \(request.path)"))
-        }
+        let ready = worker.isReady
+        return .respond(
+            HealthRoutes.answer(request, ready: ready, notReady: "not ready") {
+                worker.metrics.render(engine: enricher.statistics, inFlight: worker.inFlight, draining: !ready)
+            } ?? .error(404, "no such route: \(request.path)"))
     }
 
     package func respond(to request: HTTPRequest) async -> HTTPResponse { .error(404, "no such route") }

@@ -320,10 +320,7 @@ enum SharedOptions {
 
     /// A range of durations as the seconds the options take.
     static func seconds(_ range: ClosedRange<Duration>) -> ClosedRange<Double> {
-        func value(_ duration: Duration) -> Double {
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        }
-        return value(range.lowerBound)...value(range.upperBound)
+        range.lowerBound.inSeconds...range.upperBound.inSeconds
     }
 
     static func concurrency(_ parsed: ParsedArguments) throws(UsageError) -> Int {

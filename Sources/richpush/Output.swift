@@ -21,6 +21,13 @@ enum Output {
         return true
     }
 
+    /// Announces on standard error that `address` (`HOST:PORT`, as given) listens, on `port` as bound (port 0
+    /// asks for any): `{"listening": "HOST:PORT"}`.
+    static func listening(_ address: String, port: Int) {
+        let host = address[..<(address.lastIndex(of: ":") ?? address.endIndex)]
+        write(JSONWriter.bytes(.object(JSONObject([("listening", .text("\(host):\(port)"))]))) + [0x0A], to: 2)
+    }
+
     /// Writes a line to standard error.
     static func error(_ text: String) {
         write(Array((text.hasSuffix("\n") ? text : text + "\n").utf8), to: 2)

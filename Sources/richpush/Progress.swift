@@ -43,7 +43,7 @@ final class Progress {
 
     /// `1234/5000 payloads, 812/s` (or `1234 payloads, 812/s` for a stream), padded to clear the old line.
     static func line(done: Int, total: Int?, elapsed: Duration) -> String {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         let rate = seconds > 0 ? Int((Double(done) / seconds).rounded()) : 0
         let count = total.map { "\(done)/\($0)" } ?? "\(done)"
         return "\(count) payloads, \(rate)/s   "

@@ -89,8 +89,7 @@ enum ServeCommand {
                 return 70
             }
             for (address, port) in zip(addresses, host.ports) {
-                let shown = String(address[..<address.lastIndex(of: ":")!]) + ":\(port)"
-                Output.write(JSONWriter.bytes(.object(JSONObject([("listening", .text(shown))]))) + [0x0A], to: 2)
+                Output.listening(address, port: port)
             }
             let (requests, continuation) = AsyncStream<Void>.makeStream()
             let signals = TerminationSignals { continuation.finish() }

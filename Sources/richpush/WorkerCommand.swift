@@ -82,8 +82,7 @@ enum WorkerCommand {
                     Output.error("richpush worker: \(error)")
                     return 70
                 }
-                let shown = String(address[..<address.lastIndex(of: ":")!]) + ":\(health!.port)"
-                Output.write(JSONWriter.bytes(.object(JSONObject([("listening", .text(shown))]))) + [0x0A], to: 2)
+                Output.listening(address, port: health!.port)
             }
             let signals = TerminationSignals { worker.stop() }
             defer { withExtendedLifetime((signals, health)) {} }

@@ -175,10 +175,7 @@ final class Transfer {
         try setHop(url)
     }
 
-    static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
-    }
+    static func milliseconds(_ duration: Duration) -> Int { duration.inMilliseconds }
 
     // MARK: - Callbacks (on the loop thread, inside curl_multi_perform)
 

@@ -1,0 +1,24 @@
+/// `/healthz`, `/readyz` and `/metrics`, answered alike by the service and by the worker's metrics listener.
+package enum HealthRoutes {
+    /// The answer to `request` when its path is one of the three, else nil: `/healthz` 200 while the process
+    /// lives, `/readyz` 200 when `ready` (else 503 saying `notReady`), `/metrics` what `metrics` renders (in
+    /// Prometheus's text format), each for GET and HEAD only.
+    package static func answer(
+        _ request: HTTPRequest, ready: Bool, notReady: String, metrics: () -> [UInt8]
+    ) -> HTTPResponse? {
+        guard ["/healthz", "/readyz", "/metrics"].contains(request.path) else { return nil }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .error(405, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")])
+        }
+        switch request.path {
+        case "/healthz": return text(200, "ok")
+        case "/readyz": return ready ? text(200, "ready") : text(503, notReady)
+        default:
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(metrics()))
+        }
+    }
+
+    private static func text(_ status: Int, _ line: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/plain")], body: .bytes(Array((line + "\n").utf8)))
+    }
+}
