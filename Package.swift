@@ -38,7 +38,13 @@ let cTargets: [Target] = [
 let swiftTargets: [Target] = [
     .target(
         name: "RichPush",
-        dependencies: ["CCurl", "CMagic", "CCrypto", "CVips"]
+        dependencies: ["CCurl", "CMagic", "CCrypto"]
+    ),
+    // The image transformation step (libvips), apart until the pipeline calls it: libvips and its ~90 shared
+    // libraries are not loaded by processes that do not transform.
+    .target(
+        name: "RichPushTransform",
+        dependencies: ["RichPush", "CVips"]
     ),
     // `richpush serve`: the HTTP service on libmicrohttpd, kept apart so that the library needs no HTTP server.
     .target(
@@ -80,7 +86,7 @@ let testTargets: [Target] = [
     .testTarget(
         name: "RichPushTests",
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary.
-        dependencies: ["RichPush", "RichPushWorker", "FixtureOrigin", "richpush"]
+        dependencies: ["RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush"]
     ),
 ]
 

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushTransform
 
 /// `ImageTransformer`, the step that turns an image into one iOS attaches, on real files through libvips.
 @Suite struct TransformTests {

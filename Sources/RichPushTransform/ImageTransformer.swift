@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import CVips
+import RichPush
 
 /// One step after a download: an image file in, an image iOS attaches out (JPEG when opaque, PNG with alpha),
 /// upright, without metadata, and within a longest side when asked. Blocking: it runs on a thread of its own,
