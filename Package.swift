@@ -40,8 +40,8 @@ let swiftTargets: [Target] = [
         name: "RichPush",
         dependencies: ["CCurl", "CMagic", "CCrypto"]
     ),
-    // The image transformation step (libvips), apart until the pipeline calls it: libvips and its ~90 shared
-    // libraries are not loaded by processes that do not transform.
+    // The image transformation step's converter on libvips, apart from the library, which calls it through the
+    // `ImageConverter` protocol: a program that transforms nothing needs no image library.
     .target(
         name: "RichPushTransform",
         dependencies: ["RichPush", "CVips"]
@@ -58,7 +58,7 @@ let swiftTargets: [Target] = [
     ),
     .executableTarget(
         name: "richpush",
-        dependencies: ["RichPush", "RichPushServer", "RichPushWorker"]
+        dependencies: ["RichPush", "RichPushServer", "RichPushWorker", "RichPushTransform"]
     ),
 ]
 

@@ -65,43 +65,103 @@ int cvips_probe(const char *path, struct cvips_header *header) {
     return 0;
 }
 
-int cvips_convert(const char *input, const char *output, enum cvips_format format, int max_side, int quality,
-                  int *width, int *height) {
+struct cvips_stop {
+    pthread_mutex_t lock;
+    VipsImage *image;  // the image being computed, while there is one
+    int stopped;
+};
+
+struct cvips_stop *cvips_stop_new(void) {
+    struct cvips_stop *stop = g_new0(struct cvips_stop, 1);
+    pthread_mutex_init(&stop->lock, NULL);
+    return stop;
+}
+
+void cvips_stop_free(struct cvips_stop *stop) {
+    pthread_mutex_destroy(&stop->lock);
+    g_free(stop);
+}
+
+void cvips_stop_fire(struct cvips_stop *stop) {
+    pthread_mutex_lock(&stop->lock);
+    stop->stopped = 1;
+    if (stop->image != NULL) vips_image_set_kill(stop->image, TRUE);
+    pthread_mutex_unlock(&stop->lock);
+}
+
+// Registers `image` as the one `cvips_stop_fire` kills (NULL unregisters); returns whether it was fired already.
+static int watch(struct cvips_stop *stop, VipsImage *image) {
+    pthread_mutex_lock(&stop->lock);
+    stop->image = image;
+    if (image != NULL && stop->stopped) vips_image_set_kill(image, TRUE);
+    int stopped = stop->stopped;
+    pthread_mutex_unlock(&stop->lock);
+    return stopped;
+}
+
+static int save(VipsImage *image, int fd, enum cvips_format format, int quality) {
+    VipsTarget *target = vips_target_new_to_descriptor(fd);
+    if (target == NULL) return -1;
+    int failed;
+    switch (format) {
+    case CVIPS_JPEG:
+        failed = vips_jpegsave_target(image, target, "Q", quality, "strip", TRUE, NULL);
+        break;
+    case CVIPS_PNG:
+        failed = vips_pngsave_target(image, target, "strip", TRUE, NULL);
+        break;
+    default:
+        failed = vips_gifsave_target(image, target, "strip", TRUE, NULL);
+        break;
+    }
+    g_object_unref(target);
+    return failed;
+}
+
+int cvips_convert(const char *input, int output, enum cvips_format format, int max_side, int quality, int animated,
+                  struct cvips_stop *stop, int *width, int *height) {
     if (cvips_start() != 0) return -1;
     int bound = max_side > 0 ? max_side : VIPS_MAX_COORD;
+    // Every frame of an animation, else the first (the loaders' default); for a file, as the name's options.
+    const char *options = animated ? "n=-1" : "";
+    char *named = g_strdup_printf("%s%s", input, animated ? "[n=-1]" : "");
     VipsImage *image = NULL;
     void *bytes = NULL;
     int failed;
     if (is_svg(input)) {
         size_t length = 0;
         if ((bytes = read_all(input, &length)) == NULL) return -1;
-        failed = vips_thumbnail_buffer(bytes, length, &image, bound, "height", bound, "size", VIPS_SIZE_DOWN, NULL);
+        failed = vips_thumbnail_buffer(bytes, length, &image, bound, "height", bound, "size", VIPS_SIZE_DOWN,
+                                       "option_string", options, NULL);
     } else {
-        failed = vips_thumbnail(input, &image, bound, "height", bound, "size", VIPS_SIZE_DOWN, NULL);
+        failed = vips_thumbnail(named, &image, bound, "height", bound, "size", VIPS_SIZE_DOWN, NULL);
+    }
+    if (failed == 0 && format == CVIPS_JPEG && vips_image_hasalpha(image)) {
+        // JPEG has no alpha: flatten onto white first.
+        VipsImage *flat = NULL;
+        double white[3] = {255, 255, 255};
+        VipsArrayDouble *background = vips_array_double_new(white, 3);
+        failed = vips_flatten(image, &flat, "background", background, NULL);
+        vips_area_unref(VIPS_AREA(background));
+        g_object_unref(image);
+        image = flat;
     }
     if (failed == 0) {
-        if (format == CVIPS_JPEG) {
-            // JPEG has no alpha: flatten onto white first.
-            if (vips_image_hasalpha(image)) {
-                VipsImage *flat = NULL;
-                double white[3] = {255, 255, 255};
-                VipsArrayDouble *background = vips_array_double_new(white, 3);
-                failed = vips_flatten(image, &flat, "background", background, NULL);
-                vips_area_unref(VIPS_AREA(background));
-                g_object_unref(image);
-                image = flat;
-            }
-            if (failed == 0) failed = vips_jpegsave(image, output, "Q", quality, "strip", TRUE, NULL);
+        if (watch(stop, image)) {
+            vips_error("cvips", "stopped");
+            failed = -1;
         } else {
-            failed = vips_pngsave(image, output, "strip", TRUE, NULL);
+            failed = save(image, output, format, quality);
         }
+        watch(stop, NULL);
     }
     if (failed == 0) {
         *width = vips_image_get_width(image);
-        *height = vips_image_get_height(image);
+        *height = vips_image_get_page_height(image);
     }
     if (image != NULL) g_object_unref(image);
     g_free(bytes);
+    g_free(named);
     return failed == 0 ? 0 : -1;
 }
 

@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import RichPush
+import RichPushTransform
 
 /// One option of a command, as `--help` shows it.
 struct OptionSpec {
@@ -206,6 +207,24 @@ enum SharedOptions {
         OptionSpec(
             name: "retries", value: "n",
             help: "Fetch a reference again up to n times after a refused or dropped connection, a connect timeout, 429, 502, 503 or 504, while the deadline leaves room, \(ParsedArguments.describe(retriesRange)). (default: 2)"),
+        OptionSpec(
+            name: "no-transcode", value: nil,
+            help: "Refuse images iOS does not attach (WebP, HEIC, AVIF, SVG, TIFF, BMP) instead of converting them to JPEG or PNG. (default: off)"),
+        OptionSpec(
+            name: "max-dimension", value: "n",
+            help: "Resize images whose longest side exceeds n pixels, \(ParsedArguments.describe(Configuration.dimensionRange)). (default: none)"),
+        OptionSpec(
+            name: "max-source-bytes", value: "n",
+            help: "Fetch images up to n bytes to downscale them under the 10 MB image cap, from 10000000 to \(Int32.max). (default: 50000000)"),
+        OptionSpec(
+            name: "strip-metadata", value: nil,
+            help: "Re-encode JPEG and PNG images that would pass through, so that no attachment keeps EXIF, XMP or IPTC metadata. (default: off)"),
+        OptionSpec(
+            name: "max-pixels", value: "n",
+            help: "Refuse images whose header declares more pixels than n before decoding any, \(ParsedArguments.describe(Configuration.pixelsRange)). (default: 50000000)"),
+        OptionSpec(
+            name: "no-transform", value: nil,
+            help: "Transform no image at all: attach as fetched or refuse, as with --no-transcode, and never load libvips. (default: off)"),
     ]
 
     /// The default of `--concurrency`: enough payloads in flight to fill the fetch loop's 64 connections with
@@ -293,6 +312,7 @@ enum SharedOptions {
             configuration.retry.retries = retries
         }
         configuration.network.caBundle = parsed.value("ca-bundle")
+        try transform(parsed, into: &configuration.transform)
         // One validator, the library's: its error names the field; the message names the flag that set it.
         do {
             try configuration.validate()
@@ -314,7 +334,31 @@ enum SharedOptions {
         case "cache.timeToLive": return "--cache-ttl"
         case "cache.maximumBytes": return "--cache-max-mb"
         case "retry.retries": return "--retries"
+        case "transform.maximumDimension": return "--max-dimension"
+        case "transform.maximumSourceBytes": return "--max-source-bytes"
+        case "transform.maximumPixels": return "--max-pixels"
         default: return nil
+        }
+    }
+
+    /// The transformation options; libvips's converter unless `--no-transform`.
+    static func transform(_ parsed: ParsedArguments, into transform: inout Configuration.Transform) throws(UsageError) {
+        if parsed.has("no-transform") {
+            let conflicting = ["no-transcode", "strip-metadata"].filter(parsed.has)
+                + ["max-dimension", "max-source-bytes", "max-pixels"].filter { parsed.value($0) != nil }
+            if let first = conflicting.first { throw UsageError("--no-transform: --\(first) needs the transformation") }
+            transform.converter = nil
+            return
+        }
+        transform.converter = VipsConverter()
+        transform.transcode = !parsed.has("no-transcode")
+        transform.stripMetadata = parsed.has("strip-metadata")
+        transform.maximumDimension = try parsed.wholeNumber("max-dimension", of: "pixels", in: Configuration.dimensionRange)
+        if let bytes = try parsed.wholeNumber("max-source-bytes", of: "bytes", in: 1...Int(Int32.max)) {
+            transform.maximumSourceBytes = bytes
+        }
+        if let pixels = try parsed.wholeNumber("max-pixels", of: "pixels", in: Configuration.pixelsRange) {
+            transform.maximumPixels = pixels
         }
     }
 

@@ -5,7 +5,7 @@ import Testing
 @testable import RichPush
 @testable import RichPushTransform
 
-/// `ImageTransformer`, the step that turns an image into one iOS attaches, on real files through libvips.
+/// `VipsConverter`, the transformation step's converter, on real files through libvips.
 @Suite struct TransformTests {
     let directory: String
 
@@ -18,12 +18,25 @@ import Testing
 
     func bytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
 
+    /// Converts `input` into `directory/name` as `format`, as the step does (an open, empty file).
+    func convert(
+        _ input: String, to name: String, as format: MediaType, maximumSide: Int? = nil, animated: Bool = false,
+        stop: StopSignal = StopSignal()
+    ) throws(TransformFailure) -> ImageSize {
+        let descriptor = open(directory + "/" + name, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        precondition(descriptor >= 0)
+        defer { close(descriptor) }
+        return try VipsConverter().convert(
+            ConversionRequest(
+                input: input, output: descriptor, format: format, maximumSide: maximumSide, quality: 85, animated: animated),
+            stop: stop)
+    }
+
     @Test("WebP, which iOS does not attach, becomes a JPEG of the same size")
     func webp() throws {
-        let header = try ImageTransformer.header(of: Self.media("banner.webp"))
+        let header = try VipsConverter().header(of: Self.media("banner.webp"))
         #expect(header == .init(width: 80, height: 60, pages: 1, hasAlpha: false, loader: "webpload"))
-        let output = try ImageTransformer().convert(Self.media("banner.webp"), to: directory + "/banner")
-        #expect(output == .init(type: .jpeg, width: 80, height: 60))
+        #expect(try convert(Self.media("banner.webp"), to: "banner.jpg", as: .jpeg) == .init(width: 80, height: 60))
         let written = bytes(directory + "/banner.jpg")
         #expect(Array(written.prefix(3)) == [0xFF, 0xD8, 0xFF])
         // libmagic, as the engine sniffs any body, agrees.
@@ -33,19 +46,26 @@ import Testing
 
     @Test("an image with alpha becomes a PNG (SVG rasterized)")
     func alpha() throws {
-        let output = try ImageTransformer().convert(Self.media("icon.svg"), to: directory + "/icon")
-        #expect(output.type == .png)
-        #expect(output.width == 10 && output.height == 10)
+        #expect(try VipsConverter().header(of: Self.media("icon.svg")).hasAlpha)
+        #expect(try convert(Self.media("icon.svg"), to: "icon.png", as: .png) == .init(width: 10, height: 10))
         #expect(Array(bytes(directory + "/icon.png").prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
+    @Test("an animated WebP becomes an animated GIF, every frame kept")
+    func animation() throws {
+        let header = try VipsConverter().header(of: Self.media("anim.webp"))
+        #expect(header.pages == 5)
+        _ = try convert(Self.media("anim.webp"), to: "anim.gif", as: .gif, animated: true)
+        #expect(Array(bytes(directory + "/anim.gif").prefix(6)) == Array("GIF89a".utf8))
+        #expect(try VipsConverter().header(of: directory + "/anim.gif").pages == 5)
     }
 
     @Test("EXIF orientation is applied, then every metadata block dropped: no GPS position survives")
     func orientationAndMetadata() throws {
         let source = bytes(Self.media("photo-exif.jpg"))
         #expect(source.contains(subsequence: Array("Exif".utf8)), "the fixture lost its EXIF block")
-        let output = try ImageTransformer().convert(Self.media("photo-exif.jpg"), to: directory + "/upright")
         // Orientation 6 turns the 160 x 120 photo upright: 120 x 160.
-        #expect(output == .init(type: .jpeg, width: 120, height: 160))
+        #expect(try convert(Self.media("photo-exif.jpg"), to: "upright.jpg", as: .jpeg) == .init(width: 120, height: 160))
         let written = bytes(directory + "/upright.jpg")
         #expect(!written.contains(subsequence: Array("Exif".utf8)))
         #expect(!written.contains(subsequence: [0x00, 0x00, 0x00, 0x30, 0x00, 0x00, 0x00, 0x01]), "the latitude's degrees survived")
@@ -54,39 +74,50 @@ import Testing
 
     @Test("the longest side is bounded when asked, the aspect kept, never enlarged")
     func downscale() throws {
-        var settings = ImageTransformer.Settings()
-        settings.maximumDimension = 40
-        let small = try ImageTransformer(settings: settings).convert(Self.media("photo.jpg"), to: directory + "/small")
-        #expect(small == .init(type: .jpeg, width: 40, height: 30))
-        settings.maximumDimension = 4000
-        let same = try ImageTransformer(settings: settings).convert(Self.media("photo.jpg"), to: directory + "/same")
-        #expect(same == .init(type: .jpeg, width: 160, height: 120))
+        #expect(try convert(Self.media("photo.jpg"), to: "small.jpg", as: .jpeg, maximumSide: 40) == .init(width: 40, height: 30))
+        #expect(try convert(Self.media("photo.jpg"), to: "same.jpg", as: .jpeg, maximumSide: 4000) == .init(width: 160, height: 120))
     }
 
-    @Test("a header declaring more pixels than allowed is refused before decoding, and nothing is written")
-    func pixelBomb() throws {
+    @Test("a header is read without decoding: a 10,000 x 10,000 PNG's in a moment, a bomb's declared size")
+    func headers() throws {
         let bomb = directory + "/bomb.png"
         try Data(Self.png(width: 100_000, height: 100_000)).write(to: URL(fileURLWithPath: bomb))
-        #expect(try ImageTransformer.header(of: bomb).pixels == 10_000_000_000)
-        #expect(throws: TransformFailure.self) { try ImageTransformer().convert(bomb, to: directory + "/out") }
-        do {
-            _ = try ImageTransformer().convert(bomb, to: directory + "/out")
-        } catch {
-            #expect(error.code == .tooManyPixels)
-        }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["bomb.png"])
+        #expect(try VipsConverter().header(of: bomb).pixels == 10_000_000_000)
+        #expect(try VipsConverter().header(of: Self.media("plain-100mp.png")).pixels == 100_000_000)
     }
 
-    @Test("a file that is not an image fails with libvips's reason and leaves nothing")
+    @Test("a conversion stopped before it starts, or while it runs, fails at once")
+    func stopped() throws {
+        let before = StopSignal()
+        before.stop()
+        #expect(throws: TransformFailure.self) { try convert(Self.media("photo.jpg"), to: "before.jpg", as: .jpeg, stop: before) }
+        // 100 megapixels take libvips a second or more to decode; stopped after 50 ms, it gives up.
+        let during = StopSignal()
+        let stopper = Thread {
+            Thread.sleep(forTimeInterval: 0.05)
+            during.stop()
+        }
+        stopper.start()
+        let start = ContinuousClock.now
+        #expect(throws: TransformFailure.self) {
+            try convert(Self.media("plain-100mp.png"), to: "during.jpg", as: .jpeg, stop: during)
+        }
+        let stoppedAfter = ContinuousClock.now - start
+        let whole = ContinuousClock.now
+        _ = try convert(Self.media("plain-100mp.png"), to: "whole.jpg", as: .jpeg)
+        let wholeTook = ContinuousClock.now - whole
+        #expect(stoppedAfter < wholeTook, "stopped after \(stoppedAfter), a whole conversion took \(wholeTook)")
+    }
+
+    @Test("a file that is not an image fails with libvips's reason")
     func notAnImage() throws {
         do {
-            _ = try ImageTransformer().convert(Self.media("leaflet.pdf") + ".missing", to: directory + "/x")
+            _ = try convert(Self.media("leaflet.pdf") + ".missing", to: "x.jpg", as: .jpeg)
             Issue.record("converted a missing file")
         } catch {
             #expect(error.code == .transformFailed)
             #expect(!error.detail.isEmpty)
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
     }
 
     @Test("SVG never loads an external resource: neither a listener nor a local file is touched")
@@ -117,7 +148,7 @@ import Testing
               <image href="data:image/png;base64,iVBORw0KGgo=" width="1" height="1"/>
             </svg>
             """, trap: trap)
-        #expect(try own.get() == .init(type: .png, width: 20, height: 20))
+        #expect(try own.get() == .init(width: 20, height: 20))
         let entity = try await convertBounded(
             """
             <?xml version="1.0"?>
@@ -129,15 +160,15 @@ import Testing
         #expect(origin.exchanges.isEmpty, "the SVG loader fetched \(origin.requestLog)")
     }
 
-    /// Converts `svg` on a thread of its own; fails loudly (and frees the thread) if the conversion blocks on
-    /// the FIFO `trap` for 30 s.
-    func convertBounded(_ svg: String, trap: String) async throws -> Result<ImageTransformer.Output, TransformFailure> {
+    /// Converts `svg` to PNG on a thread of its own; fails loudly (and frees the thread) if the conversion blocks
+    /// on the FIFO `trap` for 10 s.
+    func convertBounded(_ svg: String, trap: String) async throws -> Result<ImageSize, TransformFailure> {
         let path = directory + "/\(UUID().uuidString).svg"
         try Data(svg.utf8).write(to: URL(fileURLWithPath: path))
-        let output = directory + "/" + UUID().uuidString
-        let finished = LockedValue<Result<ImageTransformer.Output, TransformFailure>?>(nil)
+        let output = UUID().uuidString + ".png"
+        let finished = LockedValue<Result<ImageSize, TransformFailure>?>(nil)
         Thread {
-            let result = Result { () throws(TransformFailure) in try ImageTransformer().convert(path, to: output) }
+            let result = Result { () throws(TransformFailure) in try convert(path, to: output, as: .png) }
             finished.withLock { $0 = result }
         }.start()
         do {

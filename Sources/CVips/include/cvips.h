@@ -22,14 +22,21 @@ struct cvips_header {
 int cvips_probe(const char *path, struct cvips_header *header);
 
 // The output formats.
-enum cvips_format { CVIPS_JPEG = 0, CVIPS_PNG = 1 };
+enum cvips_format { CVIPS_JPEG = 0, CVIPS_PNG = 1, CVIPS_GIF = 2 };
 
-// Decodes `input` (shrinking on load so that its longest side fits `max_side`, 0 for no bound; never enlarging),
-// turns it upright by its EXIF orientation, and writes `output` as `format` without any metadata (EXIF, XMP,
-// IPTC, ICC comments). `quality` is JPEG's. SVG is read from memory: it cannot load an external resource.
-// Writes the result's size. 0 on success.
-int cvips_convert(const char *input, const char *output, enum cvips_format format, int max_side, int quality,
-                  int *width, int *height);
+// Stops a conversion from another thread: made per conversion, fired at its deadline, freed after it returned.
+struct cvips_stop;
+struct cvips_stop *cvips_stop_new(void);
+// Kills the computation under way (libvips then fails it), or the next one at its start.
+void cvips_stop_fire(struct cvips_stop *stop);
+void cvips_stop_free(struct cvips_stop *stop);
+
+// Decodes `input` (shrinking on load so that its longest side fits `max_side`, 0 for no bound; never enlarging;
+// every frame when `animated`, else the first), turns it upright by its EXIF orientation, and writes it to the open
+// file `output` as `format` without any metadata (EXIF, XMP, IPTC, comments). `quality` is JPEG's. SVG is read
+// from memory: it cannot load an external resource. Writes the result's size (one frame's). 0 on success.
+int cvips_convert(const char *input, int output, enum cvips_format format, int max_side, int quality, int animated,
+                  struct cvips_stop *stop, int *width, int *height);
 
 // libvips's message for the last failure on this thread (and clears it); never NULL.
 const char *cvips_error(void);

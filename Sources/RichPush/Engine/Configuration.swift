@@ -128,6 +128,8 @@ public struct Configuration: Sendable {
     public var conventions = ConventionRegistry.standard
     /// When a failed fetch is made again within the deadline. Defaults: see `RetryPolicy` (2 retries).
     public var retry = RetryPolicy()
+    /// What happens to images between download and attachment. Default: nothing (no converter); see `Transform`.
+    public var transform = Transform()
 
     /// The documented defaults.
     public init() {}
@@ -182,6 +184,7 @@ extension Configuration {
         try Self.check("retry.initialBackoff", retry.initialBackoff, in: Self.backoffRange)
         try Self.check("retry.maximumBackoff", retry.maximumBackoff, in: Self.backoffRange)
         try Self.check("retry.minimumTimeLeft", retry.minimumTimeLeft, in: Self.backoffRange)
+        try transform.validate(imageBytes: limits.imageBytes)
         guard store.root.hasPrefix("/") else {
             throw ConfigurationError(
                 field: "store.root", code: .malformed,

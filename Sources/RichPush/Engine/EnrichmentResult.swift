@@ -122,6 +122,20 @@ public struct EnrichmentResult: Sendable, Encodable {
                 ("bytes", .integer(attachment.media.bytes)),
                 ("sha256", .text(attachment.media.sha256)),
             ]
+            if let transformation = attachment.media.transformation {
+                let original = transformation.original
+                members.append(("transformed", .array(transformation.steps.map { .text($0.rawValue) })))
+                members.append(
+                    (
+                        "original",
+                        .object(
+                            JSONObject([
+                                ("type", .text(original.type.uti)), ("mime", .text(original.type.mime)),
+                                ("bytes", .integer(original.bytes)), ("sha256", .text(original.sha256)),
+                            ])
+                        )
+                    ))
+            }
             if let hint = attachment.typeHint { members.append(("type_hint", .text(hint))) }
             if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
             members.append(("attempts", .integer(attachment.attempts)))

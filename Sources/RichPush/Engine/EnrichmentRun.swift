@@ -120,6 +120,12 @@ final class EnrichmentRun: Sendable {
                         identifier: reference.identifier, source: reference.url, convention: reference.convention,
                         media: media, thumbnail: reference.thumbnail, typeHint: reference.typeHint,
                         attempts: attempts[index] ?? 1))
+                if media.transformation?.steps.contains(.firstFrame) == true {
+                    problems.append(
+                        Problem(
+                            source: reference.url, code: .animationDropped,
+                            detail: "the animation could not be written as a GIF; its first frame is attached"))
+                }
                 if let hint = reference.typeHint, media.type.matches(hint: hint) == false {
                     problems.append(
                         Problem(

@@ -71,6 +71,8 @@ public struct Explanation: Sendable {
         case .attach(let type, let bytes):
             members += [("verdict", .text("attach")), ("type", .text(type.uti))]
             if let bytes { members.append(("bytes", .integer(bytes))) }
+            // An image iOS does not attach is fetched only to be transcoded (the transformation is on).
+            if !type.isAttachable { members.append(("transcoded", .bool(true))) }
         case .refuse(let code, let detail):
             members += [("verdict", .text("refuse")), ("code", .text(code.rawValue)), ("detail", .text(detail))]
         case .duplicate(let identifier):
@@ -96,7 +98,8 @@ public struct Explanation: Sendable {
                 let head = "    \(finding.reference.field) \(finding.reference.url)"
                 switch finding.verdict {
                 case .attach(let type, let bytes):
-                    lines.append(head + "\n      would attach: \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
+                    let transcoded = type.isAttachable ? "" : " transcoded to JPEG or PNG from"
+                    lines.append(head + "\n      would attach\(transcoded): \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
                 case .refuse(let code, let detail):
                     lines.append(head + "\n      would NOT attach: \(code) (\(detail))")
                 case .duplicate(let identifier):

@@ -64,6 +64,8 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let tooManyPixels = Code("too-many-pixels")
         /// The image could not be transformed; the detail is libvips's reason.
         public static let transformFailed = Code("transform-failed")
+        /// An animation was attached as its first frame only (it could not be written as an animated GIF).
+        public static let animationDropped = Code("animation-dropped")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).
         public static let storeFailed = Code("store-failed")
     }

@@ -12,10 +12,15 @@ public struct FetchedMedia: Sendable, Hashable {
     public var sha256: String
     /// The response's validators, for revalidating a cached copy.
     public var validators = Validators()
+    /// What the transformation step did, when it changed the fetched bytes; nil when they are attached as fetched.
+    public var transformation: Transformation? = nil
+    /// An image's width and height when its first bytes said them (PNG, JPEG), else nil.
+    public var dimensions: ImageSize? = nil
 
     /// A stored file's description (for test doubles; RichPush makes these as it stores).
     public init(
-        path: String, directory: String, type: MediaType, bytes: Int, sha256: String, validators: Validators = Validators()
+        path: String, directory: String, type: MediaType, bytes: Int, sha256: String, validators: Validators = Validators(),
+        transformation: Transformation? = nil, dimensions: ImageSize? = nil
     ) {
         self.path = path
         self.directory = directory
@@ -23,6 +28,8 @@ public struct FetchedMedia: Sendable, Hashable {
         self.bytes = bytes
         self.sha256 = sha256
         self.validators = validators
+        self.transformation = transformation
+        self.dimensions = dimensions
     }
 }
 

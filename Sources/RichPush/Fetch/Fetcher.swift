@@ -7,6 +7,8 @@ import Synchronization
 /// flight.
 public final class Fetcher: Sendable {
     private let loop: FetchLoop
+    /// What happens to images after their download, when a converter is configured.
+    private let transformStep: TransformStep?
     private let urlCheck: URLCheck
     private let nextID = Atomic<UInt64>(1)
     /// The attachments root, opened once for every transfer (and the media cache).
@@ -33,15 +35,26 @@ public final class Fetcher: Sendable {
             loop = try FetchLoop(
                 settings: FetchSettings(
                     network: configuration.network, limits: configuration.limits, store: root,
-                    spares: SpareAttachments(root: root), urlCheck: urlCheck))
+                    spares: SpareAttachments(root: root), caps: BodyCaps(limits: configuration.limits, transform: configuration.transform),
+                    urlCheck: urlCheck))
         } catch {
             throw FetcherError(detail: "libmagic: \(error.detail)")
         }
+        let root = root
+        transformStep = configuration.transform.converter.map { converter in
+            TransformStep(
+                settings: configuration.transform, converter: converter, imageBytes: configuration.limits.imageBytes,
+                root: root)
+        }
     }
 
-    deinit { loop.stop {} }
+    deinit {
+        loop.stop {}
+        transformStep?.stop()
+    }
 
-    /// Fetches `url` into a new attachment directory, finishing by `deadline`.
+    /// Fetches `url` into a new attachment directory, finishing by `deadline`; then, when a converter is
+    /// configured (`Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
     ///
     /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
     /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.
@@ -54,8 +67,9 @@ public final class Fetcher: Sendable {
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> Result<FetchedMedia, FetchFailure> {
         let result = await run(TransferRequest(url: url, deadline: deadline, validators: validators))
-        if case .success(let media) = result { statistics.record { $0.fetchedBytes += media.bytes } }
-        return result
+        guard case .success(let media) = result else { return result }
+        statistics.record { $0.fetchedBytes += media.bytes }
+        return await transformStep?.transform(media, deadline: deadline) ?? result
     }
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
@@ -93,12 +107,18 @@ public final class Fetcher: Sendable {
 
     /// Cancels every transfer in flight and stops the loop thread, returning once it has stopped (no thread of
     /// the cooperative pool is held meanwhile). Later fetches fail with `cancelled`.
-    public func shutdown() async { await loop.stop() }
+    public func shutdown() async {
+        await loop.stop()
+        transformStep?.stop()
+    }
 
     /// `shutdown()` for synchronous code: blocks the calling thread until the loop has stopped. Not for async
     /// code, where it would hold a thread of the cooperative pool: there, `await shutdown()`.
     @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
-    public func shutdown() { loop.stopAndWait() }
+    public func shutdown() {
+        loop.stopAndWait()
+        transformStep?.stop()
+    }
 
     private static let cancelled = FetchFailure(.cancelled, "cancelled before the transfer finished")
 }

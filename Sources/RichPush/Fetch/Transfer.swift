@@ -50,14 +50,11 @@ final class Transfer {
     private let didStart: (String) -> Void
     private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
 
-    private var partial: PartialAttachment?
-    private var hash: SHA256?
-    private var head: [UInt8] = []
+    /// What happens to the body's bytes: cap, file, hash, first bytes for the sniffer.
+    private let body: MediaBody
+    /// Body bytes received so far.
+    var bytes: Int { body.bytes }
     private var sniffing = Sniffing.collecting
-    private var type: MediaType?
-    private var cap: Int
-    private var declaredLength: Int64 = -1
-    private(set) var bytes = 0
     /// Header bytes of every response of the transfer, redirects included.
     private var headerBytes = 0
     /// Redirects followed so far.
@@ -99,7 +96,10 @@ final class Transfer {
         self.didStart = didStart
         self.origin = AdmissionQueue.origin(of: request.url)
         self.completion = completion
-        self.cap = settings.limits.largestCap
+        let spares = settings.spares
+        body = MediaBody(
+            caps: settings.caps, sniffBytes: settings.limits.sniffBytes,
+            storage: request.probe ? nil : { () throws(StoreError) in try spares.take() })
     }
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> Transfer {
@@ -126,7 +126,7 @@ final class Transfer {
         try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(network.lowSpeedWindow.components.seconds)))
         // An empty proxy disables the environment's http_proxy / https_proxy / all_proxy.
         try easy.set(CURLOPT_PROXY, "")
-        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.limits.largestCap))
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.caps.beforeType))
         try easy.set(CURLOPT_USERAGENT, network.userAgent)
         try setHop(request.url)
         try easy.set(CURLOPT_RESOLVE, list: network.resolve)
@@ -169,7 +169,6 @@ final class Transfer {
         redirectBodyBytes = nil
         refusedAddress = nil
         refusedPort = nil
-        declaredLength = -1
         origin = AdmissionQueue.origin(of: url)
         started = false
         try setHop(url)
@@ -262,7 +261,7 @@ final class Transfer {
         guard let data, count > 0 else { return count }
         if let failure = accept(UnsafeRawBufferPointer(start: data, count: count)) {
             abortReason = failure
-            partial?.discard()
+            body.discard()
             return ccurl_write_abort()
         }
         return count
@@ -273,10 +272,10 @@ final class Transfer {
         location != nil && Self.redirectStatuses.contains(easy.info(long: CURLINFO_RESPONSE_CODE))
     }
 
-    /// Takes one chunk of the body: checks status and size, stores and hashes it, hands the first bytes to
-    /// the sniffer. Returns why the transfer must stop, or nil.
+    /// Takes one chunk of the body: checks the status at the first, hands it to the body (cap, file, hash), and
+    /// the first bytes to the sniffer. Returns why the transfer must stop, or nil.
     private func accept(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
-        if redirectBodyBytes == nil, bytes == 0, partial == nil, isRedirect { redirectBodyBytes = 0 }
+        if redirectBodyBytes == nil, !body.begun, isRedirect { redirectBodyBytes = 0 }
         if let dropped = redirectBodyBytes {
             redirectBodyBytes = dropped + chunk.count
             guard dropped + chunk.count <= Self.redirectBodyLimit else {
@@ -284,67 +283,27 @@ final class Transfer {
             }
             return nil
         }
-        if request.probe { return probe(chunk) }
-        if partial == nil {
+        if !body.begun {
             if let failure = checkStatus() { return failure }
-            declaredLength = easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-            if declaredLength > Int64(cap) {
-                return FetchFailure(.tooLarge, "declares \(declaredLength) bytes; no type may exceed \(cap)")
+            if let failure = body.begin(declaredLength: easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)) {
+                return failure
             }
-            do {
-                partial = try settings.spares.take()
-            } catch {
-                return FetchFailure(.storeFailed, error.detail)
-            }
-            hash = SHA256()
         }
-        guard bytes + chunk.count <= cap else {
-            return FetchFailure(.tooLarge, "more than \(cap) bytes\(type.map { " (the \($0.kind) cap)" } ?? "")")
-        }
-        do {
-            try partial!.write(chunk)
-        } catch {
-            return FetchFailure(.storeFailed, error.detail)
-        }
-        hash!.update(chunk)
-        bytes += chunk.count
-        collectHead(chunk)
-        return nil
+        if let failure = body.append(chunk) { return failure }
+        if sniffing == .collecting, let head = body.takeHead() { startSniffing(head) }
+        // A probe stores nothing: once the first bytes are in, it stops, and the verdict decides its result.
+        return request.probe && sniffing != .collecting ? FetchFailure(.probed, "") : nil
     }
 
-    /// Keeps the first bytes until there are enough to tell the type, then hands them to the sniffer.
-    private func collectHead(_ chunk: UnsafeRawBufferPointer) {
-        guard sniffing == .collecting else { return }
-        head.append(contentsOf: chunk.prefix(settings.limits.sniffBytes - head.count))
-        if head.count >= settings.limits.sniffBytes { startSniffing() }
-    }
-
-    private func startSniffing() {
+    private func startSniffing(_ head: [UInt8]) {
         sniffing = .pending
         requestSniff(head)
-        head = []
-    }
-
-    /// The probe's share of `accept`: status and declared length, then the first bytes, never a file. Once
-    /// they are in, the transfer stops with `probed` and the verdict decides the probe's result.
-    private func probe(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
-        if bytes == 0 {
-            if let failure = checkStatus() { return failure }
-            declaredLength = easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-            if declaredLength > Int64(cap) {
-                return FetchFailure(.tooLarge, "declares \(declaredLength) bytes; no type may exceed \(cap)")
-            }
-        }
-        bytes += chunk.count
-        collectHead(chunk)
-        return sniffing == .collecting ? nil : FetchFailure(.probed, "")
     }
 
     /// What a probe found: the type, and the declared length when there was one (else the bytes seen).
     private func probeResult() -> Result<FetchedMedia, FetchFailure> {
-        guard let type else { return .failure(FetchFailure(.network, "no body")) }
-        let size = declaredLength >= 0 ? Int(declaredLength) : bytes
-        return .success(FetchedMedia(path: "", directory: "", type: type, bytes: size, sha256: ""))
+        guard let type = body.type else { return .failure(FetchFailure(.network, "no body")) }
+        return .success(FetchedMedia(path: "", directory: "", type: type, bytes: body.probedSize, sha256: ""))
     }
 
     private func checkStatus() -> FetchFailure? {
@@ -361,17 +320,7 @@ final class Transfer {
     func decide(_ verdict: Sniffer.Verdict) -> Result<FetchedMedia, FetchFailure>? {
         guard sniffing == .pending else { return nil }
         sniffing = .decided
-        switch verdict {
-        case .unsupported(let what):
-            return .failure(FetchFailure(.unsupportedType, what))
-        case .supported(let sniffed):
-            type = sniffed
-            cap = settings.limits.cap(for: sniffed.kind)
-            if declaredLength > Int64(cap) {
-                return .failure(FetchFailure(.tooLarge, "declares \(declaredLength) bytes; the \(sniffed.kind) cap is \(cap)"))
-            }
-            if bytes > cap { return .failure(FetchFailure(.tooLarge, "more than \(cap) bytes (the \(sniffed.kind) cap)")) }
-        }
+        if case .refused(let failure) = body.decide(verdict) { return .failure(failure) }
         return curlDone ? completed() : nil
     }
 
@@ -385,8 +334,8 @@ final class Transfer {
         }
         guard code == CURLE_OK else { return .settle(.failure(failure(code))) }
         if isRedirect { return nextHop() }
-        if request.probe, bytes == 0 { return .settle(.failure(checkStatus() ?? emptyBody())) }
-        if !request.probe, partial == nil {
+        if !body.begun {
+            if request.probe { return .settle(.failure(checkStatus() ?? emptyBody())) }
             if !request.validators.isEmpty, easy.info(long: CURLINFO_RESPONSE_CODE) == 304 {
                 return .settle(.failure(FetchFailure(.notModified, "304 Not Modified")))
             }
@@ -405,7 +354,7 @@ final class Transfer {
         curlDone = true
         switch sniffing {
         case .collecting:
-            startSniffing()
+            startSniffing(body.takeHead(ended: true) ?? [])
             return .awaitType
         case .pending:
             return .awaitType
@@ -436,24 +385,14 @@ final class Transfer {
     /// The outcome once curl has finished and the type is known: the committed file, or the probe's finding.
     private func completed() -> Result<FetchedMedia, FetchFailure> {
         if request.probe { return probeResult() }
-        guard let partial, let type, let hash else { return .failure(FetchFailure(.network, "no body")) }
-        do {
-            let path = try partial.commit(fileExtension: type.fileExtension)
-            return .success(
-                FetchedMedia(
-                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize(),
-                    validators: Validators(response: etag, lastModified: lastModified)))
-        } catch {
-            return .failure(FetchFailure(.storeFailed, error.detail))
-        }
+        return body.commit(validators: Validators(response: etag, lastModified: lastModified))
     }
 
     /// Settles the transfer with this outcome (used for cancellation and shutdown too). Idempotent.
     func finish(with outcome: Result<FetchedMedia, FetchFailure>) {
         guard let completion else { return }
         self.completion = nil
-        if case .failure = outcome { partial?.discard() }
-        partial = nil
+        if case .failure = outcome { body.discard() }
         completion(outcome)
     }
 
@@ -477,7 +416,7 @@ final class Transfer {
         case CURLE_TOO_MANY_REDIRECTS:
             return FetchFailure(.tooManyRedirects, message)
         case CURLE_FILESIZE_EXCEEDED:
-            return FetchFailure(.tooLarge, "declares more than \(settings.limits.largestCap) bytes")
+            return FetchFailure(.tooLarge, "declares more than \(settings.caps.beforeType) bytes")
         case CURLE_PARTIAL_FILE:
             return FetchFailure(.badResponse, "the body ended before its declared length: \(message)")
         case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM:
@@ -503,6 +442,8 @@ struct FetchSettings: Sendable {
     var store: AttachmentRoot
     /// Attachment directories made ahead, off the loop's thread, from `store`.
     var spares: SpareAttachments
+    /// How large bodies may grow, before and after their type is known.
+    var caps: BodyCaps
     /// The checks every URL passes before a request is made to it, the first and each redirect's.
     var urlCheck: URLCheck
 }

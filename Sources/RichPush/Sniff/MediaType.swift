@@ -58,6 +58,33 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
     /// Every supported type.
     public static let all: [MediaType] = [.jpeg, .gif, .png, .mp3, .aiff, .wav, .m4a, .mpeg, .mpeg2, .mp4, .avi]
 
+    // Images iOS does not attach, which the transformation step turns into ones it does (`Configuration.Transform`).
+    public static let webp = MediaType(uti: "org.webmproject.webp", mime: "image/webp", fileExtension: "webp", kind: .image)
+    public static let heic = MediaType(uti: "public.heic", mime: "image/heic", fileExtension: "heic", kind: .image)
+    public static let avif = MediaType(uti: "public.avif", mime: "image/avif", fileExtension: "avif", kind: .image)
+    public static let svg = MediaType(uti: "public.svg-image", mime: "image/svg+xml", fileExtension: "svg", kind: .image)
+    public static let tiff = MediaType(uti: "public.tiff", mime: "image/tiff", fileExtension: "tiff", kind: .image)
+    public static let bmp = MediaType(uti: "com.microsoft.bmp", mime: "image/bmp", fileExtension: "bmp", kind: .image)
+
+    /// The images iOS does not attach that can be transcoded into ones it does.
+    public static let convertible: [MediaType] = [.webp, .heic, .avif, .svg, .tiff, .bmp]
+
+    /// Whether iOS attaches this type (one of `all`).
+    public var isAttachable: Bool { Self.all.contains(self) }
+
+    /// The convertible image for a libmagic MIME type, or nil.
+    static func convertibleFromMagic(mime: String) -> MediaType? {
+        switch mime {
+        case "image/webp": return .webp
+        case "image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence": return .heic
+        case "image/avif": return .avif
+        case "image/svg+xml", "image/svg": return .svg
+        case "image/tiff": return .tiff
+        case "image/bmp", "image/x-ms-bmp": return .bmp
+        default: return nil
+        }
+    }
+
     /// The supported type for a libmagic MIME type and description, or nil when iOS does not attach it.
     ///
     /// libmagic names one MIME type for MPEG-1 and MPEG-2 program streams (`video/mpeg`); its description

@@ -10,6 +10,9 @@ final class Sniffer {
     enum Verdict: Equatable, Sendable {
         /// A type iOS attaches.
         case supported(MediaType)
+        /// An image iOS does not attach but the transformation step can convert (WebP, HEIC, AVIF, SVG, TIFF,
+        /// BMP); the text is as `unsupported`'s, for when no transformation is configured.
+        case convertible(MediaType, String)
         /// Anything else; the text is libmagic's MIME type and description (`text/html (HTML document ...)`).
         case unsupported(String)
     }
@@ -48,6 +51,9 @@ final class Sniffer {
             let description = try magic.identify(bytes, mime: false)
             if let type = MediaType.fromMagic(mime: mimeType, description: description) { return .supported(type) }
             if mimeType == "application/octet-stream" { return nil }
+            if let source = MediaType.convertibleFromMagic(mime: mimeType) {
+                return .convertible(source, Self.summary(mimeType, description))
+            }
             return .unsupported(Self.summary(mimeType, description))
         } catch {
             return .unsupported("unidentified (\(error.detail))")
@@ -60,6 +66,9 @@ final class Sniffer {
         do {
             let mimeType = try magic.identify(prefix, mime: true, text: true)
             let description = try magic.identify(prefix, mime: false, text: true)
+            if let source = MediaType.convertibleFromMagic(mime: mimeType) {
+                return .convertible(source, Self.summary(mimeType, description))
+            }
             return .unsupported(Self.summary(mimeType, description))
         } catch {
             return .unsupported("unidentified (\(error.detail))")

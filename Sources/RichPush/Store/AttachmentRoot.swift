@@ -222,6 +222,10 @@ final class PartialAttachment {
 
     deinit { discard() }
 
+    /// The open partial file, for a writer that takes a descriptor (the transformation's converter); -1 once
+    /// committed or discarded.
+    var fileDescriptor: Int32 { descriptor }
+
     /// Appends bytes; throws on a short or failed write (ENOSPC, EIO).
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         var offset = 0

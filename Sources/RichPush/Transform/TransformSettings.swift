@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Configuration {
+    /// What happens to an image between its download and its attachment: transcoding, downscaling, stripping
+    /// metadata. Nothing happens without a `converter` (the default): images are attached as fetched, or refused,
+    /// as before. `RichPushTransform.VipsConverter` is the libvips one; the CLI sets it unless `--no-transform`.
+    public struct Transform: Sendable {
+        /// What decodes and encodes images. Default nil: no transformation at all, and no image library loaded.
+        public var converter: (any ImageConverter)? = nil
+        /// Whether images iOS does not attach (WebP, HEIC, AVIF, SVG, TIFF, BMP) become JPEG (opaque) or PNG (with
+        /// alpha), an animated WebP an animated GIF. Default true; false keeps refusing them (`unsupported-type`).
+        public var transcode = true
+        /// The longest side an attached image may have; a larger one is resized, the aspect kept. Default nil (no
+        /// bound): iOS scales for display, and a campaign's image is usually sized for phones already; set it
+        /// (e.g. 2048) to save devices bytes.
+        public var maximumDimension: Int? = nil
+        /// The largest image fetched to be transformed. An image over `limits.imageBytes` (10 MB) but within this is
+        /// downscaled until it fits. Default 50,000,000 bytes: a camera's full-size JPEG or a print-quality PNG,
+        /// as large as the video cap, so a download is never bounded by less than before. Audio and video keep
+        /// their caps.
+        public var maximumSourceBytes = 50_000_000
+        /// Whether JPEG and PNG images that would pass through untouched are re-encoded too, so that no
+        /// attachment keeps EXIF, XMP or IPTC metadata (a GPS position above all). Default false: a re-encode costs
+        /// CPU and a little quality, and most campaign images carry no location. Every image RichPush re-encodes
+        /// for another reason loses its metadata anyway (orientation is applied first).
+        public var stripMetadata = false
+        /// An image whose header declares more pixels than this (all frames together) is refused with
+        /// `too-many-pixels` before any pixel is decoded. Default 50,000,000: a 50-megapixel photo, beyond any
+        /// phone screen many times over; a decompression bomb declares billions.
+        public var maximumPixels = 50_000_000
+        /// How many images are transformed at once, each on a thread of its own. Default 2: decoding is
+        /// CPU-bound and memory-hungry; two keep a second core busy without letting a burst of large images
+        /// multiply the peak memory. More wait their turn, within their payload's deadline.
+        public var concurrency = 2
+        /// JPEG quality of re-encoded images. Default 85: indistinguishable from the source at notification
+        /// sizes, about half the bytes of 95.
+        public var jpegQuality = 85
+
+        /// The documented defaults (no converter: nothing is transformed).
+        public init() {}
+
+        /// Whether images are transformed at all.
+        var isEnabled: Bool { converter != nil }
+    }
+
+    /// The range of `transform.maximumDimension`: from an icon to libvips's largest coordinate.
+    public static let dimensionRange = 16...10_000_000
+    /// The range of `transform.maximumPixels`.
+    public static let pixelsRange = 1...(1 << 40)
+    /// The range of `transform.concurrency`.
+    public static let transformConcurrencyRange = 1...64
+    /// The range of `transform.jpegQuality`.
+    public static let jpegQualityRange = 1...100
+}
+
+extension Configuration.Transform {
+    /// Checks the transformation fields; see `Configuration.validate()`. `imageBytes` is `limits.imageBytes`.
+    func validate(imageBytes: Int) throws(ConfigurationError) {
+        if let maximumDimension {
+            try Configuration.check("transform.maximumDimension", maximumDimension, in: Configuration.dimensionRange)
+        }
+        try Configuration.check("transform.maximumSourceBytes", maximumSourceBytes, atLeast: imageBytes)
+        try Configuration.check("transform.maximumPixels", maximumPixels, in: Configuration.pixelsRange)
+        try Configuration.check("transform.concurrency", concurrency, in: Configuration.transformConcurrencyRange)
+        try Configuration.check("transform.jpegQuality", jpegQuality, in: Configuration.jpegQualityRange)
+    }
+}

@@ -1,0 +1,317 @@
+import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The step between a download and its attachment that turns an image into one iOS attaches: transcoded when
+/// iOS does not attach its type, downscaled when over the image cap or `maximumDimension`, re-encoded without
+/// metadata when asked; everything else passes through untouched, at no cost.
+///
+/// Conversions run on `concurrency` threads of their own (never the fetch loop, never the cooperative pool),
+/// first come first served, each within its payload's deadline: one still waiting at the deadline never starts,
+/// one running is stopped (`StopSignal`), and either ends `expired` with no file left. The fetched file is removed
+/// once it has been transformed or refused; the result is a new attachment directory of its own.
+final class TransformStep: Sendable {
+    private let settings: Configuration.Transform
+    private let converter: any ImageConverter
+    private let imageBytes: Int
+    private let root: AttachmentRoot
+    private let queue = LockedValue(Queue())
+
+    private struct Job: Sendable {
+        var media: FetchedMedia
+        var deadline: ContinuousClock.Instant
+        var stop: StopSignal
+        var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
+    }
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var stopped = false
+    }
+
+    /// The decoders trusted with each type libmagic named: a file is read only by the decoder of the type its
+    /// bytes were judged to be, never by whichever one libvips would pick (ImageMagick's reads dozens of formats,
+    /// some of them scripts). BMP has no decoder of libvips's own.
+    static let loaders: [MediaType: String] = [
+        .jpeg: "jpegload", .png: "pngload", .gif: "gifload", .webp: "webpload", .heic: "heifload", .avif: "heifload",
+        .svg: "svgload", .tiff: "tiffload", .bmp: "magickload",
+    ]
+
+    /// Re-encodes over the image cap are made again smaller, at most this many times in all.
+    static let maximumAttempts = 3
+
+    init(settings: Configuration.Transform, converter: any ImageConverter, imageBytes: Int, root: AttachmentRoot) {
+        self.settings = settings
+        self.converter = converter
+        self.imageBytes = imageBytes
+        self.root = root
+        for _ in 0..<settings.concurrency {
+            startDedicatedThread { [self] in work() }
+        }
+    }
+
+    /// Whether `media` goes through the step's threads. Every image's pixel count is checked, even one that needs
+    /// no conversion (a phone would decode a bomb attached as is): a JPEG or PNG whose first bytes gave its
+    /// dimensions (`ImageDimensions`) within the limits, needing nothing else, passes without leaving the caller's
+    /// thread; any other image has its header read by the converter. Audio and video always pass.
+    func mayTransform(_ media: FetchedMedia) -> Bool {
+        guard media.type.kind == .image else { return false }
+        guard media.type.isAttachable, media.bytes <= imageBytes, let size = media.dimensions else { return true }
+        let header = ImageHeader(width: size.width, height: size.height, pages: 1, hasAlpha: false, loader: "")
+        if header.pixels > settings.maximumPixels || header.pixels == 0 { return true }
+        if let bound = settings.maximumDimension, header.longestSide > bound { return true }
+        return settings.stripMetadata
+    }
+
+    /// `media` as it is attached: itself when nothing applies, else converted into a new attachment directory
+    /// (the fetched one is then removed), or the failure (`too-many-pixels`, `transform-failed`, `expired` at the
+    /// deadline, `cancelled` when the calling task is), with the fetched file removed.
+    func transform(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        guard mayTransform(media) else { return .success(media) }
+        let stop = StopSignal()
+        let timer = DispatchWorkItem { stop.stop() }
+        let remaining = max(0, (deadline - .now).inMilliseconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(remaining), execute: timer)
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let job = Job(media: media, deadline: deadline, stop: stop) { continuation.resume(returning: $0) }
+                let accepted = queue.update { queue in
+                    guard !queue.stopped else { return false }
+                    queue.jobs.append(job)
+                    return true
+                }
+                if !accepted {
+                    root.remove(media)
+                    job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
+                }
+            }
+        } onCancel: {
+            stop.stop()
+        }
+    }
+
+    /// Ends the threads once the queued jobs are done or dropped: a job still queued ends `cancelled`.
+    func stop() {
+        let dropped = queue.update { queue in
+            queue.stopped = true
+            defer { queue.jobs = [] }
+            return queue.jobs
+        }
+        for job in dropped {
+            root.remove(job.media)
+            job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
+        }
+    }
+
+    private func work() {
+        while true {
+            let next: Job? = queue.wait { queue -> Job?? in
+                if !queue.jobs.isEmpty { return .some(queue.jobs.removeFirst()) }
+                return queue.stopped ? .some(nil) : nil
+            }
+            guard let job = next else { return }
+            var outcome = run(job)
+            if case .success(let result) = outcome {
+                if result == job.media {
+                    job.completion(outcome)
+                    continue
+                }
+                // A converter that finished after its deadline despite the stop: too late to be attached.
+                if let ended = ended(job) {
+                    root.remove(result)
+                    outcome = .failure(ended)
+                }
+            }
+            root.remove(job.media)
+            job.completion(outcome)
+        }
+    }
+
+    /// One job, on a step thread: the plan from the header, then the conversion(s).
+    private func run(_ job: Job) -> Result<FetchedMedia, FetchFailure> {
+        let media = job.media
+        if let ended = ended(job) { return .failure(ended) }
+        let header: ImageHeader
+        do {
+            header = try converter.header(of: media.path)
+        } catch {
+            return .failure(FetchFailure(error.code, error.detail))
+        }
+        if let expected = Self.loaders[media.type], !header.loader.hasPrefix(expected) {
+            return .failure(
+                FetchFailure(
+                    .transformFailed,
+                    "the bytes are \(media.type.mime), but the image decoder that recognises them is '\(header.loader)'; not decoded"))
+        }
+        guard header.pixels <= settings.maximumPixels, header.width > 0, header.height > 0 else {
+            return .failure(
+                FetchFailure(
+                    .tooManyPixels,
+                    "the header declares \(header.width) x \(header.height) pixels\(header.pages > 1 ? " x \(header.pages) frames" : ""); the limit is \(settings.maximumPixels) (transform.maximumPixels)"))
+        }
+        let plan = Plan(media: media, header: header, settings: settings, imageBytes: imageBytes)
+        guard plan.isNeeded else { return .success(media) }
+        return convert(job, plan: plan, header: header)
+    }
+
+    /// Why the job must not go on (its deadline came, or its caller gave up), or nil.
+    private func ended(_ job: Job) -> FetchFailure? {
+        guard job.stop.isStopped || ContinuousClock.now >= job.deadline else { return nil }
+        if ContinuousClock.now >= job.deadline - .milliseconds(2) {
+            return FetchFailure(.expired, "the deadline came before the image was transformed")
+        }
+        return FetchFailure(.cancelled, "cancelled before the image was transformed")
+    }
+
+    /// What a fetched image needs, decided from its type, size and header.
+    struct Plan {
+        var format: MediaType
+        var maximumSide: Int?
+        var animated: Bool
+        var isNeeded: Bool
+
+        init(media: FetchedMedia, header: ImageHeader, settings: Configuration.Transform, imageBytes: Int) {
+            animated = header.pages > 1 && (media.type == .gif || media.type == .webp)
+            if media.type.isAttachable {
+                format = media.type
+            } else if animated {
+                format = .gif
+            } else {
+                format = header.hasAlpha ? .png : .jpeg
+            }
+            if let bound = settings.maximumDimension, header.longestSide > bound {
+                maximumSide = bound
+            }
+            isNeeded =
+                format != media.type || maximumSide != nil || media.bytes > imageBytes
+                || (settings.stripMetadata && (media.type == .jpeg || media.type == .png))
+        }
+    }
+
+    /// Converts until the output fits the image cap (each attempt smaller), into a new attachment.
+    private func convert(_ job: Job, plan: Plan, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+        var plan = plan
+        var steps: [Transformation.Step] = []
+        for attempt in 1...Self.maximumAttempts {
+            if let ended = ended(job) { return .failure(ended) }
+            let written: Written
+            switch write(job, plan) {
+            case .success(let output):
+                written = output
+            case .failure(let failure):
+                // An animation that cannot be written as a GIF is attached as its first frame.
+                guard plan.animated, failure.code == .transformFailed, !job.stop.isStopped else { return .failure(failure) }
+                plan.animated = false
+                plan.format = header.hasAlpha ? .png : .jpeg
+                steps = [.firstFrame]
+                continue
+            }
+            guard written.media.bytes > imageBytes else {
+                var media = written.media
+                media.dimensions = written.size
+                var done: [Transformation.Step] = []
+                if plan.format != job.media.type { done.append(.transcoded) }
+                // Compared by the longest side: turning a photo upright swaps its width and height.
+                if max(written.size.width, written.size.height) < header.longestSide { done.append(.downscaled) }
+                done.append(.metadataStripped)
+                media.transformation = Transformation(
+                    steps: done + steps,
+                    original: Transformation.Original(type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+                return .success(media)
+            }
+            root.remove(written.media)
+            guard attempt < Self.maximumAttempts else {
+                return .failure(
+                    FetchFailure(
+                        .transformFailed,
+                        "still \(written.media.bytes) bytes at \(written.size.width) x \(written.size.height) after \(attempt) re-encodes; the image cap is \(imageBytes)"))
+            }
+            // Bytes go roughly with the area: shrink the sides by the square root of the excess, and a margin.
+            let longest = max(written.size.width, written.size.height)
+            let scale = (Double(imageBytes) / Double(written.media.bytes)).squareRoot() * 0.85
+            plan.maximumSide = max(16, Int(Double(longest) * scale))
+        }
+        return .failure(FetchFailure(.transformFailed, "no attempt was made"))
+    }
+
+    private struct Written {
+        var media: FetchedMedia
+        var size: ImageSize
+    }
+
+    /// One conversion into a new attachment directory: written, checked, committed, hashed.
+    private func write(_ job: Job, _ plan: Plan) -> Result<Written, FetchFailure> {
+        let partial: PartialAttachment
+        do {
+            partial = try root.begin()
+        } catch {
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+        let request = ConversionRequest(
+            input: job.media.path, output: partial.fileDescriptor, format: plan.format, maximumSide: plan.maximumSide,
+            quality: settings.jpegQuality, animated: plan.animated)
+        let size: ImageSize
+        do {
+            size = try converter.convert(request, stop: job.stop)
+        } catch {
+            partial.discard()
+            if let ended = ended(job) { return .failure(ended) }
+            return .failure(FetchFailure(error.code, error.detail))
+        }
+        let path: String
+        do {
+            path = try partial.commit(fileExtension: plan.format.fileExtension)
+        } catch {
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+        let stored = FetchedMedia(
+            path: path, directory: partial.directory, type: plan.format, bytes: 0, sha256: "",
+            validators: job.media.validators)
+        guard let (bytes, sha256, head) = Self.digest(path) else {
+            root.remove(stored)
+            return .failure(FetchFailure(.storeFailed, "cannot read back \(path)"))
+        }
+        guard Self.signature(of: plan.format).contains(where: { head.starts(with: $0) }) else {
+            root.remove(stored)
+            return .failure(FetchFailure(.transformFailed, "the converter wrote something that is not \(plan.format.mime)"))
+        }
+        var media = stored
+        media.bytes = bytes
+        media.sha256 = sha256
+        return .success(Written(media: media, size: size))
+    }
+
+    /// The first bytes a file of `type` starts with (any of them).
+    static func signature(of type: MediaType) -> [[UInt8]] {
+        switch type {
+        case .jpeg: return [[0xFF, 0xD8, 0xFF]]
+        case .png: return [[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]]
+        case .gif: return [Array("GIF87a".utf8), Array("GIF89a".utf8)]
+        default: return []
+        }
+    }
+
+    /// The size, SHA-256 and first 16 bytes of the file at `path`, or nil when it cannot be read.
+    static func digest(_ path: String) -> (bytes: Int, sha256: String, head: [UInt8])? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let hash = SHA256()
+        var head: [UInt8] = []
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            if head.count < 16 { head += buffer.prefix(min(count, 16 - head.count)) }
+            total += count
+        }
+        return (total, hash.finalize(), head)
+    }
+}

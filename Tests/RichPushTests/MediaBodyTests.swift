@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+/// `MediaBody` and `BodyCaps`: what happens to a body's bytes, apart from any transfer (no curl, no origin).
+@Suite("Media body: cap, store, hash and sniff, apart from the transfer")
+struct MediaBodyTests {
+    let root: AttachmentRoot
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "richpush-body-" + UUID().uuidString
+        root = try AttachmentRoot(opening: path)
+    }
+
+    func body(
+        limits: Configuration.Limits = Configuration.Limits(), transform: Configuration.Transform = .init(),
+        storing: Bool = true
+    ) -> MediaBody {
+        let root = root
+        return MediaBody(
+            caps: BodyCaps(limits: limits, transform: transform), sniffBytes: 8,
+            storage: storing ? { () throws(StoreError) in try root.begin() } : nil)
+    }
+
+    func append(_ body: MediaBody, _ bytes: [UInt8]) -> FetchFailure? {
+        bytes.withUnsafeBytes { body.append($0) }
+    }
+
+    func entries() -> [String] {
+        (FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String }) ?? []
+    }
+
+    static var transforming: Configuration.Transform {
+        var transform = Configuration.Transform()
+        transform.converter = NoConverter()
+        return transform
+    }
+
+    /// A converter the caps only check for presence of; `BodyCaps` never calls it.
+    struct NoConverter: ImageConverter {
+        func header(of path: String) throws(TransformFailure) -> ImageHeader {
+            throw TransformFailure(.transformFailed, "not called")
+        }
+        func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
+            throw TransformFailure(.transformFailed, "not called")
+        }
+    }
+
+    @Test("caps: iOS's without a transformation; the source cap for images with one; convertible types only then")
+    func caps() {
+        let limits = Configuration.Limits()
+        let plain = BodyCaps(limits: limits, transform: Configuration.Transform())
+        #expect(plain.beforeType == 50_000_000)
+        #expect(plain.cap(for: .supported(.jpeg))?.bytes == 10_000_000)
+        #expect(plain.cap(for: .supported(.mp3))?.bytes == 5_000_000)
+        #expect(plain.cap(for: .convertible(.webp, "image/webp")) == nil)
+        var transform = Self.transforming
+        transform.maximumSourceBytes = 80_000_000
+        let transforming = BodyCaps(limits: limits, transform: transform)
+        #expect(transforming.beforeType == 80_000_000)
+        #expect(transforming.cap(for: .supported(.png))?.bytes == 80_000_000)
+        #expect(transforming.cap(for: .supported(.mp4))?.bytes == 50_000_000)
+        #expect(transforming.cap(for: .supported(.mp3))?.bytes == 5_000_000)
+        #expect(transforming.cap(for: .convertible(.heic, "image/heic"))?.type == .heic)
+        transform.transcode = false
+        #expect(BodyCaps(limits: limits, transform: transform).cap(for: .convertible(.heic, "image/heic")) == nil)
+        #expect(BodyCaps(limits: limits, transform: transform).cap(for: .unsupported("text/html")) == nil)
+    }
+
+    @Test("a body is stored, hashed and its first bytes handed over once; the commit names its type")
+    func storeAndHash() throws {
+        let body = body()
+        #expect(body.begin(declaredLength: -1) == nil)
+        #expect(append(body, Array("hello".utf8)) == nil)
+        #expect(body.takeHead() == nil, "fewer than the sniffing window so far")
+        #expect(append(body, Array(" world".utf8)) == nil)
+        #expect(body.takeHead() == Array("hello wo".utf8))
+        #expect(body.takeHead(ended: true) == nil, "handed over once")
+        #expect(body.decide(.supported(.jpeg)) == .accepted)
+        let media = try body.commit(validators: Validators()).get()
+        #expect(media.type == .jpeg && media.bytes == 11 && media.path.hasSuffix(".jpg"))
+        // SHA-256 of "hello world".
+        #expect(media.sha256 == "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9")
+        #expect(try String(contentsOfFile: media.path, encoding: .utf8) == "hello world")
+    }
+
+    @Test("a short body hands its bytes over when it ends")
+    func shortBody() {
+        let body = body()
+        #expect(body.begin(declaredLength: 3) == nil)
+        #expect(append(body, [1, 2, 3]) == nil)
+        #expect(body.takeHead() == nil)
+        #expect(body.takeHead(ended: true) == [1, 2, 3])
+        body.discard()
+        #expect(entries().isEmpty)
+    }
+
+    @Test("the cap: a declared length over it refuses before any file; bytes over it stop the body")
+    func cap() {
+        var limits = Configuration.Limits()
+        limits.imageBytes = 10
+        limits.audioBytes = 10
+        limits.videoBytes = 20
+        let declared = body(limits: limits)
+        #expect(declared.begin(declaredLength: 21)?.code == .tooLarge)
+        #expect(entries().isEmpty)
+        let grown = body(limits: limits)
+        #expect(grown.begin(declaredLength: -1) == nil)
+        #expect(append(grown, [UInt8](repeating: 0, count: 12)) == nil, "within the largest cap before the type")
+        // Now known to be an image: over its cap.
+        #expect(grown.decide(.supported(.png)) == .refused(FetchFailure(.tooLarge, "more than 10 bytes (the image cap)")))
+        grown.discard()
+        #expect(entries().isEmpty)
+        let typed = body(limits: limits)
+        #expect(typed.begin(declaredLength: -1) == nil)
+        #expect(append(typed, [1]) == nil)
+        #expect(typed.decide(.supported(.mp4)) == .accepted)
+        #expect(append(typed, [UInt8](repeating: 0, count: 20))?.code == .tooLarge)
+        typed.discard()
+    }
+
+    @Test("a convertible image is refused without a transformation, taken under the source cap with one")
+    func convertible() {
+        let refused = body()
+        #expect(refused.begin(declaredLength: -1) == nil)
+        #expect(refused.decide(.convertible(.webp, "image/webp (RIFF)")) == .refused(FetchFailure(.unsupportedType, "image/webp (RIFF)")))
+        refused.discard()
+        let taken = body(transform: Self.transforming)
+        #expect(taken.begin(declaredLength: 40_000_000) == nil)
+        #expect(taken.decide(.convertible(.webp, "image/webp (RIFF)")) == .accepted)
+        #expect(taken.type == .webp)
+        taken.discard()
+        #expect(entries().isEmpty)
+    }
+
+    @Test("without storage (a probe) nothing is written; the declared length is the probed size")
+    func probe() {
+        let body = body(storing: false)
+        #expect(body.begin(declaredLength: 1234) == nil)
+        #expect(append(body, [UInt8](repeating: 7, count: 9)) == nil)
+        #expect(body.takeHead()?.count == 8)
+        #expect(body.probedSize == 1234)
+        #expect(entries().isEmpty)
+    }
+
+    @Test("dimensions from the first bytes: PNG's IHDR, JPEG's first frame after its EXIF; nil when not there")
+    func dimensions() {
+        func head(_ name: String, _ count: Int = 4096) -> [UInt8] { Array(fixture(name).prefix(count)) }
+        #expect(ImageDimensions.parse(head("photo.jpg"), type: .jpeg) == ImageSize(width: 160, height: 120))
+        #expect(ImageDimensions.parse(head("photo-exif.jpg"), type: .jpeg) == ImageSize(width: 160, height: 120))
+        #expect(ImageDimensions.parse(head("plain-100mp.png", 24), type: .png) == ImageSize(width: 10_000, height: 10_000))
+        #expect(ImageDimensions.parse(head("photo.jpg", 20), type: .jpeg) == nil, "the frame is beyond the bytes given")
+        #expect(ImageDimensions.parse(head("anim.gif"), type: .gif) == nil, "a GIF's frames are the converter's to count")
+        #expect(ImageDimensions.parse(head("logo.png", 23), type: .png) == nil)
+        #expect(ImageDimensions.parse(head("chime.mp3"), type: .jpeg) == nil)
+    }
+}

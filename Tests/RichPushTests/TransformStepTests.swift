@@ -1,0 +1,238 @@
+import FixtureOrigin
+import Foundation
+import Testing
+
+@testable import RichPush
+@testable import RichPushTransform
+
+/// The transformation step in the engine: a payload's image fetched from a loopback origin, turned into one iOS
+/// attaches, and recorded (`transformed`, `original`), with nothing left on disk but the attachment.
+@Suite("Transformation: fetched images made attachable")
+struct TransformStepTests {
+    static func bed(_ adjust: (inout Configuration.Transform) -> Void = { _ in }) throws -> TestBed {
+        try TestBed { configuration in
+            configuration.transform.converter = VipsConverter()
+            adjust(&configuration.transform)
+        }
+    }
+
+    static func sha256(of name: String) -> String {
+        let hash = SHA256()
+        fixture(name).withUnsafeBytes { hash.update($0) }
+        return hash.finalize()
+    }
+
+    @Test(
+        "every image iOS does not attach becomes a JPEG (opaque) or a PNG (alpha), its original recorded",
+        arguments: [
+            ("banner.webp", MediaType.webp, MediaType.jpeg), ("photo.heic", .heic, .jpeg),
+            ("photo.avif", .avif, .jpeg),
+            ("photo.tiff", .tiff, .jpeg), ("photo.bmp", .bmp, .jpeg), ("icon.svg", .svg, .png),
+        ])
+    func transcode(name: String, source: MediaType, attached: MediaType) async throws {
+        let bed = try Self.bed()
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/\(name)")))
+            #expect(result.outcome == .complete, "\(result.problems)")
+            let media = try #require(result.attachments.first?.media)
+            #expect(media.type == attached)
+            #expect(media.path.hasSuffix("." + attached.fileExtension))
+            #expect(media.transformation?.steps == [.transcoded, .metadataStripped])
+            #expect(
+                media.transformation?.original
+                    == .init(type: source, bytes: fixture(name).count, sha256: Self.sha256(of: name)))
+            // The file is what the attachment says, and the fetched one is gone.
+            #expect(try await sha256sum(media.path) == media.sha256)
+            #expect(
+                try FileManager.default.attributesOfItem(atPath: media.path)[.size] as? Int == media.bytes)
+            #expect(bed.filesOnDisk() == [String(media.path.dropFirst(bed.attachments.count + 1))])
+            // The output names both.
+            let json = try #require(
+                JSONSerialization.jsonObject(with: Data(result.jsonBytes())) as? [String: Any])
+            let attachment = try #require((json["attachments"] as? [[String: Any]])?.first)
+            #expect(attachment["transformed"] as? [String] == ["transcoded", "metadata-stripped"])
+            #expect((attachment["original"] as? [String: Any])?["mime"] as? String == source.mime)
+            #expect((attachment["original"] as? [String: Any])?["bytes"] as? Int == fixture(name).count)
+            #expect(attachment["mime"] as? String == attached.mime)
+        }
+    }
+
+    @Test("an animated WebP becomes an animated GIF")
+    func animatedWebP() async throws {
+        let bed = try Self.bed()
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/anim.webp")))
+            let media = try #require(result.attachments.first?.media, "\(result.problems)")
+            #expect(media.type == .gif)
+            #expect(try VipsConverter().header(of: media.path).pages == 5)
+            #expect(result.problems.isEmpty)
+        }
+    }
+
+    @Test(
+        "without transcoding, an image iOS does not attach is refused as before, and nothing is left")
+    func noTranscode() async throws {
+        let bed = try Self.bed { $0.transcode = false }
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/banner.webp")))
+            #expect(result.outcome == .failed)
+            #expect(result.problems.map(\.code) == [.unsupportedType])
+            #expect(result.problems.first?.detail.hasPrefix("image/webp") == true)
+            #expect(bed.entriesOnDisk().isEmpty)
+        }
+    }
+
+    @Test("supported images pass through untouched unless a rule applies")
+    func passThrough() async throws {
+        let bed = try Self.bed()
+        try await withEnricher(bed.configuration) { enricher in
+            for name in ["photo.jpg", "photo-exif.jpg", "logo.png", "anim.gif"] {
+                let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/\(name)")))
+                let media = try #require(result.attachments.first?.media, "\(name): \(result.problems)")
+                #expect(media.transformation == nil, "\(name)")
+                #expect(media.sha256 == Self.sha256(of: name), "\(name)")
+            }
+        }
+    }
+
+    @Test("with stripMetadata, a JPEG's EXIF (a GPS position) is gone, its orientation applied")
+    func stripMetadata() async throws {
+        let bed = try Self.bed { $0.stripMetadata = true }
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo-exif.jpg")))
+            let media = try #require(result.attachments.first?.media, "\(result.problems)")
+            #expect(media.transformation?.steps == [.metadataStripped])
+            let written = Array(FileManager.default.contents(atPath: media.path) ?? Data())
+            #expect(!written.contains(subsequence: Array("Exif".utf8)))
+            #expect(try VipsConverter().header(of: media.path).width == 120)
+        }
+    }
+
+    @Test("an image over the image cap is fetched up to the source cap and downscaled until it fits")
+    func downscaleToFit() async throws {
+        // photo.jpg is 5,905 bytes: over a 3,000-byte image cap, within a 30,000-byte source cap.
+        let bed = try TestBed { configuration in
+            configuration.transform.converter = VipsConverter()
+            configuration.limits.imageBytes = 3_000
+            configuration.transform.maximumSourceBytes = 30_000
+        }
+        try await withEnricher(bed.configuration) { enricher in
+            let photo = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")))
+            let media = try #require(photo.attachments.first?.media, "\(photo.problems)")
+            #expect(media.type == .jpeg)
+            #expect(media.bytes <= 3_000)
+            #expect(media.transformation?.steps == [.downscaled, .metadataStripped])
+            #expect(media.transformation?.original.bytes == 5_905)
+            // Beyond the source cap (photo.bmp is 57,738 bytes): refused while downloading, nothing left.
+            let large = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.bmp")))
+            #expect(large.problems.map(\.code) == [.tooLarge])
+            #expect(large.problems.first?.detail.contains("30000") == true, "\(large.problems)")
+            #expect(bed.filesOnDisk().count == 1)
+        }
+    }
+
+    @Test("maximumDimension bounds the longest side, and the record says downscaled")
+    func maximumDimension() async throws {
+        let bed = try Self.bed { $0.maximumDimension = 64 }
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")))
+            let media = try #require(result.attachments.first?.media, "\(result.problems)")
+            #expect(media.transformation?.steps == [.downscaled, .metadataStripped])
+            let header = try VipsConverter().header(of: media.path)
+            #expect(header.width == 64 && header.height == 48)
+            // A small one is left alone.
+            let small = await enricher.enrich(TestBed.adobePayload(bed.url("/media/icon.svg")))
+            #expect(
+                small.attachments.first?.media.transformation?.steps == [.transcoded, .metadataStripped])
+        }
+    }
+
+    @Test(
+        "an image declaring more pixels than allowed is refused before decoding, and nothing is left")
+    func pixelBomb() async throws {
+        let bed = try Self.bed()
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png")))
+            #expect(result.problems.map(\.code) == [.tooManyPixels])
+            #expect(result.problems.first?.detail.contains("10000 x 10000") == true)
+            #expect(bed.entriesOnDisk().isEmpty)
+        }
+    }
+
+    @Test(
+        "at the deadline a running conversion is stopped and a queued one never starts; nothing is left"
+    )
+    func deadline() async throws {
+        // A bound on the longest side makes the 100-megapixel PNG a conversion: decoding it costs libvips 0.6 s
+        // of CPU here, and no machine does it within the 100 ms deadline.
+        let bed = try Self.bed {
+            $0.maximumPixels = 200_000_000
+            $0.maximumDimension = 1000
+            $0.concurrency = 1
+        }
+        let deadline = Duration.milliseconds(100)
+        try await withEnricher(bed.configuration) { enricher in
+            // Two at once through one thread: the first is stopped, the second waits and never starts.
+            async let first = enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?a")), timeout: deadline)
+            async let second = enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?b")), timeout: deadline)
+            let results = await [first, second]
+            // The whole conversion, measured after, in the same test: a stopped one returns well before.
+            let whole = await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), timeout: .seconds(60))
+            #expect(whole.outcome == .complete, "\(whole.problems)")
+            for result in results {
+                #expect(result.outcome == .expired, "\(result.problems)")
+                #expect(result.problems.map(\.code) == [.expired])
+                #expect(result.elapsed < whole.elapsed, "took \(result.elapsed), a whole conversion \(whole.elapsed)")
+            }
+            _ = enricher.removeAttachments(of: whole)
+            #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
+        }
+    }
+
+    @Test("a campaign's image is transformed once: every payload links the same converted bytes")
+    func campaign() async throws {
+        let bed = try Self.bed()
+        try await withEnricher(bed.configuration) { enricher in
+            let results = await withTaskGroup(of: EnrichmentResult.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        await enricher.enrich(TestBed.adobePayload(bed.url("/media/banner.webp")))
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let hashes = Set(results.compactMap { $0.attachments.first?.media.sha256 })
+            #expect(hashes.count == 1 && results.allSatisfy { $0.outcome == .complete })
+            #expect(Set(results.compactMap { $0.attachments.first?.media.directory }).count == 10)
+            #expect(bed.origin.exchanges.count == 1)
+        }
+    }
+
+    @Test("the CLI transforms by default; --no-transcode refuses; conflicting or wrong options name their flag")
+    func cli() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = directory + "/webp.json"
+        try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/banner.webp"))"}"#.utf8)
+            .write(to: URL(fileURLWithPath: input))
+        let converted = try await CLI.run(["enrich"] + bed.cliOptions + [input])
+        let attachment = (converted.lines.first?["attachments"] as? [[String: Any]])?.first
+        #expect(attachment?["transformed"] as? [String] == ["transcoded", "metadata-stripped"], "\(converted.stdout)")
+        #expect(attachment?["mime"] as? String == "image/jpeg")
+        let refused = try await CLI.run(["enrich", "--no-transcode"] + bed.cliOptions + [input])
+        let codes = (refused.lines.first?["problems"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
+        #expect(codes == ["unsupported-type"], "\(refused.stdout)")
+        let untouched = try await CLI.run(["enrich", "--no-transform"] + bed.cliOptions + [input])
+        #expect(untouched.stdout.contains("unsupported-type"))
+        let conflicting = try await CLI.run(["enrich", "--no-transform", "--max-dimension", "100", input])
+        #expect(conflicting.status == 64)
+        #expect(conflicting.stderr.contains("--no-transform: --max-dimension"), "\(conflicting.stderr)")
+        let small = try await CLI.run(["enrich", "--max-source-bytes", "5", input])
+        #expect(small.status == 64)
+        #expect(small.stderr.contains("--max-source-bytes"), "\(small.stderr)")
+        let tiny = try await CLI.run(["enrich", "--max-dimension", "3", input])
+        #expect(tiny.status == 64)
+        #expect(tiny.stderr.contains("--max-dimension"), "\(tiny.stderr)")
+    }
+}
