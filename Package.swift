@@ -25,12 +25,9 @@ let cTargets: [Target] = [
         name: "CHiredis",
         linkerSettings: [.linkedLibrary("hiredis")]
     ),
-    // libvips through pkg-config (its headers need glib's include paths), and our wrappers over its variadic calls.
-    .systemLibrary(name: "CVipsSystem", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-    .target(
-        name: "CVips",
-        dependencies: ["CVipsSystem"]
-    ),
+    // Our wrappers over libvips's variadic calls; libvips itself (Debian's libvips42, from libvips-dev) is opened
+    // with dlopen when an engine that transforms is made, not linked (see cvips.c).
+    .target(name: "CVips"),
 ]
 
 // MARK: - Library and CLI

@@ -15,6 +15,9 @@ public struct VipsConverter: ImageConverter {
 
     public init() {}
 
+    /// Opens and starts libvips, once per process (50 to 500 ms; see `ImageConverter.prepare()`).
+    public func prepare() { _ = cvips_start() }
+
     public func header(of path: String) throws(TransformFailure) -> ImageHeader {
         var header = cvips_header()
         guard cvips_probe(path, &header) == 0 else {

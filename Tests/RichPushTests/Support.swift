@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+import RichPushTransform
 
 /// A loopback origin over the fixture media, an attachments directory of its own, and a configuration that
 /// may reach the origin (http allowed, 127.0.0.1 opened, `media.test` pinned to it).
@@ -11,7 +12,12 @@ final class TestBed: Sendable {
     let attachments: String
     let configuration: Configuration
 
+    /// libvips, opened once for the test process by the first bed, before tests get far: opening it holds the
+    /// dynamic loader's lock, which stalls thread creation across the process for up to half a second.
+    static let libvips: Void = VipsConverter().prepare()
+
     init(_ adjust: (inout Configuration) -> Void = { _ in }) throws {
+        _ = Self.libvips
         origin = try HTTPOrigin(handler: FixtureRoutes.handler())
         attachments = NSTemporaryDirectory() + "richpush-tests-" + UUID().uuidString
         var configuration = Configuration()

@@ -2,6 +2,11 @@
 /// its own, never on the fetch loop or the cooperative pool. `RichPushTransform.VipsConverter` is the libvips one;
 /// it lives outside this library so that a process that transforms nothing never loads an image library.
 public protocol ImageConverter: Sendable {
+    /// Readies the converter (loads its library). The step calls it once, when the engine is made, before any
+    /// payload: opening libvips holds the dynamic loader's lock for 50 to 500 ms, during which no thread of the
+    /// process can be created (measured), so it must not happen while payloads are in flight. Default: nothing.
+    func prepare()
+
     /// What the header of the image at `path` says, read without decoding a pixel.
     /// - Throws: `transform-failed` when it cannot be read.
     func header(of path: String) throws(TransformFailure) -> ImageHeader
@@ -11,6 +16,10 @@ public protocol ImageConverter: Sendable {
     /// any metadata. Returns the size written. Must return soon after `stop` is signalled, throwing.
     /// - Throws: `transform-failed` with the library's reason.
     func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize
+}
+
+extension ImageConverter {
+    public func prepare() {}
 }
 
 /// What an image's header says.
