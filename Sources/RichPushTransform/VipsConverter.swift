@@ -15,7 +15,8 @@ public struct VipsConverter: ImageConverter {
 
     public init() {}
 
-    /// Opens and starts libvips, once per process (50 to 500 ms; see `ImageConverter.prepare()`).
+    /// Opens and starts libvips, once per process (50 to 500 ms; see `ImageConverter.prepare()`); otherwise the
+    /// first image to convert or check does it.
     public func prepare() { _ = cvips_start() }
 
     public func header(of path: String) throws(TransformFailure) -> ImageHeader {

@@ -2,9 +2,10 @@
 /// its own, never on the fetch loop or the cooperative pool. `RichPushTransform.VipsConverter` is the libvips one;
 /// it lives outside this library so that a process that transforms nothing never loads an image library.
 public protocol ImageConverter: Sendable {
-    /// Readies the converter (loads its library). The step calls it once, when the engine is made, before any
-    /// payload: opening libvips holds the dynamic loader's lock for 50 to 500 ms, during which no thread of the
-    /// process can be created (measured), so it must not happen while payloads are in flight. Default: nothing.
+    /// Readies the converter (loads its library) ahead of the first image, which otherwise pays for it. Opening
+    /// libvips holds the dynamic loader's lock for 50 to 500 ms, during which no thread of the process can be
+    /// created (measured): a program that wants no such pause mid-flight calls this before taking work, at the
+    /// price of libvips's memory (23 MiB) whether or not an image ever needs it. Default: nothing.
     func prepare()
 
     /// What the header of the image at `path` says, read without decoding a pixel.

@@ -47,7 +47,6 @@ final class TransformStep: Sendable {
         self.converter = converter
         self.imageBytes = imageBytes
         self.root = root
-        converter.prepare()
         for _ in 0..<settings.concurrency {
             startDedicatedThread { [self] in work() }
         }
