@@ -12,6 +12,9 @@ Scenarios (issue 4):
       images), beside `richpush stream` on 10,000 payloads of the same campaign in the same run
   (w) workers: 100,000 campaign entries on a Redis stream through 1 and then 2 `richpush worker`s, entries per
       second beside `stream` on the same payloads, and the count check (every input has exactly one output)
+  (t) transformation (issue 11): 200 distinct 1,000 x 750 WebP and then HEIC images to JPEG (images per second),
+      peak RSS while downscaling one 40-megapixel JPEG to 2,048 pixels, and the time to refuse a 30,000 x 30,000
+      pixel bomb beside the time to attach a small JPEG (the fetch alone)
 
 Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is repeated (--repeat, default 5)
 and the median kept. (a) and (b) run on two kinds of storage (issue 13): a tmpfs the script mounts, and the disk
@@ -48,8 +51,8 @@ def free_port():
 
 def ensure_tools():
     """nginx (the origin) and wrk (the service's load generator), from Debian, when missing."""
-    missing = [package for tool, package in (("nginx", "nginx-light"), ("wrk", "wrk"), ("redis-server", "redis-server"))
-               if shutil.which(tool) is None]
+    tools = (("nginx", "nginx-light"), ("wrk", "wrk"), ("redis-server", "redis-server"), ("vips", "libvips-tools"))
+    missing = [package for tool, package in tools if shutil.which(tool) is None]
     if missing:
         print("installing " + " ".join(missing), flush=True)
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -101,7 +104,7 @@ http {{
     tcp_nopush on;
     keepalive_requests 1000000;
     keepalive_timeout 60s;
-    types {{ image/jpeg jpg; video/mp4 mp4; }}
+    types {{ image/jpeg jpg; video/mp4 mp4; image/webp webp; image/heic heic; image/png png; }}
     server {{
         listen 127.0.0.1:{port} backlog=4096;
         root {WWW};
@@ -466,6 +469,77 @@ def worker_run(port, ndjson, count, workers):
         redis.wait(timeout=30)
 
 
+def transform_media():
+    """(t)'s images, made with the vips command line: a smooth 1,000 x 750 picture as WebP and HEIC, a
+    40-megapixel JPEG, and a PNG whose header declares 30,000 x 30,000 pixels."""
+    directory = os.path.join(WWW, "t")
+    marker = os.path.join(directory, ".complete")
+    if os.path.exists(marker):
+        return
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    work = os.path.join(OUT, "t-work")
+    os.makedirs(work, exist_ok=True)
+
+    def vips(*arguments):
+        subprocess.run(["vips"] + list(arguments), check=True, stdout=subprocess.DEVNULL)
+
+    def picture(width, height, name):
+        sines = os.path.join(work, f"sines-{width}.v")
+        vips("sines", sines, str(width), str(height), "--hfreq", "3", "--vfreq", "2")
+        scaled = os.path.join(work, f"scaled-{width}.v")
+        vips("linear", sines, scaled, "100", "128", "--uchar")
+        colour = os.path.join(work, f"colour-{width}.v")
+        vips("bandjoin_const", scaled, colour, "60 200")
+        vips("copy", colour, os.path.join(directory, name))
+
+    picture(1000, 750, "photo.webp[Q=80]")
+    picture(1000, 750, "photo.heic[Q=50]")
+    picture(7300, 5480, "big.jpg[Q=90]")
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    with open(os.path.join(directory, "bomb.png"), "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 30000, 30000, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(b"\x00" * 1024)) + chunk(b"IEND", b""))
+    shutil.rmtree(work, ignore_errors=True)
+    open(marker, "w").close()
+
+
+def transformation(port, base, repeat, rows, notes):
+    """(t): transcoding throughput, memory while downscaling, the time to refuse a bomb."""
+    transform_media()
+    rates = {}
+    for kind in ("webp", "heic"):
+        ndjson = os.path.join(OUT, f"t-{kind}.ndjson")
+        write_ndjson(ndjson, [f"{base}/t/photo.{kind}?i={i}" for i in range(200)])
+        run = median_run(repeat, lambda: richpush(port, ndjson))
+        rows.append((f"(t) 200 x 1,000 x 750 {kind.upper()} to JPEG", run, None, None, 200))
+        rates[kind] = 200 / run["wall"]
+    big = os.path.join(OUT, "t-big.ndjson")
+    write_ndjson(big, [f"{base}/t/big.jpg"])
+    downscale = median_run(repeat, lambda: richpush(port, big, extra=["--max-dimension", "2048"]))
+    rows.append(("(t) one 40-megapixel JPEG to 2,048 px", downscale, None, None, 1))
+    pair = os.path.join(OUT, "t-bomb.ndjson")
+    write_ndjson(pair, [f"{base}/t/bomb.png", f"{base}/c/00.jpg"])
+    refusals, fetches = [], []
+    for _ in range(repeat):
+        run = richpush(port, pair, concurrency=1, extra=["--cache-ttl", "0"])
+        refusals.append(run["latencies"][0])
+        fetches.append(run["latencies"][1])
+        if run["outcomes"].get("failed") != 1:
+            notes.append(f"(t) the bomb was not refused: {run['outcomes']}")
+    notes.append(
+        f"(t) transcoding: WebP {rates['webp']:.0f} images/s, HEIC {rates['heic']:.0f} images/s (1,000 x 750 to JPEG, "
+        f"64 payloads in flight, 2 transformation threads); 40-megapixel JPEG downscaled: peak RSS "
+        f"{downscale['rss']:.1f} MiB (goal < 120 MiB); 30,000 x 30,000 bomb refused in "
+        f"{statistics.median(refusals):.1f} ms, median of {repeat} (goal < 50 ms; a small JPEG attached in "
+        f"{statistics.median(fetches):.1f} ms in the same runs)")
+
+
 def median_run(repeat, run):
     return median_of([run() for _ in range(repeat)])
 
@@ -489,7 +563,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5,
                         help="runs per measurement (alternated pairs in (a) and (b)); the median is kept")
-    parser.add_argument("--only", default="abcdesw", help="scenarios to run, e.g. 'ac'")
+    parser.add_argument("--only", default="abcdeswt", help="scenarios to run, e.g. 'ac'")
     parser.add_argument("--compare", metavar="BINARY",
                         help="another richpush build (the one before a change) run in the same rounds in (a), (b)")
     parser.add_argument("--storage", default="tmpfs,disk",
@@ -633,6 +707,8 @@ def main():
                     f"({wk['rate'] / stream_rate:.0%} of stream's {stream_rate:.0f}; goal for one >= 80%), "
                     f"{wk['outputs']} outputs for {count} inputs, {wk['distinct']} distinct sources, "
                     f"{wk['pending']} pending")
+        if "t" in args.only:
+            transformation(port, base, args.repeat, rows, notes)
     finally:
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait(timeout=10)

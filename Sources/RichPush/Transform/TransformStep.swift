@@ -70,6 +70,11 @@ final class TransformStep: Sendable {
     /// deadline, `cancelled` when the calling task is), with the fetched file removed.
     func transform(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
         guard mayTransform(media) else { return .success(media) }
+        if let size = media.dimensions, let refusal = pixelRefusal(ImageHeader(width: size.width, height: size.height, pages: 1, hasAlpha: false, loader: "")) {
+            // The first bytes already declared too many: refused without a decoder or a thread.
+            root.remove(media)
+            return .failure(refusal)
+        }
         let stop = StopSignal()
         let timer = DispatchWorkItem { stop.stop() }
         let remaining = max(0, (deadline - .now).inMilliseconds)
@@ -122,7 +127,7 @@ final class TransformStep: Sendable {
                 // A converter that finished after its deadline despite the stop: too late to be attached.
                 if let ended = ended(job) {
                     root.remove(result)
-                    outcome = .failure(ended)
+                    outcome = .failure(FetchFailure(ended.code, "the image was transformed only after the deadline (the converter did not stop)"))
                 }
             }
             root.remove(job.media)
@@ -146,15 +151,19 @@ final class TransformStep: Sendable {
                     .transformFailed,
                     "the bytes are \(media.type.mime), but the image decoder that recognises them is '\(header.loader)'; not decoded"))
         }
-        guard header.pixels <= settings.maximumPixels, header.width > 0, header.height > 0 else {
-            return .failure(
-                FetchFailure(
-                    .tooManyPixels,
-                    "the header declares \(header.width) x \(header.height) pixels\(header.pages > 1 ? " x \(header.pages) frames" : ""); the limit is \(settings.maximumPixels) (transform.maximumPixels)"))
-        }
+        if let refusal = pixelRefusal(header) { return .failure(refusal) }
         let plan = Plan(media: media, header: header, settings: settings, imageBytes: imageBytes)
         guard plan.isNeeded else { return .success(media) }
         return convert(job, plan: plan, header: header)
+    }
+
+    /// The refusal of an image whose header declares more pixels than allowed (or none), else nil.
+    private func pixelRefusal(_ header: ImageHeader) -> FetchFailure? {
+        guard header.pixels > settings.maximumPixels || header.width <= 0 || header.height <= 0 else { return nil }
+        let frames = header.pages > 1 ? " x \(header.pages) frames" : ""
+        return FetchFailure(
+            .tooManyPixels,
+            "the header declares \(header.width) x \(header.height) pixels\(frames); the limit is \(settings.maximumPixels) (transform.maximumPixels)")
     }
 
     /// Why the job must not go on (its deadline came, or its caller gave up), or nil.
