@@ -223,6 +223,12 @@ enum SharedOptions {
             name: "max-pixels", value: "n",
             help: "Refuse images whose header declares more pixels than n before decoding any, \(ParsedArguments.describe(Configuration.pixelsRange)). (default: 50000000)"),
         OptionSpec(
+            name: "publish-dir", value: "dir",
+            help: "Also write each attachment, content-addressed, as dir/<sha256>.<ext> (mode 0644), and rewrite its field in the content to the --publish-url one. (default: none)"),
+        OptionSpec(
+            name: "publish-url", value: "url",
+            help: "The URL --publish-dir is served under (http or https). (default: none)"),
+        OptionSpec(
             name: "no-transform", value: nil,
             help: "Transform no image at all: attach as fetched or refuse, as with --no-transcode, and never load libvips. (default: off)"),
     ]
@@ -313,6 +319,7 @@ enum SharedOptions {
         }
         configuration.network.caBundle = parsed.value("ca-bundle")
         try transform(parsed, into: &configuration.transform)
+        configuration.publisher = try publisher(parsed)
         // One validator, the library's: its error names the field; the message names the flag that set it.
         do {
             try configuration.validate()
@@ -338,6 +345,25 @@ enum SharedOptions {
         case "transform.maximumSourceBytes": return "--max-source-bytes"
         case "transform.maximumPixels": return "--max-pixels"
         default: return nil
+        }
+    }
+
+    /// `--publish-dir` and `--publish-url`, given together, or neither.
+    static func publisher(_ parsed: ParsedArguments) throws(UsageError) -> (any MediaPublisher)? {
+        switch (parsed.value("publish-dir"), parsed.value("publish-url")) {
+        case (nil, nil):
+            return nil
+        case (let directory?, let url?):
+            guard !directory.isEmpty else { throw UsageError("--publish-dir: the path is empty") }
+            guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8 else {
+                throw UsageError("--publish-url: '\(url)' is not an http or https URL")
+            }
+            let absolute = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
+            return DirectoryPublisher(directory: absolute, baseURL: url)
+        case (nil, _):
+            throw UsageError("--publish-url: needs --publish-dir")
+        case (_, nil):
+            throw UsageError("--publish-dir: needs --publish-url")
         }
     }
 

@@ -130,6 +130,9 @@ public struct Configuration: Sendable {
     public var retry = RetryPolicy()
     /// What happens to images between download and attachment. Default: nothing (no converter); see `Transform`.
     public var transform = Transform()
+    /// Where attachments are published for devices to fetch, their vendor's field in the content rewritten to the
+    /// published URL. Default nil: nothing is published, the content keeps the sender's URLs.
+    public var publisher: (any MediaPublisher)? = nil
 
     /// The documented defaults.
     public init() {}

@@ -70,13 +70,20 @@ public final class Enricher: Service {
         await withTaskGroup(of: Void.self) { group in
             for (index, reference) in run.references.enumerated() {
                 group.addTask {
-                    let (result, _) = await self.configuration.retry.run(
+                    var (result, _) = await self.configuration.retry.run(
                         url: reference.url, deadline: deadline, attempting: { run.attempting(index, $0) }
                     ) {
                         guard let cache = self.cache else {
                             return await self.fetcher.fetch(reference.url, deadline: deadline)
                         }
                         return await cache.attachment(for: reference.url, deadline: deadline)
+                    }
+                    if let publisher = self.configuration.publisher, case .success(var media) = result {
+                        switch await publisher.published(media) {
+                        case .success(let url): media.publication = .published(url)
+                        case .failure(let failure): media.publication = .failed(failure.detail)
+                        }
+                        result = .success(media)
                     }
                     if !run.record(index, result), case .success(let media) = result {
                         // The run was closed (its result handed over) before this finished: no result names

@@ -136,6 +136,7 @@ public struct EnrichmentResult: Sendable, Encodable {
                         )
                     ))
             }
+            if case .published(let url)? = attachment.media.publication { members.append(("published_url", .text(url))) }
             if let hint = attachment.typeHint { members.append(("type_hint", .text(hint))) }
             if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
             members.append(("attempts", .integer(attachment.attempts)))

@@ -120,6 +120,9 @@ final class EnrichmentRun: Sendable {
                         identifier: reference.identifier, source: reference.url, convention: reference.convention,
                         media: media, thumbnail: reference.thumbnail, typeHint: reference.typeHint,
                         attempts: attempts[index] ?? 1))
+                if case .failed(let detail)? = media.publication {
+                    problems.append(Problem(source: reference.url, code: .publishFailed, detail: detail))
+                }
                 if media.transformation?.steps.contains(.firstFrame) == true {
                     problems.append(
                         Problem(
@@ -175,6 +178,11 @@ final class EnrichmentRun: Sendable {
     static func mutate(_ payload: Payload, with attachments: [Attachment], overrides: [AlertOverride] = []) -> Payload {
         var content = payload
         for override in overrides where override.applies(given: attachments) { override.apply(to: &content) }
+        var published: [String: String] = [:]
+        for attachment in attachments {
+            if case .published(let url)? = attachment.media.publication { published[attachment.source] = url }
+        }
+        PublishedRewrite.apply(published, to: &content)
         guard !attachments.isEmpty else { return content }
         let ordered = attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }
         let list: [JSONValue] = ordered.map { attachment in

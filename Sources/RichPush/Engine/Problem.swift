@@ -66,6 +66,8 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let transformFailed = Code("transform-failed")
         /// An animation was attached as its first frame only (it could not be written as an animated GIF).
         public static let animationDropped = Code("animation-dropped")
+        /// The attachment could not be published (`--publish-dir`); it is attached, the content keeps its URL.
+        public static let publishFailed = Code("publish-failed")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).
         public static let storeFailed = Code("store-failed")
     }

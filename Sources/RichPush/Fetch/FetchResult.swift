@@ -16,6 +16,16 @@ public struct FetchedMedia: Sendable, Hashable {
     public var transformation: Transformation? = nil
     /// An image's width and height when its first bytes said them (PNG, JPEG), else nil.
     public var dimensions: ImageSize? = nil
+    /// Where it was published (`Configuration.publisher`), or why it could not be; nil when nothing publishes.
+    public var publication: Publication? = nil
+
+    /// The outcome of publishing an attachment.
+    public enum Publication: Sendable, Hashable {
+        /// Published at this URL.
+        case published(String)
+        /// Not published, for this reason; the attachment stays, the content keeps the sender's URL.
+        case failed(String)
+    }
 
     /// A stored file's description (for test doubles; RichPush makes these as it stores).
     public init(

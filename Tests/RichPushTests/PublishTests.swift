@@ -1,0 +1,117 @@
+import FixtureOrigin
+import Foundation
+import Testing
+
+@testable import RichPush
+@testable import RichPushTransform
+
+/// Publishing: attachments written content-addressed to a directory devices fetch from, and the vendor's field in
+/// the content rewritten to the published URL.
+@Suite("Publishing: validated media for devices to fetch")
+struct PublishTests {
+    let directory = NSTemporaryDirectory() + "richpush-publish-" + UUID().uuidString
+    static let base = "https://cdn.example.com/push"
+
+    func bed(converter: Bool = false) throws -> TestBed {
+        let directory = directory
+        return try TestBed { configuration in
+            configuration.publisher = DirectoryPublisher(directory: directory, baseURL: Self.base + "/")
+            if converter { configuration.transform.converter = VipsConverter() }
+        }
+    }
+
+    func published() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    @Test("a file is published once, whole, world-readable, named by its SHA-256; one already there is kept")
+    func directoryPublisher() throws {
+        let source = NSTemporaryDirectory() + "richpush-source-" + UUID().uuidString + ".jpg"
+        try Data(fixture("photo.jpg")).write(to: URL(fileURLWithPath: source))
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        let sha = TransformStepTests.sha256(of: "photo.jpg")
+        let media = FetchedMedia(path: source, directory: "", type: .jpeg, bytes: fixture("photo.jpg").count, sha256: sha)
+        let publisher = DirectoryPublisher(directory: directory, baseURL: Self.base)
+        #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
+        #expect(published() == ["\(sha).jpg"], "no temporary file is left")
+        let target = directory + "/\(sha).jpg"
+        #expect(FileManager.default.contents(atPath: target) == Data(fixture("photo.jpg")))
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int)
+        #expect(mode == 0o644)
+        // Idempotent: the same bytes again change nothing (a file already there, however it came, is kept).
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: target))
+        #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
+        #expect(FileManager.default.contents(atPath: target) == Data("kept".utf8))
+        #expect(published() == ["\(sha).jpg"])
+        // Without a hash to name it by, nothing is published.
+        var unnamed = media
+        unnamed.sha256 = "../../etc/passwd"
+        #expect(throws: PublishFailure.self) { try publisher.publish(unnamed) }
+    }
+
+    @Test("the vendor's field is rewritten to the published URL; the attachment records it")
+    func rewrite() async throws {
+        let bed = try bed()
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")))
+            let sha = TransformStepTests.sha256(of: "photo.jpg")
+            #expect(result.content?.root["adb_media"]?.stringValue == "\(Self.base)/\(sha).jpg")
+            #expect(result.attachments.first?.source == bed.url("/media/photo.jpg"))
+            let json = try #require(JSONSerialization.jsonObject(with: Data(result.jsonBytes())) as? [String: Any])
+            let attachment = try #require((json["attachments"] as? [[String: Any]])?.first)
+            #expect(attachment["published_url"] as? String == "\(Self.base)/\(sha).jpg")
+            #expect(published() == ["\(sha).jpg"])
+        }
+    }
+
+    @Test("inside ZEGOCLOUD's JSON-string payload the URL is rewritten and the payload stays a string")
+    func zego() async throws {
+        let bed = try bed()
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try bed.fixturePayload("zego-string.json"))
+            let sha = TransformStepTests.sha256(of: "anim.gif")
+            let text = try #require(result.content?.root["payload"]?.stringValue, "still a string")
+            let inner = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            #expect(inner["image_attachment"] as? String == "\(Self.base)/\(sha).gif")
+            #expect(inner["call_id"] as? String == "8f2c", "the rest of the string kept")
+            // Everything outside it as it came.
+            #expect(result.content?.root["aps"] == (try bed.fixturePayload("zego-string.json")).root["aps"])
+        }
+    }
+
+    @Test("a transformed image is published as what is attached: the JPEG made from a WebP")
+    func transformed() async throws {
+        let bed = try bed(converter: true)
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/banner.webp")))
+            let media = try #require(result.attachments.first?.media, "\(result.problems)")
+            #expect(media.publication == .published("\(Self.base)/\(media.sha256).jpg"))
+            #expect(published() == ["\(media.sha256).jpg"])
+            #expect(result.content?.root["adb_media"]?.stringValue == "\(Self.base)/\(media.sha256).jpg")
+        }
+    }
+
+    @Test("when publishing fails the attachment stays, the content keeps the sender's URL, and a problem says why")
+    func failure() async throws {
+        // A file where the directory should be.
+        try Data().write(to: URL(fileURLWithPath: directory))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bed = try bed()
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")))
+            #expect(result.attachments.count == 1)
+            #expect(result.problems.map(\.code) == [.publishFailed])
+            #expect(result.content?.root["adb_media"]?.stringValue == bed.url("/media/photo.jpg"))
+        }
+    }
+
+    @Test("--publish-dir and --publish-url go together; the URL must be http or https")
+    func cli() async throws {
+        let alone = try await CLI.run(["enrich", "--publish-dir", directory, "x.json"])
+        #expect(alone.status == 64)
+        #expect(alone.stderr.contains("--publish-dir: needs --publish-url"), "\(alone.stderr)")
+        let url = try await CLI.run(["enrich", "--publish-dir", directory, "--publish-url", "ftp://x", "x.json"])
+        #expect(url.status == 64)
+        #expect(url.stderr.contains("--publish-url"), "\(url.stderr)")
+    }
+}
