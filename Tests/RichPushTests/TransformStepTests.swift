@@ -211,6 +211,25 @@ struct TransformStepTests {
         }
     }
 
+    @Test("shutdown stops a conversion under way: its payload ends cancelled, nothing left")
+    func shutdown() async throws {
+        let bed = try Self.bed {
+            $0.maximumPixels = 200_000_000
+            $0.maximumDimension = 1000
+        }
+        let enricher = try Enricher(configuration: bed.configuration)
+        let payload = Task {
+            await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png")), timeout: .seconds(60))
+        }
+        try await waitUntil("the download served", within: .seconds(30)) { bed.origin.exchanges.count == 1 }
+        try await Task.sleep(for: .milliseconds(100))
+        // No drain: what is in flight is cancelled, the conversion with it (unstopped, it would complete).
+        await enricher.shutdown(drainTimeout: .zero)
+        let result = await payload.value
+        #expect(result.outcome == .cancelled, "\(result.problems)")
+        #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
+    }
+
     @Test("a campaign's image is transformed once: every payload links the same converted bytes")
     func campaign() async throws {
         let bed = try Self.bed()

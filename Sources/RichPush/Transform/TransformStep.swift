@@ -28,6 +28,8 @@ final class TransformStep: Sendable {
 
     private struct Queue {
         var jobs: [Job] = []
+        /// The stop signals of the jobs running now, by thread.
+        var running: [Int: StopSignal] = [:]
         var stopped = false
     }
 
@@ -47,8 +49,8 @@ final class TransformStep: Sendable {
         self.converter = converter
         self.imageBytes = imageBytes
         self.root = root
-        for _ in 0..<settings.concurrency {
-            startDedicatedThread { [self] in work() }
+        for thread in 0..<settings.concurrency {
+            startDedicatedThread { [self] in work(thread) }
         }
     }
 
@@ -98,23 +100,29 @@ final class TransformStep: Sendable {
         }
     }
 
-    /// Ends the threads once the queued jobs are done or dropped: a job still queued ends `cancelled`.
+    /// Ends the threads: a job still queued ends `cancelled` at once, a running one is stopped (`cancelled`).
     func stop() {
-        let dropped = queue.update { queue in
+        let (dropped, running) = queue.update { queue in
             queue.stopped = true
             defer { queue.jobs = [] }
-            return queue.jobs
+            return (queue.jobs, Array(queue.running.values))
         }
+        for signal in running { signal.stop() }
         for job in dropped {
             root.remove(job.media)
             job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
         }
     }
 
-    private func work() {
+    private func work(_ thread: Int) {
         while true {
             let next: Job? = queue.wait { queue -> Job?? in
-                if !queue.jobs.isEmpty { return .some(queue.jobs.removeFirst()) }
+                queue.running[thread] = nil
+                if !queue.jobs.isEmpty {
+                    let job = queue.jobs.removeFirst()
+                    queue.running[thread] = job.stop
+                    return .some(job)
+                }
                 return queue.stopped ? .some(nil) : nil
             }
             guard let job = next else { return }
