@@ -345,13 +345,13 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def service(port, base, connections, seconds=10, batch=1):
+def service(port, base, connections, seconds=10, batch=1, binary=None):
     """`richpush serve` under wrk: payloads per second, latency percentiles (wrk's, of requests), the server's
     peak RSS, and the CPU seconds the server and wrk each used per payload. `batch` > 1 sends NDJSON bodies of
     that many payloads."""
     attachments = fresh_directory("serve")
     listen_port = free_port()
-    command = [os.path.join(BIN, "richpush"), "serve", "--listen", f"127.0.0.1:{listen_port}", "--allow-http",
+    command = [binary or os.path.join(BIN, "richpush"), "serve", "--listen", f"127.0.0.1:{listen_port}", "--allow-http",
                "--allow-network", "127.0.0.1/32", "--allow-port", str(port), "--attachments-dir", attachments,
                "--max-in-flight", "1024"]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -405,9 +405,15 @@ def service(port, base, connections, seconds=10, batch=1):
             "cpu_ms": 1000 * cpu / payloads, "wrk_cpu_ms": 1000 * wrk_cpu / payloads}
 
 
-def median_service(repeat, run):
-    """The run of median rate among `repeat`, with the highest peak RSS and the range of rates and CPU."""
-    runs = sorted((run() for _ in range(repeat)), key=lambda r: r["rate"])
+def median_service(repeat, *runners):
+    """`repeat` rounds of the runners in turn (this build, then the --compare build when given); for each runner
+    the run of median rate, with the highest peak RSS and the ranges of rates, CPU and load."""
+    rounds = [[run() for run in runners] for _ in range(repeat)]
+    return [service_summary([r[i] for r in rounds]) for i in range(len(runners))]
+
+
+def service_summary(runs):
+    runs = sorted(runs, key=lambda r: r["rate"])
     best = dict(runs[len(runs) // 2])
     best["rss"] = max(r["rss"] for r in runs)
     best["rates"] = [r["rate"] for r in runs]
@@ -603,7 +609,7 @@ def main():
                         help="runs per measurement (alternated pairs in (a) and (b)); the median is kept")
     parser.add_argument("--only", default="abcdeswt", help="scenarios to run, e.g. 'ac'")
     parser.add_argument("--compare", metavar="BINARY",
-                        help="another richpush build (the one before a change) run in the same rounds in (a), (b)")
+                        help="another richpush build (the one before a change) run in the same rounds in (a), (b), (s)")
     parser.add_argument("--storage", default="tmpfs,disk",
                         help="where (a) and (b) write: tmpfs, disk (under the default attachments root), or both")
     args = parser.parse_args()
@@ -733,11 +739,10 @@ def main():
             # served) does not depend on what wrk takes; stream's is /usr/bin/time's over its 10,000.
             notes.append(f"(s) stream: {stream_rate:.0f} payloads/s, CPU {stream_cpu_ms:.3f} ms a payload "
                          f"(load average {stream_load:.1f} before)")
-            for connections in (16, 64):
-                sv = median_service(args.repeat, lambda: service(port, base, connections))
+            def service_note(label, connections, sv):
                 raw, normalized = sv["rate"] / stream_rate, stream_cpu_ms / sv["cpu_ms"]
-                notes.append(
-                    f"(s) serve, {connections} connections, median of {len(sv['rates'])}: {sv['rate']:.0f} payloads/s "
+                return (
+                    f"(s) {label}, {connections} connections, median of {len(sv['rates'])}: {sv['rate']:.0f} payloads/s "
                     f"(range {sv['rates'][0]:.0f}-{sv['rates'][-1]:.0f}), {raw:.0%} of stream's {stream_rate:.0f} "
                     f"(goal >= 80%: {met(raw)}); CPU {sv['cpu_ms']:.3f} ms a payload "
                     f"(range {sv['cpus'][0]:.3f}-{sv['cpus'][-1]:.3f}) vs stream's {stream_cpu_ms:.3f}: "
@@ -746,9 +751,16 @@ def main():
                     f"peak RSS {sv['rss']:.1f} MiB (goal < 64 MiB), {sv['errors']} non-200 responses; "
                     f"wrk {sv['wrk_cpu_ms']:.3f} ms CPU a payload; load average "
                     f"{sv['loads'][0]:.1f}-{sv['loads'][-1]:.1f} before the runs")
+
+            for connections in (16, 64):
+                runners = [lambda: service(port, base, connections)]
+                if args.compare:
+                    runners.append(lambda: service(port, base, connections, binary=args.compare))
+                for sv, label in zip(median_service(args.repeat, *runners), ("serve", f"--compare {args.compare}")):
+                    notes.append(service_note(label, connections, sv))
             # Extra information, not the goal's measure: NDJSON bodies of 100 payloads, so HTTP costs are paid
             # once per 100 (latency is per request of 100).
-            sv = median_service(args.repeat, lambda: service(port, base, 16, batch=100))
+            sv = median_service(args.repeat, lambda: service(port, base, 16, batch=100))[0]
             notes.append(
                 f"(s, extra: not the goal's measure) serve, NDJSON bodies of 100 payloads, 16 connections: "
                 f"{sv['rate']:.0f} payloads/s ({sv['rate'] / stream_rate:.0%} of stream's), CPU {sv['cpu_ms']:.3f} ms "
