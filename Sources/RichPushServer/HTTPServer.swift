@@ -251,7 +251,9 @@ package final class HTTPServer: @unchecked Sendable {
 
     /// Every value of one kind (headers, query arguments) of a connection; names lowercased when asked (ASCII
     /// only, as HTTP header names are).
-    private static func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool) -> [String: String] {
+    private static func values(
+        _ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool
+    ) -> [String: String] {
         struct Collected {
             var values: [String: String] = [:]
             let lowercased: Bool

@@ -14,8 +14,7 @@ final class RequestIDs: Sendable {
     init() {
         var random: UInt64 = 0
         arc4random_buf(&random, MemoryLayout<UInt64>.size)
-        let hex = String(random, radix: 16)
-        prefix = String(repeating: "0", count: 16 - hex.count) + hex + "-"
+        prefix = random.paddedHex + "-"
     }
 
     /// The next id.
