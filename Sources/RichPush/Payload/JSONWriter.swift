@@ -80,7 +80,7 @@ public enum JSONWriter {
         }
     }
 
-    static func writeString(_ string: String, into output: inout [UInt8]) {
+    package static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         // Most strings (paths, URLs, codes) need no escape: scan their contiguous UTF-8 once, copy them whole.
         var text = string

@@ -1,0 +1,34 @@
+import Testing
+
+@testable import RichPushServer
+
+/// The request's media type, compared on its bytes (no I/O).
+@Suite struct HTTPMessageTests {
+    static func request(contentType: String?) -> HTTPRequest {
+        HTTPRequest(
+            method: "POST", path: "/v1/enrich", headers: contentType.map { ["content-type": $0] } ?? [:], query: [:])
+    }
+
+    @Test(
+        "the media type matches without regard to case, parameters or surrounding spaces",
+        arguments: [
+            ("application/x-ndjson", true),
+            ("Application/X-NDJSON", true),
+            ("application/x-ndjson; charset=utf-8", true),
+            ("  application/x-ndjson\t;charset=utf-8", true),
+            ("application/x-ndjsonx", false),
+            ("application/json", false),
+            ("application/x-ndjso", false),
+            ("x-ndjson", false),
+            ("", false),
+            (";application/x-ndjson", false),
+        ])
+    func mediaType(value: String, matches: Bool) {
+        #expect(Self.request(contentType: value).hasMediaType("application/x-ndjson") == matches)
+    }
+
+    @Test("no Content-Type matches no media type")
+    func noContentType() {
+        #expect(!Self.request(contentType: nil).hasMediaType("application/json"))
+    }
+}

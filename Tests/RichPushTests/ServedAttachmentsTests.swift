@@ -1,0 +1,55 @@
+import Foundation
+import RichPush
+import Testing
+
+@testable import RichPushServer
+
+/// The served attachments' digests, kept as bytes and given back as hex (no I/O).
+@Suite struct DigestTests {
+    static let sample = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    @Test("64 hex digits come back as they went in, in lowercase")
+    func roundTrip() throws {
+        #expect(try #require(Digest(hex: Self.sample)).hex == Self.sample)
+        #expect(try #require(Digest(hex: Self.sample.uppercased())).hex == Self.sample)
+        let zeros = String(repeating: "0", count: 63) + "1"
+        #expect(try #require(Digest(hex: zeros)).hex == zeros)
+    }
+
+    @Test(
+        "anything but 64 hex digits is no digest",
+        arguments: ["", "abc", String(sample.dropLast()), sample + "0", String(sample.dropLast()) + "g"])
+    func invalid(text: String) {
+        #expect(Digest(hex: text) == nil)
+    }
+}
+
+/// The index of attachments the service serves: bounded, oldest forgotten first (real files, no HTTP).
+@Suite struct ServedAttachmentsTests {
+    @Test("past its capacity the index forgets the oldest first, and serves what it still holds")
+    func evictsOldestFirst() throws {
+        let root = NSTemporaryDirectory() + "served-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let served = ServedAttachments(root: root, capacity: 2)
+        var names: [String] = []
+        for index in 0..<4 {
+            let directory = UUID().uuidString.lowercased()
+            let file = UUID().uuidString.lowercased() + ".jpg"
+            try FileManager.default.createDirectory(atPath: root + "/" + directory, withIntermediateDirectories: true)
+            let bytes = [UInt8](repeating: UInt8(index), count: 10 + index)
+            #expect(FileManager.default.createFile(atPath: root + "/\(directory)/\(file)", contents: Data(bytes)))
+            let media = FetchedMedia(
+                path: root + "/\(directory)/\(file)", directory: root + "/" + directory, type: .jpeg,
+                bytes: bytes.count, sha256: String(repeating: String(index), count: 64))
+            let attachment = Attachment(identifier: "a", source: "s", convention: "c", media: media)
+            served.remember(EnrichmentResult(outcome: .complete, content: nil, attachments: [attachment]))
+            names.append("\(directory)/\(file)")
+        }
+        for (index, name) in names.enumerated() {
+            let opened = served.open(name)
+            if let (descriptor, _) = opened { close(descriptor) }
+            #expect((opened != nil) == (index >= 2), "entry \(index)")
+            #expect(opened?.entry.sha256 == (index >= 2 ? String(repeating: String(index), count: 64) : nil))
+        }
+    }
+}
