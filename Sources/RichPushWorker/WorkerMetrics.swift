@@ -21,8 +21,8 @@ package final class WorkerMetrics: Sendable {
     package let service = ServiceMetrics()
     private let counts = LockedValue(Counts())
 
-    package func count(_ counter: WritableKeyPath<Counts, Int>) {
-        counts.withLock { $0[keyPath: counter] += 1 }
+    package func count(_ counter: WritableKeyPath<Counts, Int>, by amount: Int = 1) {
+        counts.withLock { $0[keyPath: counter] += amount }
     }
 
     package var snapshot: Counts { counts.withLock { $0 } }

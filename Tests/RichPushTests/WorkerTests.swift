@@ -1,9 +1,9 @@
 import FixtureOrigin
 import Foundation
-import RichPushWorker
 import Testing
 
 @testable import RichPush
+@testable import RichPushWorker
 
 /// A `redis-server` of the test's own on a free loopback port, in a directory of its own (AOF on when asked).
 final class RedisServer: @unchecked Sendable {
@@ -342,5 +342,58 @@ struct WorkerTests {
         #expect(most >= 1)
         worker.signal(SIGTERM)
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+}
+
+@Suite("Worker: when results are written, and the script that writes them")
+struct WorkerWritingTests {
+    @Test(
+        "a batch is half the concurrency, at least 1, at most 128",
+        arguments: [(1, 1), (2, 1), (3, 1), (32, 16), (64, 32), (256, 128), (10_000, 128)])
+    func batchSize(concurrency: Int, size: Int) {
+        #expect(WriteBatching(concurrency: concurrency).size == size)
+    }
+
+    @Test("a batch is filled by its size or by all entries in flight; only its first and filling results wake the writer")
+    func filling() {
+        let batching = WriteBatching(concurrency: 64)
+        #expect(!batching.filled(queued: 31, inFlight: 64))
+        #expect(batching.filled(queued: 32, inFlight: 64))
+        #expect(batching.filled(queued: 5, inFlight: 5))
+        let wakes = (1...64).filter { batching.wakesWriter(queued: $0, inFlight: 64) }
+        #expect(wakes == [1, 32])
+        // Five in flight: the fifth result is the last one coming.
+        #expect((1...5).filter { batching.wakesWriter(queued: $0, inFlight: 5) } == [1, 5])
+    }
+
+    @Test("a partial batch is due once its oldest result has waited the linger")
+    func linger() {
+        let batching = WriteBatching(concurrency: 64, linger: .milliseconds(2))
+        let oldest = ContinuousClock.now
+        #expect(!batching.due(queued: 3, inFlight: 64, oldest: oldest, now: oldest + .milliseconds(1)))
+        #expect(batching.due(queued: 3, inFlight: 64, oldest: oldest, now: oldest + .milliseconds(2)))
+        #expect(batching.due(queued: 32, inFlight: 64, oldest: oldest, now: oldest))
+        #expect(!batching.due(queued: 0, inFlight: 64, oldest: oldest, now: oldest + .seconds(1)))
+    }
+
+    @Test("the script writes and acknowledges only entries this consumer owns, and an id given twice once")
+    func writeScript() throws {
+        let redis = try RedisServer()
+        let client = redis.client()
+        let ids = try (0..<3).map { index in try redis.add("in", [("payload", "p\(index)")]) }
+        try client.run(["XGROUP", "CREATE", "in", "g", "0"])
+        _ = try client.run(["XREADGROUP", "GROUP", "g", "a", "COUNT", "3", "STREAMS", "in", ">"])
+        // Another consumer took the second entry over.
+        _ = try client.run(["XCLAIM", "in", "g", "b", "0", ids[1]])
+        let reply = try client.run([
+            "EVAL", StreamWorker.writeScript, "2", "in", "out", "g", "a",
+            ids[0], "r0", ids[1], "r1", ids[0], "again", ids[2], "r2",
+        ])
+        #expect(reply == .array([.integer(1), .integer(0), .integer(0), .integer(1)]))
+        let written = try redis.entries("out").map { [$0.fields["source"] ?? "", $0.fields["result"] ?? ""] }
+        #expect(written == [[ids[0], "r0"], [ids[2], "r2"]])
+        // Acknowledged: only the entry the other consumer owns is still pending.
+        let pending = try client.run(["XPENDING", "in", "g", "-", "+", "10"]).elements
+        #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[ids[1], "b"]])
     }
 }

@@ -48,6 +48,17 @@ package final class LockedValue<Value>: @unchecked Sendable {
         return body(&value)
     }
 
+    /// `update` that wakes the waiting threads only when `body` says its change is one they may wait for. For a
+    /// value changed far more often than a waiter's condition turns true (a queue filled by many tasks, emptied in
+    /// batches by one thread): every wake-up is a futex call and a context switch.
+    package func update<Result>(wakingIf body: (inout Value) -> (result: Result, wake: Bool)) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        let (result, wake) = body(&value)
+        if wake { pthread_cond_broadcast(condition) }
+        return result
+    }
+
     /// Blocks the calling thread until `take` returns something, evaluating it under the lock now and after
     /// every `update`. Only for threads of our own, never for a task of the cooperative pool.
     package func wait<Result>(_ take: (inout Value) -> Result?) -> Result {
