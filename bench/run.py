@@ -13,7 +13,8 @@ Scenarios (issue 4):
       and, since wrk shares the cores, CPU-normalized throughput (stream's CPU a payload over serve's); an extra,
       labelled row with NDJSON bodies of 100 payloads (not the goal's measure)
   (w) workers: 100,000 campaign entries on a Redis stream through 1 and then 2 `richpush worker`s, entries per
-      second beside `stream` on the same payloads, and the count check (every input has exactly one output)
+      second beside `stream` on the same payloads, and the count check (every input has exactly one output);
+      --repeat rounds of stream then the workers (and the --compare build's), each ratio taken within its round
   (t) transformation (issue 11): 200 distinct 1,000 x 750 WebP and then HEIC images to JPEG (images per second),
       peak RSS while downscaling one 40-megapixel JPEG to 2,048 pixels, and the time to refuse a 30,000 x 30,000
       pixel bomb beside the time to attach a small JPEG (the fetch alone)
@@ -458,9 +459,9 @@ class Redis:
         raise RuntimeError(f"bad reply {line!r}")
 
 
-def worker_run(port, ndjson, count, workers):
-    """`count` entries through `workers` workers: entries per second from the first worker's start to the last
-    output, and the count check."""
+def worker_run(port, ndjson, count, workers, binary=None):
+    """`count` entries through `workers` workers (of `binary`, this build's by default): entries per second from the
+    first worker's start to the last output, and the count check."""
     data = os.path.join(OUT, "redis")
     shutil.rmtree(data, ignore_errors=True)
     os.makedirs(data)
@@ -480,7 +481,7 @@ def worker_run(port, ndjson, count, workers):
             client.send(*[("XADD", "in", "*", "payload", line) for line in lines[start:start + 5000]])
         client.send(("XGROUP", "CREATE", "in", "g", "0"))
         attachments = fresh_directory("worker")
-        command = [os.path.join(BIN, "richpush"), "worker", "--redis", f"redis://127.0.0.1:{redis_port}",
+        command = [binary or os.path.join(BIN, "richpush"), "worker", "--redis", f"redis://127.0.0.1:{redis_port}",
                    "--stream", "in", "--group", "g", "--output-stream", "out", "--allow-http", "--allow-network",
                    "127.0.0.1/32", "--allow-port", str(port), "--attachments-dir", attachments, "--concurrency", "64"]
         started = time.monotonic()
@@ -609,7 +610,7 @@ def main():
                         help="runs per measurement (alternated pairs in (a) and (b)); the median is kept")
     parser.add_argument("--only", default="abcdeswt", help="scenarios to run, e.g. 'ac'")
     parser.add_argument("--compare", metavar="BINARY",
-                        help="another richpush build (the one before a change) run in the same rounds in (a), (b), (s)")
+                        help="another richpush build (the one before a change) run in the same rounds in (a), (b), (s), (w)")
     parser.add_argument("--storage", default="tmpfs,disk",
                         help="where (a) and (b) write: tmpfs, disk (under the default attachments root), or both")
     args = parser.parse_args()
@@ -771,16 +772,30 @@ def main():
             urls = [f"{base}/c/{i % 20:02d}.jpg" for i in range(count)]
             ndjson = os.path.join(OUT, "campaign100k.ndjson")
             write_ndjson(ndjson, urls)
-            rp = median_run(1, lambda: richpush(port, ndjson))
-            rows.append(("(w) campaign, 100,000 over 20 (stream)", rp, None, None, count))
-            stream_rate = count / rp["wall"]
-            for workers in (1, 2):
-                wk = worker_run(port, ndjson, count, workers)
+            # --repeat rounds of stream, then each worker setting; each ratio is taken within its round, so that a
+            # busy moment of the shared machine weighs on both sides of it, and the median of the ratios reported.
+            builds = [("", None)] + ([(" (--compare build)", args.compare)] if args.compare else [])
+            settings = [(workers, label, binary) for workers in (1, 2) for label, binary in builds]
+            streams, runs = [], {setting: [] for setting in settings}
+            for _ in range(args.repeat):
+                rp = richpush(port, ndjson)
+                streams.append(rp)
+                for setting in settings:
+                    wk = worker_run(port, ndjson, count, setting[0], setting[2])
+                    wk["ratio"] = wk["rate"] * rp["wall"] / count
+                    runs[setting].append(wk)
+            rows.append(("(w) campaign, 100,000 over 20 (stream)", median_of(streams), None, None, count))
+            stream_rates = sorted(count / rp["wall"] for rp in streams)
+            for (workers, label, _), wks in runs.items():
+                rates = sorted(wk["rate"] for wk in wks)
+                ratios = sorted(wk["ratio"] for wk in wks)
+                checks = "; ".join(f"{wk['outputs']} outputs for {count} inputs, {wk['distinct']} distinct sources, "
+                                   f"{wk['pending']} pending" for wk in wks)
                 notes.append(
-                    f"(w) {workers} worker{'s' if workers > 1 else ''}: {wk['rate']:.0f} entries/s "
-                    f"({wk['rate'] / stream_rate:.0%} of stream's {stream_rate:.0f}; goal for one >= 80%), "
-                    f"{wk['outputs']} outputs for {count} inputs, {wk['distinct']} distinct sources, "
-                    f"{wk['pending']} pending")
+                    f"(w) {workers} worker{'s' if workers > 1 else ''}{label}: {rates[len(rates) // 2]:.0f} entries/s "
+                    f"({rates[0]:.0f}-{rates[-1]:.0f}), {ratios[len(ratios) // 2]:.0%} of stream's in the same round "
+                    f"({ratios[0]:.0%}-{ratios[-1]:.0%}; stream {stream_rates[0]:.0f}-{stream_rates[-1]:.0f}/s; "
+                    f"goal for one >= 80%); count check: {checks}")
         if "t" in args.only:
             transformation(port, base, args.repeat, rows, notes)
     finally:
