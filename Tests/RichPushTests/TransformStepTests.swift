@@ -180,8 +180,8 @@ struct TransformStepTests {
             }
             // The quicker of two (the first in a process pays for warming up).
             let whole = runs.min { $0.elapsed < $1.elapsed }!
-            // Two at once through one thread, both cancelled a third of a conversion after their downloads were
-            // served: the first is converting then, the second waiting. A stopped conversion returns at once; one
+            // Two at once through one thread, both cancelled once the first conversion runs: the first is
+            // converting then, the second waiting. A stopped conversion returns at once; one
             // that was not stopped would finish, and its result would say it came too late.
             let first = Task {
                 await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?a")), timeout: .seconds(60))
@@ -190,7 +190,9 @@ struct TransformStepTests {
                 await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?b")), timeout: .seconds(60))
             }
             try await waitUntil("both downloads served", within: .seconds(30)) { bed.origin.exchanges.count == 4 }
-            try await Task.sleep(for: whole.elapsed / 3)
+            try await waitUntil("a conversion to start", within: .seconds(30), every: .milliseconds(5)) {
+                enricher.transformsRunning == 1
+            }
             let cancelled = ContinuousClock.now
             first.cancel()
             second.cancel()
@@ -221,8 +223,10 @@ struct TransformStepTests {
         let payload = Task {
             await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png")), timeout: .seconds(60))
         }
-        try await waitUntil("the download served", within: .seconds(30)) { bed.origin.exchanges.count == 1 }
-        try await Task.sleep(for: .milliseconds(100))
+        // Once the conversion runs (it takes a second or more), shut down at once.
+        try await waitUntil("the conversion to start", within: .seconds(30), every: .milliseconds(5)) {
+            enricher.transformsRunning == 1
+        }
         // No drain: what is in flight is cancelled, the conversion with it (unstopped, it would complete).
         await enricher.shutdown(drainTimeout: .zero)
         let result = await payload.value

@@ -95,6 +95,9 @@ public final class Enricher: Service {
         }
     }
 
+    /// How many images are being transformed now (tests).
+    var transformsRunning: Int { fetcher.transformsRunning }
+
     /// What this engine has done so far: cache lookups and bytes fetched.
     public var statistics: EngineStatistics { fetcher.statistics.snapshot }
 

@@ -48,6 +48,9 @@ public final class Fetcher: Sendable {
         }
     }
 
+    /// How many images are being transformed now.
+    var transformsRunning: Int { transformStep?.running ?? 0 }
+
     deinit {
         loop.stop {}
         transformStep?.stop()

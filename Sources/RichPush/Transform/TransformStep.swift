@@ -100,6 +100,9 @@ final class TransformStep: Sendable {
         }
     }
 
+    /// How many conversions are running now (for tests that must act while one is).
+    var running: Int { queue.withLock { $0.running.count } }
+
     /// Ends the threads: a job still queued ends `cancelled` at once, a running one is stopped (`cancelled`).
     func stop() {
         let (dropped, running) = queue.update { queue in
