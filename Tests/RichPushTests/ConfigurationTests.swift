@@ -37,6 +37,11 @@ struct ConfigurationTests {
         ({ $0.cache.timeToLive = .seconds(-1) }, "cache.timeToLive", .outOfRange),
         ({ $0.cache.maximumEntries = 0 }, "cache.maximumEntries", .outOfRange),
         ({ $0.cache.maximumBytes = 0 }, "cache.maximumBytes", .outOfRange),
+        ({ $0.transform.maximumDimension = 15 }, "transform.maximumDimension", .outOfRange),
+        ({ $0.transform.maximumSourceBytes = 9_999_999 }, "transform.maximumSourceBytes", .outOfRange),
+        ({ $0.transform.maximumPixels = 0 }, "transform.maximumPixels", .outOfRange),
+        ({ $0.transform.concurrency = 0 }, "transform.concurrency", .outOfRange),
+        ({ $0.transform.jpegQuality = 101 }, "transform.jpegQuality", .outOfRange),
         ({ $0.store = AttachmentStore(root: "relative/dir") }, "store.root", .malformed),
     ]
 
@@ -70,6 +75,11 @@ struct ConfigurationTests {
         configuration.network.allowedPorts = [1...65535]
         configuration.network.resolve = ["a.test:65535:127.0.0.2,[::1]", "b.test:1:10.0.0.1"]
         configuration.limits.maximumReferences = 1
+        configuration.transform.maximumDimension = 16
+        configuration.transform.maximumSourceBytes = configuration.limits.imageBytes
+        configuration.transform.maximumPixels = 1
+        configuration.transform.concurrency = 64
+        configuration.transform.jpegQuality = 1
         try configuration.validate()
     }
 
