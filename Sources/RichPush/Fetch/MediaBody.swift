@@ -52,10 +52,9 @@ final class MediaBody {
     private let storage: (() throws(StoreError) -> PartialAttachment)?
     private var partial: PartialAttachment?
     private var hash: SHA256?
+    /// The first bytes; once handed to the sniffer, kept until its verdict to read an image's dimensions from.
     private var head: [UInt8] = []
     private var headTaken = false
-    /// The first bytes handed to the sniffer, kept until the verdict to read an image's dimensions from.
-    private var sniffedHead: [UInt8] = []
     /// An image's width and height, when its first bytes say (`ImageDimensions`); set with the verdict.
     private(set) var dimensions: ImageSize?
     private var cap: Int
@@ -119,8 +118,6 @@ final class MediaBody {
     func takeHead(ended: Bool = false) -> [UInt8]? {
         guard !headTaken, ended || head.count >= sniffBytes else { return nil }
         headTaken = true
-        sniffedHead = head
-        defer { head = [] }
         return head
     }
 
@@ -135,8 +132,8 @@ final class MediaBody {
         self.type = type
         self.cap = cap
         capName = name
-        if type.kind == .image { dimensions = ImageDimensions.parse(sniffedHead, type: type) }
-        sniffedHead = []
+        if type.kind == .image { dimensions = ImageDimensions.parse(head, type: type) }
+        head = []
         if declaredLength > Int64(cap) {
             return .refused(FetchFailure(.tooLarge, "declares \(declaredLength) bytes; the \(name) is \(cap)"))
         }

@@ -107,41 +107,13 @@ extension MediaPublisher {
 
 /// Rewrites a payload's media URLs to their published ones: every string equal to a published source URL,
 /// wherever it lives, including inside the JSON strings ZEGOCLOUD (`payload`) and Notifee (`notifee_options`)
-/// carry, which stay strings (re-encoded only when something in them changed).
+/// carry, which stay strings.
 enum PublishedRewrite {
     static func apply(_ urls: [String: String], to payload: inout Payload) {
         guard !urls.isEmpty else { return }
-        payload.root = rewrite(.object(payload.root), urls, atRoot: true).objectValue ?? payload.root
-    }
-
-    private static func rewrite(_ value: JSONValue, _ urls: [String: String], atRoot: Bool = false) -> JSONValue {
-        switch value {
-        case .object(let object):
-            var changed = false
-            let members: [JSONObject.Member] = object.members.map { member in
-                var value = rewrite(member.value, urls)
-                if atRoot, TemplateRenderer.jsonStringKeys.contains(member.key.value), let inside = rewriteInside(member.value, urls) {
-                    value = inside
-                }
-                if value != member.value { changed = true }
-                return (member.key, value)
-            }
-            return changed ? .object(JSONObject(members: members)) : value
-        case .array(let items):
-            let rewritten = items.map { rewrite($0, urls) }
-            return rewritten.elementsEqual(items) ? value : .array(rewritten)
-        case .string(let text):
-            return urls[text.value].map { .text($0) } ?? value
-        default:
-            return value
+        let rewritten = JSONValue.object(payload.root).replacingStrings(insideJSONStringsAt: TemplateRenderer.jsonStringKeys) {
+            urls[$0.value].map { .text($0) }
         }
-    }
-
-    /// A string holding a JSON object, rewritten inside and encoded again; nil when it holds none or nothing changed.
-    private static func rewriteInside(_ value: JSONValue, _ urls: [String: String]) -> JSONValue? {
-        guard case .string(let text) = value, case .object(let inner)? = try? JSONParser().parse(Array(text.value.utf8))
-        else { return nil }
-        let rewritten = rewrite(.object(inner), urls)
-        return rewritten == .object(inner) ? nil : .text(JSONWriter.string(rewritten))
+        if case .object(let root)? = rewritten { payload.root = root }
     }
 }

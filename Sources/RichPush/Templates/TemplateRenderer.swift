@@ -48,40 +48,9 @@ public struct TemplateRenderer: Sendable {
     /// Renders `template`.
     /// - Throws: `TemplateError` naming a malformed expression, or (strict) a missing property.
     public func render(_ template: JSONValue) throws(TemplateError) -> JSONValue {
-        try expand(template, atRoot: true)
-    }
-
-    private func expand(_ template: JSONValue, atRoot: Bool = false) throws(TemplateError) -> JSONValue {
-        switch template {
-        case .object(let object):
-            var members: [JSONObject.Member] = []
-            for member in object.members {
-                if atRoot, Self.jsonStringKeys.contains(member.key.value), let inside = try renderInside(member.value) {
-                    members.append((member.key, inside))
-                } else {
-                    members.append((member.key, try expand(member.value)))
-                }
-            }
-            return .object(JSONObject(members: members))
-        case .array(let items):
-            var rendered: [JSONValue] = []
-            for item in items { rendered.append(try expand(item)) }
-            return .array(rendered)
-        case .string(let text):
-            return try evaluate(text.value) ?? template
-        default:
-            return template
-        }
-    }
-
-    /// A string holding a JSON object, rendered inside and encoded again (the string as it was when nothing in
-    /// it changed); nil for any other value.
-    private func renderInside(_ value: JSONValue) throws(TemplateError) -> JSONValue? {
-        guard case .string(let text) = value, case .object(let inner)? = try? JSONParser().parse(Array(text.value.utf8))
-        else { return nil }
-        let original = JSONWriter.string(.object(inner))
-        let rendered = JSONWriter.string(try expand(.object(inner)))
-        return rendered == original ? value : .text(rendered)
+        try template.replacingStrings(insideJSONStringsAt: Self.jsonStringKeys) { (text) throws(TemplateError) in
+            try evaluate(text.value)
+        } ?? template
     }
 
     /// The value of a string that is an expression, or nil when it is a plain string.

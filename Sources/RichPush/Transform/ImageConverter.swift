@@ -44,6 +44,11 @@ public struct ImageHeader: Sendable, Hashable {
         self.loader = loader
     }
 
+    /// What the first bytes of a still JPEG or PNG say (`ImageDimensions`): its size, one frame, no decoder named.
+    init(size: ImageSize) {
+        self.init(width: size.width, height: size.height, pages: 1, hasAlpha: false, loader: "")
+    }
+
     /// Pixels in all frames, saturating.
     public var pixels: Int {
         let (area, overflow) = width.multipliedReportingOverflow(by: height)

@@ -60,11 +60,10 @@ final class TransformStep: Sendable {
     /// thread; any other image has its header read by the converter. Audio and video always pass.
     func mayTransform(_ media: FetchedMedia) -> Bool {
         guard media.type.kind == .image else { return false }
-        guard media.type.isAttachable, media.bytes <= imageBytes, let size = media.dimensions else { return true }
-        let header = ImageHeader(width: size.width, height: size.height, pages: 1, hasAlpha: false, loader: "")
-        if header.pixels > settings.maximumPixels || header.pixels == 0 { return true }
-        if let bound = settings.maximumDimension, header.longestSide > bound { return true }
-        return settings.stripMetadata
+        guard media.type.isAttachable, let size = media.dimensions else { return true }
+        let header = ImageHeader(size: size)
+        return pixelRefusal(header) != nil
+            || Plan(media: media, header: header, settings: settings, imageBytes: imageBytes).isNeeded
     }
 
     /// `media` as it is attached: itself when nothing applies, else converted into a new attachment directory
@@ -72,7 +71,7 @@ final class TransformStep: Sendable {
     /// deadline, `cancelled` when the calling task is), with the fetched file removed.
     func transform(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
         guard mayTransform(media) else { return .success(media) }
-        if let size = media.dimensions, let refusal = pixelRefusal(ImageHeader(width: size.width, height: size.height, pages: 1, hasAlpha: false, loader: "")) {
+        if let size = media.dimensions, let refusal = pixelRefusal(ImageHeader(size: size)) {
             // The first bytes already declared too many: refused without a decoder or a thread.
             root.remove(media)
             return .failure(refusal)
