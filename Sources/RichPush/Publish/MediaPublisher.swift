@@ -58,30 +58,24 @@ public struct DirectoryPublisher: MediaPublisher {
 
     /// Copies `source` to a new file `destination` (mode 0644), flushed to disk before it is linked into place.
     static func copy(_ source: String, to destination: String) throws(PublishFailure) {
-        let input = open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard input >= 0 else { throw PublishFailure("cannot read \(source): \(String(cString: strerror(errno)))") }
-        defer { close(input) }
         let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw PublishFailure("cannot create \(destination): \(String(cString: strerror(errno)))") }
         var failure: PublishFailure?
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-        copying: while true {
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                if count < 0 { failure = PublishFailure("cannot read \(source): \(String(cString: strerror(errno)))") }
-                break
-            }
+        let readFailed = FileSystem.readChunks(source) { chunk in
             var offset = 0
-            while offset < count {
-                let written = buffer.withUnsafeBytes { write(output, $0.baseAddress! + offset, count - offset) }
+            while offset < chunk.count {
+                let written = write(output, chunk.baseAddress! + offset, chunk.count - offset)
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else {
                     failure = PublishFailure("cannot write \(destination): \(String(cString: strerror(errno)))")
-                    break copying
+                    return false
                 }
                 offset += written
             }
+            return true
+        }
+        if let readFailed, failure == nil {
+            failure = PublishFailure("cannot read \(source): \(String(cString: strerror(readFailed)))")
         }
         // Modes are masked by the umask at creation: world-readable is what publishing means.
         if failure == nil, fchmod(output, 0o644) != 0 || fsync(output) != 0 {

@@ -5,6 +5,23 @@
 /// The few file-system operations the store and the CLI need, on POSIX calls directly, so that neither needs
 /// Foundation (FoundationEssentials alone costs about 1.5 MB of resident memory per process).
 package enum FileSystem {
+    /// Reads the file at `path` (never through a link) in chunks of 256 KiB, handing each to `body`, which returns
+    /// false to stop. Returns nil when it was read to the end or `body` stopped, else the errno of the open or read
+    /// that failed.
+    package static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) -> Bool) -> Int32? {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return errno }
+            guard count > 0, buffer.withUnsafeBytes({ body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) })
+            else { return nil }
+        }
+    }
+
     /// `mkdir -p` with mode `mode` for every directory it makes; true when `path` is a directory at the end.
     package static func makeDirectories(_ path: String, mode: mode_t) -> Bool {
         if mkdir(path, mode) == 0 || errno == EEXIST { return isDirectory(path) }

@@ -315,22 +315,15 @@ final class TransformStep: Sendable {
 
     /// The size, SHA-256 and first 16 bytes of the file at `path`, or nil when it cannot be read.
     static func digest(_ path: String) -> (bytes: Int, sha256: String, head: [UInt8])? {
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
         let hash = SHA256()
         var head: [UInt8] = []
         var total = 0
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-            if head.count < 16 { head += buffer.prefix(min(count, 16 - head.count)) }
-            total += count
+        let failed = FileSystem.readChunks(path) { chunk in
+            hash.update(chunk)
+            if head.count < 16 { head += chunk.prefix(16 - head.count) }
+            total += chunk.count
+            return true
         }
-        return (total, hash.finalize(), head)
+        return failed == nil ? (total, hash.finalize(), head) : nil
     }
 }
