@@ -164,8 +164,14 @@ struct MediaCacheTests {
     func eviction() async throws {
         let bed = try TestBed { $0.cache.maximumEntries = 1 }
         try await withEnricher(bed.configuration) { enricher in
-            _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
+            // Each asked twice: the second gives the entry its cache link.
+            for path in ["/media/logo.png", "/media/logo.png", "/media/photo.jpg"] {
+                _ = await enricher.enrich(try payload(bed, path), timeout: .seconds(5))
+            }
+            // The photo's entry evicted the logo's, and its link went with it; the photo, seen once, has none.
+            #expect(bed.cacheFiles().isEmpty)
             _ = await enricher.enrich(try payload(bed, "/media/photo.jpg"), timeout: .seconds(5))
+            #expect(requests(bed, "/media/photo.jpg") == 1)
             #expect(bed.cacheFiles().count == 1)
             #expect(bed.cacheFiles().first?.hasSuffix(".jpg") == true)
             _ = await enricher.enrich(try payload(bed, "/media/logo.png"), timeout: .seconds(5))
@@ -178,10 +184,16 @@ struct MediaCacheTests {
         let bed = try TestBed()
         let enricher = try Enricher(configuration: bed.configuration)
         let payload = try payload(bed, "/media/logo.png")
-        _ = await enricher.enrich(payload, timeout: .seconds(5))
+        // Asked twice: the cache has its own link.
+        for _ in 0..<2 { _ = await enricher.enrich(payload, timeout: .seconds(5)) }
+        try #require(bed.cacheFiles().count == 1)
         for file in bed.cacheFiles() { try FileManager.default.removeItem(atPath: bed.attachments + "/" + file) }
         let again = await enricher.enrich(payload, timeout: .seconds(5))
         #expect(again.outcome == .complete)
+        #expect(requests(bed, "/media/logo.png") == 2)
+        // Fetched again: seen once since, so no link yet; the next payload makes it.
+        #expect(bed.cacheFiles().isEmpty)
+        _ = await enricher.enrich(payload, timeout: .seconds(5))
         #expect(requests(bed, "/media/logo.png") == 2)
         #expect(bed.cacheFiles().count == 1)
         await enricher.shutdown()
@@ -224,8 +236,11 @@ struct MediaCacheTests {
     func batchEviction() async throws {
         let bed = try TestBed { $0.cache.maximumEntries = 10 }
         try await withEnricher(bed.configuration) { enricher in
+            // Each asked twice (the second gives it a cache link, and makes no request).
             for index in 0..<11 {
-                _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
+                for _ in 0..<2 {
+                    _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
+                }
             }
             // 11 entries > 10: down to 9 in one pass, the two oldest gone, and with them their links.
             #expect(bed.cacheFiles().count == 9)
@@ -236,6 +251,46 @@ struct MediaCacheTests {
             }
             let log = bed.origin.requestLog
             #expect([0, 1, 2, 10].map { index in log.filter { $0 == "/media/logo.png?v=\(index)" }.count } == [2, 2, 1, 1])
+        }
+    }
+
+    @Test("a URL asked once gets no cache link; the second payload links the first's file into the cache")
+    func linkOnSecondSight() async throws {
+        let bed = try TestBed()
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/media/logo.png")
+            let first = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(first.outcome == .complete)
+            #expect(bed.cacheFiles().isEmpty)
+            let second = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(second.outcome == .complete)
+            #expect(requests(bed, "/media/logo.png") == 1)
+            try #require(bed.cacheFiles().count == 1)
+            let paths = [first, second].compactMap { $0.attachments.first?.media.path }
+            try #require(paths.count == 2)
+            let cached = bed.attachments + "/" + bed.cacheFiles()[0]
+            #expect(Set(try (paths + [cached]).map { try inode($0) }).count == 1)
+            #expect(second.attachments.first?.media.sha256 == first.attachments.first?.media.sha256)
+            // The first payload's attachment can go now: the cache and the second keep the bytes.
+            #expect(enricher.removeAttachments(of: first) == 1)
+            let third = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(requests(bed, "/media/logo.png") == 1)
+            #expect(Array(FileManager.default.contents(atPath: third.attachments[0].media.path)!) == fixture("logo.png"))
+        }
+    }
+
+    @Test("the first payload's file removed before the URL is asked again: it is fetched again, nothing else changes")
+    func firstFileRemovedBeforeSecondSight() async throws {
+        let bed = try TestBed()
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/media/logo.png")
+            let first = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(enricher.removeAttachments(of: first) == 1)
+            let second = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(second.outcome == .complete)
+            #expect(requests(bed, "/media/logo.png") == 2)
+            #expect(Array(FileManager.default.contents(atPath: second.attachments[0].media.path)!) == fixture("logo.png"))
+            #expect(bed.cacheFiles().isEmpty)
         }
     }
 }

@@ -7,6 +7,8 @@ import Synchronization
 /// flight.
 public final class Fetcher: Sendable {
     private let loop: FetchLoop
+    /// Hashes each stored file once it is complete, off the loop's thread.
+    private let digests = DigestService()
     /// What happens to images after their download, when a converter is configured.
     private let transformStep: TransformStep?
     private let urlCheck: URLCheck
@@ -53,6 +55,7 @@ public final class Fetcher: Sendable {
 
     deinit {
         loop.stop {}
+        digests.stop()
         transformStep?.stop()
     }
 
@@ -70,9 +73,20 @@ public final class Fetcher: Sendable {
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> Result<FetchedMedia, FetchFailure> {
         let result = await run(TransferRequest(url: url, deadline: deadline, validators: validators))
-        guard case .success(let media) = result else { return result }
+        guard case .success(var media) = result else { return result }
         statistics.record { $0.fetchedBytes += media.bytes }
-        return await transformStep?.transform(media, deadline: deadline) ?? result
+        switch await digests.digest(media.path) {
+        case .success(let digest) where digest.bytes == media.bytes:
+            media.sha256 = digest.sha256
+        case .success(let digest):
+            root.remove(media)
+            return .failure(
+                FetchFailure(.storeFailed, "\(media.path) changed size after it was stored: \(digest.bytes) bytes, not \(media.bytes)"))
+        case .failure(let error):
+            root.remove(media)
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+        return await transformStep?.transform(media, deadline: deadline) ?? .success(media)
     }
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
@@ -112,6 +126,7 @@ public final class Fetcher: Sendable {
     /// the cooperative pool is held meanwhile). Later fetches fail with `cancelled`.
     public func shutdown() async {
         await loop.stop()
+        digests.stop()
         transformStep?.stop()
     }
 
@@ -120,6 +135,7 @@ public final class Fetcher: Sendable {
     @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
     public func shutdown() {
         loop.stopAndWait()
+        digests.stop()
         transformStep?.stop()
     }
 

@@ -33,8 +33,9 @@ struct BodyCaps: Sendable {
 }
 
 /// What happens to a body's bytes as they arrive, apart from the transfer that receives them: held to its cap
-/// (the largest before the type is known, the type's after), written to a partial attachment, hashed, and its
-/// first bytes collected for the sniffer. Without storage (a probe) only the cap and the first bytes apply.
+/// (the largest before the type is known, the type's after), written to a partial attachment, and its first
+/// bytes collected for the sniffer. Without storage (a probe) only the cap and the first bytes apply. The file's
+/// SHA-256 is not taken here but once it is complete, off the loop's thread (`DigestService`).
 ///
 /// The transfer reports to it (as corelibs-foundation's easy handle reports to its delegate) and keeps the HTTP:
 /// statuses, redirects, validators. Lives on the loop's thread.
@@ -51,7 +52,6 @@ final class MediaBody {
     private let sniffBytes: Int
     private let storage: (() throws(StoreError) -> PartialAttachment)?
     private var partial: PartialAttachment?
-    private var hash: SHA256?
     /// The first bytes; once handed to the sniffer, kept until its verdict to read an image's dimensions from.
     private var head: [UInt8] = []
     private var headTaken = false
@@ -89,13 +89,12 @@ final class MediaBody {
             } catch {
                 return FetchFailure(.storeFailed, error.detail)
             }
-            hash = SHA256()
         }
         begun = true
         return nil
     }
 
-    /// Takes one chunk: capped, written, hashed, its first bytes kept. Returns why the transfer must stop, or nil.
+    /// Takes one chunk: capped, written, its first bytes kept. Returns why the transfer must stop, or nil.
     func append(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
         guard bytes + chunk.count <= cap else {
             return FetchFailure(.tooLarge, "more than \(cap) bytes\(type == nil ? "" : " (the \(capName))")")
@@ -106,7 +105,6 @@ final class MediaBody {
             } catch {
                 return FetchFailure(.storeFailed, error.detail)
             }
-            hash!.update(chunk)
         }
         bytes += chunk.count
         if !headTaken, head.count < sniffBytes { head.append(contentsOf: chunk.prefix(sniffBytes - head.count)) }
@@ -144,15 +142,16 @@ final class MediaBody {
     /// The size a probe reports: the declared length when there was one, else the bytes seen.
     var probedSize: Int { declaredLength >= 0 ? Int(declaredLength) : bytes }
 
-    /// Closes and renames the file to its type's extension: the stored media, described.
+    /// Closes and renames the file to its type's extension: the stored media, described, with an empty `sha256`
+    /// for the digest step to fill.
     func commit(validators: Validators) -> Result<FetchedMedia, FetchFailure> {
-        guard let partial, let type, let hash else { return .failure(FetchFailure(.network, "no body")) }
+        guard let partial, let type else { return .failure(FetchFailure(.network, "no body")) }
         self.partial = nil
         do {
             let path = try partial.commit(fileExtension: type.fileExtension)
             return .success(
                 FetchedMedia(
-                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: hash.finalize(),
+                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: "",
                     validators: validators, dimensions: dimensions))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))

@@ -13,7 +13,7 @@ struct TransferRequest: Sendable {
     var probe = false
 }
 
-/// One transfer in the loop: its easy handle, its partial file, the running hash and the sniffing state.
+/// One transfer in the loop: its easy handle, its partial file and the sniffing state.
 /// Lives on the loop's thread only; the loop's registry keeps it alive while curl may call back into it.
 ///
 /// Redirects are followed here, not by curl: each hop's Location goes through the same `URLCheck` as the first
@@ -50,7 +50,7 @@ final class Transfer {
     private let didStart: (String) -> Void
     private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
 
-    /// What happens to the body's bytes: cap, file, hash, first bytes for the sniffer.
+    /// What happens to the body's bytes: cap, file, first bytes for the sniffer.
     private let body: MediaBody
     /// Body bytes received so far.
     var bytes: Int { body.bytes }
@@ -272,7 +272,7 @@ final class Transfer {
         location != nil && Self.redirectStatuses.contains(easy.info(long: CURLINFO_RESPONSE_CODE))
     }
 
-    /// Takes one chunk of the body: checks the status at the first, hands it to the body (cap, file, hash), and
+    /// Takes one chunk of the body: checks the status at the first, hands it to the body (cap, file), and
     /// the first bytes to the sniffer. Returns why the transfer must stop, or nil.
     private func accept(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
         if redirectBodyBytes == nil, !body.begun, isRedirect { redirectBodyBytes = 0 }

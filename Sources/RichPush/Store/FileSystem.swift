@@ -9,10 +9,19 @@ package enum FileSystem {
     /// false to stop. Returns nil when it was read to the end or `body` stopped, else the errno of the open or read
     /// that failed.
     package static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) -> Bool) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        return readChunks(path, buffer: &buffer, body)
+    }
+
+    /// `readChunks(_:_:)` through the caller's `buffer` (not empty), read into as much as it holds at a time: a
+    /// thread reading many files reuses one buffer.
+    package static func readChunks(
+        _ path: String, buffer: inout [UInt8], _ body: (UnsafeRawBufferPointer) -> Bool
+    ) -> Int32? {
+        precondition(!buffer.isEmpty, "readChunks needs a buffer to read into")
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return errno }
         defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }

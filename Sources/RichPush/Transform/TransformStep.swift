@@ -289,17 +289,21 @@ final class TransformStep: Sendable {
         let stored = FetchedMedia(
             path: path, directory: partial.directory, type: plan.format, bytes: 0, sha256: "",
             validators: job.media.validators)
-        guard let (bytes, sha256, head) = Self.digest(path) else {
+        let digest: FileDigest
+        switch FileDigest.of(path) {
+        case .success(let read):
+            digest = read
+        case .failure(let error):
             root.remove(stored)
-            return .failure(FetchFailure(.storeFailed, "cannot read back \(path)"))
+            return .failure(FetchFailure(.storeFailed, error.detail))
         }
-        guard Self.signature(of: plan.format).contains(where: { head.starts(with: $0) }) else {
+        guard Self.signature(of: plan.format).contains(where: { digest.head.starts(with: $0) }) else {
             root.remove(stored)
             return .failure(FetchFailure(.transformFailed, "the converter wrote something that is not \(plan.format.mime)"))
         }
         var media = stored
-        media.bytes = bytes
-        media.sha256 = sha256
+        media.bytes = digest.bytes
+        media.sha256 = digest.sha256
         return .success(Written(media: media, size: size))
     }
 
@@ -311,19 +315,5 @@ final class TransformStep: Sendable {
         case .gif: return [Array("GIF87a".utf8), Array("GIF89a".utf8)]
         default: return []
         }
-    }
-
-    /// The size, SHA-256 and first 16 bytes of the file at `path`, or nil when it cannot be read.
-    static func digest(_ path: String) -> (bytes: Int, sha256: String, head: [UInt8])? {
-        let hash = SHA256()
-        var head: [UInt8] = []
-        var total = 0
-        let failed = FileSystem.readChunks(path) { chunk in
-            hash.update(chunk)
-            if head.count < 16 { head += chunk.prefix(16 - head.count) }
-            total += chunk.count
-            return true
-        }
-        return failed == nil ? (total, hash.finalize(), head) : nil
     }
 }

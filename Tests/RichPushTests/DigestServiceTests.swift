@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import RichPush
+
+/// The digest step: each stored file's SHA-256, read back off the fetch loop's thread once the file is complete.
+@Suite("Digest step: SHA-256 of stored files, off the loop")
+struct DigestServiceTests {
+    let directory: String
+
+    init() throws {
+        directory = try temporaryDirectory()
+    }
+
+    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let path = directory + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("the digest of a file: its size, SHA-256 and first bytes, across several reads of the buffer")
+    func digestOfFile() async throws {
+        let service = DigestService()
+        defer { service.stop() }
+        let hello = try write("hello", Array("hello world".utf8))
+        let digest = try await service.digest(hello).get()
+        // SHA-256 of "hello world".
+        #expect(digest.sha256 == "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9")
+        #expect(digest.bytes == 11)
+        #expect(digest.head == Array("hello world".utf8))
+        // Larger than the read buffer, and not a multiple of it: every byte counts, in order.
+        let large = (0..<(FileDigest.chunkBytes * 3 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        let path = try write("large", large)
+        let read = try await service.digest(path).get()
+        #expect(read.bytes == large.count)
+        #expect(read.sha256 == (try await sha256sum(path)))
+        #expect(read.head == Array(large.prefix(16)))
+    }
+
+    @Test("many files at once: each gets its own digest, in any order of completion")
+    func manyAtOnce() async throws {
+        let service = DigestService()
+        defer { service.stop() }
+        let paths = try (0..<40).map { index in try write("f\(index)", Array(repeating: UInt8(index), count: 1000 + index)) }
+        let digests = await withTaskGroup(of: (String, Result<FileDigest, StoreError>).self) { group in
+            for path in paths { group.addTask { (path, await service.digest(path)) } }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        for (index, path) in paths.enumerated() {
+            let digest = try #require(try digests[path]?.get())
+            #expect(digest.bytes == 1000 + index)
+            #expect(digest.sha256 == (try await sha256sum(path)))
+        }
+    }
+
+    @Test("a missing file, or a symbolic link, is a StoreError naming the path; it is never followed")
+    func refusals() async throws {
+        let service = DigestService()
+        defer { service.stop() }
+        let missing = directory + "/missing"
+        guard case .failure(let error) = await service.digest(missing) else {
+            Issue.record("a missing file was digested")
+            return
+        }
+        #expect(error.detail.contains(missing))
+        #expect(error.code == ENOENT)
+        let target = try write("target", [1, 2, 3])
+        let link = directory + "/link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        guard case .failure(let refused) = await service.digest(link) else {
+            Issue.record("a symbolic link was followed")
+            return
+        }
+        #expect(refused.code == ELOOP)
+    }
+
+    @Test("after stop, a file is refused at once rather than left waiting")
+    func stopped() async throws {
+        let service = DigestService()
+        service.stop()
+        let path = try write("late", [1])
+        guard case .failure(let error) = await service.digest(path) else {
+            Issue.record("a stopped service digested a file")
+            return
+        }
+        #expect(error.detail.contains("shut down"))
+    }
+
+    @Test("a fetched file's sha256 is the file's, taken by the fetcher after the transfer")
+    func fetchedFileHashed() async throws {
+        let bed = try TestBed()
+        try await withFetcher(bed.configuration) { fetcher in
+            let media = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(10)).get()
+            #expect(media.sha256 == (try await sha256sum(media.path)))
+            #expect(media.sha256.count == 64)
+        }
+    }
+}
