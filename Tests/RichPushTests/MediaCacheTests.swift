@@ -293,4 +293,25 @@ struct MediaCacheTests {
             #expect(bed.cacheFiles().isEmpty)
         }
     }
+
+    @Test("a 304 keeps its entry counted once: revalidating one URL again and again evicts no other")
+    func revalidationCountsOnce() async throws {
+        // Stale at once, so every ask after the first revalidates; room for exactly the two URLs.
+        let bed = try TestBed {
+            $0.cache.timeToLive = .nanoseconds(1)
+            $0.cache.maximumEntries = 2
+        }
+        try await withEnricher(bed.configuration) { enricher in
+            for path in ["/media/logo.png", "/media/photo.jpg", "/media/logo.png", "/media/logo.png", "/media/logo.png"] {
+                let result = await enricher.enrich(try payload(bed, path), timeout: .seconds(10))
+                #expect(result.outcome == .complete)
+            }
+            _ = await enricher.enrich(try payload(bed, "/media/photo.jpg"), timeout: .seconds(10))
+            // The photo's entry is still there: its second request is a revalidation answered 304, not a new fetch.
+            let photo = bed.origin.exchanges.filter { $0.target == "/media/photo.jpg" }
+            try #require(photo.count == 2)
+            #expect(photo[1].headers["if-none-match"] != nil, "the photo was evicted and fetched again")
+            #expect(photo[1].status == 304)
+        }
+    }
 }
