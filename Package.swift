@@ -28,6 +28,8 @@ let cTargets: [Target] = [
     // Our wrappers over libvips's variadic calls; libvips itself (Debian's libvips42, from libvips-dev) is opened
     // with dlopen when an engine that transforms is made, not linked (see cvips.c).
     .target(name: "CVips"),
+    // System calls the Glibc module does not expose.
+    .target(name: "CSystem"),
 ]
 
 // MARK: - Library and CLI
@@ -35,7 +37,7 @@ let cTargets: [Target] = [
 let swiftTargets: [Target] = [
     .target(
         name: "RichPush",
-        dependencies: ["CCurl", "CMagic", "CCrypto"]
+        dependencies: ["CCurl", "CMagic", "CCrypto", "CSystem"]
     ),
     // The image transformation step's converter on libvips, apart from the library, which calls it through the
     // `ImageConverter` protocol: a program that transforms nothing needs no image library.

@@ -15,6 +15,8 @@ public final class Fetcher: Sendable {
     private let nextID = Atomic<UInt64>(1)
     /// The attachments root, opened once for every transfer (and the media cache).
     let root: AttachmentRoot
+    /// Whether attachment directories are made ahead (`SpareAttachments`): not for a root on a tmpfs.
+    let makesSpares: Bool
     /// Counts for operators; the media cache records its lookups here too.
     let statistics = StatisticsCounter()
 
@@ -33,11 +35,12 @@ public final class Fetcher: Sendable {
         } catch {
             throw FetcherError(detail: error.detail)
         }
+        makesSpares = !root.isInMemory
         do {
             loop = try FetchLoop(
                 settings: FetchSettings(
                     network: configuration.network, limits: configuration.limits, store: root,
-                    spares: SpareAttachments(root: root), caps: BodyCaps(limits: configuration.limits, transform: configuration.transform),
+                    spares: makesSpares ? SpareAttachments(root: root) : nil, caps: BodyCaps(limits: configuration.limits, transform: configuration.transform),
                     urlCheck: urlCheck))
         } catch {
             throw FetcherError(detail: "libmagic: \(error.detail)")

@@ -1,3 +1,4 @@
+internal import CSystem
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -29,6 +30,10 @@ final class AttachmentRoot: Sendable {
         self.directory = directory
         Self.markTopDirectory(directory.descriptor)
     }
+
+    /// Whether the root is on a file system kept in memory (tmpfs, ramfs), where making a directory and a file
+    /// costs no disk allocation.
+    var isInMemory: Bool { csystem_is_memory_file_system(directory.descriptor) != 0 }
 
     /// Marks a root we made as the top of unrelated directory trees (ext4's `T` attribute, `chattr +T`), so that
     /// ext4 spreads the attachment directories over its block groups (the Orlov allocator) instead of packing them
