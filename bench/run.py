@@ -53,9 +53,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def ensure_tools():
-    """nginx (the origin) and wrk (the service's load generator), from Debian, when missing."""
+def ensure_tools(profile=False):
+    """nginx (the origin) and wrk (the service's load generator), from Debian, when missing; perf for --profile."""
     tools = (("nginx", "nginx-light"), ("wrk", "wrk"), ("redis-server", "redis-server"), ("vips", "libvips-tools"))
+    tools += (("perf", "linux-perf"),) if profile else ()
     missing = [package for tool, package in tools if shutil.which(tool) is None]
     if missing:
         print("installing " + " ".join(missing), flush=True)
@@ -224,7 +225,7 @@ def alternated(repeat, *runners):
     return medians, ratios
 
 
-def richpush(port, ndjson, concurrency=64, deadline=None, extra=(), binary=None):
+def richpush(port, ndjson, concurrency=64, deadline=None, extra=(), binary=None, wrap=()):
     attachments = fresh_directory("richpush")
     results = os.path.join(OUT, "results.ndjson")
     command = [binary or os.path.join(BIN, "richpush"), "stream", "--allow-http", "--allow-network", "127.0.0.1/32",
@@ -232,7 +233,7 @@ def richpush(port, ndjson, concurrency=64, deadline=None, extra=(), binary=None)
     if deadline:
         command += ["--deadline", str(deadline)]
     command += list(extra)
-    wall, rss = timed(command, stdin_path=ndjson, stdout_path=results)
+    wall, rss = timed(list(wrap) + command, stdin_path=ndjson, stdout_path=results)
     cpu = last_cpu[0]
     outcomes, latencies, total_bytes = {}, [], 0
     with open(results) as f:
@@ -253,7 +254,7 @@ def curl(urls):
             f.write(f'url = "{url}"\noutput = "{target}/{i}"\n')
     wall, rss = timed(["curl", "--silent", "--show-error", "--fail", "--parallel", "--parallel-max", "64",
                        "--config", config])
-    return {"wall": wall, "rss": rss}
+    return {"wall": wall, "rss": rss, "cpu": last_cpu[0]}
 
 
 def urlsession(urls):
@@ -338,6 +339,60 @@ request = function()
   return wrk.format("POST", "/v1/enrich", {["Content-Type"] = "application/x-ndjson"}, body)
 end
 """
+
+
+# Where `stream`'s CPU goes (issue 13's profile): each sample of `perf record -g` is put in the first category
+# whose marker appears in its call chain (leaf first), so a sample counts once.
+PROFILE_CATEGORIES = (
+    ("SHA-256 (digest step's thread)", ("DigestService", "libcrypto")),
+    ("type sniffing (libmagic's thread)", ("SniffService", "libmagic")),
+    ("spares made ahead (their thread)", ("SpareAttachmentsC3run",)),
+    ("cache hits: mkdir + link", ("AttachmentRootC4link",)),
+    ("receiving (recv)", ("__libc_recv",)),
+    ("writing the file (write)", ("__libc_write",)),
+    ("attachment begin/commit: mkdir, open, rename", ("MediaBodyC5begin", "MediaBodyC6commit", "SpareAttachmentsC4take")),
+    ("curl (other)", ("libcurl",)),
+    ("media cache (other)", ("MediaCache",)),
+    ("results: encode and write", ("EnrichmentResult", "JSONWriter", "NDJSONEnrichment", "OrderedPipeline")),
+    ("payload: read and parse", ("JSONParser", "InputReader", "Payload")),
+    ("Swift concurrency runtime, Dispatch", ("libswift_Concurrency", "libdispatch")),
+    ("malloc, free, reference counting", ("malloc", "free", "swift_retain", "swift_release", "swift_allocObject")),
+)
+
+
+def profiled(run):
+    """Runs `run(wrap)` under perf record; returns (its result, [(category, share)], samples) or (result, None, 0)
+    when perf cannot record here."""
+    data = os.path.join(OUT, "perf.data")
+    wrap = ["perf", "record", "--quiet", "-e", "cpu-clock", "-F", "4000", "-g", "-o", data, "--"]
+    if shutil.which("perf") is None:
+        return run(()), None, 0
+    result = run(wrap)
+    script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"], capture_output=True, text=True)
+    counts, samples, frames = {}, 0, None
+
+    def settle(chain):
+        joined = " ".join(chain)
+        leaf = chain[0] if chain else ""
+        for name, markers in PROFILE_CATEGORIES:
+            if any(marker in (leaf if name.startswith("malloc") else joined) for marker in markers):
+                return name
+        return "kernel (other)" if "kernel" in leaf else "other"
+
+    for line in script.stdout.splitlines() + [""]:
+        if not line.strip():
+            if frames is not None:
+                name = settle(frames)
+                counts[name] = counts.get(name, 0) + 1
+                samples += 1
+            frames = None
+        elif frames is None:
+            frames = []
+        else:
+            frames.append(line.strip())
+    os.remove(data)
+    shares = sorted(((name, count / samples) for name, count in counts.items()), key=lambda item: -item[1])
+    return result, shares, samples
 
 
 def children_cpu():
@@ -613,9 +668,12 @@ def main():
                         help="another richpush build (the one before a change) run in the same rounds in (a), (b), (s), (w)")
     parser.add_argument("--storage", default="tmpfs,disk",
                         help="where (a) and (b) write: tmpfs, disk (under the default attachments root), or both")
+    parser.add_argument("--profile", action="store_true",
+                        help="(a), (b): after the pairs, one more curl run and then richpush under perf record; "
+                             "where richpush's CPU went, by category")
     args = parser.parse_args()
 
-    ensure_tools()
+    ensure_tools(args.profile)
     os.makedirs(OUT, exist_ok=True)
     subprocess.run(["umount", RUNS], stderr=subprocess.DEVNULL)
     shutil.rmtree(RUNS, ignore_errors=True)
@@ -644,13 +702,25 @@ def main():
                     runners.append(lambda: richpush(port, ndjson, binary=args.compare))
                 medians, ratios = alternated(args.repeat, *runners, lambda: curl(urls))
                 rp, cu = medians[0], medians[-1]
+                if args.profile:
+                    # As in a pair: curl's files deleted just before (on the disk, that is what ext4 then scans).
+                    curl(urls)
+                    profiled_run, shares, samples = profiled(lambda wrap: richpush(port, ndjson, wrap=wrap))
+                    if shares is None:
+                        notes.append(f"{label} on {kind}: no profile (perf is missing)")
+                    else:
+                        notes.append(
+                            f"{label} on {kind}, profile of one run ({samples} samples at 4 kHz, "
+                            f"{1e6 * profiled_run['cpu'] / len(urls):.0f} us CPU a payload; curl "
+                            f"{1e6 * cu['cpu'] / len(urls):.0f} us): "
+                            + "; ".join(f"{name} {share:.0%}" for name, share in shares if share >= 0.005))
                 us = median_run(urlsession_repeat, lambda: urlsession(urls))
                 rows.append((f"{label}, {kind.split(' ')[0]}", rp, cu, us, len(urls)))
                 notes.append(goal_note(kind, rp, cu, us, ratios[0]))
                 if args.compare:
                     rows.append((f"{label}, {kind.split(' ')[0]}, --compare", medians[1], None, None, len(urls)))
-                    notes.append(f"    --compare {args.compare} on {kind}, in the same rounds: its/curl "
-                                 f"{pair_ratios(ratios[1])}; this build/curl {pair_ratios(ratios[0])}")
+                    notes.append(f"    --compare {args.compare} on {kind}, in the same rounds: its/curl wall "
+                                 f"{pair_ratios(ratios[1])}; this build/curl wall {pair_ratios(ratios[0])}")
             on_storage(RUNS)
 
         def pair_ratios(ratios):

@@ -1,6 +1,6 @@
 internal import CCrypto
 
-/// A streaming SHA-256 (OpenSSL's EVP interface), fed as the bytes arrive so a file is never read twice.
+/// A streaming SHA-256 (OpenSSL's EVP interface), fed chunk by chunk (`FileDigest` reads a stored file through it).
 final class SHA256 {
     private let context: OpaquePointer
 
