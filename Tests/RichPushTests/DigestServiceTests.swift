@@ -23,7 +23,7 @@ struct DigestServiceTests {
         let service = DigestService()
         defer { service.stop() }
         let hello = try write("hello", Array("hello world".utf8))
-        let digest = try await service.digest(hello).get()
+        let digest = try await service.digest(hello, bytes: 11).get()
         // SHA-256 of "hello world".
         #expect(digest.sha256 == "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9")
         #expect(digest.bytes == 11)
@@ -31,10 +31,13 @@ struct DigestServiceTests {
         // Larger than the read buffer, and not a multiple of it: every byte counts, in order.
         let large = (0..<(FileDigest.chunkBytes * 3 + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
         let path = try write("large", large)
-        let read = try await service.digest(path).get()
+        let read = try await service.digest(path, bytes: large.count).get()
         #expect(read.bytes == large.count)
         #expect(read.sha256 == (try await sha256sum(path)))
         #expect(read.head == Array(large.prefix(16)))
+        // The same file on the service's thread (the size it is given decides where it is hashed).
+        let threaded = try await service.digest(path, bytes: DigestService.inlineBytes + 1).get()
+        #expect(threaded == read)
     }
 
     @Test("many files at once: each gets its own digest, in any order of completion")
@@ -43,7 +46,7 @@ struct DigestServiceTests {
         defer { service.stop() }
         let paths = try (0..<40).map { index in try write("f\(index)", Array(repeating: UInt8(index), count: 1000 + index)) }
         let digests = await withTaskGroup(of: (String, Result<FileDigest, StoreError>).self) { group in
-            for path in paths { group.addTask { (path, await service.digest(path)) } }
+            for path in paths { group.addTask { (path, await service.digest(path, bytes: DigestService.inlineBytes + 1)) } }
             return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
         for (index, path) in paths.enumerated() {
@@ -58,7 +61,7 @@ struct DigestServiceTests {
         let service = DigestService()
         defer { service.stop() }
         let missing = directory + "/missing"
-        guard case .failure(let error) = await service.digest(missing) else {
+        guard case .failure(let error) = await service.digest(missing, bytes: DigestService.inlineBytes + 1) else {
             Issue.record("a missing file was digested")
             return
         }
@@ -67,7 +70,7 @@ struct DigestServiceTests {
         let target = try write("target", [1, 2, 3])
         let link = directory + "/link"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
-        guard case .failure(let refused) = await service.digest(link) else {
+        guard case .failure(let refused) = await service.digest(link, bytes: 3) else {
             Issue.record("a symbolic link was followed")
             return
         }
@@ -79,20 +82,23 @@ struct DigestServiceTests {
         let service = DigestService()
         service.stop()
         let path = try write("late", [1])
-        guard case .failure(let error) = await service.digest(path) else {
+        guard case .failure(let error) = await service.digest(path, bytes: DigestService.inlineBytes + 1) else {
             Issue.record("a stopped service digested a file")
             return
         }
         #expect(error.detail.contains("shut down"))
     }
 
-    @Test("a fetched file's sha256 is the file's, taken by the fetcher after the transfer")
+    @Test("a fetched file's sha256 is the file's, taken by the fetcher after the transfer, small or large")
     func fetchedFileHashed() async throws {
         let bed = try TestBed()
         try await withFetcher(bed.configuration) { fetcher in
-            let media = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(10)).get()
-            #expect(media.sha256 == (try await sha256sum(media.path)))
-            #expect(media.sha256.count == 64)
+            // A small file (hashed by the fetching task) and one over `inlineBytes` (by the service's thread).
+            for path in ["/media/photo.jpg", "/generated?prefix=photo.jpg&bytes=2000000"] {
+                let media = try await fetcher.fetch(bed.url(path), timeout: .seconds(10)).get()
+                #expect(media.sha256 == (try await sha256sum(media.path)), "\(path)")
+                #expect(media.sha256.count == 64)
+            }
         }
     }
 }

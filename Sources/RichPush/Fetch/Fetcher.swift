@@ -78,7 +78,7 @@ public final class Fetcher: Sendable {
         let result = await run(TransferRequest(url: url, deadline: deadline, validators: validators))
         guard case .success(var media) = result else { return result }
         statistics.record { $0.fetchedBytes += media.bytes }
-        switch await digests.digest(media.path) {
+        switch await digests.digest(media.path, bytes: media.bytes) {
         case .success(let digest) where digest.bytes == media.bytes:
             media.sha256 = digest.sha256
         case .success(let digest):
