@@ -2,8 +2,10 @@
     import Glibc
 #endif
 
-/// Names for directories and files: random version-4 UUIDs in lowercase, from glibc's arc4random_buf (a
-/// ChaCha20 generator seeded and reseeded from getrandom: unpredictable, and no system call per name).
+/// Names for directories and files: random version-4 UUIDs in lowercase, from glibc's arc4random_buf, which in
+/// Debian 12's glibc 2.36 is a `getrandom` system call each time (4,006 calls for 2,000 attachments under
+/// `strace -c`). Drawing 4 KiB at a time under a lock instead was tried: campaign CPU 0.300 against 0.295 s in ten
+/// alternated runs, not worth a generator of our own.
 ///
 /// Foundation's `UUID().uuidString` formats through vsnprintf; at two names per attachment that showed in the
 /// campaign profile. Names stay UUIDs so that `gc` can recognise what is ours.
