@@ -33,7 +33,7 @@ fuzz: deps
 
 # The concurrency tests (deadlines, exactly-once delivery, the CLI pipeline) under ThreadSanitizer.
 tsan: deps
-	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache|Stall|Redirect|Admission|Lifecycle|WorkGate|ExtensionTests'
+	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache|DigestService|Stall|Redirect|Admission|Lifecycle|WorkGate|ExtensionTests'
 
 # The fetcher's tests under AddressSanitizer.
 asan: deps
