@@ -58,10 +58,12 @@ public struct KeyPathConvention: MediaConvention {
         var scan = ConventionScan()
         let value = walk(payload, path, into: &scan)
         var hint: String?
-        if let hintPath {
-            let declared = walk(payload, hintPath, into: &scan)
+        if let hintPath, let declared = walk(payload, hintPath, into: &scan) {
             hint = scan.string(declared, field: hintPath.joined(separator: "."))
         }
+        // The dotted field names are made only when there is something to name (every payload is scanned by
+        // every convention, and most have none of its keys).
+        guard let value else { return scan }
         scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier, typeHint: hint)
         return scan
     }
