@@ -342,21 +342,26 @@ end
 
 
 # Where `stream`'s CPU goes (issue 13's profile): each sample of `perf record -g` is put in the first category
-# whose marker appears in its call chain (leaf first), so a sample counts once.
+# with a marker in any frame of its call chain. A marker is matched against the frame's function, demangled and
+# simplified (`swift demangle --simplified`: `Enricher.enrich(_:deadline:)`, no argument types), or, for
+# `lib...` markers, against the frame's library; `leaf` categories look at the innermost frame only.
 PROFILE_CATEGORIES = (
-    ("SHA-256 (digest step's thread)", ("DigestService", "libcrypto")),
-    ("type sniffing (libmagic's thread)", ("SniffService", "libmagic")),
-    ("spares made ahead (their thread)", ("SpareAttachmentsC3run",)),
-    ("cache hits: mkdir + link", ("AttachmentRootC4link",)),
-    ("receiving (recv)", ("__libc_recv",)),
-    ("writing the file (write)", ("__libc_write",)),
-    ("attachment begin/commit: mkdir, open, rename", ("MediaBodyC5begin", "MediaBodyC6commit", "SpareAttachmentsC4take")),
-    ("curl (other)", ("libcurl",)),
-    ("media cache (other)", ("MediaCache",)),
-    ("results: encode and write", ("EnrichmentResult", "JSONWriter", "NDJSONEnrichment", "OrderedPipeline")),
-    ("payload: read and parse", ("JSONParser", "InputReader", "Payload")),
-    ("Swift concurrency runtime, Dispatch", ("libswift_Concurrency", "libdispatch")),
-    ("malloc, free, reference counting", ("malloc", "free", "swift_retain", "swift_release", "swift_allocObject")),
+    ("SHA-256 (digest step)", ("DigestService.", "FileDigest.", "libcrypto"), False),
+    ("type sniffing (libmagic's thread)", ("SniffService.", "libmagic"), False),
+    ("spares made ahead (their thread)", ("SpareAttachments.run",), False),
+    ("cache hits: mkdir + link", ("AttachmentRoot.link(",), False),
+    ("receiving (recv)", ("__libc_recv",), False),
+    ("writing the file (write)", ("__libc_write",), False),
+    ("attachment begin/commit: mkdir, open, rename",
+     ("MediaBody.begin", "MediaBody.commit", "SpareAttachments.take", "PartialAttachment."), False),
+    ("curl (other)", ("libcurl",), False),
+    ("media cache (other)", ("MediaCache.",), False),
+    ("results: encode and write", ("EnrichmentResult.json", "JSONWriter."), False),
+    ("payload: read and parse", ("JSONParser.", "Payload.init", "InputReader", "LineSplitter", "ThreadedSource."), False),
+    ("payload: conventions' scan, mutation", ("ConventionRegistry.", "Convention.scan", "EnrichmentRun."), False),
+    ("Swift concurrency runtime, Dispatch", ("libswift_Concurrency", "libdispatch"), False),
+    ("malloc, free, reference counting",
+     ("malloc", "free", "swift_retain", "swift_release", "swift_allocObject", "swift_bridgeObjectRe"), True),
 )
 
 
@@ -369,30 +374,42 @@ def profiled(run):
         return run(()), None, 0
     result = run(wrap)
     script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"], capture_output=True, text=True)
-    counts, samples, frames = {}, 0, None
-
-    def settle(chain):
-        joined = " ".join(chain)
-        leaf = chain[0] if chain else ""
-        for name, markers in PROFILE_CATEGORIES:
-            if any(marker in (leaf if name.startswith("malloc") else joined) for marker in markers):
-                return name
-        return "kernel (other)" if "kernel" in leaf else "other"
-
+    os.remove(data)
+    chains, frames = [], None
     for line in script.stdout.splitlines() + [""]:
         if not line.strip():
             if frames is not None:
-                name = settle(frames)
-                counts[name] = counts.get(name, 0) + 1
-                samples += 1
+                chains.append(frames)
             frames = None
         elif frames is None:
             frames = []
         else:
-            frames.append(line.strip())
-    os.remove(data)
+            # "<ip> <symbol> (<library>)"
+            parts = line.strip().split(None, 1)
+            symbol, _, library = (parts[1] if len(parts) > 1 else "").rpartition(" (")
+            frames.append((symbol, library.rstrip(")")))
+    mangled = sorted({symbol for chain in chains for symbol, _ in chain if symbol.startswith("$s")})
+    demangled = subprocess.run(["swift", "demangle", "--simplified", "--compact"], input="\n".join(mangled),
+                               capture_output=True, text=True).stdout.splitlines()
+    names = dict(zip(mangled, demangled)) if len(demangled) == len(mangled) else {}
+
+    def settle(chain):
+        for name, markers, leaf in PROFILE_CATEGORIES:
+            for symbol, library in chain[:1] if leaf else chain:
+                function = names.get(symbol, symbol)
+                if any(library.rsplit("/", 1)[-1].startswith(marker) if marker.startswith("lib") else marker in function
+                       for marker in markers):
+                    return name
+        leaf_library = chain[0][1] if chain else ""
+        return "kernel (other)" if "kernel" in leaf_library else "other"
+
+    counts = {}
+    for chain in chains:
+        name = settle(chain)
+        counts[name] = counts.get(name, 0) + 1
+    samples = max(len(chains), 1)
     shares = sorted(((name, count / samples) for name, count in counts.items()), key=lambda item: -item[1])
-    return result, shares, samples
+    return result, shares, len(chains)
 
 
 def children_cpu():
