@@ -27,9 +27,9 @@ package final class ServedAttachments: Sendable {
     package static let defaultCapacity = 98_304
 
     private struct State {
-        var entries: [String: Stored] = [:]
+        var entries: [Name: Stored] = [:]
         /// The keys in the order they came; once `capacity` are there, a ring in which `oldest` goes next.
-        var order: [String] = []
+        var order: [Name] = []
         var oldest = 0
     }
 
@@ -69,21 +69,21 @@ package final class ServedAttachments: Sendable {
     }
 
     /// `<directory>/<file>`: the last two components of an attachment's path (found on its UTF-8 bytes: this
-    /// runs for every result, and splitting by characters showed in the service's profile).
-    static func key(_ path: String) -> String? {
+    /// runs for every result, and splitting by characters showed in the service's profile), as a `Name`.
+    static func key(_ path: String) -> Name? {
         let bytes = path.utf8
         guard let last = bytes.lastIndex(of: UInt8(ascii: "/")), last != bytes.startIndex,
-            let previous = bytes[..<last].lastIndex(of: UInt8(ascii: "/")),
-            bytes.index(after: previous) < last, bytes.index(after: last) < bytes.endIndex
+            let previous = bytes[..<last].lastIndex(of: UInt8(ascii: "/"))
         else { return nil }
-        return String(path[path.index(after: previous)...])
+        return Name(bytes[bytes.index(after: previous)...])
     }
 
     /// The open file and what it is, for `<directory>/<file>`; nil for anything this server did not store, or
     /// whose file is gone, changed size, or was replaced by anything but a regular file. Each component is
     /// opened without following a link.
     package func open(_ name: String) -> (descriptor: Int32, entry: Entry)? {
-        guard let stored = state.withLock({ $0.entries[name] }) else { return nil }
+        // Only a name of the store's shape is looked up; it then holds no `..`, no encoded byte, no third part.
+        guard let key = Name(name.utf8[...]), let stored = state.withLock({ $0.entries[key] }) else { return nil }
         let entry = Entry(mime: stored.mime, sha256: stored.digest.hex, bytes: stored.bytes)
         let parts = name.split(separator: "/").map(String.init)
         let rootDescriptor = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -100,6 +100,64 @@ package final class ServedAttachments: Sendable {
             return nil
         }
         return (file, entry)
+    }
+}
+
+/// An attachment's name under the root, `<uuid>/<uuid>.<ext>` as the store makes it, kept as its 32 bytes of UUIDs
+/// and its short extension: an index of 98,304 names as strings (73 bytes each, on the heap) cost a String made,
+/// hashed and freed per result, about 3 us of the service's 45 us a request (measured by leaving `remember` out).
+struct Name: Hashable {
+    private let directory: (UInt64, UInt64)
+    private let file: (UInt64, UInt64)
+    private let fileExtension: String
+
+    /// The name `text` spells: two lowercase UUIDs, the second followed by `.` and an extension of 1-8 lowercase
+    /// letters or digits; nil for anything else.
+    init?(_ text: Substring.UTF8View) {
+        let bytes = Array(text)
+        guard bytes.count >= 36 + 1 + 36 + 2, bytes[36] == UInt8(ascii: "/"), bytes[73] == UInt8(ascii: "."),
+            let directory = Self.uuid(bytes[0..<36]), let file = Self.uuid(bytes[37..<73])
+        else { return nil }
+        let suffix = bytes[74...]
+        guard (1...8).contains(suffix.count),
+            suffix.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) })
+        else { return nil }
+        self.directory = directory
+        self.file = file
+        fileExtension = String(decoding: suffix, as: UTF8.self)
+    }
+
+    /// The 128 bits of a lowercase UUID `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, or nil.
+    private static func uuid(_ text: ArraySlice<UInt8>) -> (UInt64, UInt64)? {
+        var words: (UInt64, UInt64) = (0, 0)
+        var digits = 0
+        for (offset, byte) in text.enumerated() {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            if digits < 16 { words.0 = words.0 << 4 | UInt64(value) } else { words.1 = words.1 << 4 | UInt64(value) }
+            digits += 1
+        }
+        return digits == 32 ? words : nil
+    }
+
+    static func == (left: Name, right: Name) -> Bool {
+        left.directory == right.directory && left.file == right.file && left.fileExtension == right.fileExtension
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(directory.0)
+        hasher.combine(directory.1)
+        hasher.combine(file.0)
+        hasher.combine(file.1)
+        hasher.combine(fileExtension)
     }
 }
 

@@ -24,6 +24,35 @@ import Testing
     }
 }
 
+/// The served attachments' names, kept as their UUIDs' bits (no I/O).
+@Suite struct ServedNameTests {
+    static let directory = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    static let file = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+
+    @Test("the store's shape is a name: equal names are equal keys, different ones are not")
+    func valid() throws {
+        let name = try #require(Name("\(Self.directory)/\(Self.file).jpg".utf8[...]))
+        #expect(Name("\(Self.directory)/\(Self.file).jpg".utf8[...]) == name)
+        #expect(Name("\(Self.directory)/\(Self.file).png".utf8[...]) != name)
+        #expect(Name("\(Self.file)/\(Self.directory).jpg".utf8[...]) != name)
+        #expect(Set([name, try #require(Name("\(Self.file)/\(Self.file).m4a".utf8[...]))]).count == 2)
+        // The last two components of a stored path.
+        #expect(ServedAttachments.key("/tmp/richpush/\(Self.directory)/\(Self.file).jpg") == name)
+    }
+
+    @Test(
+        "anything else is no name: other shapes, capitals, dots, encodings, a third part",
+        arguments: [
+            "", "\(directory)", "\(directory)/\(file)", "\(directory)/\(file).", "\(directory)/\(file).JPG",
+            "\(directory.uppercased())/\(file).jpg", "../\(file).jpg", "\(directory)/../\(file).jpg",
+            "\(directory)/%2e%2e.jpg", "\(directory)/\(file).jpg/x", "\(directory)/\(file).toolongext",
+            "\(directory)x\(file).jpg", "\(directory)/\(file)xjpg", "0f8fad5b-d9cb-469f-a165-70867728950g/\(file).jpg",
+        ])
+    func invalid(text: String) {
+        #expect(Name(text.utf8[...]) == nil)
+    }
+}
+
 /// The index of attachments the service serves: bounded, oldest forgotten first (real files, no HTTP).
 @Suite struct ServedAttachmentsTests {
     @Test("past its capacity the index forgets the oldest first, and serves what it still holds")
