@@ -71,7 +71,8 @@ final class DigestService: Sendable {
     private static let stopped = StoreError(detail: "the fetcher shut down before the file was hashed")
 
     private static func run(_ pending: LockedValue<Pending>) {
-        var buffer = [UInt8](repeating: 0, count: FileDigest.chunkBytes)
+        // Made at the first file: most processes hash only files under `inlineBytes` and never need it.
+        var buffer: [UInt8] = []
         while true {
             let next = pending.wait { pending -> Job?? in
                 if pending.stopped { return .some(nil) }
@@ -86,6 +87,7 @@ final class DigestService: Sendable {
                 return pending.jobs[pending.next]
             }
             guard let job = next else { return }
+            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileDigest.chunkBytes) }
             job.completion(FileDigest.of(job.path, buffer: &buffer))
         }
     }
