@@ -11,7 +11,9 @@
 /// second time (a payload waiting on the fetch in flight, or a later one); until then the entry points at the
 /// first payload's file, and a second payload first links that into the cache. A URL seen once (bench (a):
 /// 2,000 distinct images) so costs no link when fetched and no unlink at shutdown, which were 12% of that run's
-/// wall time. If the first payload's file is gone by then (its caller removed it), the URL is fetched again.
+/// wall time. If the first payload's file is gone by then (its caller removed it), the URL is fetched again and
+/// linked at once, as is a URL fetched again once stale: a caller that removes every attachment as soon as it
+/// has it pays one fetch more than with a link at once, not a fetch per payload.
 /// Entries are bounded in number and bytes (least recently used out first); the directory is removed at
 /// shutdown and by `gc`. Failures are never cached.
 final class MediaCache: Sendable {
@@ -70,6 +72,8 @@ final class MediaCache: Sendable {
     /// An attachment of `url` for one payload, by `deadline`: linked from the cache, from a fetch in flight, or
     /// fetched now.
     func attachment(for url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        // Whether this URL had an entry whose first payload's file was gone: a second sight, linked when fetched.
+        var seenBefore = false
         // A retry happens only when a leader gave up under its own deadline; three bound the loop.
         for _ in 0..<3 {
             let now = ContinuousClock.now
@@ -96,10 +100,11 @@ final class MediaCache: Sendable {
                     fetcher.statistics.record { $0.cacheHits += 1 }
                     return .success(linked)
                 }
-                // The cached file is gone (gc, a vanished root): forget it and fetch.
+                // The cached file is gone (gc, a vanished root, the first payload's caller): forget it and fetch.
                 forget(url)
+                seenBefore = true
             case .lead(let stale):
-                return await lead(url, deadline: deadline, stale: stale)
+                return await lead(url, deadline: deadline, stale: stale, seenBefore: seenBefore)
             case .wait:
                 switch await wait(for: url, until: deadline) {
                 case .media(let entry):
@@ -119,7 +124,7 @@ final class MediaCache: Sendable {
 
     /// Fetches `url` for the waiters, caches the result, and hands it over.
     private func lead(
-        _ url: String, deadline: ContinuousClock.Instant, stale: Entry?
+        _ url: String, deadline: ContinuousClock.Instant, stale: Entry?, seenBefore: Bool
     ) async -> Result<FetchedMedia, FetchFailure> {
         let result = await fetcher.fetch(url, deadline: deadline, validators: stale?.media.validators ?? Validators())
         let now = ContinuousClock.now
@@ -130,8 +135,8 @@ final class MediaCache: Sendable {
         }
         switch result {
         case .success(let media):
-            // Payloads already wait for it: it is wanted twice, so the cache links it now.
-            let wanted = state.withLock { state in
+            // Wanted twice (payloads wait for it, or it was fetched before): the cache links it now.
+            let wanted = seenBefore || stale != nil || state.withLock { state in
                 if case .inFlight(let waiters, _)? = state.slots[url] { return !waiters.isEmpty }
                 return false
             }
