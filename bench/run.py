@@ -359,7 +359,8 @@ PROFILE_CATEGORIES = (
     ("results: encode and write", ("EnrichmentResult.json", "JSONWriter."), False),
     ("payload: read and parse", ("JSONParser.", "Payload.init", "InputReader", "LineSplitter", "ThreadedSource."), False),
     ("payload: conventions' scan, mutation", ("ConventionRegistry.", "Convention.scan", "EnrichmentRun."), False),
-    ("Swift concurrency runtime, Dispatch", ("libswift_Concurrency", "libdispatch"), False),
+    # Leaf only: every async job's stack starts in the concurrency runtime (`swift_job_run`).
+    ("Swift concurrency runtime, Dispatch (leaf)", ("libswift_Concurrency", "libdispatch"), True),
     ("malloc, free, reference counting",
      ("malloc", "free", "swift_retain", "swift_release", "swift_allocObject", "swift_bridgeObjectRe"), True),
 )
