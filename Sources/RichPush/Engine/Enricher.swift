@@ -67,7 +67,7 @@ public final class Enricher: Service {
 
     /// Fetches every reference of `run` concurrently, recording each outcome as it settles. A payload with one
     /// reference (most of them) fetches it in the calling task: a child task for it cost a task's creation and
-    /// scheduling per payload (the campaign's profile: Swift's concurrency runtime 20% of `stream`'s CPU).
+    /// scheduling per payload (bench (b) on a tmpfs, ten alternated runs: 0.325 s of CPU against 0.345 s).
     func process(_ run: EnrichmentRun, deadline: ContinuousClock.Instant) async {
         if run.references.count == 1 {
             await settle(run, 0, run.references[0], deadline: deadline)
