@@ -1,10 +1,22 @@
 #include "csystem.h"
 
+#include <errno.h>
+#include <sys/ioctl.h>
 #include <sys/vfs.h>
+#include <linux/fs.h>
 #include <linux/magic.h>
 
 int csystem_is_memory_file_system(int descriptor) {
     struct statfs info;
     if (fstatfs(descriptor, &info) != 0) return 0;
     return info.f_type == TMPFS_MAGIC || info.f_type == RAMFS_MAGIC;
+}
+
+int csystem_mark_top_directory(int descriptor) {
+    // The flags ioctls take an int, whatever linux/fs.h's _IOR(..., long) says.
+    int flags = 0;
+    if (ioctl(descriptor, FS_IOC_GETFLAGS, &flags) != 0) return errno;
+    if (flags & FS_TOPDIR_FL) return 0;
+    flags |= FS_TOPDIR_FL;
+    return ioctl(descriptor, FS_IOC_SETFLAGS, &flags) == 0 ? 0 : errno;
 }

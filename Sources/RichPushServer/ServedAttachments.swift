@@ -136,12 +136,7 @@ struct Name: Hashable {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 continue
             }
-            let value: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
-            default: return nil
-            }
+            guard let value = hexValue(byte, lowercaseOnly: true) else { return nil }
             if digits < 16 { words.0 = words.0 << 4 | UInt64(value) } else { words.1 = words.1 << 4 | UInt64(value) }
             digits += 1
         }
@@ -161,6 +156,16 @@ struct Name: Hashable {
     }
 }
 
+/// The value of one hex digit, or nil; capitals only when `lowercaseOnly` is false.
+private func hexValue(_ digit: UInt8, lowercaseOnly: Bool) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F") where !lowercaseOnly: return digit - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+}
+
 /// A SHA-256 digest as its 32 bytes, read from and written as 64 lowercase hex digits.
 struct Digest {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
@@ -172,13 +177,7 @@ struct Digest {
         let parsed = withUnsafeMutableBytes(of: &words) { raw -> Bool in
             let words = raw.bindMemory(to: UInt64.self)
             for (index, digit) in digits.enumerated() {
-                let value: UInt8
-                switch digit {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = digit - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = digit - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): value = digit - UInt8(ascii: "A") + 10
-                default: return false
-                }
+                guard let value = hexValue(digit, lowercaseOnly: false) else { return false }
                 words[index / 16] = words[index / 16] << 4 | UInt64(value)
             }
             return true

@@ -172,35 +172,45 @@ let canMountTmpfs: Bool = {
     return true
 }()
 
+/// Runs `body` with a new directory on which a tmpfs of `size` (mount's `size=` option) is mounted; unmounts and
+/// removes it afterwards.
+func withTmpfs<Result>(
+    size: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (String) async throws -> Result
+) async throws -> Result {
+    let point = try temporaryDirectory()
+    #expect(mount("tmpfs", point, "tmpfs", 0, "size=\(size)") == 0, sourceLocation: sourceLocation)
+    defer {
+        umount(point)
+        try? FileManager.default.removeItem(atPath: point)
+    }
+    return try await body(point)
+}
+
 @Suite("The disk", .serialized)
 struct DiskTests {
     @Test("a full disk (ENOSPC) gives store-failed and leaves no partial file", .enabled(if: canMountTmpfs))
     func diskFull() async throws {
-        let point = try temporaryDirectory()
-        #expect(mount("tmpfs", point, "tmpfs", 0, "size=256k") == 0)
-        defer {
-            umount(point)
-            try? FileManager.default.removeItem(atPath: point)
-        }
-        let bed = try TestBed { $0.store = AttachmentStore(root: point + "/attachments") }
-        try await withFetcher(bed.configuration) { fetcher in
-            let result = await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
-            guard case .failure(let failure) = result else {
-                Issue.record("expected store-failed, got \(result)")
-                return
+        try await withTmpfs(size: "256k") { point in
+            let bed = try TestBed { $0.store = AttachmentStore(root: point + "/attachments") }
+            try await withFetcher(bed.configuration) { fetcher in
+                let result = await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
+                guard case .failure(let failure) = result else {
+                    Issue.record("expected store-failed, got \(result)")
+                    return
+                }
+                #expect(failure.code == .storeFailed)
+                #expect(failure.detail.contains("No space left"))
+                // Spares made ahead (`.spare-<uuid>`, empty) are no transfer's: they are removed at shutdown, below.
+                let left = (FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? [])
+                    .compactMap { $0 as? String }.filter { !$0.hasPrefix(AttachmentRoot.sparePrefix) }
+                #expect(left.isEmpty, "left behind: \(left)")
+                // The disk is usable again for a small file: nothing of the failed one holds space.
+                let small = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()
+                #expect(small.type == .jpeg)
             }
-            #expect(failure.code == .storeFailed)
-            #expect(failure.detail.contains("No space left"))
-            // Spares made ahead (`.spare-<uuid>`, empty) are no transfer's: they are removed at shutdown, below.
-            let left = (FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? [])
-                .compactMap { $0 as? String }.filter { !$0.hasPrefix(AttachmentRoot.sparePrefix) }
-            #expect(left.isEmpty, "left behind: \(left)")
-            // The disk is usable again for a small file: nothing of the failed one holds space.
-            let small = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()
-            #expect(small.type == .jpeg)
+            let spares = entries(point + "/attachments").filter { $0.hasPrefix(AttachmentRoot.sparePrefix) }
+            #expect(spares.isEmpty, "spares left after shutdown: \(spares)")
         }
-        let spares = entries(point + "/attachments").filter { $0.hasPrefix(AttachmentRoot.sparePrefix) }
-        #expect(spares.isEmpty, "spares left after shutdown: \(spares)")
     }
 
     @Test("an attachments root removed during a transfer gives store-failed")

@@ -150,25 +150,21 @@ struct RootTests {
 
     @Test("a root on a tmpfs makes its attachments on the loop's thread, no spares; one on the disk makes spares", .enabled(if: canMountTmpfs))
     func sparesOnlyOnDisk() async throws {
-        let point = try temporaryDirectory()
-        #expect(mount("tmpfs", point, "tmpfs", 0, "size=16m") == 0)
-        defer {
-            umount(point)
-            try? FileManager.default.removeItem(atPath: point)
-        }
-        for (root, inMemory) in [(point + "/attachments", true), (try temporaryDirectory() + "/attachments", false)] {
-            let bed = try TestBed { $0.store = AttachmentStore(root: root) }
-            try await withFetcher(bed.configuration) { fetcher in
-                #expect(fetcher.root.isInMemory == inMemory, "\(root)")
-                #expect(fetcher.makesSpares == !inMemory, "\(root)")
-                let media = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(10)).get()
-                #expect(media.sha256 == (try await sha256sum(media.path)))
-                if !inMemory {
-                    try await waitUntil("spares made ahead on the disk") {
-                        entries(root).contains { $0.hasPrefix(AttachmentRoot.sparePrefix) }
+        try await withTmpfs(size: "16m") { point in
+            for (root, inMemory) in [(point + "/attachments", true), (try temporaryDirectory() + "/attachments", false)] {
+                let bed = try TestBed { $0.store = AttachmentStore(root: root) }
+                try await withFetcher(bed.configuration) { fetcher in
+                    #expect(fetcher.root.isInMemory == inMemory, "\(root)")
+                    #expect(fetcher.makesSpares == !inMemory, "\(root)")
+                    let media = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(10)).get()
+                    #expect(media.sha256 == (try await sha256sum(media.path)))
+                    if !inMemory {
+                        try await waitUntil("spares made ahead on the disk") {
+                            entries(root).contains { $0.hasPrefix(AttachmentRoot.sparePrefix) }
+                        }
+                    } else {
+                        #expect(!entries(root).contains { $0.hasPrefix(AttachmentRoot.sparePrefix) })
                     }
-                } else {
-                    #expect(!entries(root).contains { $0.hasPrefix(AttachmentRoot.sparePrefix) })
                 }
             }
         }

@@ -128,7 +128,7 @@ final class FetchLoop: @unchecked Sendable {
                         settle(id: id, with: .failure(FetchFailure(.cancelled, "the fetcher has shut down")))
                     }
                     sniffs.stop()
-                    settings.spares?.stop()
+                    settings.spares.stop()
                     for waiter in inbox.withLock({ inbox in
                         inbox.ended = true
                         return inbox.waiters

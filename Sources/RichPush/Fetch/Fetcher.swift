@@ -35,12 +35,13 @@ public final class Fetcher: Sendable {
         } catch {
             throw FetcherError(detail: error.detail)
         }
-        makesSpares = !root.isInMemory
+        let spares = SpareAttachments(root: root, makesAhead: !root.isInMemory)
+        makesSpares = spares.makesAhead
         do {
             loop = try FetchLoop(
                 settings: FetchSettings(
                     network: configuration.network, limits: configuration.limits, store: root,
-                    spares: makesSpares ? SpareAttachments(root: root) : nil, caps: BodyCaps(limits: configuration.limits, transform: configuration.transform),
+                    spares: spares, caps: BodyCaps(limits: configuration.limits, transform: configuration.transform),
                     urlCheck: urlCheck))
         } catch {
             throw FetcherError(detail: "libmagic: \(error.detail)")

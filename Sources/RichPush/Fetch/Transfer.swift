@@ -96,15 +96,10 @@ final class Transfer {
         self.didStart = didStart
         self.origin = AdmissionQueue.origin(of: request.url)
         self.completion = completion
-        let (spares, store) = (settings.spares, settings.store)
+        let spares = settings.spares
         body = MediaBody(
             caps: settings.caps, sniffBytes: settings.limits.sniffBytes,
-            storage: request.probe
-                ? nil
-                : { () throws(StoreError) in
-                    if let spares { return try spares.take() }
-                    return try store.begin()
-                })
+            storage: request.probe ? nil : { () throws(StoreError) in try spares.take() })
     }
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> Transfer {
@@ -445,9 +440,8 @@ struct FetchSettings: Sendable {
     var network: Configuration.Network
     var limits: Configuration.Limits
     var store: AttachmentRoot
-    /// Attachment directories made ahead, off the loop's thread, from `store`; nil when the root is in memory
-    /// (tmpfs), where making them on the loop's thread costs less than handing them over (`SpareAttachments`).
-    var spares: SpareAttachments?
+    /// Attachment directories made ahead, off the loop's thread, from `store` (none on a tmpfs: `makesAhead`).
+    var spares: SpareAttachments
     /// How large bodies may grow, before and after their type is known.
     var caps: BodyCaps
     /// The checks every URL passes before a request is made to it, the first and each redirect's.

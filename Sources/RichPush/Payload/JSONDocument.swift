@@ -64,6 +64,20 @@ final class JSONDocument: Sendable {
         }
     }
 
+    /// The value of the last member of the object at `index` whose key is `name` (the last one wins, as JSON
+    /// readers do), as the value's entry; nil when there is none. The walk of `items(of:)` in a loop, without its
+    /// sequence's closure context: every convention looks up its keys in every payload.
+    func member(of index: Int, named name: UnsafeBufferPointer<UInt8>) -> Int? {
+        var found: Int?
+        var entry = index + 2
+        let end = Int(tape[index + 1])
+        while entry < end {
+            if string(entry, is: name) { found = entry + 1 }
+            entry = next(after: entry + 1)
+        }
+        return found
+    }
+
     /// The value at `index`: containers and strings as views of this document, numbers as their text.
     func value(at index: Int) -> JSONValue {
         switch lead(index) {

@@ -59,16 +59,8 @@ public struct JSONObject: Sendable, Hashable {
             case .built(let members):
                 return members.last(where: { $0.key.means(name) })?.value
             case .parsed(let document, let index):
-                // Straight on the tape: no member is made but the one returned, and no sequence (a closure
-                // context per lookup; every convention looks up its keys in every payload).
-                var found: Int?
-                var entry = index + 2
-                let end = document.children(of: index).upperBound
-                while entry < end {
-                    if document.string(entry, is: name) { found = entry + 1 }
-                    entry = document.next(after: entry + 1)
-                }
-                return found.map(document.value(at:))
+                // Straight on the tape: no member is made but the one returned.
+                return document.member(of: index, named: name).map(document.value(at:))
             }
         }
     }

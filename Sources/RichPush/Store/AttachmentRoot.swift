@@ -28,35 +28,24 @@ final class AttachmentRoot: Sendable {
         // Open what is there now, whoever made it: the checks decide.
         guard let directory = try Self.open(path) else { throw StoreError("mkdir \(path)", made ? ENOENT : code) }
         self.directory = directory
-        Self.markTopDirectory(directory.descriptor)
+        // A root we make is marked the top of unrelated directory trees (ext4's `T` attribute, `chattr +T`), so that
+        // ext4 spreads the attachment directories over its block groups (the Orlov allocator) instead of packing them
+        // into the root's group. Best effort: other file systems refuse it, and nothing depends on it. A root that
+        // already exists is left as it is (`chattr +T` it yourself).
+        //
+        // Measured (bench (a) and (b) on this machine's ext4, which has no journal, right after the previous run's
+        // files were deleted): without a journal, ext4 skips every inode freed in the last minute when it looks for a
+        // free one (`recently_deleted`), one inode-table lookup each, from the start of the group, under the parent
+        // directory's lock. In the root's group, after a run of 10,000 deletions, that was 40% of `stream`'s CPU and
+        // another 49% was a second thread spinning on that lock; 10,000 campaign attachments took 2.5-4.1 s and 2,000
+        // unique ones 1.6-2.0 s. Spread over the groups they took 1.5 s and 0.6-0.7 s. On a journaled ext4 the
+        // attribute made no measurable difference either way.
+        _ = csystem_mark_top_directory(directory.descriptor)
     }
 
     /// Whether the root is on a file system kept in memory (tmpfs, ramfs), where making a directory and a file
     /// costs no disk allocation.
     var isInMemory: Bool { csystem_is_memory_file_system(directory.descriptor) != 0 }
-
-    /// Marks a root we made as the top of unrelated directory trees (ext4's `T` attribute, `chattr +T`), so that
-    /// ext4 spreads the attachment directories over its block groups (the Orlov allocator) instead of packing them
-    /// into the root's group. Best effort: other file systems refuse the call, and nothing depends on it.
-    ///
-    /// Measured (bench (a) and (b) on this machine's ext4, which has no journal, right after the previous run's
-    /// files were deleted): without a journal, ext4 skips every inode freed in the last minute when it looks for a
-    /// free one (`recently_deleted`), one inode-table lookup each, from the start of the group, under the parent
-    /// directory's lock. In the root's group, after a run of 10,000 deletions, that was 40% of `stream`'s CPU and
-    /// another 49% was a second thread spinning on that lock; 10,000 campaign attachments took 2.5-4.1 s and
-    /// 2,000 unique ones 1.6-2.0 s. Spread over the groups they took 1.5 s and 0.6-0.7 s. On a journaled ext4 the
-    /// attribute made no measurable difference either way. A root that already exists is left as it is
-    /// (`chattr +T` it yourself).
-    private static func markTopDirectory(_ descriptor: Int32) {
-        // FS_IOC_GETFLAGS and FS_IOC_SETFLAGS (linux/fs.h: _IOR/_IOW('f', 1/2, long), which read and write an int).
-        let getFlags: UInt = 0x8008_6601
-        let setFlags: UInt = 0x4008_6602
-        let topDirectory: Int32 = 0x0002_0000  // FS_TOPDIR_FL
-        var flags: Int32 = 0
-        guard ioctl(descriptor, getFlags, &flags) == 0, flags & topDirectory == 0 else { return }
-        flags |= topDirectory
-        _ = ioctl(descriptor, setFlags, &flags)
-    }
 
     /// Opens the root at `path` if it exists; nil when it does not (`gc` has nothing to do, and makes nothing).
     /// - Throws: `StoreError` naming the root and why it is refused, or the system's reason.

@@ -51,7 +51,7 @@ final class DigestService: Sendable {
 
     /// Queues the file at `path`; `completion` is called once, on the service's thread, or at once when the
     /// service has stopped.
-    func digest(_ path: String, completion: @escaping Completion) {
+    private func digest(_ path: String, completion: @escaping Completion) {
         let queued = pending.update { pending -> Bool in
             guard !pending.stopped else { return false }
             pending.jobs.append(Job(path: path, completion: completion))

@@ -13,9 +13,10 @@
 /// first `take()` (an idle fetcher makes none), at most `capacity` at once; a spare older than `maximumAge` is
 /// discarded rather than used (an old directory is what `gc` removes); `stop()` removes every one left.
 ///
-/// Not used for a root on a tmpfs (`AttachmentRoot.isInMemory`): there a spare's rename and second open cost the
-/// loop's thread more than the `mkdirat` and `openat` they save. Measured (bench (a), 12 alternated runs each):
-/// 0.375 s without spares against 0.407 s with them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s).
+/// A fetcher whose root is on a tmpfs (`AttachmentRoot.isInMemory`) makes none (`makesAhead` false: every `take()`
+/// is a `begin()`): there a spare's rename and second open cost the loop's thread more than the `mkdirat` and
+/// `openat` they save. Measured (bench (a), 12 alternated runs each): 0.375 s without spares against 0.407 s with
+/// them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s).
 final class SpareAttachments: Sendable {
     /// A partial attachment handed between the maker's thread and the taker's: owned by one thread at a time,
     /// and handed over only under the shelf's lock.
@@ -38,6 +39,8 @@ final class SpareAttachments: Sendable {
     }
 
     private let root: AttachmentRoot
+    /// Whether spares are made at all; when not, `take()` makes each attachment then and no thread is started.
+    let makesAhead: Bool
     private let capacity: Int
     private let maximumAge: Duration
     private let shelf = LockedValue(Shelf())
@@ -45,8 +48,9 @@ final class SpareAttachments: Sendable {
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
     /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)).
     /// `maximumAge` (default 2 s) bounds how long a spare directory sits unused before it is replaced.
-    init(root: AttachmentRoot, capacity: Int = 32, maximumAge: Duration = .seconds(2)) {
+    init(root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, maximumAge: Duration = .seconds(2)) {
         self.root = root
+        self.makesAhead = makesAhead
         self.capacity = capacity
         self.maximumAge = maximumAge
     }
@@ -54,6 +58,7 @@ final class SpareAttachments: Sendable {
     /// A new partial attachment: a spare when one is ready and fresh, else one made now (`AttachmentRoot.begin`).
     /// - Throws: `StoreError` from `begin()` when there is no spare and the store refuses.
     func take() throws(StoreError) -> PartialAttachment {
+        guard makesAhead else { return try root.begin() }
         let now = ContinuousClock.now
         let (spare, wake, start) = shelf.withLock { shelf -> (Spare?, Bool, Bool) in
             if let newest = shelf.ready.last, now - newest.made > maximumAge {
