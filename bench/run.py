@@ -9,9 +9,10 @@ Scenarios (issue 4):
   (e) payload memory: 32 payloads of 1 MiB in flight at once (their media on the slow location keeps them there),
       in four shapes: many small strings, deep nesting, large arrays of numbers, one huge string
   (s) service: `richpush serve` under wrk (16 and 64 connections, one payload a request, a campaign over 20
-      images), beside `richpush stream` on 10,000 payloads of the same campaign in the same run; raw payloads/s
-      and, since wrk shares the cores, CPU-normalized throughput (stream's CPU a payload over serve's); an extra,
-      labelled row with NDJSON bodies of 100 payloads (not the goal's measure)
+      images), beside `richpush stream` on 100,000 payloads of the same campaign in the same rounds; raw
+      payloads/s and, since wrk shares the cores, CPU-normalized throughput (stream's CPU a payload over serve's);
+      the bound that ratio cannot pass (GET /healthz's CPU a request); an extra, labelled row with NDJSON bodies
+      of 100 payloads (not the goal's measure)
   (w) workers: 100,000 campaign entries on a Redis stream through 1 and then 2 `richpush worker`s, entries per
       second beside `stream` on the same payloads, and the count check (every input has exactly one output);
       --repeat rounds of stream then the workers (and the --compare build's), each ratio taken within its round
@@ -23,11 +24,15 @@ Each runner is timed with /usr/bin/time (wall, peak RSS); every measurement is r
 and the median kept. (a) and (b) run on two kinds of storage (issue 13): a tmpfs the script mounts, and the disk
 under the attachments directory's default location ($TMPDIR/richpush/bench); there richpush and curl run in
 alternated pairs (richpush, curl, richpush, curl, ...), each ratio is taken within its pair, and the previous run's
-files are moved out of the way by a rename and deleted before the next run's clock starts. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
+files are moved out of the way by a rename and deleted before the next run's clock starts. After the pairs, each
+prints a bound measured on the same storage: for (a), the CPU of hashing curl's files with SHA-256 (which the
+guarantees require and curl does not do); for (b), the time to make one attachment directory per payload in a
+fresh root, alone. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end.
 The table goes to stdout and to out/bench/report.md.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -39,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "out", "bench")
@@ -213,6 +219,37 @@ def on_storage(directory):
         shutil.rmtree(previous_run[0], ignore_errors=True)
     previous_run[0] = None
     current_runs[0] = directory
+
+
+def hashing_cpu(directory):
+    """CPU seconds of the SHA-256 of every file in `directory` (OpenSSL's, through hashlib, read in 64 KiB chunks
+    as RichPush reads them back): the work RichPush's digest step does and curl does not."""
+    start = time.process_time()
+    for name in os.listdir(directory):
+        digest = hashlib.sha256()
+        with open(os.path.join(directory, name), "rb") as f:
+            while chunk := f.read(65536):
+                digest.update(chunk)
+    return time.process_time() - start
+
+
+def directories_wall(parent, count):
+    """Wall seconds to make `count` attachment directories, one after another, in a fresh root under `parent` made
+    as RichPush makes its roots (mode 0700, ext4's top-directory attribute where the file system has it): what
+    RichPush cannot avoid on that storage, since every mkdir takes the root's lock. The root is then moved out of
+    the way and deleted."""
+    root = os.path.join(parent, "directories-bound")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root, mode=0o700)
+    subprocess.run(["chattr", "+T", root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    names = [str(uuid.uuid4()) for _ in range(count)]
+    start = time.monotonic()
+    for name in names:
+        os.mkdir(os.path.join(root, name), 0o700)
+    wall = time.monotonic() - start
+    os.rename(root, root + ".deleted")
+    shutil.rmtree(root + ".deleted", ignore_errors=True)
+    return wall
 
 
 def alternated(repeat, *runners):
@@ -713,8 +750,9 @@ def main():
     base = f"http://127.0.0.1:{port}"
     rows, notes = [], []
     try:
-        def against_curl(label, urls, ndjson, goal_note, urlsession_repeat):
-            """(a) or (b) on every storage: alternated pairs of richpush and curl, then URLSession."""
+        def against_curl(label, urls, ndjson, goal_note, urlsession_repeat, bound_note):
+            """(a) or (b) on every storage: alternated pairs of richpush and curl, then the scenario's bound on that
+            storage (while curl's files of the last pair are there), then URLSession."""
             write_ndjson(ndjson, urls)
             for kind, directory in storages:
                 on_storage(directory)
@@ -723,6 +761,7 @@ def main():
                     runners.append(lambda: richpush(port, ndjson, binary=args.compare))
                 medians, ratios = alternated(args.repeat, *runners, lambda: curl(urls))
                 rp, cu = medians[0], medians[-1]
+                notes.append(bound_note(kind, directory, rp, cu))
                 if args.profile:
                     # As in a pair: curl's files deleted just before (on the disk, that is what ext4 then scans).
                     curl(urls)
@@ -757,7 +796,11 @@ def main():
                     f"(a) on {kind}: richpush/curl wall {pair_ratios(ratios)} "
                     f"(goal <= {goals.get(kind.split(' ')[0], '1.3x')}); "
                     f"URLSession/richpush = {us['wall'] / rp['wall']:.2f}x (goal >= 3x)"),
-                args.repeat)
+                args.repeat,
+                lambda kind, directory, rp, cu: (
+                    f"(a) bound on {kind}: SHA-256 of curl's 2,000 files costs {hashing_cpu(previous_run[0]):.3f} s "
+                    f"of CPU, beside curl's whole {cu['cpu']:.3f} s (wall {cu['wall']:.3f} s) and richpush's "
+                    f"{rp['cpu']:.3f} s (medians)"))
         if "b" in args.only:
             against_curl(
                 "(b) campaign, 10,000 over 20", [f"{base}/c/{i % 20:02d}.jpg" for i in range(10000)],
@@ -766,7 +809,11 @@ def main():
                     f"(b) on {kind}: curl/richpush wall: median of {len(ratios)} pairs "
                     f"{statistics.median([1 / r for r in ratios]):.2f}x, range {1 / ratios[-1]:.2f}-{1 / ratios[0]:.2f}x "
                     f"(goal >= 5x in every run's median)"),
-                1)
+                1,
+                lambda kind, directory, rp, cu: (
+                    f"(b) bound on {kind}: 10,000 attachment directories made one after another in a fresh root take "
+                    f"{directories_wall(directory, 10000):.3f} s; 5x faster than curl's median means "
+                    f"{cu['wall'] / 5:.3f} s in all"))
         if "c" in args.only:
             url = f"{base}/v/big.mp4"
             one = os.path.join(OUT, "video1.ndjson")
