@@ -36,6 +36,10 @@ import Testing
         #expect(Name("\(Self.directory)/\(Self.file).png".utf8[...]) != name)
         #expect(Name("\(Self.file)/\(Self.directory).jpg".utf8[...]) != name)
         #expect(Set([name, try #require(Name("\(Self.file)/\(Self.file).m4a".utf8[...]))]).count == 2)
+        // Extensions of up to 8 bytes, each its own key (kept in one word).
+        let eight = try #require(Name("\(Self.directory)/\(Self.file).abcdefgh".utf8[...]))
+        #expect(Name("\(Self.directory)/\(Self.file).abcdefg".utf8[...]) != eight)
+        #expect(Name("\(Self.directory)/\(Self.file).bbcdefgh".utf8[...]) != eight)
         // The last two components of a stored path.
         #expect(ServedAttachments.key("/tmp/richpush/\(Self.directory)/\(Self.file).jpg") == name)
     }
@@ -46,6 +50,7 @@ import Testing
             "", "\(directory)", "\(directory)/\(file)", "\(directory)/\(file).", "\(directory)/\(file).JPG",
             "\(directory.uppercased())/\(file).jpg", "../\(file).jpg", "\(directory)/../\(file).jpg",
             "\(directory)/%2e%2e.jpg", "\(directory)/\(file).jpg/x", "\(directory)/\(file).toolongext",
+            "\(directory)/\(file).abcdefghi",
             "\(directory)x\(file).jpg", "\(directory)/\(file)xjpg", "0f8fad5b-d9cb-469f-a165-70867728950g/\(file).jpg",
         ])
     func invalid(text: String) {
