@@ -84,8 +84,9 @@ let supportTargets: [Target] = [
 let testTargets: [Target] = [
     .testTarget(
         name: "RichPushTests",
-        // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary.
-        dependencies: ["RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush"]
+        // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary. CSystem for
+        // the child processes' spawn (ChildProcess.swift).
+        dependencies: ["RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem"]
     ),
 ]
 

@@ -1,3 +1,6 @@
+// For <spawn.h>'s posix_spawn_file_actions_addclosefrom_np and _addchdir_np (GNU extensions).
+#define _GNU_SOURCE
+
 #include "csystem.h"
 
 #include <errno.h>
@@ -19,4 +22,12 @@ int csystem_mark_top_directory(int descriptor) {
     if (flags & FS_TOPDIR_FL) return 0;
     flags |= FS_TOPDIR_FL;
     return ioctl(descriptor, FS_IOC_SETFLAGS, &flags) == 0 ? 0 : errno;
+}
+
+int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+}
+
+int csystem_spawn_change_directory(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
 }

@@ -57,7 +57,7 @@ struct CLI {
     /// Runs the CLI; with `prefix`, through that program (`prlimit ...`), which gets the CLI's path and
     /// arguments after its own, or only `arguments` when `direct`.
     static func runBlocking(_ arguments: [String], stdin: String?, prefix: [String] = [], direct: Bool = false) throws -> Run {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: prefix.first ?? binary)
         process.arguments =
             prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + (direct ? [] : [binary]) + arguments
@@ -80,8 +80,8 @@ struct CLI {
 
     /// Starts the CLI with pipes to its standard input and from its standard output (standard error is
     /// discarded), for a test that talks to it while it runs.
-    static func start(_ arguments: [String]) throws -> (process: Process, input: FileHandle, output: FileHandle) {
-        let process = Process()
+    static func start(_ arguments: [String]) throws -> (process: ChildProcess, input: FileHandle, output: FileHandle) {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         let input = Pipe()

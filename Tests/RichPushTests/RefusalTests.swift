@@ -130,10 +130,9 @@ struct RefusalTests {
     @Test("a refused port is a network failure with curl's message")
     func connectionRefused() async throws {
         let bed = try TestBed()
-        // Find a port nobody listens on: start and stop an origin.
-        let closed = try HTTPOrigin(handler: { _ in .init() })
+        let closed = try RefusingPort()
         let port = closed.port
-        closed.stop()
+        defer { withExtendedLifetime(closed) {} }
         let failure = try await fetchURL("http://127.0.0.1:\(port)/x.jpg", on: bed)
         #expect(failure.code == .network)
         #expect(failure.detail.contains("onnect"), "curl's message: \(failure.detail)")

@@ -173,10 +173,9 @@ struct RetryTests {
 
     @Test("a refused connection is retried; a refused address is not")
     func refused() async throws {
-        // A port nothing listens on: an origin started and stopped.
-        let closed = try HTTPOrigin(handler: { _ in .init() })
+        let closed = try RefusingPort()
         let port = closed.port
-        closed.stop()
+        defer { withExtendedLifetime(closed) {} }
         let bed = try bed(retries: 2)
         let refused = try await withEnricher(bed.configuration) { enricher in
             await enricher.enrich(

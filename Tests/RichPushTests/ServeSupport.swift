@@ -3,7 +3,7 @@ import Testing
 
 /// A `richpush serve` process on a free loopback port, its standard error collected (the access log).
 final class ServeProcess: @unchecked Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
     private let errors: FileHandle
     private let collected = NSLock()
@@ -12,7 +12,7 @@ final class ServeProcess: @unchecked Sendable {
     /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
     /// Without `readingStandardError`, nothing reads its standard error after that line (a stuck log reader).
     init(_ arguments: [String], readingStandardError: Bool = true) async throws {
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
         let pipe = Pipe()
@@ -80,7 +80,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 }
 
-extension Process {
+extension ChildProcess {
     /// Waits for the exit, failing loudly (and throwing) when `limit` passes first; the exit status.
     func exitStatus(_ what: String, within limit: Duration) async throws -> Int32 {
         try await waitUntil("\(what) to exit", within: limit, every: .milliseconds(20)) { !self.isRunning }

@@ -15,13 +15,13 @@ final class TLSOrigin: @unchecked Sendable {
     let port: Int
     let certificate: String
     private let directory: String
-    private let server: Process
+    private let server: ChildProcess
 
     init(responses: [String: String]? = nil) throws {
         directory = try temporaryDirectory()
         certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        let make = Process()
+        let make = ChildProcess()
         make.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         make.arguments = [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
@@ -41,7 +41,7 @@ final class TLSOrigin: @unchecked Sendable {
         let probe = try HTTPOrigin(handler: { _ in .init() })
         port = probe.port
         probe.stop()
-        server = Process()
+        server = ChildProcess()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         server.arguments = [
             "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key,

@@ -204,10 +204,22 @@ struct TransformStepTests {
             let stoppedWithin = ContinuousClock.now - cancelled
             #expect(stoppedWithin < whole.elapsed / 2, "returned \(stoppedWithin) after the cancellation; a conversion takes \(whole.elapsed)")
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
-            // The deadline: one that passes while the image waits or converts ends it `expired`, nothing left. Half
-            // a whole conversion as measured above (a fixed 300 ms failed once a conversion took 0.27 s).
+            // The deadline: one that passes while the image waits or converts ends it `expired`, nothing left. The
+            // one thread is held by another payload's conversion, cancelled only once the late one is over: the late
+            // one cannot finish before that conversion does, and its deadline, half a whole conversion as measured
+            // above, comes before. (A fixed 300 ms failed once a conversion took 0.27 s; half a conversion alone,
+            // with nothing ahead of it, failed in a loaded run where the late conversion ran over twice as fast as
+            // the two measured.)
+            let blocker = Task {
+                await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?d")), timeout: .seconds(60))
+            }
+            try await waitUntil("the blocking conversion to start", within: .seconds(30), every: .milliseconds(5)) {
+                enricher.transformsRunning == 1
+            }
             let late = await enricher.enrich(
                 TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), timeout: whole.elapsed / 2)
+            blocker.cancel()
+            _ = enricher.removeAttachments(of: await blocker.value)
             #expect(late.outcome == .expired, "late took \(late.elapsed); a whole conversion \(whole.elapsed); \(late.attachments.map(\.media.transformation))")
             #expect(late.problems.map(\.code) == [.expired])
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")

@@ -10,7 +10,7 @@ final class RedisServer: @unchecked Sendable {
     let port: Int
     let directory: String
     private let appendOnly: Bool
-    private var process: Process?
+    private var process: ChildProcess?
 
     init(appendOnly: Bool = false) throws {
         port = RedisServer.freePort()
@@ -22,7 +22,7 @@ final class RedisServer: @unchecked Sendable {
 
     /// Starts (or restarts) the server and waits, bounded, until it answers.
     func start() throws {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
@@ -111,7 +111,7 @@ final class RedisServer: @unchecked Sendable {
 
 /// A `richpush worker` process.
 final class WorkerProcess: @unchecked Sendable {
-    let process = Process()
+    let process = ChildProcess()
 
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: CLI.binary)

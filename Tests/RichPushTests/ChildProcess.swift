@@ -1,0 +1,95 @@
+import CSystem
+import Foundation
+
+/// A child process, spawned with `posix_spawn`: the part of Foundation's `Process` the tests use, without its
+/// crash. Swift 6.3.1's `Process.run()` lists `/proc/self/fd` to close the child's inherited descriptors and copies
+/// each entry's whole 256-byte name field, reading past glibc's directory buffer when an entry ends a page: the
+/// test process died with SIGSEGV in `Process.run` now and then (seen in a clean-clone CI run; fixed in Foundation
+/// after 6.3.1, swift-corelibs-foundation#5472). Here glibc's `closefrom` action closes them in the child instead.
+///
+/// Standard streams as `Process` takes them: nil inherits the test's, a `FileHandle` is given as it is, a `Pipe`
+/// gives the child its reading end (input) or writing end (output), which the parent then closes, so that the
+/// parent reads an end of file when the child exits.
+final class ChildProcess: @unchecked Sendable {
+    var executableURL: URL?
+    var arguments: [String] = []
+    /// The child's working directory; nil for the test's.
+    var currentDirectoryURL: URL?
+    var standardInput: Any?
+    var standardOutput: Any?
+    var standardError: Any?
+    private(set) var processIdentifier: pid_t = 0
+    private let lock = NSLock()
+    /// The raw wait status once the child has been reaped.
+    private var reaped: Int32?
+
+    struct SpawnFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func run() throws {
+        guard let path = executableURL?.path else { throw SpawnFailure(description: "no executable") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var parentEnds: [FileHandle] = []
+        for (stream, target, isInput) in [
+            (standardInput, STDIN_FILENO, true), (standardOutput, STDOUT_FILENO, false),
+            (standardError, STDERR_FILENO, false),
+        ] {
+            switch stream {
+            case let handle as FileHandle:
+                posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
+            case let pipe as Pipe:
+                let childEnd = isInput ? pipe.fileHandleForReading : pipe.fileHandleForWriting
+                posix_spawn_file_actions_adddup2(&actions, childEnd.fileDescriptor, target)
+                parentEnds.append(childEnd)
+            case nil:
+                break
+            default:
+                throw SpawnFailure(description: "a standard stream must be a FileHandle, a Pipe or nil")
+            }
+        }
+        if let directory = currentDirectoryURL?.path {
+            let changing = csystem_spawn_change_directory(&actions, directory)
+            guard changing == 0 else { throw SpawnFailure(description: "chdir action: \(String(cString: strerror(changing)))") }
+        }
+        let closing = csystem_spawn_close_from(&actions, 3)
+        guard closing == 0 else { throw SpawnFailure(description: "closefrom action: \(String(cString: strerror(closing)))") }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw SpawnFailure(description: "\(path): \(String(cString: strerror(spawned)))") }
+        processIdentifier = pid
+        for end in parentEnds { try? end.close() }
+    }
+
+    /// Whether the child has not exited yet (reaping it when it has).
+    var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard reaped == nil, processIdentifier > 0 else { return false }
+        var status: Int32 = 0
+        guard waitpid(processIdentifier, &status, WNOHANG) == processIdentifier else { return true }
+        reaped = status
+        return false
+    }
+
+    /// Blocks until the child has exited. Only off the cooperative pool, as `Process.waitUntilExit`.
+    func waitUntilExit() {
+        while isRunning { usleep(2_000) }
+    }
+
+    /// The exit code, or the number of the signal that ended the child (as `Process` reports it).
+    var terminationStatus: Int32 {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let status = reaped else { return -1 }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : signal
+    }
+
+    /// Sends SIGTERM.
+    func terminate() { kill(processIdentifier, SIGTERM) }
+}
