@@ -51,18 +51,20 @@ final class ChildProcess: @unchecked Sendable {
             }
         }
         if let directory = currentDirectoryURL?.path {
-            let changing = csystem_spawn_change_directory(&actions, directory)
-            guard changing == 0 else { throw SpawnFailure(description: "chdir action: \(String(cString: strerror(changing)))") }
+            try Self.check(csystem_spawn_change_directory(&actions, directory), "chdir action")
         }
-        let closing = csystem_spawn_close_from(&actions, 3)
-        guard closing == 0 else { throw SpawnFailure(description: "closefrom action: \(String(cString: strerror(closing)))") }
+        try Self.check(csystem_spawn_close_from(&actions, 3), "closefrom action")
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw SpawnFailure(description: "\(path): \(String(cString: strerror(spawned)))") }
+        try Self.check(spawned, path)
         processIdentifier = pid
         for end in parentEnds { try? end.close() }
+    }
+
+    private static func check(_ error: Int32, _ what: String) throws {
+        guard error == 0 else { throw SpawnFailure(description: "\(what): \(String(cString: strerror(error)))") }
     }
 
     /// Whether the child has not exited yet (reaping it when it has).
