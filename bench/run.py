@@ -921,7 +921,6 @@ def main():
             streams, services, floors = [], {setting: [] for setting in settings}, []
             for _ in range(args.repeat):
                 rp = richpush(port, ndjson)
-                rp["load"] = os.getloadavg()[0]
                 streams.append(rp)
                 # The HTTP round trip alone, as a bound: serve's CPU a payload is at least stream's plus this.
                 floor = service(port, base, 64, seconds=5, healthz=True)

@@ -109,8 +109,12 @@ package final class ServedAttachments: Sendable {
 /// by leaving `remember` out); read through a copied array and with the extension a String, the name still cost
 /// about 1 us a result in the service's profile (parsing, hashing a string, comparing).
 struct Name: Hashable {
-    private let directory: (UInt64, UInt64)
-    private let file: (UInt64, UInt64)
+    /// The directory's UUID, its high and low 64 bits.
+    private let directoryHigh: UInt64
+    private let directoryLow: UInt64
+    /// The file's UUID, likewise.
+    private let fileHigh: UInt64
+    private let fileLow: UInt64
     /// The extension's bytes, the first in the lowest byte; zero bytes after its end (it has at least one byte,
     /// none of them zero, so no two extensions share a word).
     private let fileExtension: UInt64
@@ -126,8 +130,8 @@ struct Name: Hashable {
     }
 
     private init(directory: (UInt64, UInt64), file: (UInt64, UInt64), fileExtension: UInt64) {
-        self.directory = directory
-        self.file = file
+        (directoryHigh, directoryLow) = directory
+        (fileHigh, fileLow) = file
         self.fileExtension = fileExtension
     }
 
@@ -160,18 +164,6 @@ struct Name: Hashable {
         }
         return words
     }
-
-    static func == (left: Name, right: Name) -> Bool {
-        left.directory == right.directory && left.file == right.file && left.fileExtension == right.fileExtension
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(directory.0)
-        hasher.combine(directory.1)
-        hasher.combine(file.0)
-        hasher.combine(file.1)
-        hasher.combine(fileExtension)
-    }
 }
 
 /// The value of one hex digit, or nil; capitals only when `lowercaseOnly` is false.
@@ -191,7 +183,6 @@ struct Digest {
     /// The digest that `hex` spells (64 hex digits, either case), or nil.
     init?(hex: String) {
         guard hex.utf8.count == 64 else { return nil }
-        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &words) { raw -> Bool in
             let words = raw.bindMemory(to: UInt64.self)
             var index = 0
@@ -203,7 +194,6 @@ struct Digest {
             return true
         }
         guard parsed else { return nil }
-        self.words = words
     }
 
     /// The 64 lowercase hex digits.

@@ -89,7 +89,7 @@ final class DigestService: Sendable {
                 return pending.jobs[pending.next]
             }
             guard let job = next else { return }
-            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileDigest.chunkBytes) }
+            if buffer.isEmpty { buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes) }
             job.completion(FileDigest.of(job.path, buffer: &buffer))
         }
     }
@@ -126,7 +126,7 @@ struct FileDigest: Sendable, Equatable {
 
     /// `of(_:buffer:)` with a buffer of its own.
     static func of(_ path: String) -> Result<FileDigest, StoreError> {
-        var buffer = [UInt8](repeating: 0, count: chunkBytes)
+        var buffer = FileSystem.readBuffer(count: chunkBytes)
         return of(path, buffer: &buffer)
     }
 }

@@ -9,8 +9,15 @@ package enum FileSystem {
     /// false to stop. Returns nil when it was read to the end or `body` stopped, else the errno of the open or read
     /// that failed.
     package static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) -> Bool) -> Int32? {
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var buffer = readBuffer(count: 256 * 1024)
         return readChunks(path, buffer: &buffer, body)
+    }
+
+    /// A buffer of `count` bytes for `readChunks` to read into, left as the allocator gives it: every byte is
+    /// written by `read` before it is looked at, and clearing 64 KiB for each file hashed was work on every
+    /// payload's path.
+    package static func readBuffer(count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
     }
 
     /// `readChunks(_:_:)` through the caller's `buffer` (not empty), read into as much as it holds at a time: a
