@@ -218,7 +218,7 @@ enum SharedOptions {
             help: "Fetch images up to n bytes to downscale them under the 10 MB image cap, from 10000000 to \(Int32.max). (default: 50000000)"),
         OptionSpec(
             name: "strip-metadata", value: nil,
-            help: "Re-encode JPEG and PNG images that would pass through, so that no attachment keeps EXIF, XMP or IPTC metadata. (default: off)"),
+            help: "Strip JPEG and PNG images that would pass through, so that no attachment keeps EXIF, XMP, IPTC or text metadata: a JPEG is re-encoded, a PNG's metadata chunks dropped (an APNG keeps its frames). (default: off)"),
         OptionSpec(
             name: "max-pixels", value: "n",
             help: "Refuse images whose header declares more pixels than n before decoding any, \(ParsedArguments.describe(Configuration.pixelsRange)). (default: 50000000)"),

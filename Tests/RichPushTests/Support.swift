@@ -16,9 +16,10 @@ final class TestBed: Sendable {
     /// dynamic loader's lock, which stalls thread creation across the process for up to half a second.
     static let libvips: Void = VipsConverter().prepare()
 
-    init(_ adjust: (inout Configuration) -> Void = { _ in }) throws {
+    /// A bed whose origin serves `media` (default: `Fixtures/media`).
+    init(media: String = FixtureRoutes.fixturesDirectory + "/media", _ adjust: (inout Configuration) -> Void = { _ in }) throws {
         _ = Self.libvips
-        origin = try HTTPOrigin(handler: FixtureRoutes.handler())
+        origin = try HTTPOrigin(handler: FixtureRoutes.handler(mediaDirectory: media))
         attachments = NSTemporaryDirectory() + "richpush-tests-" + UUID().uuidString
         var configuration = Configuration()
         configuration.network.allowHTTP = true

@@ -108,6 +108,61 @@ struct TransformStepTests {
         }
     }
 
+    /// `Fixtures/media/corpus` (made by `make-corpus.py`).
+    static let corpus = FixtureRoutes.fixturesDirectory + "/media/corpus"
+
+    @Test("with stripMetadata, an APNG keeps every frame byte for byte and loses its text, time and EXIF but the orientation")
+    func stripAPNG() async throws {
+        let bed = try TestBed(media: Self.corpus) { configuration in
+            configuration.transform.converter = VipsConverter()
+            configuration.transform.stripMetadata = true
+        }
+        let source = try PNGChunks(fixture("corpus/apng-three-frames.png"))
+        #expect(source.isAnimated)
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/apng-three-frames.png")))
+            #expect(result.outcome == .complete)
+            #expect(result.problems.isEmpty, "\(result.problems)")
+            let media = try #require(result.attachments.first?.media)
+            #expect(media.type == .png)
+            #expect(media.transformation?.steps == [.metadataStripped])
+            #expect(media.dimensions == ImageSize(width: 32, height: 24))
+            let written = try PNGChunks(Array(FileManager.default.contents(atPath: media.path) ?? Data()))
+            #expect(
+                written.chunks.map(\.type)
+                    == ["IHDR", "acTL", "eXIf", "fcTL", "IDAT", "fcTL", "fdAT", "fcTL", "fdAT", "IEND"])
+            // Every frame's chunks as they were.
+            let frames = { (png: PNGChunks) in
+                png.chunks.filter { ["acTL", "fcTL", "IDAT", "fdAT"].contains($0.type) }.map { Array(png.bytes[$0.whole]) }
+            }
+            let sameFrames = frames(written) == frames(source)
+            #expect(sameFrames, "the frames' chunks changed")
+            // The orientation alone is left of the EXIF (no GPS pointer), and no text.
+            let exif = try #require(written.chunks.first { $0.type == "eXIf" })
+            #expect(PNGChunks.orientation(exif: written.bytes[exif.data]) == 6)
+            #expect(exif.data.count == 26)
+            #expect(!written.bytes.contains(subsequence: Array("secret".utf8)))
+            #expect(try VipsConverter().header(of: media.path).width == 32)
+        }
+    }
+
+    @Test("an APNG that must be resized is attached as its first frame, and says so")
+    func resizeAPNG() async throws {
+        let bed = try TestBed(media: Self.corpus) { configuration in
+            configuration.transform.converter = VipsConverter()
+            configuration.transform.maximumDimension = 16
+        }
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/apng-three-frames.png")))
+            let media = try #require(result.attachments.first?.media, "\(result.problems)")
+            #expect(media.transformation?.steps == [.downscaled, .metadataStripped, .firstFrame])
+            #expect(result.problems.map(\.code) == [.animationDropped])
+            #expect(result.problems.first?.detail.contains("APNG") == true)
+            let written = try PNGChunks(Array(FileManager.default.contents(atPath: media.path) ?? Data()))
+            #expect(!written.isAnimated)
+        }
+    }
+
     @Test("an image over the image cap is fetched up to the source cap and downscaled until it fits")
     func downscaleToFit() async throws {
         // photo.jpg is 5,905 bytes: over a 3,000-byte image cap, within a 30,000-byte source cap.

@@ -123,11 +123,13 @@ final class EnrichmentRun: Sendable {
                 if case .failed(let detail)? = media.publication {
                     problems.append(Problem(source: reference.url, code: .publishFailed, detail: detail))
                 }
-                if media.transformation?.steps.contains(.firstFrame) == true {
+                if let transformation = media.transformation, transformation.steps.contains(.firstFrame) {
                     problems.append(
                         Problem(
                             source: reference.url, code: .animationDropped,
-                            detail: "the animation could not be written as a GIF; its first frame is attached"))
+                            detail: transformation.original.type == .png
+                                ? "the APNG had to be re-encoded, and libvips reads its first frame alone; that frame is attached"
+                                : "the animation could not be written as a GIF; its first frame is attached"))
                 }
                 if let hint = reference.typeHint, media.type.matches(hint: hint) == false {
                     problems.append(

@@ -64,8 +64,12 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let tooManyPixels = Code("too-many-pixels")
         /// The image could not be transformed; the detail is libvips's reason.
         public static let transformFailed = Code("transform-failed")
-        /// An animation was attached as its first frame only (it could not be written as an animated GIF).
+        /// An animation was attached as its first frame only: it could not be written as an animated GIF, or
+        /// libvips reads only its first frame (an APNG that had to be resized).
         public static let animationDropped = Code("animation-dropped")
+        /// The image does not decode whole (cut short, a broken data stream, a failed checksum). Refused when a
+        /// phone would show nothing of it (a PNG); else attached, as far as it decodes, with this problem.
+        public static let damagedImage = Code("damaged-image")
         /// The attachment could not be published (`--publish-dir`); it is attached, the content keeps its URL.
         public static let publishFailed = Code("publish-failed")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).

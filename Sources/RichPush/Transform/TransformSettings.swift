@@ -21,10 +21,12 @@ extension Configuration {
         /// as large as the video cap, so a download is never bounded by less than before. Audio and video keep
         /// their caps.
         public var maximumSourceBytes = 50_000_000
-        /// Whether JPEG and PNG images that would pass through untouched are re-encoded too, so that no
-        /// attachment keeps EXIF, XMP or IPTC metadata (a GPS position above all). Default false: a re-encode costs
-        /// CPU and a little quality, and most campaign images carry no location. Every image RichPush re-encodes
-        /// for another reason loses its metadata anyway (orientation is applied first).
+        /// Whether JPEG and PNG images that would pass through untouched lose their metadata too, so that no
+        /// attachment keeps EXIF, XMP, IPTC or text (a GPS position above all): a JPEG is re-encoded, a PNG has
+        /// its chunks filtered without decoding (`PNGChunks`: an APNG keeps every frame). Default false: a
+        /// re-encode costs CPU and a little quality, and most campaign images carry no location. Every image
+        /// RichPush re-encodes for another reason loses its metadata anyway (orientation is applied first). A GIF
+        /// passes through as it is (its comment and application blocks included).
         public var stripMetadata = false
         /// An image whose header declares more pixels than this (all frames together) is refused with
         /// `too-many-pixels` before any pixel is decoded. Default 50,000,000: a 50-megapixel photo, beyond any

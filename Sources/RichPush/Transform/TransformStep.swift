@@ -164,7 +164,53 @@ final class TransformStep: Sendable {
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
         let plan = Plan(media: media, header: header, settings: settings, imageBytes: imageBytes)
         guard plan.isNeeded else { return .success(media) }
+        if media.type == .png {
+            if plan.format == .png, plan.maximumSide == nil, media.bytes <= imageBytes {
+                return filterChunks(job, header: header)
+            }
+            // libvips reads an APNG's default image alone: what is attached is still, and says so.
+            if PNGChunks.isAnimated(head: head(of: media.path)) {
+                return convert(job, plan: plan, header: header, steps: [.firstFrame])
+            }
+        }
         return convert(job, plan: plan, header: header)
+    }
+
+    /// The first bytes of a file (64 KiB: APNG's acTL comes before the first IDAT, after IHDR), or none.
+    private func head(of path: String) -> [UInt8] {
+        var head: [UInt8] = []
+        _ = FileSystem.readChunks(path) { chunk in
+            head += chunk.prefix(65_536 - head.count)
+            return head.count < 65_536
+        }
+        return head
+    }
+
+    /// A PNG whose only need is losing its metadata: its chunks filtered (`PNGChunks`), nothing decoded, every
+    /// frame of an APNG kept.
+    private func filterChunks(_ job: Job, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+        let png: PNGChunks
+        do {
+            let bytes = try InputReader.read(job.media.path, limit: imageBytes).get()
+            png = try PNGChunks(bytes)
+        } catch let damage as PNGChunks.Damage {
+            return .failure(FetchFailure(.damagedImage, damage.detail))
+        } catch {
+            return .failure(FetchFailure(.storeFailed, "cannot read the fetched image: \(error)"))
+        }
+        let stripped = png.stripped()
+        return write(job, format: .png) { partial throws(FetchFailure) in
+            let written = stripped.withUnsafeBytes { bytes in Result { () throws(StoreError) in try partial.write(bytes) } }
+            if case .failure(let error) = written { throw FetchFailure(.storeFailed, error.detail) }
+            return ImageSize(width: header.width, height: header.height)
+        }.map { written in
+            var media = written.media
+            media.dimensions = written.size
+            media.transformation = Transformation(
+                steps: [.metadataStripped],
+                original: Transformation.Original(type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+            return media
+        }
     }
 
     /// The refusal of an image whose header declares more pixels than allowed (or none), else nil.
@@ -211,9 +257,11 @@ final class TransformStep: Sendable {
     }
 
     /// Converts until the output fits the image cap (each attempt smaller), into a new attachment.
-    private func convert(_ job: Job, plan: Plan, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+    private func convert(
+        _ job: Job, plan: Plan, header: ImageHeader, steps: [Transformation.Step] = []
+    ) -> Result<FetchedMedia, FetchFailure> {
         var plan = plan
-        var steps: [Transformation.Step] = []
+        var steps = steps
         for attempt in 1...Self.maximumAttempts {
             if let ended = ended(job) { return .failure(ended) }
             let written: Written
@@ -261,33 +309,46 @@ final class TransformStep: Sendable {
         var size: ImageSize
     }
 
-    /// One conversion into a new attachment directory: written, checked, committed, hashed.
+    /// One conversion into a new attachment directory.
     private func write(_ job: Job, _ plan: Plan) -> Result<Written, FetchFailure> {
+        write(job, format: plan.format) { partial throws(FetchFailure) in
+            let request = ConversionRequest(
+                input: job.media.path, output: partial.fileDescriptor, format: plan.format,
+                maximumSide: plan.maximumSide, quality: settings.jpegQuality, animated: plan.animated)
+            do throws(TransformFailure) {
+                return try converter.convert(request, stop: job.stop)
+            } catch {
+                throw FetchFailure(error.code, error.detail)
+            }
+        }
+    }
+
+    /// A new attachment of `format` that `fill` writes: written, checked, committed, hashed.
+    private func write(
+        _ job: Job, format: MediaType, _ fill: (PartialAttachment) throws(FetchFailure) -> ImageSize
+    ) -> Result<Written, FetchFailure> {
         let partial: PartialAttachment
         do {
             partial = try root.begin()
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }
-        let request = ConversionRequest(
-            input: job.media.path, output: partial.fileDescriptor, format: plan.format, maximumSide: plan.maximumSide,
-            quality: settings.jpegQuality, animated: plan.animated)
         let size: ImageSize
         do {
-            size = try converter.convert(request, stop: job.stop)
+            size = try fill(partial)
         } catch {
             partial.discard()
             if let ended = ended(job) { return .failure(ended) }
-            return .failure(FetchFailure(error.code, error.detail))
+            return .failure(error)
         }
         let path: String
         do {
-            path = try partial.commit(fileExtension: plan.format.fileExtension)
+            path = try partial.commit(fileExtension: format.fileExtension)
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }
         let stored = FetchedMedia(
-            path: path, directory: partial.directory, type: plan.format, bytes: 0, sha256: "",
+            path: path, directory: partial.directory, type: format, bytes: 0, sha256: "",
             validators: job.media.validators)
         let digest: FileDigest
         switch FileDigest.of(path) {
@@ -297,9 +358,9 @@ final class TransformStep: Sendable {
             root.remove(stored)
             return .failure(FetchFailure(.storeFailed, error.detail))
         }
-        guard Self.signature(of: plan.format).contains(where: { digest.head.starts(with: $0) }) else {
+        guard Self.signature(of: format).contains(where: { digest.head.starts(with: $0) }) else {
             root.remove(stored)
-            return .failure(FetchFailure(.transformFailed, "the converter wrote something that is not \(plan.format.mime)"))
+            return .failure(FetchFailure(.transformFailed, "the converter wrote something that is not \(format.mime)"))
         }
         var media = stored
         media.bytes = digest.bytes

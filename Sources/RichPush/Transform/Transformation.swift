@@ -7,7 +7,7 @@ public struct Transformation: Sendable, Hashable {
         case transcoded
         /// Resized to fit the image cap or `transform.maximumDimension`.
         case downscaled
-        /// Re-encoded without EXIF, XMP or IPTC metadata (every re-encode is).
+        /// Without EXIF, XMP, IPTC or text metadata: re-encoded (every re-encode is), or a PNG's chunks filtered.
         case metadataStripped = "metadata-stripped"
         /// Only the first frame of an animation was kept.
         case firstFrame = "first-frame"
