@@ -62,10 +62,35 @@ package final class StreamWorker: Sendable {
         var writes: [Write] = []
         /// When the oldest of `writes` was queued (nil while there are none): the writer's linger runs from it.
         var oldestWrite: ContinuousClock.Instant? = nil
-        var stopping = false
+        /// When the drain ends (set by `stop()`): from then on nothing more is written, whatever the writer is
+        /// doing, and `run` returns.
+        var drainEnds: ContinuousClock.Instant? = nil
         var connected = false
         var readerDone = false
         var writerDone = false
+        /// The last write's error while writes fail (nil after a write succeeds): for the drain's report.
+        var writeFailure: String? = nil
+
+        var stopping: Bool { drainEnds != nil }
+
+        func pastDrain(_ now: ContinuousClock.Instant) -> Bool { drainEnds.map { now >= $0 } ?? false }
+    }
+
+    /// How `run()` ended.
+    package enum Ending: Sendable, Equatable {
+        /// Every entry taken was written (or dead-lettered, or dropped as another consumer's).
+        case drained
+        /// The drain timeout passed first: `unwritten` entries, `computed` of them with their result ready, were
+        /// not written (as far as the worker knows); they stay pending for this consumer, and another claims them
+        /// after `claimIdle`. `failure` is the last write's error when writes were failing.
+        case timedOut(unwritten: Int, computed: Int, failure: String?)
+    }
+
+    /// What the writer does next.
+    private enum WriterStep {
+        case write([Write])
+        case idle
+        case finish
     }
 
     private let settings: Settings
@@ -89,18 +114,28 @@ package final class StreamWorker: Sendable {
     /// Whether the worker is reading (connected, not draining): its readiness.
     package var isReady: Bool { state.withLock { $0.connected && !$0.stopping } }
 
-    /// Runs until `stop()` and the drain after it are done. Throws when the group cannot be found or made at
-    /// the start (a mistake in the command line, not an outage: an outage is waited out).
-    package func run() async throws(RedisError) {
+    /// Runs until `stop()` and the drain after it are done, or until the drain timeout, whatever the writer is
+    /// doing then (a write in progress is one script on the server: it happens whole or not at all). Throws when
+    /// the group cannot be found or made at the start (a mistake in the command line, not an outage: an outage is
+    /// waited out).
+    package func run() async throws(RedisError) -> Ending {
         try prepare()
         startDedicatedThread { [self] in readLoop() }
         startDedicatedThread { [self] in writeLoop() }
-        await waitUntil { $0.readerDone && $0.writerDone }
+        await waitUntil { ($0.readerDone && $0.writerDone) || $0.pastDrain(.now) }
+        return state.withLock { state in
+            state.readerDone && state.writerDone && state.inFlight == 0
+                ? .drained
+                : .timedOut(unwritten: state.inFlight, computed: state.writes.count, failure: state.writeFailure)
+        }
     }
 
-    /// Stops reading; entries in flight are finished and written (up to the drain timeout), then `run` returns.
+    /// Stops reading; entries in flight are finished and written up to the drain timeout from now, then `run`
+    /// returns.
     package func stop() {
-        state.update { $0.stopping = true }
+        state.update { state in
+            if state.drainEnds == nil { state.drainEnds = .now + settings.drainTimeout }
+        }
     }
 
     // MARK: - Start
@@ -243,11 +278,11 @@ package final class StreamWorker: Sendable {
     }
 
     /// Writes each result (or dead letter) with its acknowledgement, in one script; keeps a write through an
-    /// outage and retries it, so a result computed is written once the server is back.
+    /// outage and retries it, so a result computed is written once the server is back. Past the drain's end it
+    /// writes nothing more: what is queued then stays pending.
     private func writeLoop() {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
-        var drainEnds: ContinuousClock.Instant? = nil
         defer { state.update { $0.writerDone = true } }
         while true {
             // Results go in batches (`WriteBatching`: one script call, one round trip, for many); a dead letter
@@ -263,21 +298,16 @@ package final class StreamWorker: Sendable {
                 }
             }
             let taken = ContinuousClock.now
-            let batch = state.withLock { state -> [Write]? in
-                guard let first = state.writes.first else { return nil }
-                if first.isDeadLetter { return [first] }
-                return Array(state.writes.prefix { !$0.isDeadLetter }.prefix(WriteBatching.maximum))
-            }
-            guard let batch else {
-                let (stopping, readerDone, inFlight) = state.withLock { ($0.stopping, $0.readerDone, $0.inFlight) }
-                if stopping, readerDone {
-                    if inFlight == 0 { return }
-                    drainEnds = drainEnds ?? .now + settings.drainTimeout
-                    if ContinuousClock.now >= drainEnds! {
-                        log("richpush worker: \(inFlight) entries still in flight at the drain timeout; they stay pending for another consumer")
-                        return
-                    }
+            let step = state.withLock { state -> WriterStep in
+                if state.pastDrain(taken) { return .finish }
+                guard let first = state.writes.first else {
+                    return state.stopping && state.readerDone && state.inFlight == 0 ? .finish : .idle
                 }
+                if first.isDeadLetter { return .write([first]) }
+                return .write(Array(state.writes.prefix { !$0.isDeadLetter }.prefix(WriteBatching.maximum)))
+            }
+            guard case .write(let batch) = step else {
+                if case .finish = step { return }
                 continue
             }
             do throws(RedisError) {
@@ -288,6 +318,7 @@ package final class StreamWorker: Sendable {
                 state.update { state in
                     state.writes.removeFirst(batch.count)
                     state.inFlight -= batch.count
+                    state.writeFailure = nil
                     // What is left was queued while this batch was written (or did not fit in it): its linger
                     // runs from the moment this batch was taken.
                     state.oldestWrite = state.writes.isEmpty ? nil : taken
@@ -299,16 +330,11 @@ package final class StreamWorker: Sendable {
                 metrics.count(\.lost, by: written.count - done)
             } catch {
                 metrics.count(\.redisErrors)
+                state.withLock { $0.writeFailure = error.description }
                 log("richpush worker: writing: \(error.description); retrying in \(delay.current)")
-                if stoppingPastDrain(drainEnds) { return }
-                delay.wait(until: { self.stoppingPastDrain(drainEnds) })
+                delay.wait(until: { self.state.withLock { $0.pastDrain(.now) } })
             }
         }
-    }
-
-    private func stoppingPastDrain(_ ends: ContinuousClock.Instant?) -> Bool {
-        guard let ends else { return false }
-        return ContinuousClock.now >= ends
     }
 
     /// The writes and acknowledgements of a batch of results, or of one dead letter, each only while this

@@ -35,8 +35,10 @@ enum WorkerCommand {
             Each entry gets exactly one result entry, written together with its acknowledgement by a script on the
             server that first checks this consumer still owns the entry. SIGTERM or SIGINT drains: reading stops,
             the entries in flight are finished and written, and the process exits 0. See the README ("Workers on
-            Redis Streams"). EXIT STATUS: 0 after a drain; 64 on a usage error; 70 when the group is missing (without
-            --create-group) or the engine cannot start.
+            Redis Streams"). Past --drain-timeout the process exits whatever it is doing (Redis may be down): what is
+            not written stays pending for another consumer, and a line on standard error says how many. EXIT STATUS:
+            0 after a drain; 64 on a usage error; 70 when the group is missing (without --create-group) or the engine
+            cannot start; 75 (EX_TEMPFAIL) when the drain timeout left entries unwritten.
             """)
 
     static let deliveriesRange = 1...1000
@@ -86,14 +88,29 @@ enum WorkerCommand {
             }
             let signals = TerminationSignals { worker.stop() }
             defer { withExtendedLifetime((signals, health)) {} }
+            let ending: StreamWorker.Ending
             do throws(RedisError) {
-                try await worker.run()
+                ending = try await worker.run()
             } catch {
                 Output.error("richpush worker: \(error.description)")
                 return 70
             }
-            return 0
+            // The entries still in process at the drain's end stay pending: their work is cancelled, not awaited.
+            await enricher.shutdown(drainDeadline: .now)
+            guard case .timedOut(let unwritten, let computed, let failure) = ending else { return 0 }
+            Output.error(drainReport(unwritten: unwritten, computed: computed, failure: failure, settings: settings))
+            return 75
         }
+    }
+
+    /// The line that says what a drain cut short by `--drain-timeout` left unwritten, and where it is.
+    static func drainReport(unwritten: Int, computed: Int, failure: String?, settings: StreamWorker.Settings) -> String {
+        let entries = unwritten == 1 ? "1 entry" : "\(unwritten) entries"
+        let cause = failure.map { "; writes were failing: \($0)" } ?? ""
+        return "richpush worker: the drain timeout (\(settings.drainTimeout)) passed with \(entries) not written "
+            + "(\(computed) with a result ready, \(unwritten - computed) still in process)\(cause). "
+            + "They stay pending for consumer '\(settings.consumer)'; another consumer claims them after --claim-idle "
+            + "(\(settings.claimIdle))."
     }
 
     /// `<hostname>-<pid>`.

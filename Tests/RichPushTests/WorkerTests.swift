@@ -27,7 +27,7 @@ final class RedisServer: @unchecked Sendable {
         process.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
             "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--unixsocket", socketPath,
-            "--unixsocketperm", "700",
+            "--unixsocketperm", "700", "--logfile", directory + "/redis.log",
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -109,18 +109,23 @@ final class RedisServer: @unchecked Sendable {
     }
 }
 
-/// A `richpush worker` process.
+/// A `richpush worker` process; its standard error goes to a file of its own (`stderr` reads it).
 final class WorkerProcess: @unchecked Sendable {
     let process = ChildProcess()
+    private let errorFile = NSTemporaryDirectory() + "richpush-worker-stderr-" + UUID().uuidString
 
     init(_ arguments: [String]) throws {
+        _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = ["worker"] + arguments
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: errorFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
     }
+
+    /// What the worker wrote to standard error so far.
+    var stderr: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
@@ -128,7 +133,10 @@ final class WorkerProcess: @unchecked Sendable {
         try await process.exitStatus("the worker", within: limit)
     }
 
-    deinit { process.killIfRunning() }
+    deinit {
+        process.killIfRunning()
+        try? FileManager.default.removeItem(atPath: errorFile)
+    }
 }
 
 @Suite(.serialized)
@@ -278,6 +286,26 @@ struct WorkerTests {
         #expect(results.allSatisfy { $0.fields["result"]?.contains(#""outcome":"complete""#) == true })
         #expect(try redis.pending("in", "g") == 0)
         #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
+    }
+
+    @Test("SIGTERM while writes fail (Redis down): the process exits at --drain-timeout, status 75, saying what it left pending")
+    func drainWhileWritesFail() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(appendOnly: true)
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a", "--drain-timeout", "2"]))
+        let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1000")))])
+        try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
+        redis.stop()
+        try await waitUntil("a write to fail", within: .seconds(30)) { worker.stderr.contains("writing:") }
+        worker.signal(SIGTERM)
+        // 2 s of drain, and room for a loaded machine: before the fix it never exited.
+        #expect(try await worker.waitForExit(within: .seconds(20)) == 75)
+        #expect(worker.stderr.contains("passed with 1 entry not written (1 with a result ready, 0 still in process)"))
+        #expect(worker.stderr.contains("stay pending for consumer 'a'"))
+        try redis.start()
+        #expect(try redis.entries("out").isEmpty)
+        let pending = try redis.client().run(["XPENDING", "in", "g", "-", "+", "10"]).elements
+        #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[id, "a"]])
     }
 
     @Test("two workers sharing a stream: every entry gets exactly one result")
