@@ -111,8 +111,14 @@ package final class StreamWorker: Sendable {
     /// Entries read and not yet written.
     package var inFlight: Int { state.withLock { $0.inFlight } }
 
-    /// Whether the worker is reading (connected, not draining): its readiness.
-    package var isReady: Bool { state.withLock { $0.connected && !$0.stopping } }
+    /// The worker's readiness: the reader's connection answered within the last `connectionCheck` or so (even
+    /// while every slot is taken and nothing is read), the last write did not fail, and it is not draining.
+    package var isReady: Bool { state.withLock { $0.connected && $0.writeFailure == nil && !$0.stopping } }
+
+    /// How often the reader checks its connection (PING) while every slot is taken and it reads nothing. 1 s: as
+    /// often as an idle reader's `XREADGROUP ... BLOCK 1000` returns, so readiness follows Redis as closely
+    /// whether the worker is idle or saturated, for the cost of one PING a second.
+    static let connectionCheck: Duration = .seconds(1)
 
     /// Runs until `stop()` and the drain after it are done, or until the drain timeout, whatever the writer is
     /// doing then (a write in progress is one script on the server: it happens whole or not at all). Throws when
@@ -174,14 +180,25 @@ package final class StreamWorker: Sendable {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
         var nextClaim = ContinuousClock.now
+        var nextCheck = ContinuousClock.now
         defer { state.update { $0.readerDone = true } }
         while !state.withLock({ $0.stopping }) {
             let free = state.withLock { settings.concurrency - $0.inFlight }
-            guard free > 0 else {
-                _ = state.wait(timeout: .milliseconds(100)) { $0.stopping || settings.concurrency - $0.inFlight > 0 ? () : nil }
-                continue
-            }
             do throws(RedisError) {
+                guard free > 0 else {
+                    // Saturated: nothing is read until a slot frees, but the connection is checked meanwhile, so
+                    // that readiness does not go on saying "connected" about a Redis that went away.
+                    if ContinuousClock.now >= nextCheck {
+                        try connection.run(["PING"])
+                        markConnected(true)
+                        delay.reset()
+                        nextCheck = .now + Self.connectionCheck
+                    }
+                    _ = state.wait(timeout: .milliseconds(100)) { $0.stopping || settings.concurrency - $0.inFlight > 0 ? () : nil }
+                    continue
+                }
+                // Each command below answers within about a second (BLOCK 1000), which checks the connection too.
+                nextCheck = .now + Self.connectionCheck
                 if ContinuousClock.now >= nextClaim {
                     try claim(connection, free: free)
                     nextClaim = .now + settings.claimIdle / 2

@@ -46,7 +46,8 @@ package final class WorkerMetrics: Sendable {
     }
 }
 
-/// `--metrics-listen`: `/healthz`, `/readyz` (200 while connected and reading) and `/metrics` for a worker.
+/// `--metrics-listen`: `/healthz`, `/readyz` (200 while Redis answers and writes succeed, until a drain; see
+/// `StreamWorker.isReady`) and `/metrics` for a worker.
 package final class WorkerHealth: HTTPHandler {
     private let worker: StreamWorker
     private let enricher: Enricher

@@ -308,6 +308,33 @@ struct WorkerTests {
         #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[id, "a"]])
     }
 
+    @Test("/readyz follows Redis while every slot is taken: 503 once Redis is down, 200 once it is back")
+    func readinessWhileSaturated() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(appendOnly: true)
+        let port = RedisServer.freePort()
+        // One slot, taken by an entry whose origin never answers (within a 300 s deadline): the reader reads
+        // nothing more for the whole test.
+        let worker = try WorkerProcess(arguments(bed, redis, [
+            "--create-group", "--consumer", "a", "--concurrency", "1", "--deadline", "300", "--claim-idle", "600",
+            "--drain-timeout", "1", "--metrics-listen", "127.0.0.1:\(port)",
+        ]))
+        func ready() -> Int? { try? HTTPConnection(port: port).exchange("GET", "/readyz", within: .seconds(5)).status }
+        let id = try redis.add("in", [("payload", Self.payload(bed.url("/silence")))])
+        try await waitUntil("the worker to take the entry") { try redis.pending("in", "g") == 1 }
+        try await waitUntil("readiness") { ready() == 200 }
+        redis.stop()
+        // A check a second, a refused connection at once: 15 s is room for a loaded machine.
+        try await waitUntil("/readyz to say 503 with Redis down", within: .seconds(15)) { ready() == 503 }
+        try redis.start()
+        // The reconnection's backoff waits up to 5 s between attempts.
+        try await waitUntil("/readyz to say 200 with Redis back", within: .seconds(30)) { ready() == 200 }
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(20)) == 75)
+        let pending = try redis.client().run(["XPENDING", "in", "g", "-", "+", "10"]).elements
+        #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[id, "a"]])
+    }
+
     @Test("two workers sharing a stream: every entry gets exactly one result")
     func twoWorkers() async throws {
         let bed = try TestBed()
