@@ -35,6 +35,11 @@ package final class StreamWorker: Sendable {
         package var concurrency = 32
         /// How long a drain may wait for the entries in flight to be written.
         package var drainTimeout: Duration = .seconds(30)
+        /// Other consumers of the group with no pending entry, idle longer than this, are removed (nil: never).
+        /// Default an hour: removing one loses nothing (Redis makes a consumer again at its next read), so the age
+        /// only keeps the workers of the last hour in `XINFO CONSUMERS` for an operator looking back at an
+        /// incident, while a fleet restarted at every deploy, or killed, does not pile up consumers.
+        package var removeIdleConsumers: Duration? = .seconds(3600)
 
         package init(redis: RedisAddress, stream: String, group: String, output: String, consumer: String, deadLetter: String) {
             self.redis = redis
@@ -129,11 +134,13 @@ package final class StreamWorker: Sendable {
         startDedicatedThread { [self] in readLoop() }
         startDedicatedThread { [self] in writeLoop() }
         await waitUntil { ($0.readerDone && $0.writerDone) || $0.pastDrain(.now) }
-        return state.withLock { state in
+        let ending = state.withLock { state -> Ending in
             state.readerDone && state.writerDone && state.inFlight == 0
                 ? .drained
                 : .timedOut(unwritten: state.inFlight, computed: state.writes.count, failure: state.writeFailure)
         }
+        if ending == .drained { removeOwnConsumer() }
+        return ending
     }
 
     /// Stops reading; entries in flight are finished and written up to the drain timeout from now, then `run`
@@ -200,6 +207,7 @@ package final class StreamWorker: Sendable {
                 // Each command below answers within about a second (BLOCK 1000), which checks the connection too.
                 nextCheck = .now + Self.connectionCheck
                 if ContinuousClock.now >= nextClaim {
+                    try removeIdleConsumers(connection)
                     try claim(connection, free: free)
                     nextClaim = .now + settings.claimIdle / 2
                     continue
@@ -237,6 +245,30 @@ package final class StreamWorker: Sendable {
             } ?? 1
             metrics.count(\.claimed)
             dispatch([entry], deliveries: deliveries)
+        }
+    }
+
+    /// Removes the other consumers of the group that have no pending entry and have been idle longer than
+    /// `removeIdleConsumers` (workers killed, or gone without their clean exit), and says which.
+    private func removeIdleConsumers(_ connection: RedisConnection) throws(RedisError) {
+        guard let age = settings.removeIdleConsumers else { return }
+        let removed = try connection.run([
+            "EVAL", Self.removeIdleConsumersScript, "1", settings.stream, settings.group, String(age.inMilliseconds),
+            settings.consumer,
+        ]).elements.compactMap(\.text)
+        if !removed.isEmpty {
+            log("richpush worker: removed consumers idle over \(age) without pending entries: \(removed.joined(separator: ", "))")
+        }
+    }
+
+    /// At a clean exit, removes this consumer from the group unless entries are pending for it (removing it would
+    /// lose them): one attempt, as the process is ending; another worker removes it later otherwise.
+    private func removeOwnConsumer() {
+        let connection = RedisConnection(settings.redis, timeout: .seconds(5))
+        do throws(RedisError) {
+            try connection.run(["EVAL", Self.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer])
+        } catch {
+            log("richpush worker: could not remove consumer '\(settings.consumer)' from the group: \(error.description)")
         }
     }
 
@@ -409,6 +441,30 @@ package final class StreamWorker: Sendable {
         redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'payload', ARGV[4], 'reason', ARGV[5], 'deliveries', ARGV[6])
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         return 1
+        """
+
+    /// KEYS: input. ARGV: group, consumer. Removes the consumer if no entry is pending for it, in one step (no
+    /// entry can be delivered to it in between): 1 removed, 0 kept.
+    static let removeConsumerScript = """
+        if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return 0 end
+        redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+        return 1
+        """
+
+    /// KEYS: input. ARGV: group, an age in milliseconds, this consumer. Removes the other consumers with no pending
+    /// entry idle longer than the age; returns their names. `idle` is the time since the consumer's last read or
+    /// claim (a live worker's reader comes back every second, or holds entries pending).
+    static let removeIdleConsumersScript = """
+        local removed = {}
+        for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+          local fields = {}
+          for i = 1, #consumer, 2 do fields[consumer[i]] = consumer[i + 1] end
+          if fields['pending'] == 0 and fields['idle'] > tonumber(ARGV[2]) and fields['name'] ~= ARGV[3] then
+            redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], fields['name'])
+            removed[#removed + 1] = fields['name']
+          end
+        end
+        return removed
         """
 
     // MARK: - Helpers

@@ -28,13 +28,17 @@ enum WorkerCommand {
             OptionSpec(name: "create-group", value: nil, help: "Create the group (and the stream) if missing, from the stream's start. (default: off)"),
             OptionSpec(name: "metrics-listen", value: "address:port", help: "Serve /healthz, /readyz and /metrics here. (default: none)"),
             OptionSpec(
+                name: "remove-idle-consumers", value: "seconds",
+                help: "Remove the group's other consumers idle this long with no pending entry, \(ParsedArguments.describe(consumerIdleRange)); 0 never. (default: 3600)"),
+            OptionSpec(
                 name: "drain-timeout", value: "seconds",
                 help: "On SIGTERM/SIGINT, how long entries in flight may take to be written, \(ParsedArguments.describe(drainRange)). (default: 30)"),
         ] + SharedOptions.specs,
         discussion: """
             Each entry gets exactly one result entry, written together with its acknowledgement by a script on the
             server that first checks this consumer still owns the entry. SIGTERM or SIGINT drains: reading stops,
-            the entries in flight are finished and written, and the process exits 0. See the README ("Workers on
+            the entries in flight are finished and written, the consumer leaves the group (XGROUP DELCONSUMER, when
+            nothing is pending for it), and the process exits 0. See the README ("Workers on
             Redis Streams"). Past --drain-timeout the process exits whatever it is doing (Redis may be down): what is
             not written stays pending for another consumer, and a line on standard error says how many. EXIT STATUS:
             0 after a drain; 64 on a usage error; 70 when the group is missing (without --create-group) or the engine
@@ -45,6 +49,8 @@ enum WorkerCommand {
     /// `--claim-idle`: from a second to a day.
     static let claimRange = 1.0...86_400.0
     static let drainRange = 0.0...3600.0
+    /// `--remove-idle-consumers`: up to 30 days; 0 turns it off.
+    static let consumerIdleRange = 0.0...2_592_000.0
 
     static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
         guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
@@ -70,6 +76,9 @@ enum WorkerCommand {
             throw UsageError("--claim-idle must exceed --deadline: an entry still being processed would be claimed by another consumer")
         }
         if let drain = try parsed.seconds("drain-timeout", in: drainRange) { settings.drainTimeout = drain }
+        if let age = try parsed.seconds("remove-idle-consumers", in: consumerIdleRange) {
+            settings.removeIdleConsumers = age == .zero ? nil : age
+        }
         let metricsAddress = parsed.value("metrics-listen")
         if let address = metricsAddress, SocketAddress(address) == nil {
             throw UsageError("--metrics-listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")

@@ -92,6 +92,24 @@ final class RedisServer: @unchecked Sendable {
         }
     }
 
+    /// `XINFO CONSUMERS`: each consumer's pending entries and idle time (ms), by name.
+    func consumers(_ stream: String, _ group: String) throws -> [String: (pending: Int, idle: Int)] {
+        var consumers: [String: (pending: Int, idle: Int)] = [:]
+        for consumer in try client().run(["XINFO", "CONSUMERS", stream, group]).elements {
+            var name = ""
+            var numbers: [String: Int] = [:]
+            for pair in stride(from: 0, to: consumer.elements.count - 1, by: 2) {
+                let key = consumer.elements[pair].text ?? ""
+                switch consumer.elements[pair + 1] {
+                case .integer(let value): numbers[key] = value
+                case let value: if key == "name" { name = value.text ?? "" }
+                }
+            }
+            consumers[name] = (numbers["pending"] ?? -1, numbers["idle"] ?? -1)
+        }
+        return consumers
+    }
+
     static func freePort() -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
@@ -333,6 +351,46 @@ struct WorkerTests {
         #expect(try await worker.waitForExit(within: .seconds(20)) == 75)
         let pending = try redis.client().run(["XPENDING", "in", "g", "-", "+", "10"]).elements
         #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[id, "a"]])
+    }
+
+    @Test("a worker's clean exit removes its consumer: three restarts leave none in the group")
+    func consumerRemovedAtExit() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        for round in 1...3 {
+            // The default consumer name, <hostname>-<pid>: a new consumer at every start.
+            let worker = try WorkerProcess(arguments(bed, redis, ["--create-group"]))
+            _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg?n=\(round)")))])
+            try await waitUntil("result \(round)", within: .seconds(30)) { try redis.entries("out").count == round }
+            #expect(try redis.consumers("in", "g").count == 1)
+            worker.signal(SIGTERM)
+            #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+            #expect(try redis.consumers("in", "g").isEmpty)
+        }
+    }
+
+    @Test("consumers idle past --remove-idle-consumers with nothing pending are removed; one with an entry pending stays")
+    func idleConsumersRemoved() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let client = redis.client()
+        try client.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let held = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        _ = try client.run(["XREADGROUP", "GROUP", "g", "holder", "COUNT", "1", "STREAMS", "in", ">"])
+        try client.run(["XGROUP", "CREATECONSUMER", "in", "g", "ghost"])
+        try await waitUntil("both consumers to be idle over a second") {
+            try redis.consumers("in", "g").values.allSatisfy { $0.idle > 1100 }
+        }
+        // --claim-idle far beyond the test: the holder's entry stays its own.
+        let worker = try WorkerProcess(arguments(bed, redis, ["--consumer", "a", "--remove-idle-consumers", "1", "--claim-idle", "600"]))
+        try await waitUntil("the idle consumer without entries to be removed") { try redis.consumers("in", "g")["ghost"] == nil }
+        #expect(try redis.consumers("in", "g")["holder"]?.pending == 1)
+        #expect(worker.stderr.contains("without pending entries: ghost"))
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        #expect(Array(try redis.consumers("in", "g").keys) == ["holder"])
+        let pending = try client.run(["XPENDING", "in", "g", "-", "+", "10"]).elements
+        #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[held, "holder"]])
     }
 
     @Test("two workers sharing a stream: every entry gets exactly one result")
