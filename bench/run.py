@@ -663,9 +663,10 @@ def worker_run(port, ndjson, count, workers, binary=None):
 
 def transform_media():
     """(t)'s images, made with the vips command line: a smooth 1,000 x 750 picture as WebP and HEIC, a
-    40-megapixel JPEG, and a PNG whose header declares 30,000 x 30,000 pixels."""
+    40-megapixel JPEG, a PNG whose header declares 30,000 x 30,000 pixels, and grainy photos as JPEGs of about
+    100 KB (640 x 480) and 2 MB (3,000 x 2,250)."""
     directory = os.path.join(WWW, "t")
-    marker = os.path.join(directory, ".complete")
+    marker = os.path.join(directory, ".complete-verify")
     if os.path.exists(marker):
         return
     shutil.rmtree(directory, ignore_errors=True)
@@ -685,6 +686,20 @@ def transform_media():
         vips("bandjoin_const", scaled, colour, "60 200")
         vips("copy", colour, os.path.join(directory, name))
 
+    def noisy(width, height, name):
+        # A photo's entropy: a smooth picture with grain, so that a JPEG of it weighs what a photo's does.
+        def at(step):
+            return os.path.join(work, f"{step}-{width}.v")
+        vips("gaussnoise", at("noise"), str(width), str(height), "--sigma", "12", "--mean", "0")
+        vips("sines", at("sines"), str(width), str(height), "--hfreq", "3", "--vfreq", "2")
+        vips("linear", at("sines"), at("scaled"), "100", "128")
+        vips("add", at("scaled"), at("noise"), at("sum"))
+        vips("cast", at("sum"), at("grey"), "uchar")
+        vips("bandjoin", f"{at('grey')} {at('grey')} {at('grey')}", at("three"))
+        vips("linear", at("three"), os.path.join(directory, name), "1 0.8 0.6", "0 30 60", "--uchar")
+
+    noisy(640, 480, "photo-100k.jpg[Q=85]")
+    noisy(3000, 2250, "photo-2m.jpg[Q=85]")
     picture(1000, 750, "photo.webp[Q=80]")
     picture(1000, 750, "photo.heic[Q=50]")
     picture(7300, 5480, "big.jpg[Q=90]")
@@ -701,9 +716,37 @@ def transform_media():
     open(marker, "w").close()
 
 
+def verification(port, base, repeat, rows, notes):
+    """(t) the cost of the verifying decode: distinct JPEGs of 100 KB and 2 MB attached as fetched, with it (the
+    default) and without (--no-verify-images), alternated; CPU (user + system) and wall per image."""
+    for name, count in (("photo-100k.jpg", 400), ("photo-2m.jpg", 40)):
+        size = os.path.getsize(os.path.join(WWW, "t", name))
+        ndjson = os.path.join(OUT, f"t-verify-{name}.ndjson")
+        write_ndjson(ndjson, [f"{base}/t/{name}?i={i}" for i in range(count)])
+        runs = {"on": [], "off": []}
+        for _ in range(repeat):
+            for mode, extra in (("on", []), ("off", ["--no-verify-images"])):
+                run = richpush(port, ndjson, extra=extra)
+                if run["outcomes"].get("complete") != count:
+                    notes.append(f"(t) verify {name} {mode}: not all attached: {run['outcomes']}")
+                runs[mode].append(run)
+        on, off = median_of(runs["on"]), median_of(runs["off"])
+        cpu_on = statistics.median(r["cpu"] for r in runs["on"])
+        cpu_off = statistics.median(r["cpu"] for r in runs["off"])
+        label = f"{count} x {size / 1e6:.2f} MB JPEG"
+        rows.append((f"(t) {label}, verified", on, None, None, count))
+        rows.append((f"(t) {label}, --no-verify-images", off, None, None, count))
+        notes.append(
+            f"(t) verifying decode, {label} (64 in flight, 2 transformation threads, medians of {repeat} alternated "
+            f"runs): CPU {cpu_on / count * 1000:.2f} ms an image verified, {cpu_off / count * 1000:.2f} ms not "
+            f"(+{(cpu_on - cpu_off) / count * 1000:.2f} ms); wall {on['wall'] / count * 1000:.2f} against "
+            f"{off['wall'] / count * 1000:.2f} ms an image; peak RSS {on['rss']:.1f} against {off['rss']:.1f} MiB")
+
+
 def transformation(port, base, repeat, rows, notes):
-    """(t): transcoding throughput, memory while downscaling, the time to refuse a bomb."""
+    """(t): transcoding throughput, memory while downscaling, the time to refuse a bomb, the verifying decode."""
     transform_media()
+    verification(port, base, repeat, rows, notes)
     rates = {}
     for kind in ("webp", "heic"):
         ndjson = os.path.join(OUT, f"t-{kind}.ndjson")

@@ -65,6 +65,29 @@ static char open_failure[256];
         }                                                                                                    \
     } while (0)
 
+// The loaders and the sink of cvips_verify.
+static struct {
+    int (*jpegload)(const char *filename, VipsImage **out, ...);
+    int (*gifload)(const char *filename, VipsImage **out, ...);
+    int (*pngload_buffer)(void *buffer, size_t length, VipsImage **out, ...);
+    int (*avg)(VipsImage *in, double *out, ...);
+} verifying;
+
+enum { FAIL_ON_ERROR = 2, FAIL_ON_WARNING = 3 };  // VipsFailOn's VIPS_FAIL_ON_ERROR, VIPS_FAIL_ON_WARNING
+
+static int load_verifying(void *library) {
+    const char *symbols[] = {"vips_jpegload", "vips_gifload", "vips_pngload_buffer", "vips_avg"};
+    void **fields[] = {(void **)&verifying.jpegload, (void **)&verifying.gifload, (void **)&verifying.pngload_buffer,
+                       (void **)&verifying.avg};
+    for (size_t i = 0; i < sizeof symbols / sizeof *symbols; i++) {
+        if ((*fields[i] = dlsym(library, symbols[i])) == NULL) {
+            snprintf(open_failure, sizeof open_failure, "libvips.so.42 lacks %s", symbols[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static void start(void) {
     void *library = dlopen("libvips.so.42", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
@@ -100,6 +123,7 @@ static void start(void) {
     LOAD(object_unref, "g_object_unref");
     LOAD(file_get_contents, "g_file_get_contents");
     LOAD(free, "g_free");
+    if (!load_verifying(library)) return;
     if (vips.init("richpush") != 0) {
         snprintf(open_failure, sizeof open_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -270,4 +294,38 @@ const char *cvips_error(void) {
     while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == ' ')) message[--length] = '\0';
     vips.error_clear();
     return message;
+}
+
+int cvips_verify(enum cvips_format format, const char *path, const void *bytes, size_t length,
+                 struct cvips_stop *stop) {
+    if (cvips_start() != 0) return -1;
+    VipsImage *image = NULL;
+    int failed;
+    switch (format) {
+    case CVIPS_JPEG:
+        // libjpeg reports a premature end and corrupt data as warnings (it fills the rest in grey).
+        failed = verifying.jpegload(path, &image, "shrink", 8, "fail_on", FAIL_ON_WARNING, "access", ACCESS_SEQUENTIAL,
+                                    NULL);
+        break;
+    case CVIPS_PNG:
+        failed = verifying.pngload_buffer((void *)bytes, length, &image, "fail_on", FAIL_ON_ERROR, "access",
+                                          ACCESS_SEQUENTIAL, NULL);
+        break;
+    default:
+        failed = verifying.gifload(path, &image, "n", -1, "fail_on", FAIL_ON_ERROR, "access", ACCESS_SEQUENTIAL, NULL);
+        break;
+    }
+    if (failed == 0) {
+        double average = 0;
+        if (watch(stop, image)) {
+            vips.error("cvips", "stopped");
+            failed = -1;
+        } else {
+            // The average reads every pixel: the whole image is decoded, and nothing is kept.
+            failed = verifying.avg(image, &average, NULL);
+        }
+        watch(stop, NULL);
+    }
+    if (image != NULL) vips.object_unref(image);
+    return failed == 0 ? 0 : -1;
 }

@@ -39,26 +39,50 @@ public struct VipsConverter: ImageConverter {
                 throw TransformFailure(.transformFailed, "the SVG document references an external resource ('\(reference)'); it is not rendered")
             }
         }
-        let format: cvips_format
-        switch request.format {
-        case .jpeg: format = CVIPS_JPEG
-        case .png: format = CVIPS_PNG
-        case .gif: format = CVIPS_GIF
-        default: throw TransformFailure(.transformFailed, "cannot write \(request.format.mime)")
-        }
-        nonisolated(unsafe) let handle = cvips_stop_new()!
-        defer { cvips_stop_free(handle) }
         var width: Int32 = 0
         var height: Int32 = 0
-        let status = try stop.whileRegistered({ cvips_stop_fire(handle) }) { () throws(TransformFailure) in
+        try Self.run(request.format, "write", failing: .transformFailed, stop: stop) { format, handle in
             cvips_convert(
                 request.input, request.output, format, Int32(clamping: request.maximumSide ?? 0), Int32(request.quality),
                 request.animated ? 1 : 0, handle, &width, &height)
         }
+        return ImageSize(width: Int(width), height: Int(height))
+    }
+
+    /// Decodes to no output with libvips's `fail_on` (`cvips_verify`): a JPEG through `jpegload` at an eighth of
+    /// its size (every coefficient is still decoded, most of the IDCT skipped), failing on any libjpeg warning
+    /// (corrupt data, a premature end); a PNG from `request.bytes` through `pngload_buffer`, failing on a libpng
+    /// error; a GIF through `gifload`, every frame, failing on an error (a frame cut short).
+    public func verify(_ request: VerificationRequest, stop: StopSignal) throws(TransformFailure) {
+        let bytes = request.bytes ?? []
+        try Self.run(request.type, "verify", failing: .damagedImage, stop: stop) { format, handle in
+            bytes.withUnsafeBytes { buffer in
+                cvips_verify(format, request.path, buffer.baseAddress, request.bytes == nil ? 0 : buffer.count, handle)
+            }
+        }
+    }
+
+    /// Runs `call` (a cvips call on an image of `type`) with a stop handle `stop` fires; when it fails, throws
+    /// `code` with libvips's reason.
+    private static func run(
+        _ type: MediaType, _ verb: String, failing code: Problem.Code, stop: StopSignal,
+        _ call: (cvips_format, OpaquePointer) -> Int32
+    ) throws(TransformFailure) {
+        let format: cvips_format
+        switch type {
+        case .jpeg: format = CVIPS_JPEG
+        case .png: format = CVIPS_PNG
+        case .gif: format = CVIPS_GIF
+        default: throw TransformFailure(.transformFailed, "cannot \(verb) \(type.mime)")
+        }
+        nonisolated(unsafe) let handle = cvips_stop_new()!
+        defer { cvips_stop_free(handle) }
+        let status = try stop.whileRegistered({ cvips_stop_fire(handle) }) { () throws(TransformFailure) in
+            call(format, handle)
+        }
         guard status == 0 else {
             let reason = String(cString: cvips_error())
-            throw TransformFailure(.transformFailed, reason.isEmpty ? "libvips failed" : reason)
+            throw TransformFailure(code, reason.isEmpty ? "libvips failed" : reason)
         }
-        return ImageSize(width: Int(width), height: Int(height))
     }
 }

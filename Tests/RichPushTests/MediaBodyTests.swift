@@ -46,6 +46,9 @@ struct MediaBodyTests {
         func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
             throw TransformFailure(.transformFailed, "not called")
         }
+        func verify(_ request: VerificationRequest, stop: StopSignal) throws(TransformFailure) {
+            throw TransformFailure(.transformFailed, "not called")
+        }
     }
 
     @Test("caps: iOS's without a transformation; the source cap for images with one; convertible types only then")

@@ -38,6 +38,11 @@ void cvips_stop_free(struct cvips_stop *stop);
 int cvips_convert(const char *input, int output, enum cvips_format format, int max_side, int quality, int animated,
                   struct cvips_stop *stop, int *width, int *height);
 
+// Decodes every pixel (every frame of a GIF) and writes nothing: 0 when the image decodes whole. A JPEG is read
+// from `path` shrunk by 8 on load, failing on any libjpeg warning; a PNG from `bytes` (`length` of them), failing
+// on a libpng error; a GIF from `path`, failing on an error. `stop` kills it as it kills a conversion.
+int cvips_verify(enum cvips_format format, const char *path, const void *bytes, size_t length, struct cvips_stop *stop);
+
 // libvips's message for the last failure on this thread (and clears it); never NULL.
 const char *cvips_error(void);
 

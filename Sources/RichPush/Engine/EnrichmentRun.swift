@@ -131,6 +131,12 @@ final class EnrichmentRun: Sendable {
                                 ? "the APNG had to be re-encoded, and libvips reads its first frame alone; that frame is attached"
                                 : "the animation could not be written as a GIF; its first frame is attached"))
                 }
+                if let damage = media.damage {
+                    problems.append(
+                        Problem(
+                            source: reference.url, code: .damagedImage,
+                            detail: "\(damage); attached: a phone shows the part that decodes"))
+                }
                 if let hint = reference.typeHint, media.type.matches(hint: hint) == false {
                     problems.append(
                         Problem(

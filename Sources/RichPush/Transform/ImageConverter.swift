@@ -17,6 +17,12 @@ public protocol ImageConverter: Sendable {
     /// any metadata. Returns the size written. Must return soon after `stop` is signalled, throwing.
     /// - Throws: `transform-failed` with the library's reason.
     func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize
+
+    /// Decodes every pixel of `request`'s image (every frame of a GIF) as a phone would, and writes nothing:
+    /// whether the image decodes whole. Must return soon after `stop` is signalled, throwing.
+    /// - Throws: `damaged-image` with the decoder's reason when it does not decode whole (cut short, a broken
+    ///   data stream); `transform-failed` when it cannot be checked.
+    func verify(_ request: VerificationRequest, stop: StopSignal) throws(TransformFailure)
 }
 
 extension ImageConverter {
@@ -96,6 +102,23 @@ public struct ConversionRequest: Sendable, Hashable {
     }
 }
 
+/// One verifying decode the step asks for (`Configuration.Transform.verifyImages`).
+public struct VerificationRequest: Sendable, Hashable {
+    /// The image's path.
+    public var path: String
+    /// Its type: JPEG, PNG or GIF.
+    public var type: MediaType
+    /// The bytes to decode instead of the file, when given: a PNG's picture chunks alone (`PNGChunks`), so that
+    /// judging the picture inflates no text chunk (a zTXt bomb costs libpng 0.4 s of CPU for 97 KB).
+    public var bytes: [UInt8]?
+
+    public init(path: String, type: MediaType, bytes: [UInt8]? = nil) {
+        self.path = path
+        self.type = type
+        self.bytes = bytes
+    }
+}
+
 /// Tells a conversion to stop (its payload's deadline came, or the engine is shutting down). The converter
 /// registers what stops its computation while one runs; a signal before or during the registration still stops it.
 public final class StopSignal: Sendable {
@@ -136,7 +159,8 @@ public final class StopSignal: Sendable {
     }
 }
 
-/// Why an image could not be transformed; `code` is `too-many-pixels`, `transform-failed` or `expired`.
+/// Why an image could not be transformed; `code` is `too-many-pixels`, `damaged-image`, `transform-failed` or
+/// `expired`.
 public struct TransformFailure: Error, Sendable, Hashable {
     public var code: Problem.Code
     public var detail: String

@@ -60,6 +60,7 @@ final class TransformStep: Sendable {
     /// thread; any other image has its header read by the converter. Audio and video always pass.
     func mayTransform(_ media: FetchedMedia) -> Bool {
         guard media.type.kind == .image else { return false }
+        if settings.verifyImages, Self.verified.contains(media.type) { return true }
         guard media.type.isAttachable, let size = media.dimensions else { return true }
         let header = ImageHeader(size: size)
         return pixelRefusal(header) != nil
@@ -130,7 +131,7 @@ final class TransformStep: Sendable {
             guard let job = next else { return }
             var outcome = run(job)
             if case .success(let result) = outcome {
-                if result == job.media {
+                if result.path == job.media.path {
                     job.completion(outcome)
                     continue
                 }
@@ -150,18 +151,100 @@ final class TransformStep: Sendable {
         let media = job.media
         if let ended = ended(job) { return .failure(ended) }
         let header: ImageHeader
-        do {
-            header = try converter.header(of: media.path)
-        } catch {
-            return .failure(FetchFailure(error.code, error.detail))
+        let probed: Bool
+        if media.type.isAttachable, let size = media.dimensions,
+            !Plan(media: media, header: ImageHeader(size: size), settings: settings, imageBytes: imageBytes).isNeeded
+        {
+            // A JPEG or PNG whose first bytes gave its size, here for its verifying decode alone (which names its
+            // type's decoder itself): no probe.
+            header = ImageHeader(size: size)
+            probed = false
+        } else {
+            probed = true
+            do {
+                header = try converter.header(of: media.path)
+            } catch {
+                return .failure(FetchFailure(error.code, error.detail))
+            }
         }
-        if let expected = Self.loaders[media.type], !header.loader.hasPrefix(expected) {
+        if probed, let expected = Self.loaders[media.type], !header.loader.hasPrefix(expected) {
             return .failure(
                 FetchFailure(
                     .transformFailed,
                     "the bytes are \(media.type.mime), but the image decoder that recognises them is '\(header.loader)'; not decoded"))
         }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
+        var damage: String? = nil
+        if settings.verifyImages, Self.verified.contains(media.type) {
+            switch verdict(job) {
+            case .success(let found): damage = found
+            case .failure(let refusal): return .failure(refusal)
+            }
+        }
+        return planned(job, header: header).map { attached in
+            var attached = attached
+            attached.damage = damage
+            return attached
+        }
+    }
+
+    /// The types a verifying decode checks: those iOS attaches as fetched, whose headers alone were judged.
+    static let verified: [MediaType] = [.jpeg, .png, .gif]
+
+    /// The verdicts of verifying decodes, by SHA-256: nil when the image decodes whole, else why not. A campaign
+    /// pays one decode per image even where its result is not cached (a refusal is not); bounded, it starts over
+    /// when full.
+    private let verdicts = LockedValue([String: String?]())
+    static let maximumVerdicts = 10_000
+
+    /// Whether `job`'s image decodes whole: nil when it does; else, for a JPEG or a GIF, why not (a phone shows
+    /// what decodes, the rest grey or empty: it is attached with a `damaged-image` problem), and for a PNG the
+    /// refusal (a phone shows nothing of it).
+    private func verdict(_ job: Job) -> Result<String?, FetchFailure> {
+        let media = job.media
+        let damage: String?
+        if let known = verdicts.withLock({ $0[media.sha256] }) {
+            damage = known
+        } else {
+            switch decodes(job) {
+            case .success(let found): damage = found
+            case .failure(let failure): return .failure(failure)
+            }
+            verdicts.withLock { verdicts in
+                if verdicts.count >= Self.maximumVerdicts { verdicts.removeAll() }
+                verdicts[media.sha256] = .some(damage)
+            }
+        }
+        guard let damage, media.type == .png else { return .success(damage) }
+        return .failure(FetchFailure(.damagedImage, "\(damage); a phone shows nothing of a PNG that does not decode whole"))
+    }
+
+    /// One verifying decode: nil when the image decodes whole, else why not.
+    private func decodes(_ job: Job) -> Result<String?, FetchFailure> {
+        var request = VerificationRequest(path: job.media.path, type: job.media.type)
+        if job.media.type == .png {
+            // Its structure and CRCs first, without a decoder; then the picture chunks alone are decoded.
+            do {
+                request.bytes = try PNGChunks(InputReader.read(job.media.path, limit: settings.maximumSourceBytes).get()).stripped()
+            } catch let damage as PNGChunks.Damage {
+                return .success(damage.detail)
+            } catch {
+                return .failure(FetchFailure(.storeFailed, "cannot read the fetched image: \(error)"))
+            }
+        }
+        do {
+            try converter.verify(request, stop: job.stop)
+            return .success(nil)
+        } catch {
+            if let ended = ended(job) { return .failure(ended) }
+            guard error.code == .damagedImage else { return .failure(FetchFailure(error.code, error.detail)) }
+            return .success("the image does not decode whole: \(error.detail)")
+        }
+    }
+
+    /// What `job`'s image needs, done: itself when nothing, else a new attachment.
+    private func planned(_ job: Job, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+        let media = job.media
         let plan = Plan(media: media, header: header, settings: settings, imageBytes: imageBytes)
         guard plan.isNeeded else { return .success(media) }
         if media.type == .png {
@@ -215,7 +298,10 @@ final class TransformStep: Sendable {
 
     /// The refusal of an image whose header declares more pixels than allowed (or none), else nil.
     private func pixelRefusal(_ header: ImageHeader) -> FetchFailure? {
-        guard header.pixels > settings.maximumPixels || header.width <= 0 || header.height <= 0 else { return nil }
+        if header.width <= 0 || header.height <= 0 {
+            return FetchFailure(.damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
+        }
+        guard header.pixels > settings.maximumPixels else { return nil }
         let frames = header.pages > 1 ? " x \(header.pages) frames" : ""
         return FetchFailure(
             .tooManyPixels,
