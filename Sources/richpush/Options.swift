@@ -220,8 +220,8 @@ enum SharedOptions {
             name: "strip-metadata", value: nil,
             help: "Strip JPEG and PNG images that would pass through, so that no attachment keeps EXIF, XMP, IPTC or text metadata: a JPEG is re-encoded, a PNG's metadata chunks dropped (an APNG keeps its frames). (default: off)"),
         OptionSpec(
-            name: "no-verify-images", value: nil,
-            help: "Attach JPEG, PNG and GIF images without decoding them once to check that they decode whole. (default: off)"),
+            name: "verify-images", value: nil,
+            help: "Decode every JPEG, PNG and GIF once before attaching it: a PNG that does not decode whole is refused, a JPEG or GIF attached with a damaged-image problem. (default: off)"),
         OptionSpec(
             name: "max-pixels", value: "n",
             help: "Refuse images whose header declares more pixels than n before decoding any, \(ParsedArguments.describe(Configuration.pixelsRange)). (default: 50000000)"),
@@ -373,7 +373,7 @@ enum SharedOptions {
     /// The transformation options; libvips's converter unless `--no-transform`.
     static func transform(_ parsed: ParsedArguments, into transform: inout Configuration.Transform) throws(UsageError) {
         if parsed.has("no-transform") {
-            let conflicting = ["no-transcode", "strip-metadata", "no-verify-images"].filter(parsed.has)
+            let conflicting = ["no-transcode", "strip-metadata", "verify-images"].filter(parsed.has)
                 + ["max-dimension", "max-source-bytes", "max-pixels"].filter { parsed.value($0) != nil }
             if let first = conflicting.first { throw UsageError("--no-transform: --\(first) needs the transformation") }
             transform.converter = nil
@@ -382,7 +382,7 @@ enum SharedOptions {
         transform.converter = VipsConverter()
         transform.transcode = !parsed.has("no-transcode")
         transform.stripMetadata = parsed.has("strip-metadata")
-        transform.verifyImages = !parsed.has("no-verify-images")
+        transform.verifyImages = parsed.has("verify-images")
         transform.maximumDimension = try parsed.wholeNumber("max-dimension", of: "pixels", in: Configuration.dimensionRange)
         if let bytes = try parsed.wholeNumber("max-source-bytes", of: "bytes", in: 1...Int(Int32.max)) {
             transform.maximumSourceBytes = bytes

@@ -96,7 +96,10 @@ struct MediaCorpusTests {
 
     @Test("each file has its outcome: attached as its type or refused with its code, details clean, nothing left", arguments: cases)
     func outcome(_ item: Case) async throws {
-        let bed = try TestBed(media: Self.corpus) { $0.transform.converter = VipsConverter() }
+        let bed = try TestBed(media: Self.corpus) { configuration in
+            configuration.transform.converter = VipsConverter()
+            configuration.transform.verifyImages = true
+        }
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/\(item.file)")))
             try await Self.check(result, item, bed: bed, enricher: enricher)
@@ -185,7 +188,10 @@ struct MediaCorpusTests {
     @Test("a campaign decodes each image once: a damaged JPEG's verdict rides with the cache, a refused PNG's is kept by hash")
     func verdictOnce() async throws {
         let converter = CountingConverter()
-        let bed = try TestBed(media: Self.corpus) { $0.transform.converter = converter }
+        let bed = try TestBed(media: Self.corpus) { configuration in
+            configuration.transform.converter = converter
+            configuration.transform.verifyImages = true
+        }
         try await withEnricher(bed.configuration) { enricher in
             for _ in 0..<5 {
                 let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/jpeg-truncated.jpg")))
@@ -204,12 +210,11 @@ struct MediaCorpusTests {
         }
     }
 
-    @Test("with verifyImages off, a damaged JPEG is attached as before, without a decode or a problem")
+    @Test("with verifyImages off (the default), a damaged JPEG is attached as before, without a decode or a problem")
     func verificationOff() async throws {
         let converter = CountingConverter()
         let bed = try TestBed(media: Self.corpus) { configuration in
             configuration.transform.converter = converter
-            configuration.transform.verifyImages = false
         }
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/jpeg-truncated.jpg")))

@@ -31,12 +31,13 @@ extension Configuration {
         /// Whether every JPEG, PNG and GIF is decoded whole once, writing nothing, before it is attached: one
         /// that does not decode (cut short, a broken data stream) is refused when a phone would show nothing of
         /// it (a PNG), else attached with a `damaged-image` problem (a JPEG or GIF: a phone shows what decodes).
-        /// The verdict is kept by SHA-256, so a campaign decodes each image once. Default true: a result that
-        /// says `complete` must carry a picture a phone shows. Measured (bench (t), release build, 64 in flight):
-        /// +0.28 ms of CPU for a 100 KB JPEG (0.43 ms without), +3.3 ms for a 2 MB one (5.0 ms without), and
-        /// libvips loaded at the first image (+24 MiB peak RSS, a 50 to 500 ms pause once per process). A run of
-        /// distinct images that can spare neither turns it off (`--no-verify-images`).
-        public var verifyImages = true
+        /// The verdict is kept by SHA-256, so a campaign decodes each image once. Default false, from what it
+        /// costs (bench (t), release build, 64 in flight): +0.28 ms of CPU for a 100 KB JPEG (0.43 ms without),
+        /// +3.3 ms for a 2 MB one (5.0 ms without), and libvips opened at the first image (+24 MiB peak RSS, and
+        /// the 50 to 500 ms opening pause in the middle of the work: under load it pushed a payload due at 1.5 s
+        /// past its 2 s deadline). A service that attaches senders' images it does not control turns it on
+        /// (`--verify-images`), best with `prepare()` called before taking work.
+        public var verifyImages = false
         /// An image whose header declares more pixels than this (all frames together) is refused with
         /// `too-many-pixels` before any pixel is decoded. Default 50,000,000: a 50-megapixel photo, beyond any
         /// phone screen many times over; a decompression bomb declares billions.
