@@ -167,7 +167,7 @@ struct Name: Hashable {
 }
 
 /// The value of one hex digit, or nil; capitals only when `lowercaseOnly` is false.
-private func hexValue(_ digit: UInt8, lowercaseOnly: Bool) -> UInt8? {
+package func hexValue(_ digit: UInt8, lowercaseOnly: Bool) -> UInt8? {
     switch digit {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
     case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10

@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import CHiredis
+import RichPushServer
 
 /// A Redis reply, copied out of hiredis's.
 package enum RedisValue: Sendable, Equatable {
@@ -27,56 +28,166 @@ package enum RedisValue: Sendable, Equatable {
     }
 }
 
-/// A Redis command failed: the connection (`connection`: it is then dropped and made again at the next
-/// command), or the server refused the command (its error reply).
+/// A Redis command failed: on the connection (it is then dropped and made again at the next command), at
+/// authentication (a wrong password or user, or none given to a server that requires one), or the server refused
+/// the command (its error reply).
 package struct RedisError: Error, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable {
+        case connection
+        case authentication
+        case reply
+    }
+
     package let description: String
-    package let connection: Bool
+    package let kind: Kind
+
+    package init(description: String, kind: Kind) {
+        self.description = description
+        self.kind = kind
+    }
+
+    /// Whether the connection failed (an outage: waited out), not the server's answer.
+    package var connection: Bool { kind == .connection }
 }
 
-/// Where the Redis server is: `redis://[:password@]HOST:PORT[/DB]` or `unix:///path/to/socket`.
+/// Where the Redis server is and who to be there: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or
+/// `unix:///path/to/socket`, read as RFC 3986 says (the user and password percent-decoded), with Redis's
+/// conventions: port 6379 when none is given, an empty user for the default user (`AUTH password`), a named one
+/// for a Redis 6 ACL user (`AUTH user password`).
 package struct RedisAddress: Sendable, CustomStringConvertible {
     package var host: String
     /// 0 for a unix socket (`host` is then its path).
     package var port: Int
-    package var password: String?
+    /// A Redis 6 ACL user; nil for the default user.
+    package var user: [UInt8]?
+    package var password: [UInt8]?
     package var database = 0
 
-    package init?(_ url: String) {
-        if url.hasPrefix("unix://") {
-            let path = String(url.dropFirst("unix://".count))
-            guard path.hasPrefix("/"), path.count > 1 else { return nil }
-            host = path
+    /// A URL that is not one of the two forms. Its message never repeats the URL's user or password.
+    package struct URLError: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// The databases a URL may select: Redis's `databases` setting is 16 by default and rarely more.
+    static let databaseRange = 0...10_000
+
+    /// Parses a URL of either form.
+    /// - Throws: `URLError` naming what is wrong, with the URL shown as `redacted(_:)` makes it.
+    package init(parsing url: String) throws(URLError) {
+        func failure(_ reason: String) -> URLError { URLError(description: "'\(Self.redacted(url))': \(reason)") }
+        let forms = "expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///path/to/socket"
+        guard let (scheme, rest) = Self.split(url) else { throw URLError(description: forms) }
+        if scheme == "unix" {
+            guard let path = Self.percentDecoded(rest), path.first == UInt8(ascii: "/"), path.count > 1 else {
+                throw failure("a unix socket's path must be absolute (unix:///path/to/socket), percent-encoded")
+            }
+            host = String(decoding: path, as: UTF8.self)
             port = 0
             return
         }
-        guard url.hasPrefix("redis://") else { return nil }
-        var rest = Substring(url.dropFirst("redis://".count))
-        if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at]
-            // Only a password (`:secret@`), as Redis before ACLs; a user name is not supported.
-            guard credentials.hasPrefix(":"), credentials.count > 1 else { return nil }
-            password = String(credentials.dropFirst())
-            rest = rest[rest.index(after: at)...]
+        guard scheme == "redis" else {
+            throw scheme == "rediss" ? failure("rediss:// (TLS) is not supported") : URLError(description: forms)
         }
-        if let slash = rest.firstIndex(of: "/") {
-            guard let number = Int(rest[rest.index(after: slash)...]), number >= 0, number <= 10_000 else { return nil }
+        // The authority ends at the first '/', '?' or '#'; within it the user information ends at the last '@'.
+        let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let tail = rest[authorityEnd...]
+        guard !tail.contains("@") else {
+            throw failure("a '/', '?' or '#' in the user or password must be percent-encoded (%2F, %3F, %23)")
+        }
+        var hostAndPort = authority
+        if let at = authority.lastIndex(of: "@") {
+            let information = authority[..<at]
+            hostAndPort = authority[authority.index(after: at)...]
+            let colon = information.firstIndex(of: ":")
+            guard let user = Self.percentDecoded(information[..<(colon ?? information.endIndex)]),
+                let password = Self.percentDecoded(colon.map { information[information.index(after: $0)...] } ?? "")
+            else {
+                throw failure("a '%' in the user or password must start a percent-encoded byte (%40 for '@')")
+            }
+            self.user = user.isEmpty ? nil : user
+            self.password = password.isEmpty ? nil : password
+        }
+        var portText: Substring? = nil
+        if hostAndPort.hasPrefix("[") {
+            guard let close = hostAndPort.firstIndex(of: "]") else { throw failure("an IPv6 address lacks its ']'") }
+            host = String(hostAndPort[hostAndPort.index(after: hostAndPort.startIndex)..<close])
+            let after = hostAndPort[hostAndPort.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { throw failure("expected ':PORT' after the IPv6 address") }
+            portText = after.isEmpty ? nil : after.dropFirst()
+        } else if let colon = hostAndPort.lastIndex(of: ":") {
+            host = String(hostAndPort[..<colon])
+            portText = hostAndPort[hostAndPort.index(after: colon)...]
+        } else {
+            host = String(hostAndPort)
+        }
+        guard !host.isEmpty else { throw failure("no host") }
+        port = 6379
+        if let portText, !portText.isEmpty {
+            guard let number = Int(portText), (1...65535).contains(number) else {
+                throw failure("the port must be a number from 1 to 65535")
+            }
+            port = number
+        }
+        guard !tail.contains("?"), !tail.contains("#") else { throw failure("a query or a fragment is not supported") }
+        let path = tail.drop { $0 == "/" }
+        if !path.isEmpty {
+            guard let number = Int(path), Self.databaseRange.contains(number) else {
+                throw failure("the database (the path) must be a number from 0 to \(Self.databaseRange.upperBound)")
+            }
             database = number
-            rest = rest[..<slash]
         }
-        guard let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...]), (1...65535).contains(port),
-            colon > rest.startIndex
-        else { return nil }
-        host = String(rest[..<colon])
-        self.port = port
     }
 
-    /// The address without its password.
-    package var description: String { port == 0 ? "unix://\(host)" : "redis://\(host):\(port)/\(database)" }
+    /// `url` as messages may show it: the user information (up to the last '@') replaced by `***`, and, when there
+    /// is none, whatever follows a ':' in the host part and is not a port (a password typed without its '@').
+    package static func redacted(_ url: String) -> String {
+        guard let (scheme, rest) = split(url) else { return "***" }
+        let prefix = scheme + "://"
+        if let at = rest.lastIndex(of: "@") { return prefix + "***" + rest[at...] }
+        let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
+        if !rest.hasPrefix("["), let colon = rest[..<authorityEnd].lastIndex(of: ":"),
+            !rest[rest.index(after: colon)..<authorityEnd].allSatisfy({ $0.isASCII && $0.isNumber })
+        {
+            return prefix + rest[...colon] + "***" + rest[authorityEnd...]
+        }
+        return url
+    }
+
+    /// The scheme, lowercased (RFC 3986: schemes are case-insensitive), and what follows its `://`; nil without.
+    private static func split(_ url: String) -> (scheme: String, rest: Substring)? {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
+        return (url[..<colon].lowercased(), url[url.index(colon, offsetBy: 3)...])
+    }
+
+    /// RFC 3986 percent-decoding; nil when a '%' is not followed by two hexadecimal digits.
+    static func percentDecoded(_ text: Substring) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var utf8 = text.utf8.makeIterator()
+        while let byte = utf8.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = utf8.next().flatMap({ hexValue($0, lowercaseOnly: false) }),
+                let low = utf8.next().flatMap({ hexValue($0, lowercaseOnly: false) })
+            else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    /// The address without its user and password.
+    package var description: String {
+        if port == 0 { return "unix://\(host)" }
+        return "redis://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+    }
 }
 
 /// One blocking connection to Redis, used by one thread at a time; made (with AUTH and SELECT) at the first
-/// command, and made again at the command after one that failed on the connection.
+/// command, and made again at the command after one that failed on the connection (or at authentication).
 package final class RedisConnection: @unchecked Sendable {
     private let address: RedisAddress
     private let timeoutMilliseconds: Int32
@@ -105,9 +216,15 @@ package final class RedisConnection: @unchecked Sendable {
         guard let reply else {
             let reason = Self.reason(context)
             drop()
-            throw RedisError(description: "redis \(address): \(reason)", connection: true)
+            throw RedisError(description: "redis \(address): \(reason)", kind: .connection)
         }
-        if case .error(let message) = reply { throw RedisError(description: message, connection: false) }
+        if case .error(let message) = reply {
+            // A server that requires a password answers every command so until AUTH succeeds.
+            if message.hasPrefix("NOAUTH") {
+                throw RedisError(description: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
+            }
+            throw RedisError(description: message, kind: .reply)
+        }
         return reply
     }
 
@@ -120,20 +237,34 @@ package final class RedisConnection: @unchecked Sendable {
     private func connected() throws(RedisError) -> UnsafeMutablePointer<redisContext> {
         if let context { return context }
         guard let made = chiredis_connect(address.host, Int32(address.port), timeoutMilliseconds) else {
-            throw RedisError(description: "redis \(address): out of memory", connection: true)
+            throw RedisError(description: "redis \(address): out of memory", kind: .connection)
         }
         guard made.pointee.err == 0 else {
             let reason = Self.reason(made)
             redisFree(made)
-            throw RedisError(description: "redis \(address): \(reason)", connection: true)
+            throw RedisError(description: "redis \(address): \(reason)", kind: .connection)
         }
         context = made
         do throws(RedisError) {
-            if let password = address.password { try run(["AUTH", password]) }
-            if address.database != 0 { try run(["SELECT", String(address.database)]) }
+            if let password = address.password {
+                // `AUTH user password` for an ACL user (Redis 6), `AUTH password` for the default one. Redis's
+                // answer never repeats the password.
+                do throws(RedisError) {
+                    try run(bytes: [Array("AUTH".utf8)] + (address.user.map { [$0] } ?? []) + [password])
+                } catch where error.kind == .reply {
+                    throw RedisError(description: "redis \(address): authentication failed: \(error.description)", kind: .authentication)
+                }
+            }
+            if address.database != 0 {
+                do throws(RedisError) {
+                    try run(["SELECT", String(address.database)])
+                } catch where error.kind == .reply {
+                    throw RedisError(description: "redis \(address): SELECT \(address.database): \(error.description)", kind: .reply)
+                }
+            }
         } catch {
             drop()
-            throw RedisError(description: "redis \(address): \(error.description)", connection: true)
+            throw error
         }
         return made
     }

@@ -127,8 +127,8 @@ package final class StreamWorker: Sendable {
 
     /// Runs until `stop()` and the drain after it are done, or until the drain timeout, whatever the writer is
     /// doing then (a write in progress is one script on the server: it happens whole or not at all). Throws when
-    /// the group cannot be found or made at the start (a mistake in the command line, not an outage: an outage is
-    /// waited out).
+    /// the group cannot be found or made at the start, or Redis refuses the credentials (a mistake in the command
+    /// line, not an outage: an outage is waited out).
     package func run() async throws(RedisError) -> Ending {
         try prepare()
         startDedicatedThread { [self] in readLoop() }
@@ -168,7 +168,7 @@ package final class StreamWorker: Sendable {
                 guard names.contains(settings.group) else {
                     throw RedisError(
                         description: "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)",
-                        connection: false)
+                        kind: .reply)
                 }
                 return
             } catch where error.connection {
@@ -176,7 +176,7 @@ package final class StreamWorker: Sendable {
                 delay.wait(until: { self.state.withLock { $0.stopping } })
                 if state.withLock({ $0.stopping }) { throw error }
             } catch where error.description.hasPrefix("ERR no such key") {
-                throw RedisError(description: "stream '\(settings.stream)' does not exist (--create-group makes it)", connection: false)
+                throw RedisError(description: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
             }
         }
     }

@@ -13,7 +13,12 @@ enum WorkerCommand {
         usage: "richpush worker --redis <url> --stream <in> --group <group> --output-stream <out> [<options>]",
         arguments: [],
         options: [
-            OptionSpec(name: "redis", value: "url", help: "redis://[:password@]HOST:PORT[/DB] or unix:///path/to/socket. (required)"),
+            OptionSpec(
+                name: "redis", value: "url",
+                help: "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///path/to/socket, USER and PASSWORD percent-encoded; a USER is a Redis 6 ACL user. (required)"),
+            OptionSpec(
+                name: "redis-password-file", value: "file",
+                help: "Take the Redis password from this regular file's first line, not from the URL (which any user sees in ps); without either, from $REDISCLI_AUTH. (default: none)"),
             OptionSpec(name: "stream", value: "key", help: "The input stream: entries with a 'payload' field, and optionally 'deadline'. (required)"),
             OptionSpec(name: "group", value: "name", help: "The consumer group. (required)"),
             OptionSpec(name: "output-stream", value: "key", help: "Where results go: entries with 'source' (the input id) and 'result'. (required)"),
@@ -59,10 +64,7 @@ enum WorkerCommand {
             guard let value = parsed.value(name), !value.isEmpty else { throw UsageError("worker: --\(name) is required") }
             return value
         }
-        let url = try required("redis")
-        guard let redis = RedisAddress(url) else {
-            throw UsageError("--redis: '\(url)' is not redis://[:password@]HOST:PORT[/DB] or unix:///path")
-        }
+        let redis = try redisAddress(try required("redis"), passwordFile: parsed.value("redis-password-file"))
         let stream = try required("stream")
         let configuration = try SharedOptions.configuration(parsed)
         var settings = StreamWorker.Settings(
@@ -101,7 +103,8 @@ enum WorkerCommand {
             do throws(RedisError) {
                 ending = try await worker.run()
             } catch {
-                Output.error("richpush worker: \(error.description)")
+                let hint = error.kind == .authentication ? " (the password comes from the --redis URL, --redis-password-file or REDISCLI_AUTH)" : ""
+                Output.error("richpush worker: \(error.description)\(hint)")
                 return 70
             }
             // The entries still in process at the drain's end stay pending: their work is cancelled, not awaited.
@@ -110,6 +113,30 @@ enum WorkerCommand {
             Output.error(drainReport(unwritten: unwritten, computed: computed, failure: failure, settings: settings))
             return 75
         }
+    }
+
+    /// The address in `url`, with its password from the URL, else from `passwordFile`'s first line, else from
+    /// `REDISCLI_AUTH` (as `redis-cli` takes it). A password both in the URL and in a file is a mistake, not a
+    /// precedence to guess. No message repeats a password.
+    static func redisAddress(_ url: String, passwordFile: String?) throws(UsageError) -> RedisAddress {
+        var address: RedisAddress
+        do {
+            address = try RedisAddress(parsing: url)
+        } catch {
+            throw UsageError("--redis: \(error.description)")
+        }
+        if let passwordFile {
+            guard address.password == nil else {
+                throw UsageError("--redis-password-file: the --redis URL holds a password too; give it in one place")
+            }
+            address.password = try SecretFile.firstLine(of: passwordFile, option: "redis-password-file") { Output.error($0) }
+        } else if address.password == nil, let variable = getenv("REDISCLI_AUTH"), variable.pointee != 0 {
+            address.password = Array(String(cString: variable).utf8)
+        }
+        if address.user != nil, address.password == nil {
+            throw UsageError("--redis: the URL names a user but no password is given (in the URL, --redis-password-file or REDISCLI_AUTH)")
+        }
+        return address
     }
 
     /// The line that says what a drain cut short by `--drain-timeout` left unwritten, and where it is.

@@ -9,14 +9,20 @@ import Testing
 final class RedisServer: @unchecked Sendable {
     let port: Int
     let directory: String
+    /// The default user's password (`requirepass`), if any: the test's own connections give it.
+    let password: String?
     private let appendOnly: Bool
+    private let extraArguments: [String]
     private var process: ChildProcess?
 
-    init(appendOnly: Bool = false) throws {
+    /// `arguments` are more configuration lines (`--user alice on >secret ~* &* +@all`).
+    init(appendOnly: Bool = false, password: String? = nil, arguments: [String] = []) throws {
         port = RedisServer.freePort()
         directory = NSTemporaryDirectory() + "richpush-redis-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.appendOnly = appendOnly
+        self.password = password
+        extraArguments = (password.map { ["--requirepass", $0] } ?? []) + arguments
         try start()
     }
 
@@ -28,7 +34,7 @@ final class RedisServer: @unchecked Sendable {
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
             "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--unixsocket", socketPath,
             "--unixsocketperm", "700", "--logfile", directory + "/redis.log",
-        ]
+        ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -64,7 +70,11 @@ final class RedisServer: @unchecked Sendable {
     var socketPath: String { directory + "/redis.sock" }
 
     /// A new connection of the test's own.
-    func client() -> RedisConnection { RedisConnection(RedisAddress(url)!, timeout: .seconds(5)) }
+    func client() -> RedisConnection {
+        var address = try! RedisAddress(parsing: url)
+        address.password = password.map { Array($0.utf8) }
+        return RedisConnection(address, timeout: .seconds(5))
+    }
 
     /// `XADD stream * field value ...`; the new id.
     func add(_ stream: String, _ fields: [(String, String)]) throws -> String {
@@ -132,10 +142,12 @@ final class WorkerProcess: @unchecked Sendable {
     let process = ChildProcess()
     private let errorFile = NSTemporaryDirectory() + "richpush-worker-stderr-" + UUID().uuidString
 
-    init(_ arguments: [String]) throws {
+    /// `environment`: variables added to the test's own (through env(1)).
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["worker"] + arguments
+        process.executableURL = URL(fileURLWithPath: environment.isEmpty ? CLI.binary : "/usr/bin/env")
+        let variables = environment.map { "\($0.key)=\($0.value)" }
+        process.arguments = (environment.isEmpty ? [] : variables + [CLI.binary]) + ["worker"] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: errorFile)
         process.standardInput = FileHandle.nullDevice
@@ -393,6 +405,130 @@ struct WorkerTests {
         #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[held, "holder"]])
     }
 
+    /// Where a test's worker takes the Redis password from.
+    enum PasswordSource: String, CaseIterable, Sendable {
+        case url, aclUser, environment, file
+    }
+
+    /// A password with every character a URL must percent-encode in it, and one beyond ASCII.
+    static let password = "p@ss:w/rd%?#[] é"
+    static let alicePassword = "alice's:@/%"
+
+    /// `text` percent-encoded for a URL's user information (RFC 3986: unreserved characters as they are).
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"))!
+    }
+
+    /// A file of the test's own holding `text`, with `mode`.
+    static func secretFile(_ text: String, mode: Int16) throws -> String {
+        let path = NSTemporaryDirectory() + "richpush-secret-" + UUID().uuidString
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode]))
+        return path
+    }
+
+    @Test("the Redis password from the URL (percent-encoded), an ACL user's, REDISCLI_AUTH, or --redis-password-file", arguments: PasswordSource.allCases)
+    func password(source: PasswordSource) async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(
+            password: Self.password, arguments: ["--user", "alice", "on", ">" + Self.alicePassword, "~*", "&*", "+@all"])
+        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        var url = redis.url
+        var options = ["--create-group"]
+        var environment: [String: String] = [:]
+        var file: String? = nil
+        defer { file.map { try? FileManager.default.removeItem(atPath: $0) } }
+        switch source {
+        case .url: url = "redis://:\(Self.encoded(Self.password))@127.0.0.1:\(redis.port)/0"
+        // The default user's password would fail as alice's: the worker must send AUTH alice <hers>.
+        case .aclUser: url = "redis://alice:\(Self.encoded(Self.alicePassword))@127.0.0.1:\(redis.port)"
+        case .environment: environment["REDISCLI_AUTH"] = Self.password
+        case .file:
+            file = try Self.secretFile(Self.password + "\n", mode: 0o600)
+            options += ["--redis-password-file", file!]
+        }
+        let worker = try WorkerProcess(
+            ["--redis", url, "--stream", "in", "--group", "g", "--output-stream", "out"] + bed.cliOptions + options,
+            environment: environment)
+        try await waitUntil("the result", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        #expect(!worker.stderr.contains("warning"), "a file of mode 0600 is not warned about")
+        #expect(!worker.stderr.contains("p@ss") && !worker.stderr.contains("alice's"))
+    }
+
+    @Test("a wrong or missing password exits 70 at start-up, saying so without the password; a bad password file is a usage error")
+    func passwordRefused() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(password: Self.password)
+        let base = ["--stream", "in", "--group", "g", "--output-stream", "out", "--create-group"] + bed.cliOptions
+        func run(_ url: String, _ options: [String] = [], environment: [String: String] = [:]) async throws -> (Int32, String) {
+            let worker = try WorkerProcess(["--redis", url] + base + options, environment: environment)
+            // Before the fix a wrong password was retried for ever.
+            let status = try await worker.waitForExit(within: .seconds(20))
+            return (status, worker.stderr)
+        }
+        let wrong = try await run("redis://:Wr0ngSecret@127.0.0.1:\(redis.port)")
+        #expect(wrong.0 == 70)
+        #expect(wrong.1.contains("authentication failed: WRONGPASS"))
+        #expect(!wrong.1.contains("Wr0ngSecret"))
+        let fromEnvironment = try await run(redis.url, environment: ["REDISCLI_AUTH": "Wr0ngSecret"])
+        #expect(fromEnvironment.0 == 70)
+        #expect(!fromEnvironment.1.contains("Wr0ngSecret"))
+        let none = try await run(redis.url)
+        #expect(none.0 == 70)
+        #expect(none.1.contains("requires authentication"))
+        // A FIFO would block the start until someone writes to it: refused without opening it for reading.
+        let fifo = NSTemporaryDirectory() + "richpush-fifo-" + UUID().uuidString
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let fromFIFO = try await run(redis.url, ["--redis-password-file", fifo])
+        #expect(fromFIFO.0 == 64)
+        #expect(fromFIFO.1.contains("is not a regular file (a FIFO)"))
+        let empty = try Self.secretFile("\n", mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        #expect(try await run(redis.url, ["--redis-password-file", empty]).1.contains("is empty"))
+        let both = try await run("redis://:Wr0ngSecret@127.0.0.1:\(redis.port)", ["--redis-password-file", empty])
+        #expect(both.0 == 64)
+        #expect(both.1.contains("holds a password too") && !both.1.contains("Wr0ngSecret"))
+        let userAlone = try await run("redis://alice@127.0.0.1:\(redis.port)")
+        #expect(userAlone.0 == 64)
+        #expect(userAlone.1.contains("names a user but no password"))
+    }
+
+    @Test("a password file that group or others may read works, with a warning")
+    func readablePasswordFile() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(password: Self.password)
+        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        let file = try Self.secretFile(Self.password + "\r\nsecond line", mode: 0o644)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--redis-password-file", file]))
+        try await waitUntil("the result", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        #expect(worker.stderr.contains("can be read by group or others (mode 0644)"))
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
+    @Test(
+        "a malformed --redis URL is a usage error that never repeats its password",
+        arguments: [
+            ("redis://:Hunter2Secret@127.0.0.1:notaport", "the port"),
+            ("redis://user:Hunter2Secret@127.0.0.1:6379/x", "the database"),
+            ("redis://:Hunter2%zzSecret@127.0.0.1:6379", "percent-encoded"),
+            ("redis://:Hunter2/Secret@127.0.0.1:6379", "must be percent-encoded"),
+            ("redis://:Hunter2Secret", "no host"),
+            ("redis://:Hunter2Secret@", "no host"),
+            ("redis:/:Hunter2Secret@127.0.0.1:6379", "expected redis://"),
+            ("rediss://:Hunter2Secret@127.0.0.1:6379", "TLS"),
+            ("redis://:Hunter2Secret@127.0.0.1:6379?db=1", "query"),
+        ])
+    func malformedURL(url: String, reason: String) async throws {
+        let worker = try WorkerProcess(["--redis", url, "--stream", "in", "--group", "g", "--output-stream", "out"])
+        #expect(try await worker.waitForExit(within: .seconds(20)) == 64)
+        #expect(worker.stderr.contains(reason))
+        #expect(!worker.stderr.contains("Hunter2"))
+    }
+
     @Test("two workers sharing a stream: every entry gets exactly one result")
     func twoWorkers() async throws {
         let bed = try TestBed()
@@ -508,5 +644,45 @@ struct WorkerWritingTests {
         // Acknowledged: only the entry the other consumer owns is still pending.
         let pending = try client.run(["XPENDING", "in", "g", "-", "+", "10"]).elements
         #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[ids[1], "b"]])
+    }
+}
+
+@Suite("Worker: Redis URLs")
+struct RedisURLTests {
+    @Test(
+        "each part of a URL, the user and password percent-decoded",
+        arguments: [
+            ("redis://127.0.0.1:6380", "127.0.0.1", 6380, nil, nil, 0),
+            ("REDIS://cache.internal", "cache.internal", 6379, nil, nil, 0),
+            ("redis://:p%40ss%3Aw%2Frd%25@h:1/2", "h", 1, nil, "p@ss:w/rd%", 2),
+            ("redis://alice:s%20e%C3%A9@h:1", "h", 1, "alice", "s eé", 0),
+            ("redis://:p@ss@h", "h", 6379, nil, "p@ss", 0),
+            ("redis://alice@h:1/", "h", 1, "alice", nil, 0),
+            ("redis://alice:@h", "h", 6379, "alice", nil, 0),
+            ("redis://[::1]:6381/3", "::1", 6381, nil, nil, 3),
+            ("unix:///run/redis/redis%20server.sock", "/run/redis/redis server.sock", 0, nil, nil, 0),
+        ] as [(String, String, Int, String?, String?, Int)])
+    func parts(url: String, host: String, port: Int, user: String?, password: String?, database: Int) throws {
+        let address = try RedisAddress(parsing: url)
+        #expect(address.host == host)
+        #expect(address.port == port)
+        #expect(address.user == user.map { Array($0.utf8) })
+        #expect(address.password == password.map { Array($0.utf8) })
+        #expect(address.database == database)
+        #expect(!address.description.contains("@"))
+    }
+
+    @Test(
+        "the URL as messages show it: no user information, no password typed without its '@'",
+        arguments: [
+            ("redis://:secret@h:1/0", "redis://***@h:1/0"),
+            ("redis://u:se/cret@h:1", "redis://***@h:1"),
+            ("redis://h:secret/0", "redis://h:***/0"),
+            ("redis://h:6379/0", "redis://h:6379/0"),
+            ("redis://[::1]:6379", "redis://[::1]:6379"),
+            ("redis:/:secret@h", "***"),
+        ])
+    func redacted(url: String, shown: String) {
+        #expect(RedisAddress.redacted(url) == shown)
     }
 }
