@@ -4,7 +4,8 @@
 import CVips
 import RichPush
 
-/// The transformation step's converter on libvips: headers read without decoding, images shrunk on load,
+/// The transformation step's converter on libvips: each file read only by the decoder of the type libmagic decided
+/// (refused when that decoder does not recognise the bytes), headers read without decoding, images shrunk on load,
 /// sequential access, one libvips thread per conversion (the step's pool bounds how many run), metadata never
 /// written, SVG rasterized from memory and refused when it references anything outside itself.
 ///
@@ -13,17 +14,27 @@ public struct VipsConverter: ImageConverter {
     /// The largest SVG document read for its references: 10 MB, the image cap.
     static let maximumSVGBytes = 10_000_000
 
+    /// The decoder of each type: libvips's own, except BMP, which libvips reads only through ImageMagick (its BMP
+    /// coder alone). libvips's guess (`vips_foreign_find_load`) is never asked: it sent an SVG whose `<svg>` came
+    /// after 1,000 bytes, and an animated AVIF, to ImageMagick, which read the local files the SVG named.
+    static let loaders: [MediaType: cvips_loader] = [
+        .jpeg: CVIPS_JPEGLOAD, .png: CVIPS_PNGLOAD, .gif: CVIPS_GIFLOAD, .webp: CVIPS_WEBPLOAD, .heic: CVIPS_HEIFLOAD,
+        .avif: CVIPS_HEIFLOAD, .svg: CVIPS_SVGLOAD, .tiff: CVIPS_TIFFLOAD, .bmp: CVIPS_BMPLOAD,
+    ]
+
+    /// Room for libvips's messages about one failure.
+    static let errorCapacity = 1024
+
     public init() {}
 
     /// Opens and starts libvips, once per process (50 to 500 ms; see `ImageConverter.prepare()`); otherwise the
     /// first image to convert or check does it.
     public func prepare() { _ = cvips_start() }
 
-    public func header(of path: String) throws(TransformFailure) -> ImageHeader {
+    public func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader {
+        let source = try Source(path: path, type: type)
         var header = cvips_header()
-        guard cvips_probe(path, &header) == 0 else {
-            throw TransformFailure(.transformFailed, "cannot read the image: \(String(cString: cvips_error()))")
-        }
+        try source.call("cannot read the image") { input, error in cvips_probe(input, &header, error, Self.errorCapacity) }
         let loader = withUnsafeBytes(of: header.loader) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         return ImageHeader(
             width: Int(header.width), height: Int(header.height), pages: Int(header.pages),
@@ -31,20 +42,16 @@ public struct VipsConverter: ImageConverter {
     }
 
     public func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
-        if try header(of: request.input).loader.hasPrefix("svgload") {
-            guard let document = try? InputReader.read(request.input, limit: Self.maximumSVGBytes).get() else {
-                throw TransformFailure(.transformFailed, "the SVG document is unreadable or larger than \(Self.maximumSVGBytes) bytes")
-            }
-            if let reference = SVGReferences.firstExternal(in: document) {
-                throw TransformFailure(.transformFailed, "the SVG document references an external resource ('\(reference)'); it is not rendered")
-            }
-        }
+        let format = try Self.format(request.format, "write")
+        let source = try Source(path: request.input, type: request.type)
         var width: Int32 = 0
         var height: Int32 = 0
-        try Self.run(request.format, "write", failing: .transformFailed, stop: stop) { format, handle in
-            cvips_convert(
-                request.input, request.output, format, Int32(clamping: request.maximumSide ?? 0), Int32(request.quality),
-                request.animated ? 1 : 0, handle, &width, &height)
+        try Self.stoppable(stop) { handle throws(TransformFailure) in
+            try source.call(nil) { input, error in
+                cvips_convert(
+                    input, request.output, format, Int32(clamping: request.maximumSide ?? 0), Int32(request.quality),
+                    request.animated ? 1 : 0, handle, &width, &height, error, Self.errorCapacity)
+            }
         }
         return ImageSize(width: Int(width), height: Int(height))
     }
@@ -54,35 +61,129 @@ public struct VipsConverter: ImageConverter {
     /// (corrupt data, a premature end); a PNG from `request.bytes` through `pngload_buffer`, failing on a libpng
     /// error; a GIF through `gifload`, every frame, failing on an error (a frame cut short).
     public func verify(_ request: VerificationRequest, stop: StopSignal) throws(TransformFailure) {
+        let format = try Self.format(request.type, "verify")
         let bytes = request.bytes ?? []
-        try Self.run(request.type, "verify", failing: .damagedImage, stop: stop) { format, handle in
-            bytes.withUnsafeBytes { buffer in
-                cvips_verify(format, request.path, buffer.baseAddress, request.bytes == nil ? 0 : buffer.count, handle)
+        var error = [CChar](repeating: 0, count: Self.errorCapacity)
+        try Self.stoppable(stop) { handle throws(TransformFailure) in
+            let status = bytes.withUnsafeBytes { buffer in
+                cvips_verify(
+                    format, request.path, buffer.baseAddress, request.bytes == nil ? 0 : buffer.count, handle, &error,
+                    Self.errorCapacity)
+            }
+            guard status == CVIPS_OK.rawValue else {
+                let reason = FailureDetail.clean(error)
+                throw TransformFailure(
+                    .damagedImage, reason.isEmpty ? "libvips could not decode the \(request.type.mime) whole and gave no reason" : reason)
             }
         }
     }
 
-    /// Runs `call` (a cvips call on an image of `type`) with a stop handle `stop` fires; when it fails, throws
-    /// `code` with libvips's reason.
-    private static func run(
-        _ type: MediaType, _ verb: String, failing code: Problem.Code, stop: StopSignal,
-        _ call: (cvips_format, OpaquePointer) -> Int32
-    ) throws(TransformFailure) {
-        let format: cvips_format
+    /// The output (or verified) format `type` is, for cvips.
+    private static func format(_ type: MediaType, _ verb: String) throws(TransformFailure) -> cvips_format {
         switch type {
-        case .jpeg: format = CVIPS_JPEG
-        case .png: format = CVIPS_PNG
-        case .gif: format = CVIPS_GIF
+        case .jpeg: return CVIPS_JPEG
+        case .png: return CVIPS_PNG
+        case .gif: return CVIPS_GIF
         default: throw TransformFailure(.transformFailed, "cannot \(verb) \(type.mime)")
         }
+    }
+
+    /// Runs `body` with a cvips stop handle that `stop` fires while it runs.
+    private static func stoppable(
+        _ stop: StopSignal, _ body: (OpaquePointer) throws(TransformFailure) -> Void
+    ) throws(TransformFailure) {
         nonisolated(unsafe) let handle = cvips_stop_new()!
         defer { cvips_stop_free(handle) }
-        let status = try stop.whileRegistered({ cvips_stop_fire(handle) }) { () throws(TransformFailure) in
-            call(format, handle)
+        try stop.whileRegistered({ cvips_stop_fire(handle) }) { () throws(TransformFailure) in try body(handle) }
+    }
+}
+
+/// A file as its decoder reads it: the loader of its type, SVG's document in memory (checked for external
+/// references first), and whether an alpha band its decoder makes is real.
+private struct Source {
+    let path: String
+    let type: MediaType
+    let loader: cvips_loader
+    let document: [UInt8]
+    let opaque: Bool
+
+    init(path: String, type: MediaType) throws(TransformFailure) {
+        guard let loader = VipsConverter.loaders[type] else {
+            throw TransformFailure(.transformFailed, "no image decoder reads \(type.mime)")
         }
-        guard status == 0 else {
-            let reason = String(cString: cvips_error())
-            throw TransformFailure(code, reason.isEmpty ? "libvips failed" : reason)
+        self.path = path
+        self.type = type
+        self.loader = loader
+        if type == .svg {
+            guard let document = try? InputReader.read(path, limit: VipsConverter.maximumSVGBytes).get() else {
+                throw TransformFailure(
+                    .transformFailed, "the SVG document is unreadable or larger than \(VipsConverter.maximumSVGBytes) bytes")
+            }
+            if let reference = SVGReferences.firstExternal(in: document) {
+                throw TransformFailure(
+                    .transformFailed,
+                    "the SVG document references an external resource ('\(FailureDetail.clean(reference))'); it is not rendered")
+            }
+            self.document = document
+        } else {
+            document = []
         }
+        opaque = type == .bmp && !BMPHeader.hasAlpha(ImageFile.bytes(path, count: 70))
+    }
+
+    /// Runs `body` (a cvips call) with the input and an error buffer; throws its failure, with `action` before the
+    /// reason when given.
+    func call(
+        _ action: String?, _ body: (UnsafePointer<cvips_input>, UnsafeMutablePointer<CChar>) -> Int32
+    ) throws(TransformFailure) {
+        var error = [CChar](repeating: 0, count: VipsConverter.errorCapacity)
+        let status = path.withCString { path in
+            document.withUnsafeBytes { document in
+                var input = cvips_input(
+                    loader: loader, path: path, document: document.baseAddress, length: document.count,
+                    opaque: opaque ? 1 : 0)
+                return body(&input, &error)
+            }
+        }
+        switch status {
+        case CVIPS_OK.rawValue:
+            return
+        case CVIPS_NOT_CLAIMED.rawValue:
+            throw TransformFailure(.transformFailed, "the bytes are \(type.mime), but \(notClaimed); not decoded")
+        default:
+            let message = FailureDetail.clean(error)
+            var reason = message.isEmpty ? "libvips's \(loaderName) failed and gave no reason" : message
+            if type == .tiff, let layout = TIFFLayout.unreadable(path) {
+                reason = "the TIFF uses \(layout), which libvips 8.14 does not read (\(reason))"
+            }
+            throw TransformFailure(.transformFailed, action.map { "\($0): \(reason)" } ?? reason)
+        }
+    }
+
+    /// libvips's name for the loader.
+    private var loaderName: String {
+        switch loader {
+        case CVIPS_JPEGLOAD: return "jpegload"
+        case CVIPS_PNGLOAD: return "pngload"
+        case CVIPS_GIFLOAD: return "gifload"
+        case CVIPS_WEBPLOAD: return "webpload"
+        case CVIPS_HEIFLOAD: return "heifload"
+        case CVIPS_SVGLOAD: return "svgload"
+        case CVIPS_TIFFLOAD: return "tiffload"
+        default: return "magickload (its BMP coder)"
+        }
+    }
+
+    /// Why the decoder did not take the bytes, as far as they say.
+    private var notClaimed: String {
+        var reason = "libvips's \(loaderName) does not recognise them"
+        if loader == CVIPS_HEIFLOAD {
+            let head = ImageFile.bytes(path, count: 12)
+            if head.count == 12, head[4..<8].elementsEqual("ftyp".utf8) {
+                let brand = String(decoding: head[8..<12].map { (0x20..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+                reason += " (major brand '\(brand)'\(brand == "avis" ? ", an AVIF image sequence" : ""))"
+            }
+        }
+        return reason
     }
 }

@@ -40,7 +40,7 @@ struct MediaBodyTests {
 
     /// A converter the caps only check for presence of; `BodyCaps` never calls it.
     struct NoConverter: ImageConverter {
-        func header(of path: String) throws(TransformFailure) -> ImageHeader {
+        func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader {
             throw TransformFailure(.transformFailed, "not called")
         }
         func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {

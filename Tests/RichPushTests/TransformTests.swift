@@ -18,24 +18,38 @@ import Testing
 
     func bytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
 
-    /// Converts `input` into `directory/name` as `format`, as the step does (an open, empty file).
+    /// The type of a file by its extension, as libmagic names the fixtures.
+    static func type(of path: String) -> MediaType {
+        let all: [MediaType] = [.jpeg, .png, .gif, .webp, .heic, .avif, .svg, .tiff, .bmp]
+        let fileExtension = path.split(separator: ".").last.map(String.init) ?? ""
+        return all.first { $0.fileExtension == fileExtension || ($0 == .tiff && fileExtension == "tif") } ?? .jpeg
+    }
+
+    /// The header of `path`, read as `type` (by default the type its extension names).
+    func header(_ path: String, type: MediaType? = nil) throws(TransformFailure) -> ImageHeader {
+        try VipsConverter().header(of: path, type: type ?? Self.type(of: path))
+    }
+
+    /// Converts `input` (read as `type`, by default the type its extension names) into `directory/name` as
+    /// `format`, as the step does (an open, empty file).
     func convert(
-        _ input: String, to name: String, as format: MediaType, maximumSide: Int? = nil, animated: Bool = false,
-        stop: StopSignal = StopSignal()
+        _ input: String, type: MediaType? = nil, to name: String, as format: MediaType, maximumSide: Int? = nil,
+        animated: Bool = false, stop: StopSignal = StopSignal()
     ) throws(TransformFailure) -> ImageSize {
         let descriptor = open(directory + "/" + name, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         precondition(descriptor >= 0)
         defer { close(descriptor) }
         return try VipsConverter().convert(
             ConversionRequest(
-                input: input, output: descriptor, format: format, maximumSide: maximumSide, quality: 85, animated: animated),
+                input: input, type: type ?? Self.type(of: input), output: descriptor, format: format,
+                maximumSide: maximumSide, quality: 85, animated: animated),
             stop: stop)
     }
 
     @Test("WebP, which iOS does not attach, becomes a JPEG of the same size")
     func webp() throws {
-        let header = try VipsConverter().header(of: Self.media("banner.webp"))
-        #expect(header == .init(width: 80, height: 60, pages: 1, hasAlpha: false, loader: "webpload"))
+        let webp = try header(Self.media("banner.webp"))
+        #expect(webp == .init(width: 80, height: 60, pages: 1, hasAlpha: false, loader: "webpload"))
         #expect(try convert(Self.media("banner.webp"), to: "banner.jpg", as: .jpeg) == .init(width: 80, height: 60))
         let written = bytes(directory + "/banner.jpg")
         #expect(Array(written.prefix(3)) == [0xFF, 0xD8, 0xFF])
@@ -46,18 +60,18 @@ import Testing
 
     @Test("an image with alpha becomes a PNG (SVG rasterized)")
     func alpha() throws {
-        #expect(try VipsConverter().header(of: Self.media("icon.svg")).hasAlpha)
+        #expect(try header(Self.media("icon.svg")).hasAlpha)
         #expect(try convert(Self.media("icon.svg"), to: "icon.png", as: .png) == .init(width: 10, height: 10))
         #expect(Array(bytes(directory + "/icon.png").prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
     }
 
     @Test("an animated WebP becomes an animated GIF, every frame kept")
     func animation() throws {
-        let header = try VipsConverter().header(of: Self.media("anim.webp"))
-        #expect(header.pages == 5)
+        let frames = try header(Self.media("anim.webp"))
+        #expect(frames.pages == 5)
         _ = try convert(Self.media("anim.webp"), to: "anim.gif", as: .gif, animated: true)
         #expect(Array(bytes(directory + "/anim.gif").prefix(6)) == Array("GIF89a".utf8))
-        #expect(try VipsConverter().header(of: directory + "/anim.gif").pages == 5)
+        #expect(try header(directory + "/anim.gif").pages == 5)
     }
 
     @Test("EXIF orientation is applied, then every metadata block dropped: no GPS position survives")
@@ -82,8 +96,8 @@ import Testing
     func headers() throws {
         let bomb = directory + "/bomb.png"
         try Data(Self.png(width: 100_000, height: 100_000)).write(to: URL(fileURLWithPath: bomb))
-        #expect(try VipsConverter().header(of: bomb).pixels == 10_000_000_000)
-        #expect(try VipsConverter().header(of: Self.media("plain-100mp.png")).pixels == 100_000_000)
+        #expect(try header(bomb).pixels == 10_000_000_000)
+        #expect(try header(Self.media("plain-100mp.png")).pixels == 100_000_000)
     }
 
     @Test("a conversion stopped before it starts, or while it runs, fails at once")
@@ -155,15 +169,15 @@ import Testing
         #expect(origin.exchanges.isEmpty, "the SVG loader fetched \(origin.requestLog)")
     }
 
-    /// Converts `svg` to PNG on a thread of its own; fails loudly (and frees the thread) if the conversion blocks
-    /// on the FIFO `trap` for 10 s.
-    func convertBounded(_ svg: String, trap: String) async throws -> Result<ImageSize, TransformFailure> {
+    /// Converts `svg` (read as `type`) to PNG on a thread of its own; fails loudly (and frees the thread) if the
+    /// conversion blocks on the FIFO `trap` for 10 s.
+    func convertBounded(_ svg: String, type: MediaType = .svg, trap: String) async throws -> Result<ImageSize, TransformFailure> {
         let path = directory + "/\(UUID().uuidString).svg"
         try Data(svg.utf8).write(to: URL(fileURLWithPath: path))
         let output = UUID().uuidString + ".png"
         let finished = LockedValue<Result<ImageSize, TransformFailure>?>(nil)
         Thread {
-            let result = Result { () throws(TransformFailure) in try convert(path, to: output, as: .png) }
+            let result = Result { () throws(TransformFailure) in try convert(path, type: type, to: output, as: .png) }
             finished.withLock { $0 = result }
         }.start()
         do {

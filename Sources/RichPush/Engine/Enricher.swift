@@ -109,6 +109,9 @@ public final class Enricher: Service {
     /// How many images are being transformed now (tests).
     var transformsRunning: Int { fetcher.transformsRunning }
 
+    /// How many images wait to be transformed now (tests).
+    var transformsWaiting: Int { fetcher.transformsWaiting }
+
     /// What this engine has done so far: cache lookups and bytes fetched.
     public var statistics: EngineStatistics { fetcher.statistics.snapshot }
 

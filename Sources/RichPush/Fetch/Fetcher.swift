@@ -57,6 +57,9 @@ public final class Fetcher: Sendable {
     /// How many images are being transformed now.
     var transformsRunning: Int { transformStep?.running ?? 0 }
 
+    /// How many images wait to be transformed now.
+    var transformsWaiting: Int { transformStep?.waiting ?? 0 }
+
     deinit {
         loop.stop {}
         digests.stop()

@@ -8,11 +8,12 @@ public protocol ImageConverter: Sendable {
     /// price of libvips's memory (23 MiB) whether or not an image ever needs it. Default: nothing.
     func prepare()
 
-    /// What the header of the image at `path` says, read without decoding a pixel.
-    /// - Throws: `transform-failed` when it cannot be read.
-    func header(of path: String) throws(TransformFailure) -> ImageHeader
+    /// What the header of the image at `path` says, read without decoding a pixel. `type` is what libmagic decided
+    /// the bytes are: the file is read only by that type's decoder, never by one a library guesses.
+    /// - Throws: `transform-failed` when it cannot be read, or that decoder does not recognise it.
+    func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader
 
-    /// Decodes `request.input`, turns it upright by its orientation, shrinks it to fit `request.maximumSide`
+    /// Decodes `request.input` (with the decoder of `request.type` only), turns it upright by its orientation, shrinks it to fit `request.maximumSide`
     /// (never enlarging), and writes it to `request.output` (an open, empty file) as `request.format` without
     /// any metadata. Returns the size written. Must return soon after `stop` is signalled, throwing.
     /// - Throws: `transform-failed` with the library's reason.
@@ -81,6 +82,8 @@ public struct ImageSize: Sendable, Hashable {
 public struct ConversionRequest: Sendable, Hashable {
     /// The image's path.
     public var input: String
+    /// What libmagic decided its bytes are: the only decoder it is read with.
+    public var type: MediaType
     /// An open, empty file to write into; the step owns it (the converter neither closes nor renames it).
     public var output: Int32
     /// The type to write: JPEG, PNG or GIF (for an animation).
@@ -92,8 +95,11 @@ public struct ConversionRequest: Sendable, Hashable {
     /// Whether every frame is read (an animation written as GIF), rather than the first.
     public var animated: Bool
 
-    public init(input: String, output: Int32, format: MediaType, maximumSide: Int?, quality: Int, animated: Bool) {
+    public init(
+        input: String, type: MediaType, output: Int32, format: MediaType, maximumSide: Int?, quality: Int, animated: Bool
+    ) {
         self.input = input
+        self.type = type
         self.output = output
         self.format = format
         self.maximumSide = maximumSide

@@ -33,14 +33,6 @@ final class TransformStep: Sendable {
         var stopped = false
     }
 
-    /// The decoders trusted with each type libmagic named: a file is read only by the decoder of the type its
-    /// bytes were judged to be, never by whichever one libvips would pick (ImageMagick's reads dozens of formats,
-    /// some of them scripts). BMP has no decoder of libvips's own.
-    static let loaders: [MediaType: String] = [
-        .jpeg: "jpegload", .png: "pngload", .gif: "gifload", .webp: "webpload", .heic: "heifload", .avif: "heifload",
-        .svg: "svgload", .tiff: "tiffload", .bmp: "magickload",
-    ]
-
     /// Re-encodes over the image cap are made again smaller, at most this many times in all.
     static let maximumAttempts = 3
 
@@ -103,6 +95,9 @@ final class TransformStep: Sendable {
     /// How many conversions are running now (for tests that must act while one is).
     var running: Int { queue.withLock { $0.running.count } }
 
+    /// How many conversions wait for a thread now (for tests that must act once one does).
+    var waiting: Int { queue.withLock { $0.jobs.count } }
+
     /// Ends the threads: a job still queued ends `cancelled` at once, a running one is stopped (`cancelled`).
     func stop() {
         let (dropped, running) = queue.update { queue in
@@ -151,27 +146,19 @@ final class TransformStep: Sendable {
         let media = job.media
         if let ended = ended(job) { return .failure(ended) }
         let header: ImageHeader
-        let probed: Bool
         if media.type.isAttachable, let size = media.dimensions,
             !Plan(media: media, header: ImageHeader(size: size), settings: settings, imageBytes: imageBytes).isNeeded
         {
             // A JPEG or PNG whose first bytes gave its size, here for its verifying decode alone (which names its
             // type's decoder itself): no probe.
             header = ImageHeader(size: size)
-            probed = false
         } else {
-            probed = true
             do {
-                header = try converter.header(of: media.path)
+                // Read only as what libmagic decided the bytes are.
+                header = try converter.header(of: media.path, type: media.type)
             } catch {
                 return .failure(FetchFailure(error.code, error.detail))
             }
-        }
-        if probed, let expected = Self.loaders[media.type], !header.loader.hasPrefix(expected) {
-            return .failure(
-                FetchFailure(
-                    .transformFailed,
-                    "the bytes are \(media.type.mime), but the image decoder that recognises them is '\(header.loader)'; not decoded"))
         }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
         var damage: String? = nil
@@ -399,7 +386,7 @@ final class TransformStep: Sendable {
     private func write(_ job: Job, _ plan: Plan) -> Result<Written, FetchFailure> {
         write(job, format: plan.format) { partial throws(FetchFailure) in
             let request = ConversionRequest(
-                input: job.media.path, output: partial.fileDescriptor, format: plan.format,
+                input: job.media.path, type: job.media.type, output: partial.fileDescriptor, format: plan.format,
                 maximumSide: plan.maximumSide, quality: settings.jpegQuality, animated: plan.animated)
             do throws(TransformFailure) {
                 return try converter.convert(request, stop: job.stop)

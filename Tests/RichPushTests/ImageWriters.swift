@@ -1,0 +1,156 @@
+import Foundation
+
+/// Image files written byte by byte, so that a test holds exactly the layout it is about (a TIFF's pages, signed
+/// samples, tiles with separate planes; a BMP's header and its unused byte), with no tool to install.
+enum ImageWriters {
+    // MARK: TIFF
+
+    /// One directory (page) of a TIFF.
+    struct TIFFPage {
+        var width: Int
+        var height: Int
+        var samples = 3
+        var bits = 8
+        /// SampleFormat 2 (two's complement) rather than 1.
+        var signed = false
+        /// Interleaved samples, `width * height * samples * bits / 8` bytes, little-endian.
+        var pixels: [UInt8]
+        /// NewSubfileType: 1 for a reduced-resolution image.
+        var subfileType = 0
+        /// Tiles of this size with each sample in a plane of its own (PlanarConfiguration 2), rather than strips.
+        var separateTiles: Int? = nil
+        /// Old-style JPEG (compression 6): this JPEG stream is the image (JPEGInterchangeFormat).
+        var oldJPEG: [UInt8]? = nil
+    }
+
+    /// A little-endian classic TIFF of `pages`, uncompressed unless a page says otherwise.
+    static func tiff(_ pages: [TIFFPage]) -> [UInt8] {
+        var file: [UInt8] = Array("II".utf8) + le16(42) + le32(0)
+        var previousNext = 4  // where the offset of the next directory goes
+        for page in pages {
+            var entries: [(tag: Int, type: Int, values: [Int])] = [
+                (254, 4, [page.subfileType]), (256, 4, [page.width]), (257, 4, [page.height]),
+                (258, 3, Array(repeating: page.bits, count: page.samples)),
+                (262, 3, [page.samples >= 3 ? 2 : 1]), (277, 3, [page.samples]),
+                (339, 3, Array(repeating: page.signed ? 2 : 1, count: page.samples)),
+            ]
+            if let jpeg = page.oldJPEG {
+                let offset = file.count
+                file += jpeg
+                if file.count % 2 == 1 { file.append(0) }
+                entries[4] = (262, 3, [6])  // YCbCr
+                entries += [
+                    (259, 3, [6]), (273, 4, [offset]), (278, 4, [page.height]), (279, 4, [jpeg.count]),
+                    (513, 4, [offset]), (514, 4, [jpeg.count]), (530, 3, [2, 2]),
+                ]
+            } else if let tile = page.separateTiles {
+                // One tile per plane when the image fits one tile, as the tests' images do.
+                precondition(page.width <= tile && page.height <= tile)
+                var offsets: [Int] = []
+                let planeBytes = tile * tile * page.bits / 8
+                for plane in 0..<page.samples {
+                    offsets.append(file.count)
+                    var bytes = [UInt8](repeating: 0, count: planeBytes)
+                    for y in 0..<page.height {
+                        for x in 0..<page.width { bytes[y * tile + x] = page.pixels[(y * page.width + x) * page.samples + plane] }
+                    }
+                    file += bytes
+                }
+                entries += [
+                    (259, 3, [1]), (284, 3, [2]), (322, 3, [tile]), (323, 3, [tile]), (324, 4, offsets),
+                    (325, 4, Array(repeating: planeBytes, count: page.samples)),
+                ]
+            } else {
+                let offset = file.count
+                file += page.pixels
+                if file.count % 2 == 1 { file.append(0) }
+                entries += [(259, 3, [1]), (273, 4, [offset]), (278, 4, [page.height]), (279, 4, [page.pixels.count])]
+            }
+            entries.sort { $0.tag < $1.tag }
+            // Values longer than four bytes go after the directory.
+            let directory = file.count
+            let extraStart = directory + 2 + entries.count * 12 + 4
+            var extra: [UInt8] = []
+            var table = le16(entries.count)
+            for entry in entries {
+                let bytes = entry.values.flatMap { entry.type == 3 ? le16($0) : le32($0) }
+                table += le16(entry.tag) + le16(entry.type) + le32(entry.values.count)
+                if bytes.count <= 4 {
+                    table += bytes + [UInt8](repeating: 0, count: 4 - bytes.count)
+                } else {
+                    table += le32(extraStart + extra.count)
+                    extra += bytes
+                }
+            }
+            let next = directory + table.count
+            file += table + le32(0) + extra
+            file.replaceSubrange(previousNext..<(previousNext + 4), with: le32(directory))
+            previousNext = next
+        }
+        return file
+    }
+
+    /// `width` x `height` pixels of one colour (RGB).
+    static func solid(_ width: Int, _ height: Int, _ rgb: [UInt8]) -> [UInt8] {
+        Array((0..<(width * height)).map { _ in rgb }.joined())
+    }
+
+    // MARK: BMP
+
+    /// A 32-bit BMP of `width` x `height` pixels, each `bgra` (blue, green, red, then the fourth byte). With
+    /// `alphaMask`, a BITMAPV5HEADER with BI_BITFIELDS and that alpha mask; without, a BITMAPINFOHEADER with BI_RGB,
+    /// whose fourth byte Microsoft's format leaves unused.
+    static func bmp(width: Int, height: Int, bgra: [UInt8], alphaMask: UInt32? = nil) -> [UInt8] {
+        let pixels = Array((0..<(width * height)).map { _ in bgra }.joined())
+        var info: [UInt8]
+        if let alphaMask {
+            info = le32(124) + le32(width) + le32(height) + le16(1) + le16(32) + le32(3) + le32(pixels.count)
+                + le32(2835) + le32(2835) + le32(0) + le32(0)
+            info += le32(0x00FF_0000) + le32(0x0000_FF00) + le32(0x0000_00FF) + le32(Int(alphaMask))
+            info += Array("BGRs".utf8)  // LCS_sRGB (0x73524742), little-endian
+            info += [UInt8](repeating: 0, count: 36 + 12) + le32(4) + le32(0) + le32(0) + le32(0)
+        } else {
+            info = le32(40) + le32(width) + le32(height) + le16(1) + le16(32) + le32(0) + le32(pixels.count)
+                + le32(2835) + le32(2835) + le32(0) + le32(0)
+        }
+        let offset = 14 + info.count
+        return Array("BM".utf8) + le32(offset + pixels.count) + le32(0) + le32(offset) + info + pixels
+    }
+
+    // MARK: SVG
+
+    /// An SVG document whose `<svg>` root comes after `padding` bytes of comment (past the 1,000 bytes libvips's
+    /// own SVG sniffer looks at; libmagic still says SVG), drawing a red square of `side` and then `content`.
+    static func lateSVG(padding: Int = 3_100, side: Int = 20, content: String = "") -> [UInt8] {
+        let comment = "<!--" + String(repeating: "x", count: padding) + "-->\n"
+        return Array(
+            """
+            <?xml version="1.0"?>
+            \(comment)<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" \
+            width="\(side)" height="\(side)"><rect width="\(side)" height="\(side)" fill="red"/>\(content)</svg>
+
+            """.utf8)
+    }
+
+    private static func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF)] }
+    private static func le32(_ value: Int) -> [UInt8] { [0, 8, 16, 24].map { UInt8((value >> $0) & 0xFF) } }
+}
+
+/// libvips's own command-line tool (libvips-tools), an independent reader of what the converter wrote.
+enum VipsTool {
+    /// The band values of the pixel at `x`, `y` of the image at `path` (`vips getpoint`).
+    static func pixel(_ path: String, x: Int, y: Int) async throws -> [Double] {
+        try await offPool {
+            let process = ChildProcess()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
+            process.arguments = ["getpoint", path, String(x), String(y)]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        }
+    }
+}
