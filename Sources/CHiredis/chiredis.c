@@ -16,3 +16,14 @@ redisContext *chiredis_connect(const char *host, int port, int timeout_ms) {
 redisReply *chiredis_command(redisContext *context, int count, const char **arguments, const size_t *lengths) {
     return (redisReply *)redisCommandArgv(context, count, arguments, lengths);
 }
+
+int chiredis_send(redisContext *context, int count, const char **arguments, const size_t *lengths) {
+    if (redisAppendCommandArgv(context, count, arguments, lengths) != REDIS_OK) return -1;
+    int done = 0;
+    do {
+        if (redisBufferWrite(context, &done) != REDIS_OK) return -1;
+    } while (!done);
+    return 0;
+}
+
+int chiredis_descriptor(const redisContext *context) { return context->fd; }

@@ -218,14 +218,55 @@ package final class RedisConnection: @unchecked Sendable {
             drop()
             throw RedisError(description: "redis \(address): \(reason)", kind: .connection)
         }
-        if case .error(let message) = reply {
-            // A server that requires a password answers every command so until AUTH succeeds.
-            if message.hasPrefix("NOAUTH") {
-                throw RedisError(description: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
-            }
-            throw RedisError(description: message, kind: .reply)
-        }
+        if case .error(let message) = reply { throw failure(reply: message) }
         return reply
+    }
+
+    /// The shapes of the replies that bring stream entries.
+    package enum EntryReply: Sendable {
+        /// XREADGROUP's.
+        case streams
+        /// XAUTOCLAIM's.
+        case autoclaim
+    }
+
+    /// Runs a command whose reply brings stream entries (XREADGROUP, XAUTOCLAIM), reading the reply off the socket
+    /// as it arrives (`RESPReader`) rather than through hiredis, which would hold each value whole twice: each
+    /// entry's payload is kept up to `payloadLimit` bytes (a longer one is only measured), its deadline when short,
+    /// and nothing else.
+    package func entries(_ arguments: [String], reply: EntryReply, payloadLimit: Int) throws(RedisError) -> [StreamEntry] {
+        let context = try connected()
+        let sent = Self.withArguments(arguments.map { Array($0.utf8) }) { count, pointers, lengths in
+            chiredis_send(context, count, pointers, lengths) == 0
+        }
+        guard sent else {
+            let reason = Self.reason(context)
+            drop()
+            throw RedisError(description: "redis \(address): \(reason)", kind: .connection)
+        }
+        var reader = RESPReader(SocketSource(descriptor: chiredis_descriptor(context)))
+        do throws(RedisError) {
+            let entries: [StreamEntry]
+            switch reply {
+            case .streams: entries = try reader.streamsReply(payloadLimit: payloadLimit)
+            case .autoclaim: entries = try reader.autoclaimReply(payloadLimit: payloadLimit)
+            }
+            // Nothing was pipelined: a byte after the reply means the connection is out of step.
+            guard !reader.hasBufferedBytes else { throw RESPReader<SocketSource>.protocolError("bytes after the reply") }
+            return entries
+        } catch where error.kind == .connection {
+            drop()
+            throw RedisError(description: "redis \(address): \(error.description)", kind: .connection)
+        } catch {
+            throw failure(reply: error.description)
+        }
+    }
+
+    /// The error for an error reply: a server that requires a password answers every command with NOAUTH until
+    /// AUTH succeeds.
+    private func failure(reply message: String) -> RedisError {
+        guard message.hasPrefix("NOAUTH") else { return RedisError(description: message, kind: .reply) }
+        return RedisError(description: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
     }
 
     /// Closes the connection; the next command makes a new one.
@@ -276,6 +317,17 @@ package final class RedisConnection: @unchecked Sendable {
     }
 
     private static func send(_ context: UnsafeMutablePointer<redisContext>, _ arguments: [[UInt8]]) -> RedisValue? {
+        let reply = withArguments(arguments) { count, pointers, lengths in chiredis_command(context, count, pointers, lengths) }
+        guard let reply else { return nil }
+        defer { freeReplyObject(reply) }
+        return value(reply)
+    }
+
+    /// Calls `body` with `arguments` as hiredis takes them: a count, C pointers, and lengths (binary-safe).
+    private static func withArguments<Result>(
+        _ arguments: [[UInt8]],
+        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, [Int]) -> Result
+    ) -> Result {
         let copies = arguments.map { argument in
             let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(argument.count, 1))
             argument.withUnsafeBytes { bytes in
@@ -285,10 +337,7 @@ package final class RedisConnection: @unchecked Sendable {
         }
         defer { for copy in copies { copy.deallocate() } }
         var pointers: [UnsafePointer<CChar>?] = copies
-        let lengths = arguments.map(\.count)
-        guard let reply = chiredis_command(context, Int32(arguments.count), &pointers, lengths) else { return nil }
-        defer { freeReplyObject(reply) }
-        return value(reply)
+        return body(Int32(arguments.count), &pointers, arguments.map(\.count))
     }
 
     private static func value(_ reply: UnsafeMutablePointer<redisReply>) -> RedisValue {

@@ -54,7 +54,8 @@ package final class StreamWorker: Sendable {
     /// What the writer has to do for one entry.
     private enum Write: Sendable {
         case result(id: String, json: [UInt8])
-        case deadLetter(id: String, payload: [UInt8], reason: String, deliveries: Int)
+        /// The payload is copied from the entry on the server: it may be larger than the worker ever holds.
+        case deadLetter(id: String, reason: String, deliveries: Int)
 
         var isDeadLetter: Bool {
             if case .deadLetter = self { return true }
@@ -99,6 +100,9 @@ package final class StreamWorker: Sendable {
     }
 
     private let settings: Settings
+    /// The largest payload kept (the engine's `limits.payload.maximumBytes`): a longer one is measured as it is
+    /// read, never held, and gets its `too-large` result.
+    private let payloadLimit: Int
     private let batching: WriteBatching
     private let enricher: Enricher
     package let metrics: WorkerMetrics
@@ -108,6 +112,7 @@ package final class StreamWorker: Sendable {
     package init(settings: Settings, enricher: Enricher, log: @escaping @Sendable (String) -> Void) {
         self.settings = settings
         batching = WriteBatching(concurrency: settings.concurrency)
+        payloadLimit = enricher.configuration.limits.payload.maximumBytes
         self.enricher = enricher
         self.log = log
         metrics = WorkerMetrics()
@@ -212,13 +217,14 @@ package final class StreamWorker: Sendable {
                     nextClaim = .now + settings.claimIdle / 2
                     continue
                 }
-                let reply = try connection.run([
-                    "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(free), "BLOCK", "1000",
-                    "STREAMS", settings.stream, ">",
-                ])
+                let entries = try connection.entries(
+                    [
+                        "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(free), "BLOCK", "1000",
+                        "STREAMS", settings.stream, ">",
+                    ], reply: .streams, payloadLimit: payloadLimit)
                 markConnected(true)
                 delay.reset()
-                dispatch(reply.elements.flatMap { $0.elements.dropFirst().first?.elements ?? [] }, deliveries: 1)
+                dispatch(entries, deliveries: 1)
             } catch {
                 markConnected(false)
                 metrics.count(\.redisErrors)
@@ -232,12 +238,12 @@ package final class StreamWorker: Sendable {
     /// the dead-letter stream, the others are processed here.
     private func claim(_ connection: RedisConnection, free: Int) throws(RedisError) {
         let idle = String(settings.claimIdle.inMilliseconds)
-        let reply = try connection.run([
-            "XAUTOCLAIM", settings.stream, settings.group, settings.consumer, idle, "0-0", "COUNT", String(free),
-        ])
+        let entries = try connection.entries(
+            ["XAUTOCLAIM", settings.stream, settings.group, settings.consumer, idle, "0-0", "COUNT", String(free)],
+            reply: .autoclaim, payloadLimit: payloadLimit)
         markConnected(true)
-        for entry in reply.elements.dropFirst().first?.elements ?? [] {
-            guard let id = entry.elements.first?.text else { continue }
+        for entry in entries {
+            let id = entry.id
             let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
             let deliveries = pending.elements.first?.elements.dropFirst(3).first.flatMap {
                 if case .integer(let count) = $0 { return count }
@@ -272,39 +278,39 @@ package final class StreamWorker: Sendable {
         }
     }
 
-    /// Starts the work for entries read together (each `[id, [field, value, ...]]`), delivered `deliveries` times.
-    private func dispatch(_ entries: [RedisValue], deliveries: Int) {
-        let entries = entries.compactMap { entry in
-            entry.elements.first?.text.map { (id: $0, fields: entry.elements.dropFirst().first?.elements ?? []) }
-        }
+    /// Starts the work for entries read together, delivered `deliveries` times.
+    private func dispatch(_ entries: [StreamEntry], deliveries: Int) {
         // Counted in flight before any can finish, and without waking anyone: no thread waits for more entries
         // in flight.
         state.withLock { $0.inFlight += entries.count }
         metrics.count(\.read, by: entries.count)
-        for entry in entries { start(id: entry.id, fields: entry.fields, deliveries: deliveries) }
+        for entry in entries { start(entry, deliveries: deliveries) }
     }
 
     /// Starts the work for one entry, counted in flight.
-    private func start(id: String, fields: [RedisValue], deliveries: Int) {
-        let payload = Self.field("payload", in: fields)
+    private func start(_ entry: StreamEntry, deliveries: Int) {
+        let id = entry.id
         if deliveries > settings.maximumDeliveries {
-            let bytes: [UInt8]
-            if case .string(let payloadBytes)? = payload { bytes = payloadBytes } else { bytes = [] }
-            enqueue(.deadLetter(id: id, payload: bytes, reason: "delivered \(deliveries) times without a result", deliveries: deliveries))
+            enqueue(.deadLetter(id: id, reason: "delivered \(deliveries) times without a result", deliveries: deliveries))
             return
         }
-        let deadline = Self.field("deadline", in: fields)?.text.flatMap(Double.init)
+        let deadline = entry.deadline.flatMap(Double.init)
         let enricher = enricher
         let configured = enricher.configuration.deadline
+        let limit = payloadLimit
         Task {
             let result: EnrichmentResult
-            if case .string(let bytes)? = payload {
+            switch entry.payload {
+            case .bytes(let bytes):
                 var timeout = configured
                 if let seconds = deadline, seconds > 0, seconds.isFinite {
                     timeout = .seconds(seconds, within: configured)
                 }
                 result = await enricher.enrich(json: bytes, source: id, deadline: .now + timeout)
-            } else {
+            case .tooLarge(let length):
+                // As the parser words it for a payload it refuses by size, without the bytes ever held.
+                result = .invalid(PayloadError(.tooLarge, "the input is \(length) bytes; the limit is \(limit)"), source: id)
+            case .missing:
                 result = .invalid(PayloadError(.noPayload, "entry \(id) has no 'payload' field"), source: id)
             }
             self.metrics.service.record(result)
@@ -390,11 +396,10 @@ package final class StreamWorker: Sendable {
     /// consumer owns its entry; whether each was done.
     private func write(_ batch: [Write], _ connection: RedisConnection) throws(RedisError) -> [Bool] {
         let reply: RedisValue
-        if case .deadLetter(let id, let payload, let reason, let deliveries) = batch[0] {
-            reply = try connection.run(bytes: [
-                Array("EVAL".utf8), Array(Self.deadLetterScript.utf8), Array("2".utf8), Array(settings.stream.utf8),
-                Array(settings.deadLetter.utf8), Array(settings.group.utf8), Array(settings.consumer.utf8), Array(id.utf8),
-                payload, Array(reason.utf8), Array(String(deliveries).utf8),
+        if case .deadLetter(let id, let reason, let deliveries) = batch[0] {
+            reply = try connection.run([
+                "EVAL", Self.deadLetterScript, "2", settings.stream, settings.deadLetter, settings.group, settings.consumer,
+                id, reason, String(deliveries),
             ])
             return [reply == .integer(1)]
         }
@@ -433,12 +438,18 @@ package final class StreamWorker: Sendable {
         return done
         """
 
-    /// KEYS: input, dead-letter stream. ARGV: group, consumer, id, payload, reason, deliveries. As
-    /// `writeScript`, for an entry delivered too often.
+    /// KEYS: input, dead-letter stream. ARGV: group, consumer, id, reason, deliveries. As `writeScript`, for an
+    /// entry delivered too often; its payload (empty when it has none, or was deleted) is copied on the server.
     static let deadLetterScript = """
         local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
         if #p == 0 or p[1][2] ~= ARGV[2] then return 0 end
-        redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'payload', ARGV[4], 'reason', ARGV[5], 'deliveries', ARGV[6])
+        local payload, entry = '', redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])[1]
+        if entry then
+          for i = 1, #entry[2] - 1, 2 do
+            if entry[2][i] == 'payload' then payload = entry[2][i + 1] break end
+          end
+        end
+        redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'payload', payload, 'reason', ARGV[4], 'deliveries', ARGV[5])
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         return 1
         """

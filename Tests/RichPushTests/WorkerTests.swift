@@ -529,6 +529,41 @@ struct WorkerTests {
         #expect(!worker.stderr.contains("Hunter2"))
     }
 
+    @Test("entries far over the payload limit are never held: three of 32 MiB add less than one to the worker's peak memory")
+    func largeEntries() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--no-transform"]))
+        // A first entry, refused at once (not JSON), so that the baseline is a worker that has read and written.
+        _ = try redis.add("in", [("payload", "x")])
+        try await waitUntil("the first result") { try redis.entries("out").count == 1 }
+        let baseline = try Self.peakMemory(of: worker)
+        let size = 32 << 20
+        let big = String(repeating: "a", count: size)
+        for _ in 0..<3 { _ = try redis.add("in", [("other", "field"), ("payload", big), ("deadline", "5")]) }
+        try await waitUntil("four results", within: .seconds(60)) { try redis.client().run(["XLEN", "out"]) == .integer(4) }
+        let growth = try Self.peakMemory(of: worker) - baseline
+        // Measured: under 1 MiB. Before, hiredis held each value whole in its buffer and again as its reply, and the
+        // worker a third time: 706 MB for three 100 MB entries, from a 23 MB baseline.
+        #expect(growth < size, "the worker's peak grew by \(growth) bytes")
+        let results = try redis.client().run(["XRANGE", "out", "-", "+"]).elements.dropFirst()
+        for result in results {
+            let fields = result.elements.dropFirst().first?.elements.compactMap(\.text) ?? []
+            #expect(fields.last?.contains(#""code":"too-large","detail":"the input is 33554432 bytes; the limit is 1048576""#) == true)
+        }
+        #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
+    /// A process's peak resident memory (VmHWM), in bytes.
+    static func peakMemory(of worker: WorkerProcess) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(worker.process.processIdentifier)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        return kilobytes * 1024
+    }
+
     @Test("two workers sharing a stream: every entry gets exactly one result")
     func twoWorkers() async throws {
         let bed = try TestBed()
@@ -684,5 +719,92 @@ struct RedisURLTests {
         ])
     func redacted(url: String, shown: String) {
         #expect(RedisAddress.redacted(url) == shown)
+    }
+}
+
+/// Bytes given to a `RESPReader` a few at a time, as a socket might.
+struct ChunkedSource: RESPSource {
+    var bytes: [UInt8]
+    var chunk: Int
+    var offset = 0
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(RedisError) -> Int {
+        let count = min(chunk, buffer.count, bytes.count - offset)
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        offset += count
+        return count
+    }
+}
+
+@Suite("Worker: entries read as their bytes arrive, each payload within its cap")
+struct StreamEntryReadingTests {
+    /// RESP2: a bulk string.
+    static func bulk(_ text: String) -> String { "$\(text.utf8.count)\r\n\(text)\r\n" }
+    static func entry(_ id: String, _ fields: [String]) -> String {
+        "*2\r\n" + bulk(id) + "*\(fields.count)\r\n" + fields.map(bulk).joined()
+    }
+
+    static let payload = String(repeating: "p", count: 100)
+    /// An XREADGROUP reply: one stream, five entries: plain; fields in another order, with others, a long
+    /// deadline and two payloads; over the limit; without a payload; deleted since delivered.
+    static let reply = "*1\r\n*2\r\n" + bulk("in") + "*5\r\n"
+        + entry("1-0", ["payload", payload, "deadline", "2.5"])
+        + entry("2-0", ["x", "y", "deadline", String(repeating: "9", count: 65), "payload", "first", "payload", "second"])
+        + entry("3-0", ["payload", payload + "!"])
+        + entry("4-0", ["not-payload", payload])
+        + "*2\r\n" + bulk("5-0") + "*-1\r\n"
+
+    static let expected = [
+        StreamEntry(id: "1-0", payload: .bytes(Array(payload.utf8)), deadline: "2.5"),
+        StreamEntry(id: "2-0", payload: .bytes(Array("first".utf8)), deadline: nil),
+        StreamEntry(id: "3-0", payload: .tooLarge(101), deadline: nil),
+        StreamEntry(id: "4-0", payload: .missing, deadline: nil),
+        StreamEntry(id: "5-0", payload: .missing, deadline: nil),
+    ]
+
+    static func reader(_ text: String, chunk: Int) -> RESPReader<ChunkedSource> {
+        // The smallest buffer the reader takes, so that values cross its end and it moves what it holds.
+        RESPReader(ChunkedSource(bytes: Array(text.utf8), chunk: chunk), bufferSize: 0)
+    }
+
+    @Test("XREADGROUP's entries, whatever the reads' sizes: the first payload within the limit, a longer one measured, a short deadline", arguments: [1, 2, 7, 100, 1 << 20])
+    func streams(chunk: Int) throws {
+        var reader = Self.reader(Self.reply, chunk: chunk)
+        #expect(try reader.streamsReply(payloadLimit: 100) == Self.expected)
+        #expect(!reader.hasBufferedBytes)
+    }
+
+    @Test("XAUTOCLAIM's entries, its next id and deleted ids skipped; a null XREADGROUP reply is no entry")
+    func autoclaim() throws {
+        let text = "*3\r\n" + Self.bulk("0-0") + "*1\r\n" + Self.entry("1-0", ["payload", "p"]) + "*2\r\n" + Self.bulk("7-0") + Self.bulk("8-0")
+        var reader = Self.reader(text, chunk: 3)
+        #expect(try reader.autoclaimReply(payloadLimit: 10) == [StreamEntry(id: "1-0", payload: .bytes([0x70]), deadline: nil)])
+        #expect(!reader.hasBufferedBytes)
+        var empty = Self.reader("*-1\r\n", chunk: 1)
+        #expect(try empty.streamsReply(payloadLimit: 10) == [])
+    }
+
+    @Test("a payload far over the limit is measured as it is read, a buffer at a time")
+    func largePayloadSkipped() throws {
+        let size = 64 << 20
+        var reader = Self.reader("*1\r\n*2\r\n" + Self.bulk("in") + "*1\r\n" + Self.entry("1-0", ["payload", String(repeating: "a", count: size)]), chunk: 1 << 16)
+        #expect(try reader.streamsReply(payloadLimit: 1 << 20) == [StreamEntry(id: "1-0", payload: .tooLarge(size), deadline: nil)])
+    }
+
+    @Test("an error reply is the server's answer; a malformed or cut reply is the connection's failure",
+        arguments: [
+            ("-NOGROUP No such key 'in' or consumer group 'g'\r\n", RedisError.Kind.reply),
+            ("*1\r\n*2\r\n$2\r\nin\r\n*1\r\n*2\r\n$3\r\n1-0", .connection),
+            ("*1\r\n*2\r\n$2\r\nin\r\n*1\r\n*2\r\n$3\r\n1-0XX*-1\r\n", .connection),
+            ("*1\n", .connection),
+            ("*-2\r\n", .connection),
+            ("*1\r\n*2\r\n$2\r\nin\r\n:5\r\n", .connection),
+            ("?\r\n", .connection),
+            ("$" + String(repeating: "1", count: 70_000) + "\r\n", .connection),
+        ])
+    func failures(text: String, kind: RedisError.Kind) {
+        var reader = Self.reader(text, chunk: 5)
+        let thrown = #expect(throws: RedisError.self) { try reader.streamsReply(payloadLimit: 10) }
+        #expect(thrown?.kind == kind)
     }
 }

@@ -15,4 +15,12 @@ redisContext *chiredis_connect(const char *host, int port, int timeout_ms);
 // context's `err` and `errstr` say which; the context is then unusable).
 redisReply *chiredis_command(redisContext *context, int count, const char **arguments, const size_t *lengths);
 
+// Sends one command (binary-safe arguments) without reading its reply, for a caller that reads the reply from
+// the socket itself (`chiredis_descriptor`); 0, or -1 on an error (`err` and `errstr` say which). hiredis's
+// reader is left empty: the context serves later commands as before once the reply has been read whole.
+int chiredis_send(redisContext *context, int count, const char **arguments, const size_t *lengths);
+
+// The context's socket, blocking, with the context's timeout on every read (SO_RCVTIMEO).
+int chiredis_descriptor(const redisContext *context);
+
 #endif
