@@ -6,7 +6,9 @@ package struct HTTPRequest: Sendable {
     package let method: String
     /// The path, percent-decoded by libmicrohttpd, without the query.
     package let path: String
-    /// Header values by lowercased name (the last one when a header repeats).
+    /// Header values by lowercased name. A header that must appear once (`RequestHead.singletons`: Authorization,
+    /// Content-Length, Content-Type, Host, Transfer-Encoding, X-Request-Id) never repeats here, as the server
+    /// refuses such a request with 400; of any other, the last value.
     package let headers: [String: String]
     /// Query arguments by name, decoded.
     package let query: [String: String]

@@ -12,8 +12,12 @@ package protocol HTTPHandler: Sendable {
     /// Called with the request and its whole body; the server's thread is not held meanwhile (the connection is
     /// suspended, and resumed when the response is ready).
     func respond(to request: HTTPRequest) async -> HTTPResponse
-    /// Called on the server's thread when a request is over: its response sent (`status` and `log` are the
-    /// response's), or the connection lost first (status 0 when no response was queued).
+    /// Called on the server's thread when a request whose head came in is over: its response sent (`status` and
+    /// `log` are the response's), or the connection lost first (status 0 when no response was queued). Also for a
+    /// request the server refused itself, before `head` (a malformed head, or one over a limit: 400, 414, 431,
+    /// 501), so that every request reaches the access log; and for one whose body was refused or lost after
+    /// `head` answered `.read` (413, 503 when bodies fill the memory bound, status 0), where `respond(to:)` is
+    /// never called.
     func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration)
 }
 
@@ -32,32 +36,54 @@ package struct HTTPServerError: Error, CustomStringConvertible {
 
 /// An HTTP/1.1 server on one listening address: libmicrohttpd with one internal thread (epoll), which parses
 /// requests, reads bodies and writes responses; a request that needs time suspends its connection until its
-/// response is ready, so a slow payload never holds the thread.
+/// response is ready, so a slow payload never holds the thread. A `ConnectionGate` of its own accepts the
+/// connections and bounds what each client may hold (connections, time, buffered bytes); every request's head is
+/// checked (`RequestHead`) before the handler sees it.
 package final class HTTPServer: @unchecked Sendable {
-    /// Bounds on what clients may hold. The defaults are documented in the README ("Running the service").
+    /// Bounds on what clients may hold. The defaults are documented in the README ("Running the service"), which
+    /// also says what a client over each gets.
     package struct Limits: Sendable {
         /// The most connections open at once. Default 1,024: far beyond the work `--max-in-flight` admits, so
         /// idle keep-alive clients cannot crowd out working ones, and well within the process's descriptors.
         package var connections = 1024
-        /// The most connections from one client address; 0 for no limit. Default 0: a gateway talks from few
-        /// addresses, often one.
-        package var connectionsPerAddress = 0
+        /// The most connections from one client address; 0 for no limit. Default 256, as many as the payloads
+        /// `--max-in-flight` admits by default: one client never needs more connections than it may have payloads
+        /// in process, and one address then holds at most a quarter of the 1,024 connections, so a misbehaving
+        /// client leaves room for others (an orchestrator's health probe among them).
+        package var connectionsPerAddress = 256
         /// A connection idle this long (no byte in or out, a response not waiting on work) is closed. Default
-        /// 30 s: a keep-alive client reuses its connection within that; a slow-loris client is cut off.
+        /// 30 s: a keep-alive client reuses its connection within that.
         package var idleTimeoutSeconds = 30
-        /// Memory per connection for the request line, headers and buffers. Default 16 KiB: a gateway's
-        /// requests carry a few hundred bytes of headers; bodies are held apart, up to their own limit. It is
-        /// not larger because libmicrohttpd clears the whole of it for every request (64 KiB cost 3% of the
-        /// server's CPU in the service benchmark).
-        package var connectionMemory = 16 * 1024
+        /// A request's head (request line and headers) must be in within this of the connection's start (after a
+        /// response: of the idle timeout's end at the latest); its body must then arrive at `minimumBodyRate`,
+        /// counted over each window of this length. Default 10 s: a head is at most 16 KiB, which a gateway
+        /// sends in one packet, so 10 s leaves a slow link room and bounds how long a client that trickles its
+        /// bytes holds a connection.
+        package var headerTimeoutSeconds = 10
+        /// The least body bytes a second (counted over each `headerTimeoutSeconds`); 0 for no minimum. Default
+        /// 16 KiB/s (128 kbit/s), slower than any gateway's link: a client that holds a connection with its
+        /// body pays for it in bandwidth, and the longest body (64 MiB) may take 68 minutes.
+        package var minimumBodyRate = 16 * 1024
+        /// The most request-body bytes held in memory at once across the connections. Default 256 MiB: the
+        /// 256 JSON bodies of 1 MiB that `--max-in-flight` admits, or four NDJSON bodies of 64 MiB.
+        package var bufferedBodyBytes = 256 << 20
+        /// The limits on a request's head.
+        package var head = RequestHead.Limits()
 
         package init() {}
+
+        /// Memory per connection for libmicrohttpd: the head, a record for each of its fields (64 bytes with
+        /// alignment: `struct MHD_HTTP_Header`), and room for the response's headers; bodies are held apart, up to
+        /// their own limit. 32 KiB by default: libmicrohttpd clears the whole of it for every request, so it is
+        /// no larger than the documented limits need (measured in the README's benchmark (s)).
+        var connectionMemory: Int { head.bytes + (head.headerFields + head.queryArguments) * 64 + 3584 }
     }
 
     // Touched by libmicrohttpd's thread, by `quiesce` and `stop`: the daemon pointer is set once in init.
     private let daemon: OpaquePointer
     private let handler: any HTTPHandler
     private let active = LockedValue(0)
+    private let gate: ConnectionGate
     /// The port listened on (as bound, when 0 was asked for).
     package let port: Int
 
@@ -67,28 +93,42 @@ package final class HTTPServer: @unchecked Sendable {
         guard let socketAddress = SocketAddress(address) else {
             throw HTTPServerError(description: "'\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
         }
-        // The callbacks' context is retained until the daemon is stopped (its thread joined) in deinit.
-        var started: OpaquePointer? = nil
-        let box = Unmanaged.passRetained(Box(handler: handler, active: active))
-        socketAddress.withSockaddr { pointer, length in
-            var settings = cmhd_settings(
-                address: pointer, address_length: length, connection_limit: UInt32(limits.connections),
-                per_address_limit: UInt32(limits.connectionsPerAddress),
-                idle_timeout_seconds: UInt32(limits.idleTimeoutSeconds), connection_memory: limits.connectionMemory)
-            started = cmhd_start(&settings, HTTPServer.access, box.toOpaque(), HTTPServer.finished, box.toOpaque())
+        let listener: Int32
+        switch socketAddress.listen() {
+        case .success(let descriptor): listener = descriptor
+        case .failure(let error): throw HTTPServerError(description: "cannot listen on \(address): \(error)")
         }
-        guard let started else {
+        gate = ConnectionGate(
+            listener: listener,
+            policy: ConnectionGate.Policy(
+                connections: limits.connections, connectionsPerAddress: limits.connectionsPerAddress,
+                headerTimeout: .seconds(limits.headerTimeoutSeconds), idleTimeout: .seconds(limits.idleTimeoutSeconds),
+                minimumBodyRate: limits.minimumBodyRate, bufferedBodyBytes: limits.bufferedBodyBytes))
+        port = SocketAddress.boundPort(of: listener)
+        // The callbacks' context is retained until the daemon is stopped (its thread joined) in deinit.
+        let box = Unmanaged.passRetained(Box(handler: handler, active: active, gate: gate, head: limits.head))
+        // libmicrohttpd's own connection limit is only a backstop (the gate admits): twice ours, so that a
+        // connection whose close the gate has counted and libmicrohttpd not yet never turns a new one away.
+        var settings = cmhd_settings(
+            connection_limit: UInt32(limits.connections * 2), idle_timeout_seconds: UInt32(limits.idleTimeoutSeconds),
+            connection_memory: limits.connectionMemory, connection_memory_increment: 1024)
+        var callbacks = cmhd_callbacks(
+            context: box.toOpaque(), access: HTTPServer.access, completed: HTTPServer.finished,
+            connection: HTTPServer.connectionNotice, target: HTTPServer.target)
+        guard let started = cmhd_start(&settings, &callbacks) else {
+            gate.discard()
             box.release()
-            throw HTTPServerError(description: "cannot listen on \(address): \(String(cString: strerror(errno)))")
+            throw HTTPServerError(description: "cannot serve on \(address): \(Errno(errno))")
         }
         daemon = started
         self.box = box
-        port = Int(cmhd_bound_port(started))
+        gate.start(daemon: started)
     }
 
     private let box: Unmanaged<Box>
 
     deinit {
+        gate.stop()
         MHD_stop_daemon(daemon)
         box.release()
     }
@@ -96,25 +136,31 @@ package final class HTTPServer: @unchecked Sendable {
     /// Requests begun and not yet over (response not fully sent).
     package var requestsInProgress: Int { active.withLock { $0 } }
 
+    /// What the server's gate has seen: connections open, refused and cut, body bytes held.
+    package var statistics: ConnectionGate.Statistics { gate.statistics }
+
     /// Stops accepting connections (the listening socket is closed); connections already open are served.
     package func quiesce() {
-        let listener = MHD_quiesce_daemon(daemon)
-        if listener >= 0 { close(listener) }
+        gate.quiesce()
     }
 
     // MARK: - libmicrohttpd's side
 
-    /// What the callbacks need: the handler and the count of requests in progress.
+    /// What the callbacks need: the handler, the count of requests in progress, the gate and the head's limits.
     private final class Box {
         let handler: any HTTPHandler
         let active: LockedValue<Int>
-        init(handler: any HTTPHandler, active: LockedValue<Int>) {
+        let gate: ConnectionGate
+        let head: RequestHead.Limits
+        init(handler: any HTTPHandler, active: LockedValue<Int>, gate: ConnectionGate, head: RequestHead.Limits) {
             self.handler = handler
             self.active = active
+            self.gate = gate
+            self.head = head
         }
     }
 
-    /// One request, from its headers to its completion; touched on the server's thread only, but for the
+    /// One request, from its request line to its completion; touched on the server's thread only, but for the
     /// response set by the task that made it while the connection is suspended.
     ///
     /// `ready` needs no lock of its own: the task sets it and then calls `MHD_resume_connection`, and the server's
@@ -123,21 +169,29 @@ package final class HTTPServer: @unchecked Sendable {
     /// read. A lock per request (a mutex and a condition allocated, initialised and destroyed) showed in the
     /// service's profile.
     private final class Exchange: @unchecked Sendable {
-        var request: HTTPRequest
+        /// The target as received (before the request's head is in).
+        let target: RequestTarget
         let started = ContinuousClock.now
-        let limit: Int
-        let tooLarge: HTTPResponse?
+        /// Set when the head is in.
+        var request: HTTPRequest?
+        var tenant: ConnectionGate.Tenant?
+        var body: [UInt8] = []
+        /// The body's declared length, if any.
+        var declared: Int?
+        var limit = 0
+        var tooLarge: HTTPResponse?
         var overLimit = false
+        var overBudget = false
+        /// Bytes counted against the gate's bound on bodies held: the capacity asked for the body's buffer.
+        var charged = 0
         var discarded = 0
         var dispatched = false
         var status = 0
         var log = HTTPResponse.Log()
         var ready: HTTPResponse?
 
-        init(request: HTTPRequest, limit: Int, tooLarge: HTTPResponse?) {
-            self.request = request
-            self.limit = limit
-            self.tooLarge = tooLarge
+        init(target: RequestTarget) {
+            self.target = target
         }
 
         /// The response made and not yet queued, if any; taken (set to nil) by this call.
@@ -151,48 +205,67 @@ package final class HTTPServer: @unchecked Sendable {
     /// past this the connection is closed.
     private static let discardFactor = 4
 
-    private static let access: MHD_AccessHandlerCallback = { context, connection, url, method, _, upload, uploadSize, slot in
+    /// The answer to a body that does not fit in what may be held now.
+    private static let noRoom = HTTPResponse.error(
+        503, "request bodies being received fill the server's memory bound; retry later", headers: [("Retry-After", "1")])
+
+    /// `MHD_OPTION_URI_LOG_CALLBACK`: the request line is in, its target still raw (libmicrohttpd has not yet split
+    /// the query or decoded the escapes). The request's `Exchange` starts here.
+    ///
+    /// A query with more arguments than the limit is emptied here: libmicrohttpd 0.9.75 keeps a record of each
+    /// argument in the connection's memory, and when that runs out midway it queues its 431 but goes on parsing,
+    /// and the connection then hangs unanswered until the idle timeout. The query's first byte is set to NUL, in
+    /// the read buffer libmicrohttpd itself writes the target's separators into (it passes it as `const`), so that
+    /// it finds no argument; the request is answered 414 when its head is in.
+    private static let target: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        context, uri, _ in
         let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
-        guard let connection, let slot, let uploadSize else { return cmhd_no }
-        guard let stored = slot.pointee else {
-            let request = HTTPRequest(
-                method: String(cString: method!), path: String(cString: url!),
-                headers: values(connection, cmhd_header_kind, lowercased: true),
-                query: values(connection, cmhd_argument_kind, lowercased: false))
-            let exchange: Exchange
-            switch box.handler.head(request) {
-            case .respond(let response):
-                exchange = Exchange(request: request, limit: 0, tooLarge: nil)
-                exchange.ready = response
-            case .read(let limit, let tooLarge):
-                exchange = Exchange(request: request, limit: limit, tooLarge: tooLarge)
-                // A declared length over the limit is refused before any byte of the body is read.
-                if let declared = request.headers["content-length"].flatMap({ Int($0) }), declared > limit {
-                    exchange.ready = tooLarge
-                }
+        var scanned = RequestTarget()
+        if let uri {
+            let length = strlen(uri)
+            scanned = uri.withMemoryRebound(to: UInt8.self, capacity: length) {
+                RequestTarget(UnsafeBufferPointer(start: $0, count: length))
             }
-            box.active.withLock { $0 += 1 }
-            slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
-            // A response decided now goes out now only when a body was announced (which is then left unread, and
-            // the connection closed after it); otherwise at the request's end, keeping the connection alive.
-            let announcesBody = request.headers["content-length"].map { $0 != "0" } ?? (request.headers["transfer-encoding"] != nil)
-            if announcesBody, let response = exchange.takeReady() {
-                return queue(response, on: connection, for: exchange)
+            if scanned.arguments > box.head.queryArguments, let query = scanned.query {
+                UnsafeMutablePointer(mutating: uri)[query + 1] = 0
             }
-            return cmhd_yes
         }
-        let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeUnretainedValue()
+        return Unmanaged.passRetained(Exchange(target: scanned)).toOpaque()
+    }
+
+    /// `MHD_OPTION_NOTIFY_CONNECTION`: a connection the gate handed over starts (its tenant becomes the
+    /// connection's context), or is closed.
+    private static let connectionNotice: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
+        let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
+        guard let connection, let socketContext else { return }
+        if code == cmhd_connection_started {
+            if let tenant = box.gate.started(socket: cmhd_connection_socket(connection)) {
+                socketContext.pointee = Unmanaged.passUnretained(tenant).toOpaque()
+            }
+        } else if code == cmhd_connection_closed, let stored = socketContext.pointee {
+            box.gate.closed(Unmanaged<ConnectionGate.Tenant>.fromOpaque(stored).takeUnretainedValue())
+            socketContext.pointee = nil
+        }
+    }
+
+    private static let access: MHD_AccessHandlerCallback = { context, connection, url, method, version, upload, uploadSize, slot in
+        let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
+        guard let connection, let url, let method, let version, let slot, let uploadSize else { return cmhd_no }
+        let exchange: Exchange
+        if let stored = slot.pointee {
+            exchange = Unmanaged<Exchange>.fromOpaque(stored).takeUnretainedValue()
+        } else {
+            // libmicrohttpd calls the target callback for every request line; this is only a backstop.
+            exchange = Exchange(target: RequestTarget())
+            slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
+        }
+        guard exchange.request != nil else {
+            return head(of: exchange, connection, method: method, url: url, version: version, box)
+        }
         if uploadSize.pointee > 0 {
             let count = uploadSize.pointee
             uploadSize.pointee = 0
-            if exchange.overLimit || exchange.request.body.count + count > exchange.limit {
-                exchange.overLimit = true
-                exchange.request.body = []
-                exchange.discarded += count
-                return exchange.discarded > exchange.limit * discardFactor ? cmhd_no : cmhd_yes
-            }
-            exchange.request.body += UnsafeRawBufferPointer(start: upload, count: count)
-            return cmhd_yes
+            return receive(UnsafeRawBufferPointer(start: upload, count: count), for: exchange, box)
         }
         if let response = exchange.takeReady() {
             return queue(response, on: connection, for: exchange)
@@ -200,13 +273,18 @@ package final class HTTPServer: @unchecked Sendable {
         if exchange.overLimit, let tooLarge = exchange.tooLarge {
             return queue(tooLarge, on: connection, for: exchange)
         }
+        if exchange.overBudget {
+            return queue(noRoom, on: connection, for: exchange)
+        }
         guard !exchange.dispatched else { return cmhd_yes }
         exchange.dispatched = true
+        if let tenant = exchange.tenant { box.gate.requestIn(tenant) }
         MHD_suspend_connection(connection)
         let handler = box.handler
-        let request = exchange.request
+        var request = exchange.request!
+        request.body = exchange.body
         // The task's copy is now the body's only holder: it goes when the task is done with it.
-        exchange.request.body = []
+        exchange.body = []
         let suspended = Connection(pointer: connection)
         Task {
             exchange.ready = await handler.respond(to: request)
@@ -215,12 +293,96 @@ package final class HTTPServer: @unchecked Sendable {
         return cmhd_yes
     }
 
+    /// The request's head is in: it is checked, then its handler decides.
+    private static func head(
+        of exchange: Exchange, _ connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
+        version: UnsafePointer<CChar>, _ box: Box
+    ) -> MHD_Result {
+        var reader = HeadReader(
+            connection, method: method, url: url, version: version, targetBytes: exchange.target.bytes)
+        reader.head.target = exchange.target
+        let request = HTTPRequest(
+            method: String(cString: method), path: String(cString: url), headers: reader.headers,
+            query: arguments(connection))
+        exchange.request = request
+        exchange.tenant = cmhd_connection_context(connection)?.pointee.map {
+            Unmanaged<ConnectionGate.Tenant>.fromOpaque($0).takeUnretainedValue()
+        }
+        box.active.withLock { $0 += 1 }
+        let tenant = exchange.tenant
+        // A refused head is answered now and its connection closed: what follows it may not be a request.
+        if var refusal = reader.head.refusal(box.head) {
+            refusal.headers.append(("Connection", "close"))
+            if let tenant { box.gate.headArrived(tenant, readingBody: false) }
+            return queue(refusal, on: connection, for: exchange)
+        }
+        exchange.declared = reader.head.contentLength.flatMap { Int($0) }
+        switch box.handler.head(request) {
+        case .respond(let response):
+            exchange.ready = response
+        case .read(let limit, let tooLarge):
+            exchange.limit = limit
+            exchange.tooLarge = tooLarge
+            // A declared length over the limit is refused before any byte of the body is read; one that does not
+            // fit in what may be held now gets 503.
+            if let declared = exchange.declared {
+                if declared > limit {
+                    exchange.ready = tooLarge
+                } else if !box.gate.canBuffer(declared) {
+                    exchange.ready = noRoom
+                }
+            }
+        }
+        // A response decided now goes out now only when a body was announced (which is then left unread, and the
+        // connection closed after it); otherwise at the request's end, keeping the connection alive.
+        let announcesBody = exchange.declared.map { $0 != 0 } ?? (reader.head.transferEncoding != nil)
+        if let tenant { box.gate.headArrived(tenant, readingBody: announcesBody && exchange.ready == nil) }
+        if announcesBody, let response = exchange.takeReady() {
+            return queue(response, on: connection, for: exchange)
+        }
+        return cmhd_yes
+    }
+
+    /// Body bytes arrived: kept, or dropped once the body is over its limit or out of room.
+    private static func receive(_ bytes: UnsafeRawBufferPointer, for exchange: Exchange, _ box: Box) -> MHD_Result {
+        if !exchange.overLimit, !exchange.overBudget {
+            let needed = exchange.body.count + bytes.count
+            if needed > exchange.limit {
+                exchange.overLimit = true
+            } else {
+                // The buffer grows by doubling, to the declared length at most; the growth is counted (as asked
+                // for, not as the allocator rounds it) before it is allocated.
+                let capacity = exchange.charged
+                let target = needed > capacity ? min(max(needed, 2 * capacity), exchange.declared ?? exchange.limit) : capacity
+                if box.gate.received(bytes.count, growth: target - capacity, on: exchange.tenant) {
+                    exchange.charged = target
+                    if target > capacity { exchange.body.reserveCapacity(target) }
+                    exchange.body += bytes
+                    return cmhd_yes
+                }
+                exchange.overBudget = true
+            }
+            box.gate.discharge(exchange.charged)
+            exchange.charged = 0
+            exchange.body = []
+        } else {
+            _ = box.gate.received(bytes.count, growth: 0, on: exchange.tenant)
+        }
+        exchange.discarded += bytes.count
+        return exchange.discarded > exchange.limit * discardFactor ? cmhd_no : cmhd_yes
+    }
+
     private static let finished: MHD_RequestCompletedCallback = { context, _, slot, _ in
         guard let context, let stored = slot?.pointee else { return }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeRetainedValue()
         slot?.pointee = nil
-        box.handler.completed(exchange.request, status: exchange.status, log: exchange.log, elapsed: .now - exchange.started)
+        box.gate.discharge(exchange.charged)
+        // A request whose head never came in whole (the connection closed, or libmicrohttpd refused it) is not
+        // one the handler knows.
+        guard let request = exchange.request else { return }
+        if let tenant = exchange.tenant { box.gate.requestOver(tenant) }
+        box.handler.completed(request, status: exchange.status, log: exchange.log, elapsed: .now - exchange.started)
         box.active.withLock { $0 -= 1 }
     }
 
@@ -249,36 +411,28 @@ package final class HTTPServer: @unchecked Sendable {
         return queued
     }
 
-    /// Every value of one kind (headers, query arguments) of a connection; names lowercased when asked (ASCII
-    /// only, as HTTP header names are).
-    private static func values(
-        _ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercased: Bool
-    ) -> [String: String] {
-        struct Collected {
-            var values: [String: String] = [:]
-            let lowercased: Bool
-        }
-        var collected = Collected(lowercased: lowercased)
+    /// The query arguments of a connection's request, by name (decoded by libmicrohttpd).
+    private static func arguments(_ connection: OpaquePointer) -> [String: String] {
+        var arguments: [String: String] = [:]
         // The context is a pointer to a local (no object allocated per request); libmicrohttpd calls back before
         // it returns.
-        withUnsafeMutablePointer(to: &collected) { pointer in
+        withUnsafeMutablePointer(to: &arguments) { pointer in
             _ = MHD_get_connection_values(
-                connection, kind,
+                connection, cmhd_argument_kind,
                 { context, _, key, value in
-                    let collected = context!.assumingMemoryBound(to: Collected.self)
                     if let key {
-                        let name = collected.pointee.lowercased ? HTTPServer.lowercasedName(key) : String(cString: key)
-                        collected.pointee.values[name] = value.map { String(cString: $0) } ?? ""
+                        context!.assumingMemoryBound(to: [String: String].self).pointee[String(cString: key)] =
+                            value.map { String(cString: $0) } ?? ""
                     }
                     return cmhd_yes
                 }, pointer)
         }
-        return collected.values
+        return arguments
     }
 
     /// A header name in lowercase, made in one pass over its bytes: names of up to 15 bytes (`host`,
     /// `content-type`, `x-request-id`) then need no allocation, where `String.lowercased()` made a second string.
-    private static func lowercasedName(_ key: UnsafePointer<CChar>) -> String {
+    fileprivate static func lowercasedName(_ key: UnsafePointer<CChar>) -> String {
         let length = strlen(key)
         return key.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
             String(unsafeUninitializedCapacity: length) { buffer in
@@ -295,4 +449,87 @@ package final class HTTPServer: @unchecked Sendable {
 /// A libmicrohttpd connection pointer, handed to the task that will resume it.
 package struct Connection: @unchecked Sendable {
     let pointer: OpaquePointer
+}
+
+/// A request's header fields as libmicrohttpd parsed them: into `HTTPRequest`'s dictionary and a `RequestHead`.
+///
+/// It also proves that the fields account for every byte of the head. libmicrohttpd 0.9.75 parses the head in
+/// place, in its read buffer: it writes a NUL where the space after the method, the space before the version,
+/// each line's CR and LF, and each header's colon were, and hands out pointers into that buffer, with lengths
+/// taken by `strlen`; a NUL byte inside a field therefore ends it there, silently (`/v1/enrich\0/x` is
+/// `/v1/enrich`). Here each line must begin where the previous one ended, one byte on for an LF or two for a
+/// CRLF; between a name's colon and its value there may only be the spaces and tabs libmicrohttpd skipped; the head
+/// must end right after the last line and the empty one. Any other gap is bytes no field holds: a NUL byte, or a
+/// line folded onto the next (libmicrohttpd moves the joined field elsewhere). Only bytes inside the head,
+/// `[method, method + head size)`, are read; a field pointing outside it is such a gap too.
+private struct HeadReader {
+    var headers: [String: String] = [:]
+    var head = RequestHead()
+    private let start: UnsafePointer<CChar>
+    private let end: UnsafePointer<CChar>
+    /// Where the previous line's content ended (the NUL written over its CR or LF); nil once a gap is found.
+    private var lineEnd: UnsafePointer<CChar>?
+
+    init(
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>,
+        version: UnsafePointer<CChar>, targetBytes: Int
+    ) {
+        start = method
+        head.bytes = cmhd_head_size(connection)
+        end = method + head.bytes
+        // The request line: the method, the NUL over its space, any further spaces, the target as received (its
+        // length taken before libmicrohttpd decoded it in place), the NUL over the space before the version.
+        let methodEnd = method + strlen(method)
+        if head.bytes > 0, url > methodEnd, url < end, version == url + targetBytes + 1, version + 8 < end,
+            UnsafeBufferPointer(start: methodEnd + 1, count: url - methodEnd - 1).allSatisfy({ $0 == 0x20 })
+        {
+            lineEnd = version + strlen(version)
+        } else {
+            head.unaccounted = true
+        }
+        withUnsafeMutablePointer(to: &self) { pointer in
+            _ = MHD_get_connection_values_n(
+                connection, cmhd_header_kind,
+                { context, _, key, keySize, value, valueSize in
+                    guard let key else { return cmhd_yes }
+                    context!.assumingMemoryBound(to: HeadReader.self).pointee.add(key, keySize, value, valueSize)
+                    return cmhd_yes
+                }, pointer)
+        }
+        if let lineEnd {
+            // The last line's end and the empty line: two to four bytes, all NUL (LF or CRLF, twice).
+            let rest = end - lineEnd
+            if !(2...4).contains(rest) || UnsafeBufferPointer(start: lineEnd, count: rest).contains(where: { $0 != 0 }) {
+                head.unaccounted = true
+            }
+        }
+        head.contentLength = headers["content-length"]
+        head.transferEncoding = headers["transfer-encoding"]
+    }
+
+    private mutating func add(_ key: UnsafePointer<CChar>, _ keySize: Int, _ value: UnsafePointer<CChar>?, _ valueSize: Int) {
+        head.headerFields += 1
+        let name = HTTPServer.lowercasedName(key)
+        let text = value.map { String(cString: $0) } ?? ""
+        if headers.updateValue(text, forKey: name) != nil, head.repeated == nil, RequestHead.singletons.contains(name) {
+            head.repeated = name
+        }
+        if head.invalidName == nil, !RequestHead.isToken(UnsafeRawBufferPointer(start: key, count: keySize)) {
+            head.invalidName = String(cString: key)
+        }
+        if head.invalidValue == nil, RequestHead.hasControl(UnsafeRawBufferPointer(start: value, count: valueSize)) {
+            head.invalidValue = name
+        }
+        guard let previous = lineEnd else { return }
+        // The bounds first: nothing outside the head is read.
+        guard let value, key > start, value > key + keySize, value + valueSize < end,
+            key == previous + 1 || (key == previous + 2 && previous[1] == 0),
+            UnsafeBufferPointer(start: key + keySize + 1, count: value - key - keySize - 1).allSatisfy({ $0 == 0x20 || $0 == 0x09 })
+        else {
+            head.unaccounted = true
+            lineEnd = nil
+            return
+        }
+        lineEnd = value + valueSize
+    }
 }

@@ -46,4 +46,80 @@ package struct SocketAddress: Sendable {
             }
         }
     }
+
+    /// A non-blocking TCP socket listening on this address (`SO_REUSEADDR`; an IPv6 one takes IPv6 only), with
+    /// the kernel's largest backlog; its descriptor, or the `errno` that stopped it.
+    func listen() -> Result<Int32, Errno> {
+        let family = withSockaddr { address, _ in Int32(address.pointee.sa_family) }
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return .failure(Errno(errno)) }
+        var on: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        if family == AF_INET6 { setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size)) }
+        let bound = withSockaddr { address, length in bind(descriptor, address, length) }
+        // SOMAXCONN: the kernel caps the backlog at net.core.somaxconn; connections wait there only until the
+        // accepting thread takes them, which it does at once, over a limit or not.
+        guard bound == 0, Glibc.listen(descriptor, SOMAXCONN) == 0 else {
+            let error = Errno(errno)
+            close(descriptor)
+            return .failure(error)
+        }
+        return .success(descriptor)
+    }
+
+    /// The port a socket is bound to; 0 when it cannot be read.
+    static func boundPort(of descriptor: Int32) -> Int {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let read = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard read == 0 else { return 0 }
+        return Int(UInt16(bigEndian: ClientAddress.port(of: storage)))
+    }
+}
+
+/// An `errno` value, with its text.
+package struct Errno: Error, CustomStringConvertible, Sendable {
+    package let code: Int32
+    init(_ code: Int32) { self.code = code }
+    package var description: String { String(cString: strerror(code)) }
+}
+
+/// A client's address without its port, as connections are counted per address: an IPv4 address is kept as its
+/// IPv4-mapped IPv6 form, so that both families share one key type.
+struct ClientAddress: Hashable, Sendable {
+    private let high: UInt64
+    private let low: UInt64
+
+    init(_ storage: sockaddr_storage) {
+        let family = Int32(storage.ss_family)
+        (high, low) = withUnsafeBytes(of: storage) { raw in
+            switch family {
+            case AF_INET:
+                let address = UInt32(bigEndian: raw.load(as: sockaddr_in.self).sin_addr.s_addr)
+                return (0, 0xFFFF_0000_0000 | UInt64(address))
+            case AF_INET6:
+                let address = raw.load(as: sockaddr_in6.self).sin6_addr
+                return withUnsafeBytes(of: address) { bytes in
+                    (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                     UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                }
+            default:
+                return (0, 0)
+            }
+        }
+    }
+
+    /// The port of an IPv4 or IPv6 address, in network byte order.
+    static func port(of storage: sockaddr_storage) -> UInt16 {
+        let family = Int32(storage.ss_family)
+        return withUnsafeBytes(of: storage) { raw in
+            switch family {
+            case AF_INET: raw.load(as: sockaddr_in.self).sin_port
+            case AF_INET6: raw.load(as: sockaddr_in6.self).sin6_port
+            default: 0
+            }
+        }
+    }
 }

@@ -29,8 +29,20 @@ enum ServeCommand {
                 name: "max-connections", value: "n",
                 help: "Connections open at once, per listener, \(ParsedArguments.describe(connectionRange)). (default: 1024)"),
             OptionSpec(
+                name: "max-connections-per-address", value: "n",
+                help: "Connections open at once from one client address, per listener, \(ParsedArguments.describe(perAddressRange)); 0 for no limit; beyond, 503 and closed at once. (default: 256)"),
+            OptionSpec(
                 name: "idle-timeout", value: "seconds",
                 help: "Close a connection idle this long, \(ParsedArguments.describe(idleRange)). (default: 30)"),
+            OptionSpec(
+                name: "header-timeout", value: "seconds",
+                help: "A request's line and headers must arrive within this (after a response: within --idle-timeout plus this), \(ParsedArguments.describe(idleRange)); else the connection is closed. (default: 10)"),
+            OptionSpec(
+                name: "min-body-rate", value: "bytes",
+                help: "The slowest a request body may arrive, in bytes a second over each --header-timeout, \(ParsedArguments.describe(bodyRateRange)); 0 for no minimum; slower, the connection is closed. (default: 16384)"),
+            OptionSpec(
+                name: "max-buffered-bytes", value: "n",
+                help: "Request-body bytes held in memory at once, per listener, \(ParsedArguments.describe(bodyRange)), at least the body limits; a body that does not fit: 503 with Retry-After. (default: 268435456)"),
             OptionSpec(
                 name: "drain-timeout", value: "seconds",
                 help: "On SIGTERM/SIGINT, how long requests in flight may take before their work is cancelled, \(ParsedArguments.describe(drainRange)). (default: 30)"),
@@ -52,8 +64,12 @@ enum ServeCommand {
     static let inFlightRange = 1...100_000
     /// `--max-connections`: up to 60,000, within a process's usual descriptor limits once raised.
     static let connectionRange = 1...60_000
-    /// `--idle-timeout`: a second to an hour.
+    /// `--max-connections-per-address`: up to `--max-connections`'s bound; 0 turns the limit off.
+    static let perAddressRange = 0...60_000
+    /// `--idle-timeout`, `--header-timeout`: a second to an hour.
     static let idleRange = 1...3600
+    /// `--min-body-rate`: up to 1 GiB a second; 0 turns the minimum off.
+    static let bodyRateRange = 0...(1 << 30)
     /// `--drain-timeout`: up to an hour; 0 cancels work in flight at once.
     static let drainRange = 0.0...3600.0
 
@@ -68,7 +84,17 @@ enum ServeCommand {
         if let count = try parsed.wholeNumber("max-in-flight", of: "payloads", in: inFlightRange) { settings.maximumInFlight = count }
         var limits = HTTPServer.Limits()
         if let count = try parsed.wholeNumber("max-connections", of: "connections", in: connectionRange) { limits.connections = count }
+        if let count = try parsed.wholeNumber("max-connections-per-address", of: "connections", in: perAddressRange) {
+            limits.connectionsPerAddress = count
+        }
         if let seconds = try parsed.wholeNumber("idle-timeout", of: "seconds", in: idleRange) { limits.idleTimeoutSeconds = seconds }
+        if let seconds = try parsed.wholeNumber("header-timeout", of: "seconds", in: idleRange) { limits.headerTimeoutSeconds = seconds }
+        if let rate = try parsed.wholeNumber("min-body-rate", of: "bytes a second", in: bodyRateRange) { limits.minimumBodyRate = rate }
+        if let bytes = try parsed.wholeNumber("max-buffered-bytes", of: "bytes", in: bodyRange) { limits.bufferedBodyBytes = bytes }
+        // A bound below a body limit would refuse every body of that size, for ever.
+        guard limits.bufferedBodyBytes >= max(settings.maximumBodyBytes, settings.maximumBatchBytes) else {
+            throw UsageError("--max-buffered-bytes: \(limits.bufferedBodyBytes) is less than the largest body allowed (--max-body-bytes, --max-batch-bytes: \(max(settings.maximumBodyBytes, settings.maximumBatchBytes)))")
+        }
         let drainTimeout = try parsed.seconds("drain-timeout", in: drainRange) ?? .seconds(30)
         if let file = parsed.value("token-file") { settings.token = try token(file) }
         let addresses = parsed.all("listen").isEmpty ? ["127.0.0.1:8080"] : parsed.all("listen")

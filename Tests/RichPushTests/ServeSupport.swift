@@ -6,8 +6,14 @@ final class ServeProcess: @unchecked Sendable {
     let process: ChildProcess
     let port: Int
     private let errors: FileHandle
-    private let collected = NSLock()
-    private var stderrBytes: [UInt8] = []
+    private let collected = Collected()
+
+    /// What the reader thread has read: apart from the process, so that the thread does not keep it alive (a
+    /// test that fails before `terminate` then still kills its server when it lets go of it).
+    private final class Collected: @unchecked Sendable {
+        let lock = NSLock()
+        var bytes: [UInt8] = []
+    }
 
     /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
     /// Without `readingStandardError`, nothing reads its standard error after that line (a stuck log reader).
@@ -31,23 +37,23 @@ final class ServeProcess: @unchecked Sendable {
         self.port = port
         guard readingStandardError else { return }
         // Everything after the listening line is collected on a thread of its own.
-        let handle = errors
-        Thread { [self] in
+        let (handle, collected) = (errors, collected)
+        Thread {
             while true {
                 let data = handle.availableData
                 if data.isEmpty { return }
-                collected.lock()
-                stderrBytes += data
-                collected.unlock()
+                collected.lock.lock()
+                collected.bytes += data
+                collected.lock.unlock()
             }
         }.start()
     }
 
     /// The access log (and any other line on standard error) so far.
     var stderr: String {
-        collected.lock()
-        defer { collected.unlock() }
-        return String(decoding: stderrBytes, as: UTF8.self)
+        collected.lock.lock()
+        defer { collected.lock.unlock() }
+        return String(decoding: collected.bytes, as: UTF8.self)
     }
 
     /// The access log's lines, parsed.
@@ -121,8 +127,19 @@ final class HTTPConnection: @unchecked Sendable {
     let descriptor: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int) throws {
+    /// Connects to `port` on 127.0.0.1 from `source` (another loopback address makes another client).
+    init(port: Int, from source: String = "127.0.0.1") throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(descriptor)
+            throw ServeFailure("bind to \(source): \(String(cString: strerror(errno)))")
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -202,6 +219,32 @@ final class HTTPConnection: @unchecked Sendable {
     func isClosed(within limit: Duration) throws -> Bool {
         let end = ContinuousClock.now + limit
         return try !readMore(before: end)
+    }
+
+    /// Reads what has arrived without waiting: whether the connection is still open (no end, no reset seen).
+    /// What was read stays in the buffer, for `received`.
+    func stillOpen() -> Bool {
+        while true {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = recv(descriptor, &chunk, chunk.count, Int32(MSG_DONTWAIT))
+            if count > 0 {
+                buffer += chunk[..<count]
+                continue
+            }
+            return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        }
+    }
+
+    /// The bytes read so far and not yet taken by a response.
+    var received: [UInt8] { buffer }
+
+    /// Reads a response, or the connection's close first: nil then.
+    func responseOrClose(within limit: Duration) throws -> HTTPReply? {
+        do {
+            return try readResponse(within: limit)
+        } catch let failure as ServeFailure where failure.description.hasPrefix("connection closed") {
+            return nil
+        }
     }
 
     private func readUntil(_ marker: [UInt8], before end: ContinuousClock.Instant) throws -> Int {
