@@ -13,7 +13,9 @@ package final class EnrichmentService: HTTPHandler {
         /// The largest NDJSON body. Default 64 MiB: 64 payloads at the payload limit, or tens of thousands of
         /// typical ones; the body is held while its lines are processed.
         package var maximumBatchBytes = 64 << 20
-        /// The most payloads in process at once (an NDJSON request counts once); beyond it, 503. Default 256.
+        /// The most requests admitted at once to `/v1/enrich` and `/v1/explain`, from their headers (an upload
+        /// counts) to the end of their work (an NDJSON request counts once); beyond it, 503 before the body is
+        /// read. Default 256.
         package var maximumInFlight = 256
         /// How many lines of one NDJSON request are processed at once. Default 32, as `stream`.
         package var concurrency = 32
@@ -22,6 +24,9 @@ package final class EnrichmentService: HTTPHandler {
         /// The `Retry-After` of a 503, in seconds. Default 1: work in flight ends within a deadline, and most
         /// payloads take far less.
         package var retryAfterSeconds = 1
+        /// The NDJSON results that may wait for a client that does not read before its lines stop being taken.
+        /// Default `ResponseStream.defaultCapacity`, 256 KiB.
+        package var responseBufferBytes = ResponseStream.defaultCapacity
 
         package init() {}
     }
@@ -30,7 +35,7 @@ package final class EnrichmentService: HTTPHandler {
     private let settings: Settings
     package let metrics = ServiceMetrics()
     private let attachments: ServedAttachments
-    private let inFlight = LockedValue(0)
+    private let ledger: LockedValue<RequestLedger>
     private let draining = LockedValue(false)
     private let log: @Sendable ([UInt8]) -> Void
     private let requestIDs = RequestIDs()
@@ -43,6 +48,7 @@ package final class EnrichmentService: HTTPHandler {
         self.settings = settings
         self.log = log
         attachments = ServedAttachments(root: enricher.configuration.store.root)
+        ledger = LockedValue(RequestLedger(limit: settings.maximumInFlight))
         tooLarge = (Self.tooLarge(settings.maximumBodyBytes), Self.tooLarge(settings.maximumBatchBytes))
     }
 
@@ -53,22 +59,44 @@ package final class EnrichmentService: HTTPHandler {
     /// From now on `/readyz` answers 503 and new work is refused with 503.
     package func beginDraining() { draining.withLock { $0 = true } }
 
-    /// Payloads in process.
-    package var payloadsInFlight: Int { inFlight.withLock { $0 } }
+    /// Requests admitted and work not yet ended (`richpush_in_flight`).
+    package var payloadsInFlight: Int { ledger.withLock { $0.slots } }
+
+    /// Whether no request is in progress and no work runs.
+    package var isIdle: Bool { ledger.withLock { $0.isIdle } }
 
     // MARK: - Routing
 
     package func head(_ request: HTTPRequest) -> HTTPHead {
         let path = request.path
         let isDraining = draining.withLock { $0 }
-        if let answer = HealthRoutes.answer(request, ready: !isDraining, notReady: "draining", metrics: {
-            metrics.render(engine: enricher.statistics, inFlight: payloadsInFlight, draining: isDraining)
-        }) {
+        let started = ContinuousClock.now
+        let decision = decide(request, draining: isDraining)
+        switch decision {
+        case .read:
+            // The slot is taken before a byte of the body is read; refused at once when none is free.
+            let admitted = ledger.withLock {
+                $0.admit(request.number, method: request.method, path: path, at: started)
+            }
+            if admitted { return decision }
+            let response = busy(full: true)
+            ledger.withLock { $0.answered(request.number, method: request.method, path: path, at: started) }
+            return .respond(response)
+        case .respond:
+            ledger.withLock { $0.answered(request.number, method: request.method, path: path, at: started) }
+            return decision
+        }
+    }
+
+    private func decide(_ request: HTTPRequest, draining isDraining: Bool) -> HTTPHead {
+        let path = request.path
+        if let answer = HealthRoutes.answer(request, ready: !isDraining, notReady: "draining", metrics: renderMetrics) {
             return .respond(answer)
         }
         switch path {
         case "/v1/enrich", "/v1/explain":
-            if let refusal = only(Self.post, request) ?? unauthorized(request) ?? busy() { return .respond(refusal) }
+            if let refusal = only(Self.post, request) ?? unauthorized(request) { return .respond(refusal) }
+            if isDraining { return .respond(busy(full: false)) }
             switch parameters(request, assigningID: false) {
             case .failure(let refusal): return .respond(refusal.response)
             case .success(let parameters):
@@ -86,26 +114,53 @@ package final class EnrichmentService: HTTPHandler {
 
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
         guard case .success(let parameters) = parameters(request, assigningID: true) else { return .error(400, "bad parameters") }
-        guard admit() else { return busy(full: true)! }
+        // The slot taken at the headers passes to the work.
+        guard ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) else {
+            return busy(full: true)
+        }
         var response: HTTPResponse
         if request.path == "/v1/explain" {
-            defer { release() }
+            defer { endWork() }
             response = await explain(request.body, parameters)
         } else if parameters.ndjson {
-            // The slot is released when the stream ends.
+            // The slot is freed when the stream's work ends.
             response = enrichLines(request.body, parameters)
         } else {
-            defer { release() }
+            defer { endWork() }
             response = await enrich(request.body, parameters)
         }
         response.headers.append(("X-Request-Id", parameters.requestID))
         response.log.requestID = parameters.requestID
+        let stream: ResponseStream?
+        if case .stream(let made) = response.body { stream = made } else { stream = nil }
+        ledger.withLock { $0.responding(request.number, stream: stream) }
         return response
     }
 
     package func completed(_ request: HTTPRequest, status: Int, log entry: HTTPResponse.Log, elapsed: Duration) {
+        _ = ledger.withLock { $0.complete(request.number) }
         metrics.record(status: status)
         log(Self.accessLogLine(request, status: status, entry: entry, elapsed: elapsed))
+    }
+
+    /// The metrics exposition: the shared families, then the service's own gauges of NDJSON responses.
+    private func renderMetrics() -> [UInt8] {
+        let (slots, streams) = ledger.withLock { ledger in
+            (ledger.slots, ledger.entries.values.compactMap(\.stream))
+        }
+        var buffered = 0
+        var held = 0
+        for stream in streams {
+            let status = stream.status
+            buffered += status.waiting
+            if status.writerHeld { held += 1 }
+        }
+        var text = "# HELP richpush_response_buffered_bytes NDJSON results made and not yet sent to their clients.\n"
+        text += "# TYPE richpush_response_buffered_bytes gauge\nrichpush_response_buffered_bytes \(buffered)\n"
+        text += "# HELP richpush_responses_held NDJSON requests whose lines wait for their client to read.\n"
+        text += "# TYPE richpush_responses_held gauge\nrichpush_responses_held \(held)\n"
+        return metrics.render(engine: enricher.statistics, inFlight: slots, draining: draining.withLock { $0 })
+            + Array(text.utf8)
     }
 
     /// `{"method":...,"path":...,"status":...,"request_id":...,"outcome":...,"elapsed_ms":...}` and a newline,
@@ -143,26 +198,20 @@ package final class EnrichmentService: HTTPHandler {
         return response
     }
 
+    /// The results of the body's lines, streamed. A line is taken only while the stream has room: a client that
+    /// does not read holds its batch (what waits is `responseBufferBytes` and the results of the lines in progress),
+    /// and a client that goes cancels it (the lines in progress end `cancelled`, no other line is taken).
     private func enrichLines(_ body: [UInt8], _ parameters: Parameters) -> HTTPResponse {
-        var splitter = LineSplitter(limit: enricher.configuration.limits.payload.maximumBytes)
-        splitter.append(body)
-        var lines: [NDJSONEnrichment.Line] = []
-        var number = 0
-        while let line = splitter.next(atEnd: true) {
-            number += 1
-            let item = NDJSONEnrichment.Line(number: number, line: line)
-            if !item.isBlank { lines.append(item) }
-        }
-        let queue = LockedValue(lines[...])
-        let stream = ResponseStream()
+        let lines = LockedValue(NDJSONEnrichment.BodyLines(body, limit: enricher.configuration.limits.payload.maximumBytes))
+        let stream = ResponseStream(capacity: settings.responseBufferBytes)
         let enricher = enricher
         let concurrency = settings.concurrency
-        Task {
+        let work = Task {
             var pending: [UInt8] = []
             await NDJSONEnrichment.run(
                 enricher: enricher, concurrency: concurrency, timeout: parameters.timeout,
                 input: { "\(parameters.requestID):\($0)" },
-                next: { queue.withLock { $0.popFirst() } },
+                next: { await stream.waitForRoom() ? lines.withLock { $0.next() } : nil },
                 observe: { self.observe($0) },
                 emit: { pending += $0 },
                 flush: {
@@ -171,8 +220,9 @@ package final class EnrichmentService: HTTPHandler {
                     return true
                 })
             stream.finish()
-            self.release()
+            self.endWork()
         }
+        stream.onAbandon { work.cancel() }
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .stream(stream))
     }
 
@@ -273,23 +323,13 @@ package final class EnrichmentService: HTTPHandler {
         return difference == 0
     }
 
-    /// 503 while draining or, with `full`, because every slot is taken (checked early, before a body is read).
-    private func busy(full: Bool = false) -> HTTPResponse? {
-        let retry = { [("Retry-After", String(self.settings.retryAfterSeconds))] }
-        if draining.withLock({ $0 }) { return .error(503, "the service is draining", headers: retry()) }
-        if full || payloadsInFlight >= settings.maximumInFlight {
-            return .error(503, "\(settings.maximumInFlight) payloads are in process; retry later", headers: retry())
-        }
-        return nil
+    /// 503, with `full` because every slot is taken, else because the service is draining.
+    private func busy(full: Bool) -> HTTPResponse {
+        let retry = [("Retry-After", String(settings.retryAfterSeconds))]
+        return full
+            ? .error(503, "\(settings.maximumInFlight) requests are in process; retry later", headers: retry)
+            : .error(503, "the service is draining", headers: retry)
     }
 
-    private func admit() -> Bool {
-        inFlight.withLock { count in
-            guard count < settings.maximumInFlight else { return false }
-            count += 1
-            return true
-        }
-    }
-
-    private func release() { inFlight.withLock { $0 -= 1 } }
+    private func endWork() { ledger.withLock { $0.endWork() } }
 }

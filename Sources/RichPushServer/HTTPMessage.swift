@@ -1,4 +1,5 @@
 import RichPush
+import Synchronization
 
 /// A request as the server hands it to its handler: what libmicrohttpd parsed, and the body once read.
 package struct HTTPRequest: Sendable {
@@ -14,6 +15,11 @@ package struct HTTPRequest: Sendable {
     package let query: [String: String]
     /// The body, complete (empty until read).
     package var body: [UInt8] = []
+    /// A number no other request of this process has: a handler matches `respond(to:)` and `completed` to the
+    /// `head` it answered by it (one relaxed atomic increment per request).
+    package let number = HTTPRequest.numbers.wrappingAdd(1, ordering: .relaxed).newValue
+
+    private static let numbers = Atomic<UInt64>(0)
 
     package init(method: String, path: String, headers: [String: String], query: [String: String]) {
         self.method = method

@@ -24,7 +24,7 @@ enum ServeCommand {
                 help: "The largest NDJSON request body, \(ParsedArguments.describe(bodyRange)); larger is 413. (default: 67108864)"),
             OptionSpec(
                 name: "max-in-flight", value: "n",
-                help: "Payloads in process at once (an NDJSON request counts once), \(ParsedArguments.describe(inFlightRange)); beyond, 503 with Retry-After. (default: 256)"),
+                help: "Requests admitted at once, from their headers (an upload counts) to the end of their work (an NDJSON request counts once), \(ParsedArguments.describe(inFlightRange)); beyond, 503 with Retry-After before the body is read. (default: 256)"),
             OptionSpec(
                 name: "max-connections", value: "n",
                 help: "Connections open at once, per listener, \(ParsedArguments.describe(connectionRange)). (default: 1024)"),

@@ -124,12 +124,17 @@ struct HTTPReply: Sendable {
 /// A blocking HTTP/1.1 client connection on loopback, speaking exactly the bytes a test gives it (no path
 /// normalization): for the server's tests. Every read is bounded by the caller's limit.
 final class HTTPConnection: @unchecked Sendable {
-    let descriptor: Int32
+    private(set) var descriptor: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to `port` on 127.0.0.1 from `source` (another loopback address makes another client).
-    init(port: Int, from source: String = "127.0.0.1") throws {
+    /// Connects to `port` on 127.0.0.1 from `source` (another loopback address makes another client); with
+    /// `receiveBuffer`, the socket's receive buffer is that small (set before connecting, so the window the server
+    /// sees is small too): for a client that does not read.
+    init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_addr.s_addr = inet_addr(source)
@@ -153,7 +158,14 @@ final class HTTPConnection: @unchecked Sendable {
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { disconnect() }
+
+    /// Closes the connection now (once; what the server sent and was not read makes it a reset).
+    func disconnect() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
 
     func send(_ bytes: [UInt8]) throws {
         var offset = 0

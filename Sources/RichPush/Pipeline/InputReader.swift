@@ -49,6 +49,13 @@ package struct LineSplitter: Sendable {
 
     package init(limit: Int) { self.limit = limit }
 
+    /// A splitter over the whole of an input already in memory (a request's body), which it shares rather than
+    /// copies: a 64 MiB batch is not held twice.
+    package init(limit: Int, whole bytes: [UInt8]) {
+        self.limit = limit
+        buffer = bytes
+    }
+
     /// Whether a whole line is buffered (the next `next` returns one without more input).
     package var hasLine: Bool { buffer[start...].contains(0x0A) }
 

@@ -18,6 +18,28 @@ package enum NDJSONEnrichment {
         }
     }
 
+    /// The lines of a whole body (a request's), numbered from 1, blank ones skipped, each split off as it is taken:
+    /// a batch of millions of short lines is not made into as many arrays before the first is processed.
+    package struct BodyLines: Sendable {
+        private var splitter: LineSplitter
+        private var number = 0
+
+        /// The lines of `body`; one longer than `limit` bytes is handed out as `tooLong`.
+        package init(_ body: [UInt8], limit: Int) {
+            splitter = LineSplitter(limit: limit, whole: body)
+        }
+
+        /// The next line that is not blank, or nil at the end.
+        package mutating func next() -> Line? {
+            while let line = splitter.next(atEnd: true) {
+                number += 1
+                let item = Line(number: number, line: line)
+                if !item.isBlank { return item }
+            }
+            return nil
+        }
+    }
+
     /// Runs every line `next` hands out through `enricher`, `concurrency` at a time.
     /// - Parameters:
     ///   - timeout: each payload's deadline, counted from when its processing starts.

@@ -2,8 +2,15 @@ import Dispatch
 
 /// Runs work items with bounded concurrency and hands their results over in input order, each as soon as
 /// every earlier one is out. Reading the next input and finishing work race freely: a result never waits
-/// for more input to arrive.
+/// for more input to arrive. Behind an item that takes long, at most `window` items are started past it, so what
+/// waits to be emitted is bounded however much input there is.
 package enum OrderedPipeline {
+    /// How many items may be started from the oldest one not yet emitted, in rounds of `concurrency`. Default
+    /// 32: behind one payload that takes its whole deadline, the others go on for 31 rounds of the concurrency
+    /// (1,024 items at the default 32, about 0.2 to 2 MB of result lines), then wait for it. Without a bound,
+    /// every later line of a batch was processed while a stuck one waited, and its result held until it ended.
+    package static let windowRounds = 32
+
     private enum Event<Input: Sendable, Output: Sendable>: Sendable {
         case read(Input?)
         case finished(Int, Output)
@@ -11,6 +18,8 @@ package enum OrderedPipeline {
 
     /// - Parameters:
     ///   - concurrency: the most items in progress at once.
+    ///   - window: the most items started and not yet emitted (at least `concurrency`); by default
+    ///     `windowRounds` times `concurrency`.
     ///   - next: the next input, or nil at the end. Never called twice at once.
     ///   - process: the work for one input.
     ///   - emit: called in input order on the caller's task; returning false stops reading more input (the
@@ -19,11 +28,13 @@ package enum OrderedPipeline {
     ///     and never a result held back waiting for a later one); returning false stops reading more input.
     package static func run<Input: Sendable, Output: Sendable>(
         concurrency: Int,
+        window: Int? = nil,
         next: @escaping @Sendable () async -> Input?,
         process: @escaping @Sendable (Input) async -> Output,
         emit: (Int, Output) -> Bool,
         flush: () -> Bool = { true }
     ) async {
+        let window = max(window ?? concurrency * windowRounds, concurrency)
         await withTaskGroup(of: Event<Input, Output>.self) { group in
             var exhausted = false
             var reading = false
@@ -32,7 +43,7 @@ package enum OrderedPipeline {
             var nextToEmit = 0
             var done: [Int: Output] = [:]
             while true {
-                if !exhausted, !reading, inFlight < concurrency {
+                if !exhausted, !reading, inFlight < concurrency, nextIndex - nextToEmit < window {
                     reading = true
                     group.addTask { .read(await next()) }
                 }
