@@ -305,13 +305,25 @@ package final class EnrichmentService: HTTPHandler {
     /// 401 when a token is required and the request's does not match it (compared in constant time).
     private func unauthorized(_ request: HTTPRequest) -> HTTPResponse? {
         guard let token = settings.token else { return nil }
-        let prefix = "Bearer "
-        if let value = request.headers["authorization"], value.hasPrefix(prefix),
-            Self.constantTimeEqual(Array(value.utf8.dropFirst(prefix.utf8.count)), token)
+        if let value = request.headers["authorization"], let given = Self.bearerCredentials(value),
+            Self.constantTimeEqual(given, token)
         {
             return nil
         }
         return .error(401, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")])
+    }
+
+    /// The credentials of an `Authorization` value of the Bearer scheme, or nil for another scheme: the scheme's
+    /// name is compared without regard to case (RFC 9110 §11.1: `bearer`, `BEARER`), and one or more spaces
+    /// separate it from the credentials (§11.4: `auth-scheme 1*SP token68`).
+    package static func bearerCredentials(_ value: String) -> [UInt8]? {
+        let bytes = Array(value.utf8)
+        let scheme = "bearer".utf8
+        guard bytes.count > scheme.count,
+            zip(bytes, scheme).allSatisfy({ byte, expected in ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == expected }),
+            bytes[scheme.count] == 0x20
+        else { return nil }
+        return Array(bytes[scheme.count...].drop { $0 == 0x20 })
     }
 
     /// Whether `a` equals `b`, in a time that depends on their lengths only.

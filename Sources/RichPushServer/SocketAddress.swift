@@ -33,6 +33,18 @@ package struct SocketAddress: Sendable {
         }
     }
 
+    /// Whether only this host can reach the address: IPv4 127.0.0.0/8, IPv6 `::1`, or `::ffff:127.x.x.x`.
+    package var isLoopback: Bool {
+        switch storage {
+        case .v4(let address):
+            return UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let address):
+            let bytes = withUnsafeBytes(of: address.sin6_addr) { Array($0) }
+            let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+            return bytes == [UInt8](repeating: 0, count: 15) + [1] || (mapped && bytes[12] == 127)
+        }
+    }
+
     /// Calls `body` with the address as a `sockaddr` and its length.
     func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         switch storage {

@@ -48,7 +48,7 @@ enum ServeCommand {
                 help: "On SIGTERM/SIGINT, how long requests in flight may take before their work is cancelled, \(ParsedArguments.describe(drainRange)). (default: 30)"),
             OptionSpec(
                 name: "token-file", value: "file",
-                help: "Require 'Authorization: Bearer <token>' on /v1/ routes, the token being this file's first line. (default: none)"),
+                help: "Require 'Authorization: Bearer <token>' on /v1/ routes, the token being this regular file's first line (at least \(minimumTokenBytes) characters). (default: none)"),
         ] + SharedOptions.specs,
         discussion: """
             Routes, status codes and metrics are described in the README ("Running the service"). One JSON line per
@@ -98,8 +98,15 @@ enum ServeCommand {
         let drainTimeout = try parsed.seconds("drain-timeout", in: drainRange) ?? .seconds(30)
         if let file = parsed.value("token-file") { settings.token = try token(file) }
         let addresses = parsed.all("listen").isEmpty ? ["127.0.0.1:8080"] : parsed.all("listen")
-        for address in addresses where SocketAddress(address) == nil {
-            throw UsageError("--listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within 0-65535)")
+        for address in addresses {
+            guard let parsed = SocketAddress(address) else {
+                throw UsageError("--listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within 0-65535)")
+            }
+            if !parsed.isLoopback, settings.token == nil {
+                Output.error(
+                    "richpush: warning: --listen \(address) is not a loopback address and no --token-file is given: "
+                        + "whoever reaches it may enrich payloads and read attachments")
+            }
         }
         // The access log goes out in batches from a thread of its own; flushed before the exit.
         let accessLog = BufferedLog(descriptor: 2)
@@ -127,17 +134,24 @@ enum ServeCommand {
         }
     }
 
-    /// The token in `file`: its first line, which must not be empty.
+    /// The shortest token accepted, in bytes: 16, at least 64 bits even when they are hex digits (`openssl rand -hex
+    /// 32` makes 64 of them, 256 bits). The token is all that guards `/v1/` on a listener that may be reached from elsewhere, and a
+    /// refusal costs a guesser only a request; a short one is refused at start, where it is fixed once, rather than
+    /// warned about in a log nobody reads.
+    static let minimumTokenBytes = 16
+
+    /// The token in `file`: its first line (a regular file, opened without blocking; a warning when group or others
+    /// may read it), at least `minimumTokenBytes` visible ASCII characters. No message shows any of it.
     static func token(_ file: String) throws(UsageError) -> [UInt8] {
-        switch InputReader.read(file, limit: 4096) {
-        case .failure(let error): throw UsageError("--token-file: \(error.detail)")
-        case .success(let bytes):
-            let line = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
-            let token = Array(line.last == 0x0D ? line.dropLast() : line)
-            guard !token.isEmpty, token.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-                throw UsageError("--token-file: the first line of '\(file)' must be a token of visible ASCII characters")
-            }
-            return token
+        let token = try SecretFile.firstLine(of: file, option: "token-file") { Output.error($0) }
+        guard token.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw UsageError("--token-file: the first line of '\(file)' must be a token of visible ASCII characters")
         }
+        guard token.count >= minimumTokenBytes else {
+            throw UsageError(
+                "--token-file: the token in '\(file)' is \(token.count) bytes; at least \(minimumTokenBytes) are required "
+                    + "(make one with: openssl rand -hex 32)")
+        }
+        return token
     }
 }

@@ -15,6 +15,9 @@ final class ServeProcess: @unchecked Sendable {
         var bytes: [UInt8] = []
     }
 
+    /// What the server wrote before its listening line (warnings).
+    let startup: String
+
     /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
     /// Without `readingStandardError`, nothing reads its standard error after that line (a stuck log reader).
     init(_ arguments: [String], readingStandardError: Bool = true) async throws {
@@ -27,14 +30,22 @@ final class ServeProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         errors = pipe.fileHandleForReading
         try process.run()
-        let first = try await CLI.readLine(errors, within: .seconds(30))
-        guard let range = first.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-            let port = Int(first[range].split(separator: ":").last!)
-        else {
+        // Warnings may come before the listening line: read until it is in, within one bound.
+        let end = ContinuousClock.now + .seconds(30)
+        var written = ""
+        var found: Range<String.Index>? = nil
+        while found == nil, ContinuousClock.now < end {
+            let more = try await CLI.readLine(errors, within: end - .now)
+            if more.isEmpty { break }
+            written += more
+            found = written.range(of: #"\{"listening":"127\.0\.0\.1:(\d+)"\}"#, options: .regularExpression)
+        }
+        guard let found, let port = Int(written[found].dropLast(2).split(separator: ":").last!) else {
             process.terminate()
-            throw ServeFailure("serve did not report its port; it wrote: \(first)")
+            throw ServeFailure("serve did not report its port; it wrote: \(written)")
         }
         self.port = port
+        startup = String(written[..<found.lowerBound])
         guard readingStandardError else { return }
         // Everything after the listening line is collected on a thread of its own.
         let (handle, collected) = (errors, collected)

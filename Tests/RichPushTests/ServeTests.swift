@@ -202,24 +202,33 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
-    @Test("--token-file: /v1/ routes need the bearer token; health, readiness and metrics stay open")
+    @Test("--token-file: /v1/ routes need the bearer token, its scheme in any case; health, readiness and metrics stay open")
     func token() async throws {
         let bed = try TestBed()
-        let file = NSTemporaryDirectory() + "serve-token-\(UUID().uuidString)"
-        try Data("s3cret-token\n".utf8).write(to: URL(fileURLWithPath: file))
+        let secret = "s3cret-token-0123456789"
+        let file = try ServeTokenTests.tokenFile(secret + "\n", mode: 0o600)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let server = try await ServeProcess(bed.cliOptions + ["--token-file", file])
+        #expect(server.startup.isEmpty, "a private token file and a loopback listener warn of nothing: \(server.startup)")
         let payload = Self.payload(bed.url("/media/photo.jpg"))
-        for headers in [[], [("Authorization", "Bearer wrong")], [("Authorization", "Bearer s3cret-toke")], [("Authorization", "Basic s3cret-token")]] {
-            let refused = try await server.request("POST", "/v1/enrich", headers: headers, body: payload)
-            #expect(refused.status == 401)
+        for value in [
+            nil, "Bearer wrong", "Bearer \(secret.dropLast())", "Basic \(secret)", "Bearer\(secret)", "Bearer",
+            "Bearers \(secret)", "\(secret)",
+        ] {
+            let refused = try await server.request(
+                "POST", "/v1/enrich", headers: value.map { [("Authorization", $0)] } ?? [], body: payload)
+            #expect(refused.status == 401, "\(value ?? "no header") answered \(refused.status)")
             #expect(refused.headers["www-authenticate"] == "Bearer")
         }
         #expect(try await server.request("GET", "/v1/attachments/a/b").status == 401)
         #expect(bed.origin.exchanges.isEmpty)
-        let allowed = try await server.request("POST", "/v1/enrich", headers: [("Authorization", "Bearer s3cret-token")], body: payload)
-        #expect(allowed.status == 200)
-        #expect(allowed.json["outcome"] as? String == "complete")
+        // RFC 9110 §11.1: the scheme's name in any case; §11.4: one or more spaces after it.
+        for scheme in ["Bearer ", "bearer ", "BEARER ", "bEaReR ", "Bearer   "] {
+            let allowed = try await server.request(
+                "POST", "/v1/enrich", headers: [("Authorization", scheme + secret)], body: payload)
+            #expect(allowed.status == 200, "'\(scheme)' answered \(allowed.status)")
+            #expect(allowed.json["outcome"] as? String == "complete")
+        }
         for open in ["/healthz", "/readyz", "/metrics"] {
             #expect(try await server.request("GET", open).status == 200)
         }
