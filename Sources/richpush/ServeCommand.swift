@@ -111,6 +111,11 @@ enum ServeCommand {
         // The access log goes out in batches from a thread of its own; flushed before the exit.
         let accessLog = BufferedLog(descriptor: 2)
         defer { accessLog.flush() }
+        // SIGTERM and SIGINT are taken over before any listener is announced: a signal that came between the
+        // announcement and the handler would end the process at once, without a drain.
+        let (requests, continuation) = AsyncStream<Void>.makeStream()
+        let signals = TerminationSignals { continuation.finish() }
+        defer { withExtendedLifetime(signals) {} }
         return try await withEnricher(configuration) { enricher throws(UsageError) in
             let host: ServiceHost
             do {
@@ -124,11 +129,8 @@ enum ServeCommand {
             for (address, port) in zip(addresses, host.ports) {
                 Output.listening(address, port: port)
             }
-            let (requests, continuation) = AsyncStream<Void>.makeStream()
-            let signals = TerminationSignals { continuation.finish() }
             for await _ in requests {}
             let drained = await host.drain(timeout: drainTimeout)
-            withExtendedLifetime(signals) {}
             if !drained { Output.error("richpush serve: requests were still in progress after the drain; exiting") }
             return 0
         }
