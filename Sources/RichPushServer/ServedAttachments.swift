@@ -13,11 +13,31 @@ package final class ServedAttachments: Sendable {
     }
 
     /// What is kept of an entry: the digest as its 32 bytes, not as 64 hex digits (a string of its own, 96 bytes
-    /// of heap each); `mime` is one of the media types' literals, which take no heap.
+    /// of heap each); `mime` is one of the media types' literals, which take no heap; the file's identity when it
+    /// was remembered.
     private struct Stored {
         let mime: String
         let digest: Digest
         let bytes: Int
+        let identity: FileIdentity
+    }
+
+    /// Which file a name led to: its device and inode (a file renamed over it is another) and its modification
+    /// time (a file rewritten in place has a new one), with its size. Not its change time: the media cache links
+    /// every stored file it keeps (`linkat`), and a later payload with the same media links it again, which changes
+    /// the inode's change time under every one of its names, so an attachment still whole would be refused. 24
+    /// bytes an entry, 2.3 MiB for a full index.
+    private struct FileIdentity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+        /// Nanoseconds since the epoch.
+        let modified: Int64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
+        }
     }
 
     /// The most attachments remembered; the oldest are forgotten first (their files stay until `gc`).
@@ -43,13 +63,21 @@ package final class ServedAttachments: Sendable {
         state = LockedValue(State())
     }
 
-    /// Remembers a result's attachments.
+    /// Remembers a result's attachments, each with the identity of its file now (one `lstat`; one whose file is
+    /// already gone, or not a regular file of its size, is not remembered).
     package func remember(_ result: EnrichmentResult) {
         guard !result.attachments.isEmpty else { return }
+        let identities = result.attachments.map { attachment -> FileIdentity? in
+            var info = stat()
+            guard lstat(attachment.media.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                Int(info.st_size) == attachment.media.bytes
+            else { return nil }
+            return FileIdentity(info)
+        }
         state.withLock { state in
-            for attachment in result.attachments {
+            for (attachment, identity) in zip(result.attachments, identities) {
                 let media = attachment.media
-                guard let key = Self.key(media.path) else { continue }
+                guard let identity, let key = Self.key(media.path) else { continue }
                 guard let digest = Digest(hex: media.sha256) else { continue }
                 if state.entries[key] == nil {
                     if state.order.count < capacity {
@@ -63,7 +91,7 @@ package final class ServedAttachments: Sendable {
                         state.oldest = (state.oldest + 1) % capacity
                     }
                 }
-                state.entries[key] = Stored(mime: media.type.mime, digest: digest, bytes: media.bytes)
+                state.entries[key] = Stored(mime: media.type.mime, digest: digest, bytes: media.bytes, identity: identity)
             }
         }
     }
@@ -79,8 +107,9 @@ package final class ServedAttachments: Sendable {
     }
 
     /// The open file and what it is, for `<directory>/<file>`; nil for anything this server did not store, or
-    /// whose file is gone, changed size, or was replaced by anything but a regular file. Each component is
-    /// opened without following a link.
+    /// whose file is gone, is not the file stored (another renamed over it, or written in place: its device, inode,
+    /// modification time or size differ), or was replaced by anything but a regular file. Each component is opened
+    /// without following a link.
     package func open(_ name: String) -> (descriptor: Int32, entry: Entry)? {
         // Only a name of the store's shape is looked up; it then holds no `..`, no encoded byte, no third part.
         guard let key = Name(name.utf8[...]), let stored = state.withLock({ $0.entries[key] }) else { return nil }
@@ -95,7 +124,9 @@ package final class ServedAttachments: Sendable {
         let file = openat(directory, parts[1], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard file >= 0 else { return nil }
         var info = stat()
-        guard fstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == entry.bytes else {
+        guard fstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == entry.bytes,
+            FileIdentity(info) == stored.identity
+        else {
             close(file)
             return nil
         }

@@ -118,6 +118,33 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test("an attachment replaced by a same-size file is 404, not served under the stored ETag; a cache hit's link changes nothing")
+    func replacedAttachment() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        func storedName(_ reply: HTTPReply) throws -> (name: String, path: String) {
+            let path = try #require(((reply.json["attachments"] as? [[String: Any]])?.first?["path"]) as? String)
+            let parts = path.split(separator: "/")
+            return (parts[parts.count - 2] + "/" + parts[parts.count - 1], path)
+        }
+        let first = try storedName(try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg"))))
+        // The same media again: a cache hit, whose attachment is a hard link to the first one's file.
+        let second = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")))
+        #expect(try inode(try storedName(second).path) == (try inode(first.path)), "the second attachment is no link to the first")
+        let served = try await server.request("GET", "/v1/attachments/\(first.name)")
+        #expect(served.status == 200)
+        #expect(served.body == fixture("photo.jpg"))
+        // Another file of the same size renamed over the first.
+        let replacement = first.path + ".new"
+        try Data([UInt8](repeating: 0x5A, count: fixture("photo.jpg").count)).write(to: URL(fileURLWithPath: replacement))
+        #expect(rename(replacement, first.path) == 0)
+        let replaced = try await server.request("GET", "/v1/attachments/\(first.name)")
+        #expect(replaced.status == 404)
+        #expect(replaced.headers["etag"] == nil)
+        #expect(try await server.request("GET", "/v1/attachments/\(try storedName(second).name)").status == 200)
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("a body that is not a payload is 400 with the invalid result; over the limit is 413 and nothing runs")
     func badBodies() async throws {
         let bed = try TestBed()

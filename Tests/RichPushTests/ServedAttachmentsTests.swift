@@ -86,4 +86,34 @@ import Testing
             #expect(opened?.entry.sha256 == (index >= 2 ? String(repeating: String(index), count: 64) : nil))
         }
     }
+
+    @Test("a same-size file renamed over a stored one is not served under the stored ETag; links made to it are no change")
+    func replacedFile() throws {
+        let root = NSTemporaryDirectory() + "served-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let served = ServedAttachments(root: root)
+        let directory = UUID().uuidString.lowercased()
+        let file = UUID().uuidString.lowercased() + ".jpg"
+        let path = root + "/\(directory)/\(file)"
+        try FileManager.default.createDirectory(atPath: root + "/" + directory, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data([UInt8](repeating: 1, count: 64))))
+        let media = FetchedMedia(
+            path: path, directory: root + "/" + directory, type: .jpeg, bytes: 64, sha256: String(repeating: "a", count: 64))
+        served.remember(EnrichmentResult(
+            outcome: .complete, content: nil, attachments: [Attachment(identifier: "a", source: "s", convention: "c", media: media)]))
+        func opens() -> Bool {
+            guard let (descriptor, _) = served.open("\(directory)/\(file)") else { return false }
+            close(descriptor)
+            return true
+        }
+        #expect(opens())
+        // A hard link elsewhere changes the inode's change time, as the media cache's links do: still the file stored.
+        try FileManager.default.linkItem(atPath: path, toPath: root + "/\(directory)/cache-link")
+        #expect(opens())
+        // Another file of the same size, renamed over it.
+        let other = root + "/\(directory)/other"
+        #expect(FileManager.default.createFile(atPath: other, contents: Data([UInt8](repeating: 2, count: 64))))
+        #expect(rename(other, path) == 0)
+        #expect(!opens())
+    }
 }
