@@ -263,7 +263,8 @@ struct ServeTransportTests {
         return (reply, waitingForClose && ((try? connection.isClosed(within: .seconds(10))) ?? false))
     }
 
-    @Test("requests framed two ways are refused and their connection closed: a smuggled request never runs", arguments: [
+    /// Requests framed two ways, or with bytes a field does not account for: what each earns.
+    static let framingCases: [(String, String, Int)] = [
         ("Content-Length and Transfer-Encoding", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
         ("Transfer-Encoding and Content-Length", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
         ("two different Content-Lengths", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
@@ -283,7 +284,9 @@ struct ServeTransportTests {
         ("two Host headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
         ("two X-Request-Ids", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\r\nx-request-id: b\r\n\r\n", 400),
         ("two Content-Types", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: application/x-ndjson\r\nContent-Length: 2\r\n\r\n{}", 400),
-    ])
+        ]
+
+    @Test("requests framed two ways are refused and their connection closed: a smuggled request never runs", arguments: framingCases)
     func framing(name: String, request: String, status: Int) async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
@@ -303,13 +306,17 @@ struct ServeTransportTests {
         #expect(try await server.terminate() == 0)
     }
 
-    @Test("well-formed heads in their odd but valid shapes are served", arguments: [
+    /// Heads well-formed in odd but valid shapes: bare LFs, tabs, empty values, extra spaces, a leading empty
+    /// line, repeated headers that may repeat.
+    static let validCases: [String] = [
         "GET /healthz HTTP/1.1\nHost: x\nX-A:   b  \n\n",
         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A:\t\tb\r\nX-B:\r\n\r\n",
         "GET  /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
         "GET /healthz?deadline=1&&x=%41+b HTTP/1.1\r\nhost: x\r\nauthorization: Bearer a\r\nUser-Agent: a\r\nuser-agent: b\r\n\r\n",
         "\r\nGET /healthz HTTP/1.0\r\n\r\n",
-    ])
+        ]
+
+    @Test("well-formed heads in their odd but valid shapes are served", arguments: validCases)
     func validHeads(request: String) async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
@@ -318,9 +325,13 @@ struct ServeTransportTests {
         #expect(reply?.status == 200, "\(request.debugDescription): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
         #expect(try await server.terminate() == 0)
     }
+}
 
-    // MARK: - Bodies held in memory
-
+/// The server in this process, with a handler of the tests' own: what the transport does, seen from inside (the
+/// gate's statistics); under the sanitizers (`make asan`, `make tsan`), its threads and its reading of
+/// libmicrohttpd's buffer.
+@Suite(.serialized)
+struct HTTPServerTests {
     /// The transport's own handler for the in-process server: a POST reads its body (up to 1 MiB) and is answered
     /// with its length; anything else is answered at once. Every completed request is recorded.
     final class Recorder: HTTPHandler {
@@ -352,7 +363,7 @@ struct ServeTransportTests {
         try await waitUntil("A's body held") { server.statistics.bufferedBodyBytes >= 600 << 10 }
         let (declared, chunked) = try await offPool {
             // B declares 512 KiB, more than is left: refused at once, its body unread, its connection closed.
-            let declared = try Self.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 524288\r\n\r\n".utf8), port: port)
+            let declared = try ServeTransportTests.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 524288\r\n\r\n".utf8), port: port)
             // C sends 512 KiB chunked: dropped once it runs out of room, answered 503 at its end, its connection
             // still usable.
             let connection = try HTTPConnection(port: port, from: "127.0.0.3")
@@ -377,12 +388,35 @@ struct ServeTransportTests {
         #expect(reply.text == "{\"bytes\":1048576}")
         try await waitUntil("A's buffer released") { server.statistics.bufferedBodyBytes == 0 }
         let again = try await offPool {
-            try Self.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8), port: port, waitingForClose: false)
+            try ServeTransportTests.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8), port: port, waitingForClose: false)
         }
         #expect(again.reply?.text == "{\"bytes\":2}")
         try await waitUntil("every request completed") { recorder.completions.withLock { $0.count } == 5 }
         let statuses = recorder.completions.withLock { $0.map { "\($0.path) \($0.status)" } }
         #expect(Set(statuses) == ["/b 503", "/c 503", "/after 200", "/a 200", "/b 200"])
+    }
+
+    @Test("every head of the framing and limit cases gets its answer from the server in this process")
+    func headsInProcess() async throws {
+        let server = try HTTPServer(listening: "127.0.0.1:0", handler: Recorder())
+        let port = server.port
+        let cases = ServeTransportTests.framingCases.map { ($0.0, Array($0.1.utf8), $0.2) }
+            + ServeTransportTests.validCases.map { ($0, Array($0.utf8), 200) }
+            + [
+                ("16 KiB, 100 fields, 100 arguments", ServeTransportTests.head(bytes: 16384, arguments: 100, fields: 100), 200),
+                ("16 KiB and one byte", ServeTransportTests.head(bytes: 16385, arguments: 100, fields: 100), 431),
+                ("101 arguments", ServeTransportTests.head(arguments: 101), 414),
+                ("4,000 one-letter arguments", Array("GET /x?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 414),
+                ("101 header fields", ServeTransportTests.head(fields: 101), 431),
+            ]
+        let statuses = try await offPool {
+            try cases.map { name, bytes, _ in
+                (name, try ServeTransportTests.exchange(bytes, port: port, waitingForClose: false).reply?.status)
+            }
+        }
+        for ((name, status), (_, _, expected)) in zip(statuses, cases) {
+            #expect(status == expected, "\(name.debugDescription): \(status.map(String.init) ?? "no answer")")
+        }
     }
 }
 
