@@ -212,9 +212,9 @@ package final class StreamWorker: Sendable {
                 // Each command below answers within about a second (BLOCK 1000), which checks the connection too.
                 nextCheck = .now + Self.connectionCheck
                 if ContinuousClock.now >= nextClaim {
-                    try removeIdleConsumers(connection)
                     try claim(connection, free: free)
                     nextClaim = .now + settings.claimIdle / 2
+                    try removeIdleConsumers(connection)
                     continue
                 }
                 let entries = try connection.entries(
@@ -256,12 +256,20 @@ package final class StreamWorker: Sendable {
 
     /// Removes the other consumers of the group that have no pending entry and have been idle longer than
     /// `removeIdleConsumers` (workers killed, or gone without their clean exit), and says which.
+    /// Redis refusing it (an ACL user without XINFO or XGROUP) is logged, not retried: the worker's own work does
+    /// not need it.
     private func removeIdleConsumers(_ connection: RedisConnection) throws(RedisError) {
         guard let age = settings.removeIdleConsumers else { return }
-        let removed = try connection.run([
-            "EVAL", Self.removeIdleConsumersScript, "1", settings.stream, settings.group, String(age.inMilliseconds),
-            settings.consumer,
-        ]).elements.compactMap(\.text)
+        let removed: [String]
+        do throws(RedisError) {
+            removed = try connection.run([
+                "EVAL", Self.removeIdleConsumersScript, "1", settings.stream, settings.group, String(age.inMilliseconds),
+                settings.consumer,
+            ]).elements.compactMap(\.text)
+        } catch where error.kind == .reply {
+            log("richpush worker: could not remove idle consumers: \(error.description)")
+            return
+        }
         if !removed.isEmpty {
             log("richpush worker: removed consumers idle over \(age) without pending entries: \(removed.joined(separator: ", "))")
         }

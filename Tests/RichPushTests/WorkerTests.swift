@@ -564,6 +564,31 @@ struct WorkerTests {
         return kilobytes * 1024
     }
 
+    @Test("an ACL user that may not remove consumers still works: the refusal is logged, not retried")
+    func consumerRemovalRefused() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(
+            password: Self.password, arguments: ["--user", "worker", "on", ">secret", "~*", "&*", "+@all", "-xgroup|delconsumer"])
+        try redis.client().run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        try redis.client().run(["XGROUP", "CREATECONSUMER", "in", "g", "ghost"])
+        try await waitUntil("the ghost to be idle over a second") { try redis.consumers("in", "g")["ghost"]?.idle ?? 0 > 1100 }
+        let url = "redis://worker:secret@127.0.0.1:\(redis.port)"
+        let worker = try WorkerProcess(
+            ["--redis", url, "--stream", "in", "--group", "g", "--output-stream", "out", "--consumer", "a", "--remove-idle-consumers", "1"]
+                + bed.cliOptions)
+        // Redis's own record of the refusal: the attempt happened.
+        try await waitUntil("the refusal", within: .seconds(30)) {
+            try redis.client().run(["ACL", "LOG"]).elements.contains { $0.elements.compactMap(\.text).contains("xgroup|delconsumer") }
+        }
+        // Before, the refusal failed the claiming round, which was tried again and again: nothing more was read.
+        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the result", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        #expect(worker.stderr.contains("could not remove idle consumers"))
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        #expect(worker.stderr.contains("could not remove consumer 'a'"))
+    }
+
     @Test("two workers sharing a stream: every entry gets exactly one result")
     func twoWorkers() async throws {
         let bed = try TestBed()
