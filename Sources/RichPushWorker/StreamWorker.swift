@@ -96,7 +96,8 @@ package final class StreamWorker: Sendable {
     private enum WriterStep {
         case write([Write])
         case idle
-        case finish
+        /// Done: `drained` when every entry taken was written, else the drain's end came first.
+        case finish(drained: Bool)
     }
 
     private let settings: Settings
@@ -139,13 +140,11 @@ package final class StreamWorker: Sendable {
         startDedicatedThread { [self] in readLoop() }
         startDedicatedThread { [self] in writeLoop() }
         await waitUntil { ($0.readerDone && $0.writerDone) || $0.pastDrain(.now) }
-        let ending = state.withLock { state -> Ending in
+        return state.withLock { state -> Ending in
             state.readerDone && state.writerDone && state.inFlight == 0
                 ? .drained
                 : .timedOut(unwritten: state.inFlight, computed: state.writes.count, failure: state.writeFailure)
         }
-        if ending == .drained { removeOwnConsumer() }
-        return ending
     }
 
     /// Stops reading; entries in flight are finished and written up to the drain timeout from now, then `run`
@@ -277,8 +276,7 @@ package final class StreamWorker: Sendable {
 
     /// At a clean exit, removes this consumer from the group unless entries are pending for it (removing it would
     /// lose them): one attempt, as the process is ending; another worker removes it later otherwise.
-    private func removeOwnConsumer() {
-        let connection = RedisConnection(settings.redis, timeout: .seconds(5))
+    private func removeOwnConsumer(_ connection: RedisConnection) {
         do throws(RedisError) {
             try connection.run(["EVAL", Self.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer])
         } catch {
@@ -362,15 +360,19 @@ package final class StreamWorker: Sendable {
             }
             let taken = ContinuousClock.now
             let step = state.withLock { state -> WriterStep in
-                if state.pastDrain(taken) { return .finish }
+                if state.pastDrain(taken) { return .finish(drained: false) }
                 guard let first = state.writes.first else {
-                    return state.stopping && state.readerDone && state.inFlight == 0 ? .finish : .idle
+                    return state.stopping && state.readerDone && state.inFlight == 0 ? .finish(drained: true) : .idle
                 }
                 if first.isDeadLetter { return .write([first]) }
                 return .write(Array(state.writes.prefix { !$0.isDeadLetter }.prefix(WriteBatching.maximum)))
             }
             guard case .write(let batch) = step else {
-                if case .finish = step { return }
+                if case .finish(let drained) = step {
+                    // Nothing is read or written after this: the consumer may leave the group.
+                    if drained { removeOwnConsumer(connection) }
+                    return
+                }
                 continue
             }
             do throws(RedisError) {
