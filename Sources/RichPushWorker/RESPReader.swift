@@ -110,13 +110,17 @@ struct RESPReader<Source: RESPSource> {
         var searched = 0
         while true {
             if let newline = buffer[(start + searched)..<end].firstIndex(of: 0x0A) {
-                guard newline > start, buffer[newline - 1] == 0x0D else { throw Self.protocolError("a line not ended by CRLF") }
+                guard newline > start, buffer[newline - 1] == 0x0D else {
+                    throw Self.protocolError("a line not ended by CRLF")
+                }
                 let line = buffer[start..<(newline - 1)]
                 start = newline + 1
                 return line
             }
             searched = end - start
-            guard searched <= Self.lineLimit + 1 else { throw Self.protocolError("a line over \(Self.lineLimit) bytes") }
+            guard searched <= Self.lineLimit + 1 else {
+                throw Self.protocolError("a line over \(Self.lineLimit) bytes")
+            }
             try fill()
         }
     }
@@ -134,7 +138,9 @@ struct RESPReader<Source: RESPSource> {
             start = 0
         }
         let read = buffer.withUnsafeMutableBytes { bytes in
-            Result { () throws(RedisError) in try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[end...])) }
+            Result { () throws(RedisError) in
+                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[end...]))
+            }
         }
         let count = try read.get()
         guard count > 0 else { throw RedisError(description: "the server closed the connection", kind: .connection) }
@@ -148,7 +154,9 @@ struct RESPReader<Source: RESPSource> {
         guard !body.isEmpty, body.count <= 18 else { throw protocolError("a malformed number") }
         var value = 0
         for digit in body {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { throw protocolError("a malformed number") }
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else {
+                throw protocolError("a malformed number")
+            }
             value = value * 10 + Int(digit - UInt8(ascii: "0"))
         }
         return negative ? -value : value
@@ -168,7 +176,9 @@ struct SocketSource: RESPSource {
             let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
             if count >= 0 { return count }
             if errno == EINTR { continue }
-            let reason = errno == EAGAIN || errno == EWOULDBLOCK ? "timed out reading the reply" : String(cString: strerror(errno))
+            let reason =
+                errno == EAGAIN || errno == EWOULDBLOCK
+                ? "timed out reading the reply" : String(cString: strerror(errno))
             throw RedisError(description: reason, kind: .connection)
         }
     }

@@ -113,7 +113,9 @@ package struct RedisAddress: Sendable, CustomStringConvertible {
             guard let close = hostAndPort.firstIndex(of: "]") else { throw failure("an IPv6 address lacks its ']'") }
             host = String(hostAndPort[hostAndPort.index(after: hostAndPort.startIndex)..<close])
             let after = hostAndPort[hostAndPort.index(after: close)...]
-            guard after.isEmpty || after.hasPrefix(":") else { throw failure("expected ':PORT' after the IPv6 address") }
+            guard after.isEmpty || after.hasPrefix(":") else {
+                throw failure("expected ':PORT' after the IPv6 address")
+            }
             portText = after.isEmpty ? nil : after.dropFirst()
         } else if let colon = hostAndPort.lastIndex(of: ":") {
             host = String(hostAndPort[..<colon])
@@ -234,7 +236,9 @@ package final class RedisConnection: @unchecked Sendable {
     /// as it arrives (`RESPReader`) rather than through hiredis, which would hold each value whole twice: each
     /// entry's payload is kept up to `payloadLimit` bytes (a longer one is only measured), its deadline when short,
     /// and nothing else.
-    package func entries(_ arguments: [String], reply: EntryReply, payloadLimit: Int) throws(RedisError) -> [StreamEntry] {
+    package func entries(_ arguments: [String], reply: EntryReply, payloadLimit: Int) throws(RedisError)
+        -> [StreamEntry]
+    {
         let context = try connected()
         let sent = Self.withArguments(arguments.map { Array($0.utf8) }) { count, pointers, lengths in
             chiredis_send(context, count, pointers, lengths) == 0
@@ -252,7 +256,9 @@ package final class RedisConnection: @unchecked Sendable {
             case .autoclaim: entries = try reader.autoclaimReply(payloadLimit: payloadLimit)
             }
             // Nothing was pipelined: a byte after the reply means the connection is out of step.
-            guard !reader.hasBufferedBytes else { throw RESPReader<SocketSource>.protocolError("bytes after the reply") }
+            guard !reader.hasBufferedBytes else {
+                throw RESPReader<SocketSource>.protocolError("bytes after the reply")
+            }
             return entries
         } catch where error.kind == .connection {
             drop()
@@ -266,7 +272,8 @@ package final class RedisConnection: @unchecked Sendable {
     /// AUTH succeeds.
     private func failure(reply message: String) -> RedisError {
         guard message.hasPrefix("NOAUTH") else { return RedisError(description: message, kind: .reply) }
-        return RedisError(description: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
+        return RedisError(
+            description: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
     }
 
     /// Closes the connection; the next command makes a new one.
@@ -293,14 +300,17 @@ package final class RedisConnection: @unchecked Sendable {
                 do throws(RedisError) {
                     try run(bytes: [Array("AUTH".utf8)] + (address.user.map { [$0] } ?? []) + [password])
                 } catch where error.kind == .reply {
-                    throw RedisError(description: "redis \(address): authentication failed: \(error.description)", kind: .authentication)
+                    throw RedisError(
+                        description: "redis \(address): authentication failed: \(error.description)",
+                        kind: .authentication)
                 }
             }
             if address.database != 0 {
                 do throws(RedisError) {
                     try run(["SELECT", String(address.database)])
                 } catch where error.kind == .reply {
-                    throw RedisError(description: "redis \(address): SELECT \(address.database): \(error.description)", kind: .reply)
+                    throw RedisError(
+                        description: "redis \(address): SELECT \(address.database): \(error.description)", kind: .reply)
                 }
             }
         } catch {
@@ -317,7 +327,9 @@ package final class RedisConnection: @unchecked Sendable {
     }
 
     private static func send(_ context: UnsafeMutablePointer<redisContext>, _ arguments: [[UInt8]]) -> RedisValue? {
-        let reply = withArguments(arguments) { count, pointers, lengths in chiredis_command(context, count, pointers, lengths) }
+        let reply = withArguments(arguments) { count, pointers, lengths in
+            chiredis_command(context, count, pointers, lengths)
+        }
         guard let reply else { return nil }
         defer { freeReplyObject(reply) }
         return value(reply)
@@ -331,7 +343,9 @@ package final class RedisConnection: @unchecked Sendable {
         let copies = arguments.map { argument in
             let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(argument.count, 1))
             argument.withUnsafeBytes { bytes in
-                if let base = bytes.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: bytes.count) }
+                if let base = bytes.baseAddress {
+                    UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: bytes.count)
+                }
             }
             return UnsafePointer(buffer)
         }

@@ -31,7 +31,9 @@ extension RESPReader {
         case .array(let streams):
             var entries: [StreamEntry] = []
             for _ in 0..<streams {
-                guard case .array(2) = try header() else { throw Self.protocolError("a stream that is not [name, entries]") }
+                guard case .array(2) = try header() else {
+                    throw Self.protocolError("a stream that is not [name, entries]")
+                }
                 try skipValue()
                 entries += try entryList(payloadLimit: payloadLimit)
             }
@@ -108,7 +110,9 @@ extension RESPReader {
 
     /// An error reply is the server's answer (`reply`); any other shape means the connection is out of step.
     private static func unexpected(_ header: Header) -> RedisError {
-        if case .error(let message) = header { return RedisError(description: String(decoding: message, as: UTF8.self), kind: .reply) }
+        if case .error(let message) = header {
+            return RedisError(description: String(decoding: message, as: UTF8.self), kind: .reply)
+        }
         return protocolError("an unexpected reply")
     }
 }

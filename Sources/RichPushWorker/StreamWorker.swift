@@ -41,7 +41,9 @@ package final class StreamWorker: Sendable {
         /// incident, while a fleet restarted at every deploy, or killed, does not pile up consumers.
         package var removeIdleConsumers: Duration? = .seconds(3600)
 
-        package init(redis: RedisAddress, stream: String, group: String, output: String, consumer: String, deadLetter: String) {
+        package init(
+            redis: RedisAddress, stream: String, group: String, output: String, consumer: String, deadLetter: String
+        ) {
             self.redis = redis
             self.stream = stream
             self.group = group
@@ -171,7 +173,8 @@ package final class StreamWorker: Sendable {
                 let names = groups.compactMap { Self.field("name", in: $0.elements)?.text }
                 guard names.contains(settings.group) else {
                     throw RedisError(
-                        description: "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)",
+                        description:
+                            "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)",
                         kind: .reply)
                 }
                 return
@@ -180,7 +183,8 @@ package final class StreamWorker: Sendable {
                 delay.wait(until: { self.state.withLock { $0.stopping } })
                 if state.withLock({ $0.stopping }) { throw error }
             } catch where error.description.hasPrefix("ERR no such key") {
-                throw RedisError(description: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
+                throw RedisError(
+                    description: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
             }
         }
     }
@@ -205,7 +209,9 @@ package final class StreamWorker: Sendable {
                         delay.reset()
                         nextCheck = .now + Self.connectionCheck
                     }
-                    _ = state.wait(timeout: .milliseconds(100)) { $0.stopping || settings.concurrency - $0.inFlight > 0 ? () : nil }
+                    _ = state.wait(timeout: .milliseconds(100)) {
+                        $0.stopping || settings.concurrency - $0.inFlight > 0 ? () : nil
+                    }
                     continue
                 }
                 // Each command below answers within about a second (BLOCK 1000), which checks the connection too.
@@ -218,7 +224,8 @@ package final class StreamWorker: Sendable {
                 }
                 let entries = try connection.entries(
                     [
-                        "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(free), "BLOCK", "1000",
+                        "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(free), "BLOCK",
+                        "1000",
                         "STREAMS", settings.stream, ">",
                     ], reply: .streams, payloadLimit: payloadLimit)
                 markConnected(true)
@@ -244,10 +251,11 @@ package final class StreamWorker: Sendable {
         for entry in entries {
             let id = entry.id
             let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
-            let deliveries = pending.elements.first?.elements.dropFirst(3).first.flatMap {
-                if case .integer(let count) = $0 { return count }
-                return nil
-            } ?? 1
+            let deliveries =
+                pending.elements.first?.elements.dropFirst(3).first.flatMap {
+                    if case .integer(let count) = $0 { return count }
+                    return nil
+                } ?? 1
             metrics.count(\.claimed)
             dispatch([entry], deliveries: deliveries)
         }
@@ -262,7 +270,8 @@ package final class StreamWorker: Sendable {
         let removed: [String]
         do throws(RedisError) {
             removed = try connection.run([
-                "EVAL", Self.removeIdleConsumersScript, "1", settings.stream, settings.group, String(age.inMilliseconds),
+                "EVAL", Self.removeIdleConsumersScript, "1", settings.stream, settings.group,
+                String(age.inMilliseconds),
                 settings.consumer,
             ]).elements.compactMap(\.text)
         } catch where error.kind == .reply {
@@ -270,7 +279,9 @@ package final class StreamWorker: Sendable {
             return
         }
         if !removed.isEmpty {
-            log("richpush worker: removed consumers idle over \(age) without pending entries: \(removed.joined(separator: ", "))")
+            log(
+                "richpush worker: removed consumers idle over \(age) without pending entries: \(removed.joined(separator: ", "))"
+            )
         }
     }
 
@@ -278,9 +289,13 @@ package final class StreamWorker: Sendable {
     /// lose them): one attempt, as the process is ending; another worker removes it later otherwise.
     private func removeOwnConsumer(_ connection: RedisConnection) {
         do throws(RedisError) {
-            try connection.run(["EVAL", Self.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer])
+            try connection.run([
+                "EVAL", Self.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer,
+            ])
         } catch {
-            log("richpush worker: could not remove consumer '\(settings.consumer)' from the group: \(error.description)")
+            log(
+                "richpush worker: could not remove consumer '\(settings.consumer)' from the group: \(error.description)"
+            )
         }
     }
 
@@ -297,7 +312,8 @@ package final class StreamWorker: Sendable {
     private func start(_ entry: StreamEntry, deliveries: Int) {
         let id = entry.id
         if deliveries > settings.maximumDeliveries {
-            enqueue(.deadLetter(id: id, reason: "delivered \(deliveries) times without a result", deliveries: deliveries))
+            enqueue(
+                .deadLetter(id: id, reason: "delivered \(deliveries) times without a result", deliveries: deliveries))
             return
         }
         let deadline = entry.deadline.flatMap(Double.init)
@@ -315,7 +331,8 @@ package final class StreamWorker: Sendable {
                 result = await enricher.enrich(json: bytes, source: id, deadline: .now + timeout)
             case .tooLarge(let length):
                 // As the parser words it for a payload it refuses by size, without the bytes ever held.
-                result = .invalid(PayloadError(.tooLarge, "the input is \(length) bytes; the limit is \(limit)"), source: id)
+                result = .invalid(
+                    PayloadError(.tooLarge, "the input is \(length) bytes; the limit is \(limit)"), source: id)
             case .missing:
                 result = .invalid(PayloadError(.noPayload, "entry \(id) has no 'payload' field"), source: id)
             }
@@ -408,7 +425,8 @@ package final class StreamWorker: Sendable {
         let reply: RedisValue
         if case .deadLetter(let id, let reason, let deliveries) = batch[0] {
             reply = try connection.run([
-                "EVAL", Self.deadLetterScript, "2", settings.stream, settings.deadLetter, settings.group, settings.consumer,
+                "EVAL", Self.deadLetterScript, "2", settings.stream, settings.deadLetter, settings.group,
+                settings.consumer,
                 id, reason, String(deliveries),
             ])
             return [reply == .integer(1)]

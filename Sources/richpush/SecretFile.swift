@@ -26,7 +26,8 @@ enum SecretFile {
         }
         if status.st_mode & 0o044 != 0 {
             let mode = String(status.st_mode & 0o777, radix: 8)
-            warn("richpush: warning: --\(option) '\(path)' can be read by group or others (mode 0\(mode)); chmod 600 it")
+            warn(
+                "richpush: warning: --\(option) '\(path)' can be read by group or others (mode 0\(mode)); chmod 600 it")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -38,7 +39,9 @@ enum SecretFile {
             bytes += chunk[..<count]
         }
         var line = bytes.prefix { $0 != 0x0A }
-        guard line.count <= limit else { throw UsageError("--\(option): the first line of '\(path)' is over \(limit) bytes") }
+        guard line.count <= limit else {
+            throw UsageError("--\(option): the first line of '\(path)' is over \(limit) bytes")
+        }
         if line.last == 0x0D { line = line.dropLast() }
         guard !line.isEmpty else { throw UsageError("--\(option): the first line of '\(path)' is empty") }
         return Array(line)
