@@ -65,6 +65,65 @@ package final class EnrichmentService: HTTPHandler {
     /// Whether no request is in progress and no work runs.
     package var isIdle: Bool { ledger.withLock { $0.isIdle } }
 
+    /// A request in progress, as the drain's report names it.
+    package struct RequestInProgress: Sendable {
+        package var method: String
+        package var path: String
+        package var requestID: String?
+        /// `receiving-body`, `processing` or `sending-response`.
+        package var stage: String
+        /// Of a streamed response, the bytes sent so far.
+        package var sentBytes: Int?
+        package var elapsed: Duration
+    }
+
+    /// The requests in progress now, oldest first.
+    package func requestsInProgress() -> [RequestInProgress] {
+        let now = ContinuousClock.now
+        let entries = ledger.withLock { Array($0.entries.values) }
+        return entries.sorted { $0.started < $1.started }.map { entry in
+            RequestInProgress(
+                method: entry.method, path: entry.path, requestID: entry.requestID, stage: entry.stage.rawValue,
+                sentBytes: entry.stream?.status.sent, elapsed: now - entry.started)
+        }
+    }
+
+    /// Readies the requests in progress for their connections' close: every NDJSON response is ended where it is
+    /// (a connection its reader suspended for want of results is resumed, and is never suspended again). Whether a
+    /// request's work is still running (`respond(to:)` has not returned): its connection stays suspended, and
+    /// libmicrohttpd cannot stop then.
+    package func endResponsesForClose() -> Bool {
+        let entries = ledger.withLock { Array($0.entries.values) }
+        for entry in entries { entry.stream?.finish() }
+        return entries.contains { $0.stage == .processing }
+    }
+
+    /// Writes the drain's report to the log: a line per request it cut off, then one for the drain.
+    package func log(_ report: ServiceHost.DrainReport) {
+        log(Self.drainLines(report))
+    }
+
+    /// `{"drain":"cut-off","method":...,"path":...,"request_id":...,"stage":...,"sent_bytes":...,"elapsed_ms":...}`
+    /// per request cut off, then `{"drain":"done","cut_off":N,"elapsed_ms":...}`, each with a newline.
+    static func drainLines(_ report: ServiceHost.DrainReport) -> [UInt8] {
+        var lines: [UInt8] = []
+        for request in report.cutOff {
+            var members: [(String, JSONValue)] = [
+                ("drain", .text("cut-off")), ("method", .text(request.method)), ("path", .text(request.path)),
+            ]
+            if let id = request.requestID { members.append(("request_id", .text(id))) }
+            members.append(("stage", .text(request.stage)))
+            if let sent = request.sentBytes { members.append(("sent_bytes", .integer(sent))) }
+            members.append(("elapsed_ms", .integer(request.elapsed.inMilliseconds)))
+            lines += JSONWriter.bytes(.object(JSONObject(members))) + [0x0A]
+        }
+        lines += JSONWriter.bytes(.object(JSONObject([
+            ("drain", .text("done")), ("cut_off", .integer(report.cutOff.count)),
+            ("elapsed_ms", .integer(report.elapsed.inMilliseconds)),
+        ]))) + [0x0A]
+        return lines
+    }
+
     // MARK: - Routing
 
     package func head(_ request: HTTPRequest) -> HTTPHead {
@@ -76,7 +135,10 @@ package final class EnrichmentService: HTTPHandler {
         case .read:
             // The slot is taken before a byte of the body is read; refused at once when none is free.
             let admitted = ledger.withLock {
-                $0.admit(request.number, method: request.method, path: path, at: started)
+                // The id the client gave (checked by `decide`), so that a request cut off in its upload is named.
+                $0.admit(
+                    request.number, method: request.method, path: path, requestID: request.headers["x-request-id"],
+                    at: started)
             }
             if admitted { return decision }
             let response = busy(full: true)

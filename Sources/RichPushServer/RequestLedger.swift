@@ -45,11 +45,15 @@ struct RequestLedger {
         entries[number] = Entry(method: method, path: path, started: instant, stage: .sending)
     }
 
-    /// A request whose body is to be read takes a slot. False, and nothing is recorded, when every slot is taken.
-    mutating func admit(_ number: UInt64, method: String, path: String, at instant: ContinuousClock.Instant) -> Bool {
+    /// A request whose body is to be read takes a slot (`requestID`: the one the client gave, if any). False, and
+    /// nothing is recorded, when every slot is taken.
+    mutating func admit(
+        _ number: UInt64, method: String, path: String, requestID: String?, at instant: ContinuousClock.Instant
+    ) -> Bool {
         guard slots < limit else { return false }
         slots += 1
-        entries[number] = Entry(method: method, path: path, started: instant, stage: .receiving, holdsSlot: true)
+        entries[number] = Entry(
+            method: method, path: path, started: instant, stage: .receiving, requestID: requestID, holdsSlot: true)
         return true
     }
 

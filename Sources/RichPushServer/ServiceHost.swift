@@ -26,34 +26,61 @@ package final class ServiceHost: Sendable {
     /// Drains: `/readyz` turns 503 and new work is refused at once, the listeners close, and every request in
     /// flight gets its response (each payload by its own deadline). When `timeout` passes first, the engine is
     /// shut down, which ends what remains (results say `cancelled` or `expired`), and their responses are sent
-    /// within a grace second. Then the listeners stop, closing idle connections.
-    /// - Returns: whether every request got its response.
+    /// within `grace`. What is still in progress then (a client that trickles its body, one that does not read its
+    /// response) is cut off: the report names it, and the listeners stop, which closes every connection still
+    /// open. The report goes to the service's log. The drain takes at most `timeout` plus `grace` (plus the
+    /// engine's shutdown, which cancels at once).
     @discardableResult
-    package func drain(timeout: Duration) async -> Bool {
+    package func drain(timeout: Duration) async -> DrainReport {
+        let started = ContinuousClock.now
         service.beginDraining()
         for server in servers.withLock({ $0 }) { server.quiesce() }
-        var finished = await waitForRequests(until: .now + timeout)
+        var finished = await waitForRequests(until: started + timeout)
         if !finished {
             // The drain's time is up: no second drain inside the engine, what remains is cancelled now.
             await enricher.shutdown(drainDeadline: .now)
             finished = await waitForRequests(until: .now + Self.grace)
         }
-        // A server still holding a request keeps its (suspended) connection: stopping it then is not allowed by
-        // libmicrohttpd, so it is left to the process's exit.
-        if finished { servers.withLock { $0.removeAll() } }
-        return finished
+        let report = DrainReport(cutOff: finished ? [] : service.requestsInProgress(), elapsed: .now - started)
+        // Logged before the connections close, whose own access log lines follow (status 0, or the status of a
+        // response cut short).
+        service.log(report)
+        // Stopping a server closes its connections. libmicrohttpd refuses to stop (it aborts the process) while a
+        // connection is suspended: the streams are ended first, which resumes theirs; a request whose work still
+        // runs keeps its own, and then the servers are left to the process's exit, which closes their sockets all
+        // the same.
+        if service.endResponsesForClose() {
+            Self.leftToExit.withLock { $0 += servers.withLock { $0 } }
+        }
+        servers.withLock { $0.removeAll() }
+        return report
     }
 
-    /// How long responses may take to go out once the engine has ended their work.
-    static let grace = Duration.seconds(2)
+    /// What a drain came to.
+    package struct DrainReport: Sendable {
+        /// The requests still in progress when it ended, whose connections it closed.
+        package var cutOff: [EnrichmentService.RequestInProgress]
+        /// How long it took.
+        package var elapsed: Duration
+    }
+
+    /// How long responses may take to go out once the engine has ended their work: 2 s, far more than a response
+    /// that is ready takes to a client that reads, and short against a stop's budget (systemd's
+    /// `TimeoutStopSec`, Kubernetes' grace period).
+    package static let grace = Duration.seconds(2)
+
+    /// Servers a drain could not stop; kept, never stopped, until the process exits.
+    private static let leftToExit = LockedValue<[HTTPServer]>([])
 
     /// How often the drain looks at the requests in progress: 10 ms adds at most that to an exit, and costs
     /// nothing measurable while it waits.
     private static let pollInterval = Duration.milliseconds(10)
 
+    /// Waits until no request is in progress (the service's and the servers' counts) and no work runs; false
+    /// when `deadline` passes first.
     private func waitForRequests(until deadline: ContinuousClock.Instant) async -> Bool {
         while true {
-            let busy = servers.withLock { $0.contains { $0.requestsInProgress > 0 } }
+            let busy = !service.isIdle || servers.withLock { $0.contains { $0.requestsInProgress > 0 } }
             if !busy { return true }
             if ContinuousClock.now >= deadline { return false }
             try? await Task.sleep(for: Self.pollInterval)

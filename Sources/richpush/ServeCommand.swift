@@ -54,8 +54,10 @@ enum ServeCommand {
             Routes, status codes and metrics are described in the README ("Running the service"). One JSON line per
             request goes to standard error; a line {"listening": "<address:port>"} per listener when it is ready.
             SIGTERM or SIGINT drains: /readyz turns 503, new work is refused, requests in flight get their
-            responses, then the process exits 0. EXIT STATUS: 0 after a drain; 64 on a usage error; 70 when a
-            listener or the engine cannot start.
+            responses, then the process exits 0. Past --drain-timeout the work left is cancelled; what is still in
+            progress 2 s later (a body trickling in, a response not read) is cut off, a line
+            {"drain": "cut-off", ...} each, and a line {"drain": "done", "cut_off": N} ends every drain.
+            EXIT STATUS: 0 after a drain; 64 on a usage error; 70 when a listener or the engine cannot start.
             """)
 
     /// Body limits: from one byte to 1 GiB.
@@ -130,8 +132,9 @@ enum ServeCommand {
                 Output.listening(address, port: port)
             }
             for await _ in requests {}
-            let drained = await host.drain(timeout: drainTimeout)
-            if !drained { Output.error("richpush serve: requests were still in progress after the drain; exiting") }
+            // The drain says what it cut off in the log, and the exit is 0 either way: the stop asked for was done,
+            // within its bound; a client that would not finish is not the service failing.
+            await host.drain(timeout: drainTimeout)
             return 0
         }
     }

@@ -49,4 +49,32 @@ import Testing
         #expect(drawn.allSatisfy { $0.utf8.allSatisfy { (0x21...0x7E).contains($0) } })
         #expect(!RequestIDs().next().hasPrefix(String(prefixes.first!)))
     }
+
+    @Test("the drain's report: a JSON line per request cut off, a path escaped, then the drain's own line")
+    func drainLines() throws {
+        let report = ServiceHost.DrainReport(
+            cutOff: [
+                .init(method: "POST", path: "/v1/enrich", requestID: "a", stage: "sending-response", sentBytes: 42,
+                    elapsed: .milliseconds(5100)),
+                .init(method: "GET", path: "/v1/attachments/\"x\n", requestID: nil, stage: "sending-response",
+                    sentBytes: nil, elapsed: .milliseconds(7)),
+            ],
+            elapsed: .milliseconds(3012))
+        let lines = EnrichmentService.drainLines(report).split(separator: 0x0A).map(Array.init)
+        #expect(lines.count == 3)
+        let first = try Self.decode(lines[0])
+        #expect(first["drain"] as? String == "cut-off")
+        #expect(first["request_id"] as? String == "a")
+        #expect(first["sent_bytes"] as? Int == 42)
+        #expect(first["elapsed_ms"] as? Int == 5100)
+        let second = try Self.decode(lines[1])
+        #expect(second["path"] as? String == "/v1/attachments/\"x\n")
+        #expect(second["request_id"] == nil && second["sent_bytes"] == nil)
+        let done = try Self.decode(lines[2])
+        #expect(done["drain"] as? String == "done")
+        #expect(done["cut_off"] as? Int == 2)
+        #expect(done["elapsed_ms"] as? Int == 3012)
+        let clean = EnrichmentService.drainLines(ServiceHost.DrainReport(cutOff: [], elapsed: .milliseconds(1)))
+        #expect(try Self.decode(clean.dropLast().map { $0 })["cut_off"] as? Int == 0)
+    }
 }

@@ -419,6 +419,56 @@ struct ServeTests {
     }
 }
 
+extension ServeTests {
+    @Test("SIGTERM with a client that never reads a large NDJSON response and one that trickles its body: both cut off and named in the log, exit 0 within --drain-timeout and the grace")
+    func drainCutsOff() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions + ["--drain-timeout", "1"])
+        // 50 MB of results for a client whose receive buffer is 4 KB and who reads none of them.
+        let body = ServeLimitsTests.largeLines(1000)
+        let unread = try HTTPConnection(port: server.port, receiveBuffer: 4096)
+        try await offPool { try unread.send(ServeLimitsTests.ndjsonHead(body.count, id: "unread") + body) }
+        // A body of 10,000 bytes, sent a byte at a time.
+        let trickle = try HTTPConnection(port: server.port)
+        try trickle.send(Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nX-Request-Id: trickle\r\nContent-Length: 10000\r\n\r\n{".utf8))
+        try await waitUntil("the batch held and the upload admitted", within: .seconds(60), every: .milliseconds(50)) {
+            try server.metric("richpush_responses_held") == 1 && server.metric("richpush_in_flight") == 2
+        }
+        let trickling = Task.detached {
+            // A byte every 100 ms until the server closes the connection (bounded: 600 bytes, a minute).
+            for _ in 0..<600 {
+                guard (try? trickle.send([0x20])) != nil else { return true }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            return false
+        }
+        let signalled = ContinuousClock.now
+        kill(server.process.processIdentifier, SIGTERM)
+        let status = try await server.waitForExit(within: .seconds(60))
+        let took = ContinuousClock.now - signalled
+        #expect(status == 0)
+        // --drain-timeout (1 s) plus the grace (2 s), with room for a loaded machine; without the bound the trickle
+        // would hold the drain for its whole body (100 s).
+        #expect(took < .seconds(1) + .seconds(2) + .seconds(15), "exited \(took) after SIGTERM")
+        #expect(try await trickling.value, "the trickling client's connection was never closed")
+        try await waitUntil("the drain's last line") { server.logLines.contains { $0["drain"] as? String == "done" } }
+        let drain = server.logLines.filter { $0["drain"] != nil }
+        let cutOff = drain.filter { $0["drain"] as? String == "cut-off" }
+        let reading = try #require(cutOff.first { $0["request_id"] as? String == "unread" }, "\(drain)")
+        #expect(reading["stage"] as? String == "sending-response")
+        #expect(reading["path"] as? String == "/v1/enrich")
+        #expect((reading["sent_bytes"] as? Int ?? 0) > 0)
+        let receiving = try #require(cutOff.first { $0["request_id"] as? String == "trickle" }, "\(drain)")
+        #expect(receiving["stage"] as? String == "receiving-body")
+        #expect(receiving["method"] as? String == "POST")
+        let done = try #require(drain.last)
+        #expect(done["drain"] as? String == "done")
+        #expect(done["cut_off"] as? Int == 2)
+        #expect((done["elapsed_ms"] as? Int ?? .max) < 3000 + 15_000)
+        withExtendedLifetime(unread) {}
+    }
+}
+
 @Suite struct StreamDrainTests {
     @Test("stream on SIGTERM: stops reading, writes the results of the payloads in flight, exits 0, no partial file")
     func drainsOnSignal() async throws {
