@@ -17,6 +17,11 @@ let cTargets: [Target] = [
         name: "CCrypto",
         linkerSettings: [.linkedLibrary("crypto")]
     ),
+    // CRC-32 for the PNG structure check: libdeflate's, folded with PCLMULQDQ (Debian's libdeflate-dev).
+    .target(
+        name: "CDeflate",
+        linkerSettings: [.linkedLibrary("deflate")]
+    ),
     .target(
         name: "CMicroHTTPD",
         linkerSettings: [.linkedLibrary("microhttpd")]
@@ -37,7 +42,7 @@ let cTargets: [Target] = [
 let swiftTargets: [Target] = [
     .target(
         name: "RichPush",
-        dependencies: ["CCurl", "CMagic", "CCrypto", "CSystem"]
+        dependencies: ["CCurl", "CMagic", "CCrypto", "CSystem", "CDeflate"]
     ),
     // The image transformation step's converter on libvips, apart from the library, which calls it through the
     // `ImageConverter` protocol: a program that transforms nothing needs no image library.

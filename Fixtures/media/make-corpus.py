@@ -183,6 +183,13 @@ def main():
     write("jpeg-truncated.jpg", large_jpeg[:len(large_jpeg) * 6 // 10])
     scan = large_jpeg.index(b"\xff\xda")
     write("jpeg-bitflip.jpg", flip(large_jpeg, *range(scan + 400, len(large_jpeg) - 400, 97)))
+    # Corrupt scan data under intact markers: no flip makes or unmakes a 0xFF, or touches the byte after one. Every
+    # 13th byte: with every 97th, libjpeg's only warning comes at the end of the scan, after libvips has read it.
+    data = range(scan + 400, len(large_jpeg) - 400, 13)
+    write("jpeg-corrupt-data.jpg", flip(large_jpeg, *[o for o in data if 0xFF not in (large_jpeg[o - 1], large_jpeg[o],
+                                                                                    large_jpeg[o] ^ 0x5A)]))
+    # Every header, the scan's included, and no scan data.
+    write("jpeg-headers-only.jpg", large_jpeg[:scan + 2 + struct.unpack(">H", large_jpeg[scan + 2:scan + 4])[0]])
     baseline = read("jpeg-baseline.jpg")
     frame = baseline.index(b"\xff\xc0")
     write("jpeg-zero-width.jpg", baseline[:frame + 7] + b"\0\0" + baseline[frame + 9:])
@@ -246,6 +253,7 @@ def main():
                                                        for x in range(WIDTH)])], palette)
     write("gif-still.gif", whole)
     write("gif-truncated.gif", whole[:len(whole) // 2])
+    write("gif-no-trailer.gif", whole[:-1])
     write("gif-huge-screen.gif", whole[:6] + struct.pack("<HH", 65535, 65535) + whole[10:])
     # A GIF that is also a script: the screen width and height are "/*", the comment closes it.
     polyglot = gif(WIDTH, HEIGHT, [(0, 0, 2, 2, [0, 1, 2, 3])], palette, comment=b"*/=1;alert(document.cookie);/*")

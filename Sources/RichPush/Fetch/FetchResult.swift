@@ -16,8 +16,9 @@ public struct FetchedMedia: Sendable, Hashable {
     public var transformation: Transformation? = nil
     /// An image's width and height when its first bytes said them (PNG, JPEG), else nil.
     public var dimensions: ImageSize? = nil
-    /// Why the image does not decode whole, when a verifying decode (`Configuration.Transform.verifyImages`)
-    /// found so and it is attached all the same (a JPEG or GIF: a phone shows what decodes); nil otherwise.
+    /// Why the image is not whole, when it is attached all the same (a JPEG or GIF whose picture data began: a
+    /// phone shows what decodes): found by the structure check every fetched JPEG, PNG and GIF has (cut short,
+    /// a broken block structure), or by a verifying decode (`Configuration.Transform.verifyImages`); nil otherwise.
     public var damage: String? = nil
     /// Where it was published (`Configuration.publisher`), or why it could not be; nil when nothing publishes.
     public var publication: Publication? = nil

@@ -68,6 +68,8 @@ public final class Fetcher: Sendable {
 
     /// Fetches `url` into a new attachment directory, finishing by `deadline`; then, when a converter is
     /// configured (`Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
+    /// A JPEG, PNG or GIF whose structure is damaged (`ImageStructure`, walked as the file is hashed) is refused
+    /// with `damaged-image` when a phone would show nothing of it, else attached with its `damage` said.
     ///
     /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
     /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.
@@ -82,9 +84,18 @@ public final class Fetcher: Sendable {
         let result = await run(TransferRequest(url: url, deadline: deadline, validators: validators))
         guard case .success(var media) = result else { return result }
         statistics.record { $0.fetchedBytes += media.bytes }
-        switch await digests.digest(media.path, bytes: media.bytes) {
+        switch await digests.digest(media.path, bytes: media.bytes, checking: media.type) {
         case .success(let digest) where digest.bytes == media.bytes:
             media.sha256 = digest.sha256
+            switch digest.structure {
+            case .showsNothing(let detail)?:
+                root.remove(media)
+                return .failure(FetchFailure(.damagedImage, "\(detail); a phone shows nothing of it"))
+            case .showsPart(let detail)?:
+                media.damage = detail
+            case .whole?, nil:
+                break
+            }
         case .success(let digest):
             root.remove(media)
             return .failure(

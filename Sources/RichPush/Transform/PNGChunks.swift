@@ -136,23 +136,6 @@ struct PNGChunks {
     }
 }
 
-/// CRC-32 as PNG (and zlib) compute it: polynomial 0xEDB88320, reflected, inverted.
-enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
-    }
-
-    static func of(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        table.withUnsafeBufferPointer { table in
-            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        }
-        return ~crc
-    }
-}
-
 extension PNGChunks {
     /// Whether the first bytes of a PNG make it an APNG (an acTL chunk before the first IDAT), walking the chunk
     /// headers only.

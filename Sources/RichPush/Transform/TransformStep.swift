@@ -161,8 +161,9 @@ final class TransformStep: Sendable {
             }
         }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
-        var damage: String? = nil
-        if settings.verifyImages, Self.verified.contains(media.type) {
+        var damage = media.damage
+        // A verifying decode of an image whose structure is damaged would say what is known already.
+        if settings.verifyImages, Self.verified.contains(media.type), damage == nil {
             switch verdict(job) {
             case .success(let found): damage = found
             case .failure(let refusal): return .failure(refusal)
