@@ -33,11 +33,11 @@ fuzz: deps
 
 # The concurrency tests (deadlines, exactly-once delivery, the CLI pipeline) under ThreadSanitizer.
 tsan: deps
-	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache|DigestService|Stall|Redirect|Admission|Lifecycle|WorkGate|ExtensionTests|HTTPServerTests'
+	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache|DigestService|Stall|Redirect|Admission|Lifecycle|WorkGate|ExtensionTests|HTTPServerTests|ResponseStream|OrderedPipeline'
 
 # The fetcher's tests under AddressSanitizer.
 asan: deps
-	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|DigestService|MediaBody|Served|Refusal|Hostile|Disk|TLS|Explain|Template|Convention|Stall|Redirect|Admission|HTTPServerTests|RequestHeadTests'
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|DigestService|MediaBody|Served|Refusal|Hostile|Disk|TLS|Explain|Template|Convention|Stall|Redirect|Admission|HTTPServerTests|RequestHeadTests|ResponseStream|RequestLedger'
 
 # --- Benchmark (issue 4): richpush vs curl vs URLSession on a real nginx on loopback; see bench/run.py. ---
 
