@@ -28,6 +28,10 @@ struct RESPReader<Source: RESPSource> {
     /// messages a few hundred.
     static var lineLimit: Int { 64 * 1024 }
 
+    /// The largest length or count taken: 2^40, a terabyte or a trillion values, beyond what Redis sends (its
+    /// `proto-max-bulk-len` is 512 MB by default) and far from overflowing a count of values to skip.
+    static var countLimit: Int { 1 << 40 }
+
     private var source: Source
     private var buffer: [UInt8]
     private var start = 0
@@ -56,6 +60,7 @@ struct RESPReader<Source: RESPSource> {
             let count = try Self.number(rest)
             if count == -1 { return .null }
             guard count >= 0 else { throw Self.protocolError("a negative length") }
+            guard count <= Self.countLimit else { throw Self.protocolError("a length over \(Self.countLimit)") }
             return kind == UInt8(ascii: "$") ? .bulk(count) : .array(count)
         default:
             throw Self.protocolError("an unknown type byte \(kind)")

@@ -235,8 +235,8 @@ package final class RedisConnection: @unchecked Sendable {
     /// Runs a command whose reply brings stream entries (XREADGROUP, XAUTOCLAIM), reading the reply off the socket
     /// as it arrives (`RESPReader`) rather than through hiredis, which would hold each value whole twice: each
     /// entry's payload is kept up to `payloadLimit` bytes (a longer one is only measured), its deadline when short,
-    /// and nothing else.
-    package func entries(_ arguments: [String], reply: EntryReply, payloadLimit: Int) throws(RedisError)
+    /// and nothing else; more than `most` entries (the command's `COUNT`) is a protocol error.
+    package func entries(_ arguments: [String], reply: EntryReply, payloadLimit: Int, most: Int) throws(RedisError)
         -> [StreamEntry]
     {
         let context = try connected()
@@ -252,8 +252,8 @@ package final class RedisConnection: @unchecked Sendable {
         do throws(RedisError) {
             let entries: [StreamEntry]
             switch reply {
-            case .streams: entries = try reader.streamsReply(payloadLimit: payloadLimit)
-            case .autoclaim: entries = try reader.autoclaimReply(payloadLimit: payloadLimit)
+            case .streams: entries = try reader.streamsReply(payloadLimit: payloadLimit, most: most)
+            case .autoclaim: entries = try reader.autoclaimReply(payloadLimit: payloadLimit, most: most)
             }
             // Nothing was pipelined: a byte after the reply means the connection is out of step.
             guard !reader.hasBufferedBytes else {

@@ -21,10 +21,11 @@ package struct StreamEntry: Sendable, Equatable {
 }
 
 /// The replies that bring entries, read field by field: the `payload` kept when it is at most `payloadLimit` bytes
-/// (else measured only), `deadline` kept when short, every other field skipped.
+/// (else measured only), `deadline` kept when short, every other field skipped; and no more than the `most`
+/// entries asked for (`COUNT`), so that what a reply holds is bounded by `most` times the payload limit.
 extension RESPReader {
     /// XREADGROUP's reply: null (nothing came before the block ended), or for each stream `[name, [entry, ...]]`.
-    mutating func streamsReply(payloadLimit: Int) throws(RedisError) -> [StreamEntry] {
+    mutating func streamsReply(payloadLimit: Int, most: Int) throws(RedisError) -> [StreamEntry] {
         switch try header() {
         case .null:
             return []
@@ -35,7 +36,7 @@ extension RESPReader {
                     throw Self.protocolError("a stream that is not [name, entries]")
                 }
                 try skipValue()
-                entries += try entryList(payloadLimit: payloadLimit)
+                entries += try entryList(payloadLimit: payloadLimit, most: most - entries.count)
             }
             return entries
         case let other:
@@ -44,20 +45,21 @@ extension RESPReader {
     }
 
     /// XAUTOCLAIM's reply: `[next id, [entry, ...], [deleted id, ...]]` (Redis 7; 6.2 has no third element).
-    mutating func autoclaimReply(payloadLimit: Int) throws(RedisError) -> [StreamEntry] {
+    mutating func autoclaimReply(payloadLimit: Int, most: Int) throws(RedisError) -> [StreamEntry] {
         let header = try header()
         guard case .array(let count) = header, count >= 2 else { throw Self.unexpected(header) }
         try skipValue()
-        let entries = try entryList(payloadLimit: payloadLimit)
+        let entries = try entryList(payloadLimit: payloadLimit, most: most)
         for _ in 2..<count { try skipValue() }
         return entries
     }
 
-    private mutating func entryList(payloadLimit: Int) throws(RedisError) -> [StreamEntry] {
+    private mutating func entryList(payloadLimit: Int, most: Int) throws(RedisError) -> [StreamEntry] {
         switch try header() {
         case .null:
             return []
         case .array(let count):
+            guard count <= most else { throw Self.protocolError("more entries than asked for") }
             var entries: [StreamEntry] = []
             for _ in 0..<count { entries.append(try entry(payloadLimit: payloadLimit)) }
             return entries

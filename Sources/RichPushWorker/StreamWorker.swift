@@ -227,7 +227,7 @@ package final class StreamWorker: Sendable {
                         "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(free), "BLOCK",
                         "1000",
                         "STREAMS", settings.stream, ">",
-                    ], reply: .streams, payloadLimit: payloadLimit)
+                    ], reply: .streams, payloadLimit: payloadLimit, most: free)
                 markConnected(true)
                 delay.reset()
                 dispatch(entries, deliveries: 1)
@@ -246,7 +246,7 @@ package final class StreamWorker: Sendable {
         let idle = String(settings.claimIdle.inMilliseconds)
         let entries = try connection.entries(
             ["XAUTOCLAIM", settings.stream, settings.group, settings.consumer, idle, "0-0", "COUNT", String(free)],
-            reply: .autoclaim, payloadLimit: payloadLimit)
+            reply: .autoclaim, payloadLimit: payloadLimit, most: free)
         markConnected(true)
         for entry in entries {
             let id = entry.id

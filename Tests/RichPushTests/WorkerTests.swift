@@ -798,7 +798,7 @@ struct StreamEntryReadingTests {
     @Test("XREADGROUP's entries, whatever the reads' sizes: the first payload within the limit, a longer one measured, a short deadline", arguments: [1, 2, 7, 100, 1 << 20])
     func streams(chunk: Int) throws {
         var reader = Self.reader(Self.reply, chunk: chunk)
-        #expect(try reader.streamsReply(payloadLimit: 100) == Self.expected)
+        #expect(try reader.streamsReply(payloadLimit: 100, most: 5) == Self.expected)
         #expect(!reader.hasBufferedBytes)
     }
 
@@ -806,10 +806,11 @@ struct StreamEntryReadingTests {
     func autoclaim() throws {
         let text = "*3\r\n" + Self.bulk("0-0") + "*1\r\n" + Self.entry("1-0", ["payload", "p"]) + "*2\r\n" + Self.bulk("7-0") + Self.bulk("8-0")
         var reader = Self.reader(text, chunk: 3)
-        #expect(try reader.autoclaimReply(payloadLimit: 10) == [StreamEntry(id: "1-0", payload: .bytes([0x70]), deadline: nil)])
+        let claimed = try reader.autoclaimReply(payloadLimit: 10, most: 1)
+        #expect(claimed == [StreamEntry(id: "1-0", payload: .bytes([0x70]), deadline: nil)])
         #expect(!reader.hasBufferedBytes)
         var empty = Self.reader("*-1\r\n", chunk: 1)
-        #expect(try empty.streamsReply(payloadLimit: 10) == [])
+        #expect(try empty.streamsReply(payloadLimit: 10, most: 1) == [])
     }
 
     @Test("a payload far over the limit is measured as it is read, a buffer at a time")
@@ -818,7 +819,8 @@ struct StreamEntryReadingTests {
         let head = Array(("*1\r\n*2\r\n" + Self.bulk("in") + "*1\r\n*2\r\n" + Self.bulk("1-0") + "*2\r\n" + Self.bulk("payload") + "$\(size)\r\n").utf8)
         let bytes = head + [UInt8](repeating: 0x61, count: size) + [0x0D, 0x0A]
         var reader = RESPReader(ChunkedSource(bytes: bytes, chunk: 1 << 16), bufferSize: 0)
-        #expect(try reader.streamsReply(payloadLimit: 1 << 20) == [StreamEntry(id: "1-0", payload: .tooLarge(size), deadline: nil)])
+        let entries = try reader.streamsReply(payloadLimit: 1 << 20, most: 1)
+        #expect(entries == [StreamEntry(id: "1-0", payload: .tooLarge(size), deadline: nil)])
     }
 
     @Test("an error reply is the server's answer; a malformed or cut reply is the connection's failure",
@@ -831,10 +833,17 @@ struct StreamEntryReadingTests {
             ("*1\r\n*2\r\n$2\r\nin\r\n:5\r\n", .connection),
             ("?\r\n", .connection),
             ("$" + String(repeating: "1", count: 70_000) + "\r\n", .connection),
+            // More entries than the one asked for: a server out of step could otherwise bring any number.
+            ("*1\r\n*2\r\n$2\r\nin\r\n*2\r\n*2\r\n$3\r\n1-0\r\n*-1\r\n*2\r\n$3\r\n2-0\r\n*-1\r\n", .connection),
+            // Lengths and counts far beyond any Redis sends: refused, never summed into an overflow.
+            (
+                "*1\r\n*2\r\n$2\r\nin\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nx\r\n"
+                    + String(repeating: "*999999999999999999\r\n", count: 10), .connection
+            ),
         ])
     func failures(text: String, kind: RedisError.Kind) {
         var reader = Self.reader(text, chunk: 5)
-        let thrown = #expect(throws: RedisError.self) { try reader.streamsReply(payloadLimit: 10) }
+        let thrown = #expect(throws: RedisError.self) { try reader.streamsReply(payloadLimit: 10, most: 1) }
         #expect(thrown?.kind == kind)
     }
 }
