@@ -82,6 +82,8 @@ let supportTargets: [Target] = [
         name: "richpush-fuzz",
         dependencies: ["RichPush"]
     ),
+    // The test process's own start-up: libvips opened before main (see ctestsupport.c).
+    .target(name: "CTestSupport", dependencies: ["CVips"]),
 ]
 
 // MARK: - Tests
@@ -91,7 +93,9 @@ let testTargets: [Target] = [
         name: "RichPushTests",
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary. CSystem for
         // the child processes' spawn (ChildProcess.swift).
-        dependencies: ["RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem"]
+        dependencies: [
+            "RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem", "CTestSupport",
+        ]
     ),
 ]
 

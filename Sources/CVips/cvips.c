@@ -193,6 +193,14 @@ static void start(void) {
     // One image at a time per call; the pool above bounds concurrency. No operation cache: every input is new.
     vips.concurrency_set(1);
     vips.cache_set_max(0);
+    // The first time libvips asks ImageMagick anything (magickload, for BMP alone), it has it open every one of its
+    // 122 coder modules (libvips's magick_genesis: GetMagickInfo("*")), a dlopen each, holding the dynamic loader's
+    // lock, during which no thread in the process can be created (pthread_create waits for it, and the fetch loop
+    // makes one for every name it resolves). 23-39 ms on a quiet machine, seconds on a loaded one (the test process's
+    // cooperative threads stalled 3-6 s behind it). Asked here, with 16 zero bytes that no format claims, the cost
+    // joins the one pause opening libvips already is, instead of a second one at the first BMP.
+    static const unsigned char nothing[16];
+    (void)vips.foreign_is_a_buffer("magickload_buffer", nothing, sizeof nothing);
     start_result = 0;
 }
 

@@ -16,7 +16,7 @@ func makeOld(_ path: String) throws {
 /// A new UUID as RichPush names its directories.
 func attachmentName() -> String { UUID().uuidString.lowercased() }
 
-@Suite("gc: by descriptors only, never following a link, never crossing a device")
+@Suite("gc: by descriptors only, never following a link, never crossing a device", .offPool)
 struct GarbageCollectionTests {
     /// An attachments root and a directory outside it, each new.
     struct Scratch {

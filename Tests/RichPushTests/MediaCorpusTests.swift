@@ -9,7 +9,7 @@ import Testing
 /// against a loopback origin, by default and with the verifying decode, each with the outcome it must have:
 /// attached as a type (and the problems that go with it), or refused with a code; never an empty detail, never a
 /// path in one, nothing left on disk.
-@Suite("Media corpus: odd and broken images, each with its outcome")
+@Suite("Media corpus: odd and broken images, each with its outcome", .offPool)
 struct MediaCorpusTests {
     static let corpus = FixtureRoutes.fixturesDirectory + "/media/corpus"
 

@@ -7,7 +7,7 @@ import Testing
 
 /// Publishing: attachments written content-addressed to a directory devices fetch from, and the vendor's field in
 /// the content rewritten to the published URL.
-@Suite("Publishing: validated media for devices to fetch")
+@Suite("Publishing: validated media for devices to fetch", .offPool)
 struct PublishTests {
     let directory = NSTemporaryDirectory() + "richpush-publish-" + UUID().uuidString
     static let base = "https://cdn.example.com/push"

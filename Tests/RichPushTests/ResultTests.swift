@@ -48,7 +48,8 @@ struct ResultTests {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(try bed.fixturePayload("airship.json"), timeout: .seconds(10))
-            #expect(result.attachments.count == 2)
+            // Required: the lines below index the attachments (a failed expectation went on to crash the process).
+            try #require(result.attachments.count == 2, "\(result.problems)")
             #expect(bed.filesOnDisk().count == 2)
             #expect(enricher.removeAttachments(of: result) == 2)
             #expect(bed.entriesOnDisk().isEmpty, "left: \(bed.entriesOnDisk())")

@@ -191,7 +191,7 @@ struct RetryTests {
         #expect(blocked.problems.first?.attempts == 1)
     }
 
-    @Test("a connect timeout is retried; the timeout is reported with its attempts")
+    @Test("a connect timeout is retried; the timeout is reported with its attempts", .offPool)
     func connectTimeout() async throws {
         let listener = try FullListener()
         let bed = try TestBed { configuration in

@@ -1,3 +1,4 @@
+import CTestSupport
 import FixtureOrigin
 import Foundation
 import Testing
@@ -12,9 +13,12 @@ final class TestBed: Sendable {
     let attachments: String
     let configuration: Configuration
 
-    /// libvips, opened once for the test process by the first bed, before tests get far: opening it holds the
-    /// dynamic loader's lock, which stalls thread creation across the process for up to half a second.
-    static let libvips: Void = VipsConverter().prepare()
+    /// libvips, opened before main by CTestSupport (opening it holds the dynamic loader's locks, which stall thread
+    /// creation across the process); opened here, by the first bed, only if that failed, so that the tests that
+    /// need it fail with libvips's own reason.
+    static let libvips: Void = {
+        if ctestsupport_libvips_status() != 0 { VipsConverter().prepare() }
+    }()
 
     /// A bed whose origin serves `media` (default: `Fixtures/media`).
     init(media: String = FixtureRoutes.fixturesDirectory + "/media", _ adjust: (inout Configuration) -> Void = { _ in }) throws {
@@ -32,8 +36,14 @@ final class TestBed: Sendable {
     }
 
     deinit {
-        origin.stop()
-        try? FileManager.default.removeItem(atPath: attachments)
+        let (origin, attachments) = (origin, attachments)
+        // Stopping the origin joins its thread and removing the directory waits on the disk: neither may hold the
+        // cooperative thread that drops the last reference (two on this machine; a busy disk held one for
+        // seconds, and every timed test in the process waited).
+        Janitor.shared.later {
+            origin.stop()
+            try? FileManager.default.removeItem(atPath: attachments)
+        }
     }
 
     /// `http://media.test:PORT/path`, a name pinned to the loopback origin.
@@ -93,6 +103,29 @@ func sha256sum(_ path: String) async throws -> String {
 /// The inode of a file: two attachments with one inode are hard links to the same stored bytes.
 func inode(_ path: String) throws -> UInt64 {
     try #require(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+}
+
+/// Blocking clean-up handed off by code that runs on the cooperative pool and cannot wait (a `deinit`), done in
+/// order on a thread of its own, and finished before the test process exits (`atexit`), so nothing is left behind.
+final class Janitor: Sendable {
+    static let shared: Janitor = {
+        let janitor = Janitor()
+        atexit { Janitor.shared.finish() }
+        return janitor
+    }()
+
+    private let queue = DispatchQueue(label: "richpush-tests.janitor")
+    private let group = DispatchGroup()
+
+    /// Runs `work` on the janitor's thread, after what was handed over before it.
+    func later(_ work: @escaping @Sendable () -> Void) {
+        queue.async(group: group, execute: work)
+    }
+
+    /// Waits for everything handed over (at most 60 s: a clean-up never holds the process's exit for ever).
+    func finish() {
+        _ = group.wait(timeout: .now() + 60)
+    }
 }
 
 /// Runs blocking work (a child process, a key generation) on a thread of its own, so that it never holds one

@@ -6,7 +6,7 @@ import Testing
 @testable import RichPushTransform
 
 /// `VipsConverter`, the transformation step's converter, on real files through libvips.
-@Suite struct TransformTests {
+@Suite(.offPool) struct TransformTests {
     let directory: String
 
     init() throws {
