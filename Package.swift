@@ -50,19 +50,26 @@ let swiftTargets: [Target] = [
         name: "RichPushTransform",
         dependencies: ["RichPush", "CVips"]
     ),
-    // `richpush serve`: the HTTP service on libmicrohttpd, kept apart so that the library needs no HTTP server.
+    // The HTTP core: an HTTP/1.1 server on libmicrohttpd (connections, request heads, messages, streamed responses,
+    // health routes), knowing nothing of enrichment; the library only for its locks, threads and JSON writer.
     .target(
-        name: "RichPushServer",
+        name: "RichPushHTTP",
         dependencies: ["RichPush", "CMicroHTTPD"]
     ),
-    // `richpush worker`: Redis Streams consumer groups through hiredis.
+    // `richpush serve`: the enrichment service over the HTTP core, kept apart so that the library needs no HTTP
+    // server.
+    .target(
+        name: "RichPushServer",
+        dependencies: ["RichPush", "RichPushHTTP"]
+    ),
+    // `richpush worker`: Redis Streams consumer groups through hiredis; the HTTP core for `--metrics-listen`.
     .target(
         name: "RichPushWorker",
-        dependencies: ["RichPush", "RichPushServer", "CHiredis"]
+        dependencies: ["RichPush", "RichPushHTTP", "CHiredis"]
     ),
     .executableTarget(
         name: "richpush",
-        dependencies: ["RichPush", "RichPushServer", "RichPushWorker", "RichPushTransform"]
+        dependencies: ["RichPush", "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform"]
     ),
 ]
 
@@ -84,6 +91,8 @@ let supportTargets: [Target] = [
     ),
     // The test process's own start-up: libvips opened before main (see ctestsupport.c).
     .target(name: "CTestSupport", dependencies: ["CVips"]),
+    // What every test target shares: waiting for a condition with a bound.
+    .target(name: "RichPushTestSupport", path: "Tests/RichPushTestSupport"),
 ]
 
 // MARK: - Tests
@@ -95,7 +104,13 @@ let testTargets: [Target] = [
         // the child processes' spawn (ChildProcess.swift).
         dependencies: [
             "RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem", "CTestSupport",
+            "RichPushTestSupport",
         ]
+    ),
+    // The HTTP core's own suites: heads, messages, the streamed body (no enrichment).
+    .testTarget(
+        name: "RichPushHTTPTests",
+        dependencies: ["RichPush", "RichPushHTTP", "RichPushTestSupport"]
     ),
 ]
 

@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import RichPush
+import RichPushHTTP
 
 /// The service's routes over one engine: `/v1/enrich` (JSON or NDJSON), `/v1/explain`, `/v1/attachments/...`,
 /// `/healthz`, `/readyz` and `/metrics`; with the token, the in-flight bound, the drain state and the access log.

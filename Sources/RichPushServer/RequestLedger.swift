@@ -1,3 +1,5 @@
+import RichPushHTTP
+
 /// The service's requests from their headers to their end, what each is doing, and the slots of
 /// `--max-in-flight` they hold. A state machine without I/O or lock: the service keeps it under its lock and
 /// does what it answers.

@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import RichPush
+import RichPushHTTP
 
 /// The attachments this server stored, which `GET /v1/attachments/<directory>/<file>` may serve: nothing else
 /// under the root (another process's files, the cache's links, names a client makes up) is ever opened.
@@ -194,16 +195,6 @@ struct Name: Hashable {
             digits += 1
         }
         return words
-    }
-}
-
-/// The value of one hex digit, or nil; capitals only when `lowercaseOnly` is false.
-package func hexValue(_ digit: UInt8, lowercaseOnly: Bool) -> UInt8? {
-    switch digit {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F") where !lowercaseOnly: return digit - UInt8(ascii: "A") + 10
-    default: return nil
     }
 }
 

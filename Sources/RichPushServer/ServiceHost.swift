@@ -1,4 +1,5 @@
 import RichPush
+import RichPushHTTP
 
 /// `richpush serve`'s running parts: the service and its listeners, and the drain that ends them.
 package final class ServiceHost: Sendable {

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 import CHiredis
-import RichPushServer
+import RichPush
 
 /// A Redis reply, copied out of hiredis's.
 package enum RedisValue: Sendable, Equatable {

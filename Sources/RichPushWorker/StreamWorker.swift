@@ -2,7 +2,6 @@
     import Glibc
 #endif
 import RichPush
-import RichPushServer
 
 /// `richpush worker`: one consumer of a Redis Streams consumer group. It reads payload entries as it has free
 /// slots, enriches each, and for each writes one result entry and acknowledges the input in one atomic step on

@@ -1,5 +1,5 @@
 import RichPush
-import RichPushServer
+import RichPushHTTP
 
 /// The worker's counters: the service's payload metrics plus the queue's.
 package final class WorkerMetrics: Sendable {

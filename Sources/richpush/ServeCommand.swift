@@ -2,6 +2,7 @@
     import Glibc
 #endif
 import RichPush
+import RichPushHTTP
 import RichPushServer
 
 /// `richpush serve`: the engine behind HTTP.

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 import RichPush
-import RichPushServer
+import RichPushHTTP
 import RichPushWorker
 
 /// `richpush worker`: a consumer of a Redis Streams consumer group.

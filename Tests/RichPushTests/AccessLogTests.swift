@@ -1,4 +1,5 @@
 import Foundation
+import RichPushHTTP
 import Testing
 
 @testable import RichPushServer

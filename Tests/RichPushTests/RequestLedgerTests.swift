@@ -1,3 +1,4 @@
+import RichPushHTTP
 import Testing
 
 @testable import RichPushServer

@@ -6,6 +6,9 @@ import Testing
 @testable import RichPush
 import RichPushTransform
 
+// The helpers every test target shares (`waitUntil`), visible in every file of this one.
+@_exported import RichPushTestSupport
+
 /// A loopback origin over the fixture media, an attachments directory of its own, and a configuration that
 /// may reach the origin (http allowed, 127.0.0.1 opened, `media.test` pinned to it).
 final class TestBed: Sendable {
@@ -137,22 +140,6 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 }
 
 // MARK: - Waiting and time
-
-/// Polls `condition` every `interval` until it holds. When `limit` passes first, it fails the test at the caller,
-/// naming `what` it waited for, and throws: a test never goes on as if it had seen what it waited for. The limit
-/// only bounds a failure; a passing test waits no longer than the condition takes.
-func waitUntil(
-    _ what: @autoclosure () -> String, within limit: Duration = .seconds(10),
-    every interval: Duration = .milliseconds(10), sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () throws -> Bool
-) async throws {
-    let end = ContinuousClock.now + limit
-    while ContinuousClock.now < end {
-        if try condition() { return }
-        try await Task.sleep(for: interval)
-    }
-    try #require(try condition(), "waited \(limit) for \(what())", sourceLocation: sourceLocation)
-}
 
 /// A control for a result due at `instant`: a task of this process that sleeps until the same instant, then
 /// queues for the cooperative pool as many more times as a result does on its way back to the caller (the fetch

@@ -1,6 +1,6 @@
-import RichPush
-
-/// The service's counters, rendered in Prometheus's text format (version 0.0.4) for `GET /metrics`.
+/// The counters `serve` and `worker` expose, rendered in Prometheus's text format (version 0.0.4) for
+/// `GET /metrics`: payloads by outcome, problems by code, durations, HTTP responses by status, and the engine's
+/// statistics. Here, below both, so that the worker needs no part of the service.
 package final class ServiceMetrics: Sendable {
     /// The duration histogram's upper bounds, in seconds: from a cached attachment (milliseconds) to the
     /// 25 s default deadline.

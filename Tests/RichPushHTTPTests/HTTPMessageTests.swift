@@ -1,6 +1,6 @@
 import Testing
 
-@testable import RichPushServer
+@testable import RichPushHTTP
 
 /// The request's media type, compared on its bytes (no I/O).
 @Suite struct HTTPMessageTests {

@@ -1,8 +1,9 @@
 import Foundation
 import RichPush
+import RichPushTestSupport
 import Testing
 
-@testable import RichPushServer
+@testable import RichPushHTTP
 
 /// The NDJSON response body between the task that writes it and libmicrohttpd's thread that reads it: room, the
 /// end, and a connection gone first. Driven through the stream's own reader and release callbacks, as

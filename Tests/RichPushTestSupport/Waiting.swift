@@ -1,0 +1,17 @@
+import Testing
+
+/// Polls `condition` every `interval` until it holds. When `limit` passes first, it fails the test at the caller,
+/// naming `what` it waited for, and throws: a test never goes on as if it had seen what it waited for. The limit
+/// only bounds a failure; a passing test waits no longer than the condition takes.
+package func waitUntil(
+    _ what: @autoclosure () -> String, within limit: Duration = .seconds(10),
+    every interval: Duration = .milliseconds(10), sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () throws -> Bool
+) async throws {
+    let end = ContinuousClock.now + limit
+    while ContinuousClock.now < end {
+        if try condition() { return }
+        try await Task.sleep(for: interval)
+    }
+    try #require(try condition(), "waited \(limit) for \(what())", sourceLocation: sourceLocation)
+}
