@@ -34,9 +34,13 @@ private func using<Resource, Result>(
 
 @Suite("Lifecycle: shutting down without holding a thread")
 struct LifecycleTests {
+    /// A bed for payloads on `/stall`, which only shutdown, cancellation or the drain may end: the default 5 s
+    /// low-speed window ended one as `timeout` first in a full run beside helpers' builds (load 9 on two cores).
+    static func stallingBed() throws -> TestBed { try TestBed { $0.network.lowSpeedWindow = .seconds(60) } }
+
     @Test("await shutdown() cancels a transfer in flight, removes its partial file, and later fetches are cancelled")
     func asyncShutdown() async throws {
-        let bed = try TestBed()
+        let bed = try Self.stallingBed()
         let fetcher = try Fetcher(configuration: bed.configuration)
         async let stalled = fetcher.fetch(bed.url("/stall"), timeout: .seconds(30))
         try await untilConnected(bed.origin, count: 1)
@@ -97,7 +101,7 @@ struct LifecycleTests {
 
     @Test("a drain deadline ends the drain: what remains is cancelled (outcome cancelled) and leaves no file")
     func drainDeadline() async throws {
-        let bed = try TestBed()
+        let bed = try Self.stallingBed()
         let enricher = try Enricher(configuration: bed.configuration)
         async let stalled = enricher.enrich(TestBed.adobePayload(bed.url("/stall")), timeout: .seconds(60))
         try await untilConnected(bed.origin, count: 1)
@@ -113,7 +117,7 @@ struct LifecycleTests {
 
     @Test("a payload whose caller is cancelled gets outcome cancelled, not failed")
     func callerCancels() async throws {
-        let bed = try TestBed()
+        let bed = try Self.stallingBed()
         try await withEnricher(bed.configuration) { enricher in
             let task = Task { await enricher.enrich(TestBed.adobePayload(bed.url("/stall")), timeout: .seconds(60)) }
             try await untilConnected(bed.origin, count: 1)
