@@ -218,10 +218,12 @@ struct TransformStepTests {
     func stopped() async throws {
         // A bound on the longest side makes the 100-megapixel PNG a conversion: decoding it costs libvips 0.6 s
         // of CPU here.
+        let holding = HoldingConverter()
         let bed = try Self.bed {
             $0.maximumPixels = 200_000_000
             $0.maximumDimension = 1000
             $0.concurrency = 1
+            $0.converter = holding
         }
         try await withEnricher(bed.configuration) { enricher in
             // How long one conversion takes here now, uncancelled (it is cached under its URL, so the runs below
@@ -263,23 +265,24 @@ struct TransformStepTests {
             // resuming on a cooperative pool the rest of the suite kept busy.)
             #expect(stoppedWithin < whole.elapsed, "returned \(stoppedWithin) after the cancellation; a conversion takes \(whole.elapsed)")
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
-            // The deadline: one that passes while the image waits or converts ends it `expired`, nothing left. The
-            // one thread is held by another payload's conversion, cancelled only once the late one is over: the late
-            // one cannot finish before that conversion does, and its deadline, half a whole conversion as measured
-            // above, comes before. (A fixed 300 ms failed once a conversion took 0.27 s; half a conversion alone,
-            // with nothing ahead of it, failed in a loaded run where the late conversion ran over twice as fast as
-            // the two measured.)
+            // The deadline: one that passes while the image waits for the thread ends it `expired`, nothing left.
+            // The one thread is held by another payload's conversion, held (`HoldingConverter`) until the late one
+            // is over, so the late one can only expire, however fast or slow the machine is. (Timed against a
+            // measured conversion instead, it failed in a full run whose load went from 11 to 21 meanwhile: the
+            // blocking conversion ended before the late one's deadline.)
+            holding.holdNext()
             let blocker = Task {
                 await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?d")), timeout: .seconds(60))
             }
-            try await waitUntil("the blocking conversion to start", within: .seconds(30), every: .milliseconds(5)) {
-                enricher.transformsRunning == 1
+            try await waitUntil("the blocking conversion to be held", within: .seconds(30), every: .milliseconds(5)) {
+                holding.isHolding
             }
             let late = await enricher.enrich(
-                TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), timeout: whole.elapsed / 2)
+                TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), timeout: .milliseconds(500))
+            holding.release()
             blocker.cancel()
             _ = enricher.removeAttachments(of: await blocker.value)
-            #expect(late.outcome == .expired, "late took \(late.elapsed); a whole conversion \(whole.elapsed); \(late.attachments.map(\.media.transformation))")
+            #expect(late.outcome == .expired, "late took \(late.elapsed); \(late.attachments.map(\.media.transformation))")
             #expect(late.problems.map(\.code) == [.expired])
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
         }
@@ -373,5 +376,52 @@ struct TransformStepTests {
         let tiny = try await CLI.run(["enrich", "--max-dimension", "3", input])
         #expect(tiny.status == 64)
         #expect(tiny.stderr.contains("--max-dimension"), "\(tiny.stderr)")
+    }
+}
+
+/// libvips's converter, whose next conversion can be held before it starts, keeping the transformation's thread
+/// busy for as long as a test needs (a stop signal does not end the hold: only `release()` does).
+final class HoldingConverter: ImageConverter {
+    private let vips = VipsConverter()
+    private let state = LockedValue((armed: false, holding: false, released: false))
+    private let condition = NSCondition()
+
+    /// Holds the next conversion until `release()`.
+    func holdNext() { state.withLock { $0 = (armed: true, holding: false, released: false) } }
+
+    /// Whether a conversion is being held now.
+    var isHolding: Bool { state.withLock { $0.holding } }
+
+    func release() {
+        condition.lock()
+        state.withLock { $0.released = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func prepare() { vips.prepare() }
+
+    func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader {
+        try vips.header(of: path, type: type)
+    }
+
+    func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
+        let hold = state.withLock { state in
+            defer { if state.armed { state = (armed: false, holding: true, released: false) } }
+            return state.armed
+        }
+        if hold {
+            condition.lock()
+            // Bounded: a test that never releases gets its conversion back after a minute, not a hung process.
+            let until = Date(timeIntervalSinceNow: 60)
+            while !state.withLock({ $0.released }) && condition.wait(until: until) {}
+            condition.unlock()
+            state.withLock { $0.holding = false }
+        }
+        return try vips.convert(request, stop: stop)
+    }
+
+    func verify(_ request: VerificationRequest, stop: StopSignal) throws(TransformFailure) {
+        try vips.verify(request, stop: stop)
     }
 }
