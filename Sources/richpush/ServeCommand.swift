@@ -6,51 +6,10 @@ import RichPushHTTP
 import RichPushServer
 
 /// `richpush serve`: the engine behind HTTP.
-enum ServeCommand {
-    static let spec = CommandSpec(
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
         name: "serve",
         abstract: "Serve the engine over HTTP: POST /v1/enrich, /v1/explain; GET /healthz, /readyz, /metrics.",
-        usage: "richpush serve [--listen <address:port> ...] [<options>]",
-        arguments: [],
-        options: [
-            OptionSpec(
-                name: "listen", value: "address:port",
-                help: "Listen here (an IPv6 address in brackets; port 0 picks a free one). (default: 127.0.0.1:8080)",
-                repeatable: true),
-            OptionSpec(
-                name: "max-body-bytes", value: "n",
-                help: "The largest JSON request body, \(ParsedArguments.describe(bodyRange)); larger is 413. (default: 1048576)"),
-            OptionSpec(
-                name: "max-batch-bytes", value: "n",
-                help: "The largest NDJSON request body, \(ParsedArguments.describe(bodyRange)); larger is 413. (default: 67108864)"),
-            OptionSpec(
-                name: "max-in-flight", value: "n",
-                help: "Requests admitted at once, from their headers (an upload counts) to the end of their work (an NDJSON request counts once), \(ParsedArguments.describe(inFlightRange)); beyond, 503 with Retry-After before the body is read. (default: 256)"),
-            OptionSpec(
-                name: "max-connections", value: "n",
-                help: "Connections open at once, per listener, \(ParsedArguments.describe(connectionRange)). (default: 1024)"),
-            OptionSpec(
-                name: "max-connections-per-address", value: "n",
-                help: "Connections open at once from one client address, per listener, \(ParsedArguments.describe(perAddressRange)); 0 for no limit; beyond, 503 and closed at once. (default: 256)"),
-            OptionSpec(
-                name: "idle-timeout", value: "seconds",
-                help: "Close a connection idle this long, \(ParsedArguments.describe(idleRange)). (default: 30)"),
-            OptionSpec(
-                name: "header-timeout", value: "seconds",
-                help: "A request's line and headers must arrive within this (after a response: within --idle-timeout plus this), \(ParsedArguments.describe(idleRange)); else the connection is closed. (default: 10)"),
-            OptionSpec(
-                name: "min-body-rate", value: "bytes",
-                help: "The slowest a request body may arrive, in bytes a second over each --header-timeout, \(ParsedArguments.describe(bodyRateRange)); 0 for no minimum; slower, the connection is closed. (default: 16384)"),
-            OptionSpec(
-                name: "max-buffered-bytes", value: "n",
-                help: "Request-body bytes held in memory at once, per listener, \(ParsedArguments.describe(bodyRange)), at least the body limits; a body that does not fit: 503 with Retry-After. (default: 268435456)"),
-            OptionSpec(
-                name: "drain-timeout", value: "seconds",
-                help: "On SIGTERM/SIGINT, how long requests in flight may take before their work is cancelled, \(ParsedArguments.describe(drainRange)). (default: 30)"),
-            OptionSpec(
-                name: "token-file", value: "file",
-                help: "Require 'Authorization: Bearer <token>' on /v1/ routes, the token being this regular file's first line (at least \(minimumTokenBytes) characters). (default: none)"),
-        ] + SharedOptions.specs,
         discussion: """
             Routes, status codes and metrics are described in the README ("Running the service"). One JSON line per
             request goes to standard error; a line {"listening": "<address:port>"} per listener when it is ready.
@@ -60,6 +19,73 @@ enum ServeCommand {
             {"drain": "cut-off", ...} each, and a line {"drain": "done", "cut_off": N} ends every drain.
             EXIT STATUS: 0 after a drain; 64 on a usage error; 70 when a listener or the engine cannot start.
             """)
+
+    @Option(
+        "listen", .text("address:port"), help: "Listen here (an IPv6 address in brackets; port 0 picks a free one).")
+    var listen: [String] = ["127.0.0.1:8080"]
+
+    @Option(
+        "max-body-bytes", .whole("bytes", in: ServeCommand.bodyRange),
+        help: "The largest JSON request body; larger is 413.")
+    var maximumBodyBytes: Int = EnrichmentService.Settings().maximumBodyBytes
+
+    @Option(
+        "max-batch-bytes", .whole("bytes", in: ServeCommand.bodyRange),
+        help: "The largest NDJSON request body; larger is 413.")
+    var maximumBatchBytes: Int = EnrichmentService.Settings().maximumBatchBytes
+
+    @Option(
+        "max-in-flight", .whole("payloads", in: ServeCommand.inFlightRange),
+        help: "Requests admitted at once, from their headers (an upload counts) to the end of their work (an NDJSON "
+            + "request counts once); beyond, 503 with Retry-After before the body is read.")
+    var maximumInFlight: Int = EnrichmentService.Settings().maximumInFlight
+
+    @Option(
+        "max-connections", .whole("connections", in: ServeCommand.connectionRange),
+        help: "Connections open at once, per listener.")
+    var maximumConnections: Int = HTTPServer.Limits().connections
+
+    @Option(
+        "max-connections-per-address", .whole("connections", in: ServeCommand.perAddressRange),
+        help: "Connections open at once from one client address, per listener; 0 for no limit; beyond, 503 and "
+            + "closed at once.")
+    var maximumConnectionsPerAddress: Int = HTTPServer.Limits().connectionsPerAddress
+
+    @Option(
+        "idle-timeout", .whole("seconds", in: ServeCommand.idleRange, placeholder: "seconds"),
+        help: "Close a connection idle this long.")
+    var idleTimeout: Int = HTTPServer.Limits().idleTimeoutSeconds
+
+    @Option(
+        "header-timeout", .whole("seconds", in: ServeCommand.idleRange, placeholder: "seconds"),
+        help: "A request's line and headers must arrive within this (after a response: within --idle-timeout plus "
+            + "this); else the connection is closed.")
+    var headerTimeout: Int = HTTPServer.Limits().headerTimeoutSeconds
+
+    @Option(
+        "min-body-rate", .whole("bytes a second", in: ServeCommand.bodyRateRange, placeholder: "bytes"),
+        help: "The slowest a request body may arrive, in bytes a second over each --header-timeout; 0 for no "
+            + "minimum; slower, the connection is closed.")
+    var minimumBodyRate: Int = HTTPServer.Limits().minimumBodyRate
+
+    @Option(
+        "max-buffered-bytes", .whole("bytes", in: ServeCommand.bodyRange),
+        help: "Request-body bytes held in memory at once, per listener, at least the body limits; a body that does "
+            + "not fit: 503 with Retry-After.")
+    var maximumBufferedBytes: Int = HTTPServer.Limits().bufferedBodyBytes
+
+    @Option(
+        "drain-timeout", .seconds(in: ServeCommand.drainRange),
+        help: "On SIGTERM/SIGINT, how long requests in flight may take before their work is cancelled.")
+    var drainTimeout: Duration = ServeCommand.defaultDrainTimeout
+
+    @Option(
+        "token-file", .text("file"),
+        help: "Require 'Authorization: Bearer <token>' on /v1/ routes, the token being this regular file's first "
+            + "line (at least \(ServeCommand.minimumTokenBytes) characters).")
+    var tokenFile: String?
+
+    @OptionGroup var engine: EngineOptions
 
     /// Body limits: from one byte to 1 GiB.
     static let bodyRange = 1...(1 << 30)
@@ -74,36 +100,45 @@ enum ServeCommand {
     /// `--min-body-rate`: up to 1 GiB a second; 0 turns the minimum off.
     static let bodyRateRange = 0...(1 << 30)
     /// `--drain-timeout`: up to an hour; 0 cancels work in flight at once.
-    static let drainRange = 0.0...3600.0
+    static let drainRange: ClosedRange<Duration> = .zero ... .seconds(3600)
+    /// `--drain-timeout`'s default: longer than the 25 s default deadline, so every request in flight ends by its
+    /// own deadline.
+    static let defaultDrainTimeout: Duration = .seconds(30)
 
-    static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
-        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
-        if !parsed.positionals.isEmpty { throw UsageError("serve: unexpected argument '\(parsed.positionals[0])'") }
-        let configuration = try SharedOptions.configuration(parsed)
+    struct Plan: Sendable {
+        let configuration: Configuration
+        let settings: EnrichmentService.Settings
+        let limits: HTTPServer.Limits
+        let drainTimeout: Duration
+        let addresses: [String]
+    }
+
+    func plan() throws(UsageError) -> Plan {
+        let configuration = try engine.configuration()
         var settings = EnrichmentService.Settings()
-        settings.concurrency = try SharedOptions.concurrency(parsed)
-        if let bytes = try parsed.wholeNumber("max-body-bytes", of: "bytes", in: bodyRange) { settings.maximumBodyBytes = bytes }
-        if let bytes = try parsed.wholeNumber("max-batch-bytes", of: "bytes", in: bodyRange) { settings.maximumBatchBytes = bytes }
-        if let count = try parsed.wholeNumber("max-in-flight", of: "payloads", in: inFlightRange) { settings.maximumInFlight = count }
+        settings.concurrency = engine.concurrency
+        settings.maximumBodyBytes = maximumBodyBytes
+        settings.maximumBatchBytes = maximumBatchBytes
+        settings.maximumInFlight = maximumInFlight
         var limits = HTTPServer.Limits()
-        if let count = try parsed.wholeNumber("max-connections", of: "connections", in: connectionRange) { limits.connections = count }
-        if let count = try parsed.wholeNumber("max-connections-per-address", of: "connections", in: perAddressRange) {
-            limits.connectionsPerAddress = count
-        }
-        if let seconds = try parsed.wholeNumber("idle-timeout", of: "seconds", in: idleRange) { limits.idleTimeoutSeconds = seconds }
-        if let seconds = try parsed.wholeNumber("header-timeout", of: "seconds", in: idleRange) { limits.headerTimeoutSeconds = seconds }
-        if let rate = try parsed.wholeNumber("min-body-rate", of: "bytes a second", in: bodyRateRange) { limits.minimumBodyRate = rate }
-        if let bytes = try parsed.wholeNumber("max-buffered-bytes", of: "bytes", in: bodyRange) { limits.bufferedBodyBytes = bytes }
+        limits.connections = maximumConnections
+        limits.connectionsPerAddress = maximumConnectionsPerAddress
+        limits.idleTimeoutSeconds = idleTimeout
+        limits.headerTimeoutSeconds = headerTimeout
+        limits.minimumBodyRate = minimumBodyRate
+        limits.bufferedBodyBytes = maximumBufferedBytes
         // A bound below a body limit would refuse every body of that size, for ever.
-        guard limits.bufferedBodyBytes >= max(settings.maximumBodyBytes, settings.maximumBatchBytes) else {
-            throw UsageError("--max-buffered-bytes: \(limits.bufferedBodyBytes) is less than the largest body allowed (--max-body-bytes, --max-batch-bytes: \(max(settings.maximumBodyBytes, settings.maximumBatchBytes)))")
+        let largestBody = max(settings.maximumBodyBytes, settings.maximumBatchBytes)
+        guard limits.bufferedBodyBytes >= largestBody else {
+            throw UsageError(
+                "--max-buffered-bytes: \(limits.bufferedBodyBytes) is less than the largest body allowed "
+                    + "(--max-body-bytes, --max-batch-bytes: \(largestBody))")
         }
-        let drainTimeout = try parsed.seconds("drain-timeout", in: drainRange) ?? .seconds(30)
-        if let file = parsed.value("token-file") { settings.token = try token(file) }
-        let addresses = parsed.all("listen").isEmpty ? ["127.0.0.1:8080"] : parsed.all("listen")
-        for address in addresses {
+        if let file = tokenFile { settings.token = try Self.token(file) }
+        for address in listen {
             guard let parsed = SocketAddress(address) else {
-                throw UsageError("--listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within 0-65535)")
+                throw UsageError(
+                    "--listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within 0-65535)")
             }
             if !parsed.isLoopback, settings.token == nil {
                 Output.error(
@@ -111,6 +146,15 @@ enum ServeCommand {
                         + "whoever reaches it may enrich payloads and read attachments")
             }
         }
+        return Plan(
+            configuration: configuration, settings: settings, limits: limits, drainTimeout: drainTimeout,
+            addresses: listen)
+    }
+
+    static func run(_ plan: Plan) async -> Int32 {
+        let (configuration, settings, limits, drainTimeout, addresses) = (
+            plan.configuration, plan.settings, plan.limits, plan.drainTimeout, plan.addresses
+        )
         // The access log goes out in batches from a thread of its own; flushed before the exit.
         let accessLog = BufferedLog(descriptor: 2)
         defer { accessLog.flush() }
@@ -119,7 +163,7 @@ enum ServeCommand {
         let (requests, continuation) = AsyncStream<Void>.makeStream()
         let signals = TerminationSignals { continuation.finish() }
         defer { withExtendedLifetime(signals) {} }
-        return try await withEnricher(configuration) { enricher throws(UsageError) in
+        return await withEnricher(configuration) { enricher in
             let host: ServiceHost
             do {
                 host = try ServiceHost(

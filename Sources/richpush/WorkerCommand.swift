@@ -6,39 +6,10 @@ import RichPushHTTP
 import RichPushWorker
 
 /// `richpush worker`: a consumer of a Redis Streams consumer group.
-enum WorkerCommand {
-    static let spec = CommandSpec(
+struct WorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
         name: "worker",
         abstract: "Consume payload entries from a Redis stream (consumer group); write one result entry per entry.",
-        usage: "richpush worker --redis <url> --stream <in> --group <group> --output-stream <out> [<options>]",
-        arguments: [],
-        options: [
-            OptionSpec(
-                name: "redis", value: "url",
-                help: "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///path/to/socket, USER and PASSWORD percent-encoded; a USER is a Redis 6 ACL user. (required)"),
-            OptionSpec(
-                name: "redis-password-file", value: "file",
-                help: "Take the Redis password from this regular file's first line, not from the URL (which any user sees in ps); without either, from $REDISCLI_AUTH. (default: none)"),
-            OptionSpec(name: "stream", value: "key", help: "The input stream: entries with a 'payload' field, and optionally 'deadline'. (required)"),
-            OptionSpec(name: "group", value: "name", help: "The consumer group. (required)"),
-            OptionSpec(name: "output-stream", value: "key", help: "Where results go: entries with 'source' (the input id) and 'result'. (required)"),
-            OptionSpec(name: "consumer", value: "name", help: "This consumer's name. (default: <hostname>-<pid>)"),
-            OptionSpec(name: "dead-letter-stream", value: "key", help: "Where entries delivered too often go. (default: <stream>:dead)"),
-            OptionSpec(
-                name: "max-deliveries", value: "n",
-                help: "Dead-letter an entry delivered more often than this, \(ParsedArguments.describe(deliveriesRange)). (default: 3)"),
-            OptionSpec(
-                name: "claim-idle", value: "seconds",
-                help: "Claim entries pending this long for any consumer; must exceed --deadline, \(ParsedArguments.describe(claimRange)). (default: 60)"),
-            OptionSpec(name: "create-group", value: nil, help: "Create the group (and the stream) if missing, from the stream's start. (default: off)"),
-            OptionSpec(name: "metrics-listen", value: "address:port", help: "Serve /healthz, /readyz and /metrics here. (default: none)"),
-            OptionSpec(
-                name: "remove-idle-consumers", value: "seconds",
-                help: "Remove the group's other consumers idle this long with no pending entry, \(ParsedArguments.describe(consumerIdleRange)); 0 never. (default: 3600)"),
-            OptionSpec(
-                name: "drain-timeout", value: "seconds",
-                help: "On SIGTERM/SIGINT, how long entries in flight may take to be written, \(ParsedArguments.describe(drainRange)). (default: 30)"),
-        ] + SharedOptions.specs,
         discussion: """
             Each entry gets exactly one result entry, written together with its acknowledgement by a script on the
             server that first checks this consumer still owns the entry. SIGTERM or SIGINT drains: reading stops,
@@ -50,42 +21,108 @@ enum WorkerCommand {
             cannot start; 75 (EX_TEMPFAIL) when the drain timeout left entries unwritten.
             """)
 
+    @Option(
+        "redis", .text("url"),
+        help: "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///path/to/socket, USER and PASSWORD "
+            + "percent-encoded; a USER is a Redis 6 ACL user.")
+    var redis: String
+
+    @Option(
+        "redis-password-file", .text("file"),
+        help: "Take the Redis password from this regular file's first line, not from the URL (which any user sees "
+            + "in ps); without either, from $REDISCLI_AUTH.")
+    var passwordFile: String?
+
+    @Option(
+        "stream", .text("key"), help: "The input stream: entries with a 'payload' field, and optionally 'deadline'.")
+    var stream: String
+
+    @Option("group", .text("name"), help: "The consumer group.")
+    var group: String
+
+    @Option(
+        "output-stream", .text("key"), help: "Where results go: entries with 'source' (the input id) and 'result'.")
+    var outputStream: String
+
+    @Option("metrics-listen", .text("address:port"), help: "Serve /healthz, /readyz and /metrics here.")
+    var metricsAddress: String?
+
+    @Option("consumer", .text("name"), help: "This consumer's name.", default: "<hostname>-<pid>")
+    var consumer: String?
+
+    @Option("dead-letter-stream", .text("key"), help: "Where entries delivered too often go.", default: "<stream>:dead")
+    var deadLetterStream: String?
+
+    @Option(
+        "max-deliveries", .whole("deliveries", in: WorkerCommand.deliveriesRange),
+        help: "Dead-letter an entry delivered more often than this.")
+    var maximumDeliveries: Int = WorkerCommand.defaults.maximumDeliveries
+
+    @Option(
+        "claim-idle", .seconds(in: WorkerCommand.claimRange),
+        help: "Claim entries pending this long for any consumer; must exceed --deadline.")
+    var claimIdle: Duration = WorkerCommand.defaults.claimIdle
+
+    @Flag("create-group", help: "Create the group (and the stream) if missing, from the stream's start.")
+    var createGroup: Bool
+
+    @Option(
+        "remove-idle-consumers", .seconds(in: WorkerCommand.consumerIdleRange),
+        help: "Remove the group's other consumers idle this long with no pending entry; 0 never.")
+    var removeIdleConsumers: Duration = WorkerCommand.defaults.removeIdleConsumers ?? .zero
+
+    @Option(
+        "drain-timeout", .seconds(in: WorkerCommand.drainRange),
+        help: "On SIGTERM/SIGINT, how long entries in flight may take to be written.")
+    var drainTimeout: Duration = WorkerCommand.defaults.drainTimeout
+
+    @OptionGroup var engine: EngineOptions
+
+    /// The worker's settings as the library makes them: the defaults its options show. The address and the
+    /// streams are placeholders; every command line names its own.
+    static let defaults = StreamWorker.Settings(
+        redis: try! RedisAddress(parsing: "redis://localhost"), stream: "", group: "", output: "", consumer: "",
+        deadLetter: "")
+    /// `--max-deliveries`: up to a thousand.
     static let deliveriesRange = 1...1000
     /// `--claim-idle`: from a second to a day.
-    static let claimRange = 1.0...86_400.0
-    static let drainRange = 0.0...3600.0
+    static let claimRange: ClosedRange<Duration> = .seconds(1) ... .seconds(86_400)
+    /// `--drain-timeout`: up to an hour.
+    static let drainRange: ClosedRange<Duration> = .zero ... .seconds(3600)
     /// `--remove-idle-consumers`: up to 30 days; 0 turns it off.
-    static let consumerIdleRange = 0.0...2_592_000.0
+    static let consumerIdleRange: ClosedRange<Duration> = .zero ... .seconds(2_592_000)
 
-    static func run(_ arguments: [String]) async throws(UsageError) -> Int32 {
-        guard let parsed = try spec.parseOrShowHelp(arguments) else { return 0 }
-        if !parsed.positionals.isEmpty { throw UsageError("worker: unexpected argument '\(parsed.positionals[0])'") }
-        func required(_ name: String) throws(UsageError) -> String {
-            guard let value = parsed.value(name), !value.isEmpty else { throw UsageError("worker: --\(name) is required") }
-            return value
-        }
-        let redis = try redisAddress(try required("redis"), passwordFile: parsed.value("redis-password-file"))
-        let stream = try required("stream")
-        let configuration = try SharedOptions.configuration(parsed)
+    struct Plan: Sendable {
+        let configuration: Configuration
+        let settings: StreamWorker.Settings
+        let metricsAddress: String?
+    }
+
+    func plan() throws(UsageError) -> Plan {
+        let redis = try Self.redisAddress(redis, passwordFile: passwordFile)
+        let configuration = try engine.configuration()
         var settings = StreamWorker.Settings(
-            redis: redis, stream: stream, group: try required("group"), output: try required("output-stream"),
-            consumer: parsed.value("consumer") ?? defaultConsumer(), deadLetter: parsed.value("dead-letter-stream") ?? stream + ":dead")
-        settings.concurrency = try SharedOptions.concurrency(parsed)
-        settings.createGroup = parsed.has("create-group")
-        if let count = try parsed.wholeNumber("max-deliveries", of: "deliveries", in: deliveriesRange) { settings.maximumDeliveries = count }
-        if let idle = try parsed.seconds("claim-idle", in: claimRange) { settings.claimIdle = idle }
+            redis: redis, stream: stream, group: group, output: outputStream,
+            consumer: consumer ?? Self.defaultConsumer(), deadLetter: deadLetterStream ?? stream + ":dead")
+        settings.concurrency = engine.concurrency
+        settings.createGroup = createGroup
+        settings.maximumDeliveries = maximumDeliveries
+        settings.claimIdle = claimIdle
         guard settings.claimIdle > configuration.deadline else {
-            throw UsageError("--claim-idle must exceed --deadline: an entry still being processed would be claimed by another consumer")
+            throw UsageError(
+                "--claim-idle must exceed --deadline: an entry still being processed would be claimed by another consumer")
         }
-        if let drain = try parsed.seconds("drain-timeout", in: drainRange) { settings.drainTimeout = drain }
-        if let age = try parsed.seconds("remove-idle-consumers", in: consumerIdleRange) {
-            settings.removeIdleConsumers = age == .zero ? nil : age
-        }
-        let metricsAddress = parsed.value("metrics-listen")
+        settings.drainTimeout = drainTimeout
+        settings.removeIdleConsumers = removeIdleConsumers == .zero ? nil : removeIdleConsumers
         if let address = metricsAddress, SocketAddress(address) == nil {
             throw UsageError("--metrics-listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
         }
-        return try await withEnricher(configuration) { enricher throws(UsageError) in
+        return Plan(configuration: configuration, settings: settings, metricsAddress: metricsAddress)
+    }
+
+    static func run(_ plan: Plan) async -> Int32 {
+        let (configuration, settings, metricsAddress) = (plan.configuration, plan.settings, plan.metricsAddress)
+        return await withEnricher(configuration) { enricher in
             let worker = StreamWorker(settings: settings, enricher: enricher, log: { Output.error($0) })
             var health: HTTPServer? = nil
             if let address = metricsAddress {

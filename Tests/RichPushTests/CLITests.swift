@@ -154,28 +154,38 @@ struct CLITests {
     func outputContract() async throws {
         let bed = try TestBed()
         let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let published = try temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(atPath: directory)
+            try? FileManager.default.removeItem(atPath: published)
+        }
         // Between them these give every optional key: thumbnails with clips (airship), a type hint and a problem
         // (clevertap-mismatch), a route with an id and a URL, a fetch that failed (airship-failed), a route from a
-        // convention's keys (route-onesignal-custom), and an invalid input.
+        // convention's keys (route-onesignal-custom), a transformed image (webp-transcoded), an invalid input; and
+        // in a second run, a published attachment.
         let routed = directory + "/routed.json"
         let media = bed.url("/media/logo.png")
         try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(media)","id":"sale-1","uri":"app://sale"}"#.utf8)
             .write(to: URL(fileURLWithPath: routed))
         let inputs = try [
             "adobe-photo.json", "airship.json", "clevertap-mismatch.json", "airship-failed.json",
-            "route-onesignal-custom.json", "invalid/not-json.json",
+            "route-onesignal-custom.json", "webp-transcoded.json", "invalid/not-json.json",
         ]
             .map { try bed.payloadFile($0, directory: directory) } + [routed]
+        var contract = try OutputContract()
         let run = try await CLI.run(["enrich"] + bed.cliOptions + inputs)
         #expect(run.status == 1)
         let lines = run.stdout.split(separator: "\n")
         try #require(lines.count == inputs.count, "\(run.stdout)\(run.stderr)")
-        var contract = OutputContract()
         for (line, input) in zip(lines, inputs) {
             contract.check(try JSONParser().parse(Array(line.utf8)), input: input)
         }
-        #expect(contract.seen == OutputContract.optional, "optional keys not reached")
+        let publishing = ["--publish-dir", published, "--publish-url", "https://cdn.test/m"]
+        let publish = try await CLI.run(["enrich"] + bed.cliOptions + publishing + [inputs[0]])
+        #expect(publish.status == 0, "\(publish.stderr)")
+        contract.check(try JSONParser().parse(Array(publish.stdout.utf8.dropLast())), input: inputs[0])
+        #expect(contract.seen == contract.optional, "optional keys not reached")
+        #expect(contract.checked == Set(contract.shapes.keys), "objects of the README's table no check reached")
     }
 
     @Test("enrich: exit 0 when every input is a payload, whatever its outcome")
@@ -277,38 +287,55 @@ struct CLITests {
         #expect(run.stderr.contains("x.json"))
     }
 
-    @Test("--help lists the README's options and no others, each with the README's default; --version prints the version")
+    @Test("each command's --help lists the README's options for it and no others, in its order, each with its default")
     func help() async throws {
         let table = try Self.readmeOptions()
-        try #require(table.count >= 16, "the README's options table: \(table)")
+        try #require(table.count >= 26, "the README's options table: \(table)")
         let ownTables = [
             "serve": try Self.readmeOptions(under: "## Running the service"),
             "worker": try Self.readmeOptions(under: "## Workers on Redis Streams"),
         ]
         try #require(ownTables["serve"]!.count >= 8, "the README's serve options table: \(ownTables["serve"]!)")
         try #require(ownTables["worker"]!.count >= 11, "the README's worker options table: \(ownTables["worker"]!)")
-        for command in ["enrich", "stream", "serve", "worker"] {
+        let cli = try Self.readmeSection("## The CLI")
+        for command in ["enrich", "stream", "explain", "render", "gc", "serve", "worker"] {
             let run = try await CLI.run([command, "--help"])
             #expect(run.status == 0)
+            #expect(try await CLI.run(["help", command]).stdout == run.stdout, "help \(command)")
             let entries = Self.helpEntries(run.stdout)
-            let documented = table.filter { command == "enrich" || !$0.enrichOnly } + (ownTables[command] ?? [])
-            #expect(Set(entries.keys) == Set(documented.map(\.option) + ["--help"]), "\(command) --help")
-            for row in documented {
-                guard let entry = entries[row.option] else { continue }
+            let shown = entries.map(\.option)
+            // The usage as the README's block of commands gives it.
+            let usage = Self.helpSection("USAGE:", of: run.stdout).joined(separator: " ")
+            #expect(cli.contains("\n" + usage + " "), "\(command): the README's commands lack '\(usage)'")
+            guard command != "render", command != "gc" else {
+                // Options told in the README's prose about the command.
+                for option in shown where option != "--help" {
+                    #expect(cli.contains("`\(option)"), "\(command) \(option) is not in the README's 'The CLI'")
+                }
+                continue
+            }
+            let tables = [table.filter { $0.applies(to: command) }] + (ownTables[command].map { [$0] } ?? [])
+            #expect(Set(shown) == Set(tables.joined().map(\.option) + ["--help"]), "\(command) --help")
+            for rows in tables {
+                let documented = rows.map(\.option)
+                #expect(shown.filter(documented.contains) == documented, "\(command) --help: not in the README's order")
+            }
+            for row in tables.joined() {
+                guard let entry = entries.first(where: { $0.option == row.option })?.entry else { continue }
                 if row.default == "(required)" {
-                    #expect(entry.hasSuffix("(required)"), "\(command) --help: \(row.option) is not marked required: \(entry)")
+                    #expect(entry.hasSuffix("required)"), "\(command) --help: \(row.option) not marked required: \(entry)")
                     continue
                 }
-                let shown = entry.firstMatch(of: /\(default: ([^)]*)\)/).map { String($0.1) }
-                guard let shown else {
+                let shownDefault = entry.firstMatch(of: /default: ([^)]*)\)$/).map { String($0.1) }
+                guard let shownDefault else {
                     Issue.record("\(command) --help gives \(row.option) no default: \(entry)")
                     continue
                 }
                 // A number must be the README's; words must begin the README's cell (which may say more).
-                let lead = String(shown.prefix { $0 != "," })
+                let lead = String(shownDefault.prefix { $0 != "," })
                 #expect(
-                    Int(row.default) == nil ? row.default.contains(lead) : shown == row.default,
-                    "\(row.option): \(shown) vs \(row.default)")
+                    Int(row.default) == nil ? row.default.contains(lead) : shownDefault == row.default,
+                    "\(row.option): \(shownDefault) vs \(row.default)")
             }
         }
         #expect(try await CLI.run(["--version"]).stdout == RichPushVersion.current + "\n")
@@ -398,82 +425,134 @@ struct CLITests {
 }
 
 extension CLITests {
-    /// The rows of the README's table "Options of `enrich` and `stream`": each option (a row may name two), its
-    /// default cell without backticks, and whether it is for `enrich` only.
-    static func readmeOptions(
-        under heading: String = "### Options of `enrich` and `stream`"
-    ) throws -> [(option: String, default: String, enrichOnly: Bool)] {
+    /// A row of a README options table: the option (a row may name two), its default cell without backticks, and
+    /// which commands it is for (`(`enrich` only)`, `(`explain` only)`, `(not `explain`)`, else every one).
+    struct OptionRow: CustomStringConvertible {
+        let option: String
+        let `default`: String
+        let scope: String
+
+        func applies(to command: String) -> Bool {
+            if scope.contains("`enrich` only") { return command == "enrich" }
+            if scope.contains("`explain` only") { return command == "explain" }
+            if scope.contains("(not `explain`)") { return command != "explain" }
+            return true
+        }
+
+        var description: String { option }
+    }
+
+    /// The text of the README from `heading` to the next heading of its level or above.
+    static func readmeSection(_ heading: String) throws -> String {
         let readme = try String(contentsOfFile: FixtureRoutes.fixturesDirectory + "/../README.md", encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: heading).dropFirst().first, "no \(heading)")
+        let section = try #require(readme.components(separatedBy: heading + "\n").dropFirst().first, "no \(heading)")
+        let level = heading.prefix { $0 == "#" }
+        return section.components(separatedBy: "\n" + level + " ").first ?? section
+    }
+
+    /// The rows of the first options table under `heading`, in order.
+    static func readmeOptions(under heading: String = "### Options of `enrich`, `stream` and `explain`") throws
+        -> [OptionRow]
+    {
+        let section = try readmeSection(heading)
         return section.components(separatedBy: "\n\n").first(where: { $0.contains("| option |") })?
             .split(separator: "\n").filter { $0.hasPrefix("| `--") }
-            .flatMap { row -> [(option: String, default: String, enrichOnly: Bool)] in
+            .flatMap { row -> [OptionRow] in
                 let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
                 let value = cells[1].replacingOccurrences(of: "`", with: "")
-                return cells[0].matches(of: /--[a-z-]+/).map {
-                    (String($0.output), value, cells[0].contains("`enrich` only"))
-                }
+                return cells[0].matches(of: /--[a-z-]+/).map { OptionRow(option: String($0.output), default: value, scope: cells[0]) }
             } ?? []
     }
 
-    /// `--help` output as option name to its whole entry (continuation lines joined).
-    static func helpEntries(_ help: String) -> [String: String] {
-        var entries: [String: String] = [:]
-        var current: String?
-        for line in help.split(separator: "\n", omittingEmptySubsequences: false) {
+    /// The lines of `help`'s section `title` (`OPTIONS:`), trimmed, to the blank line that ends it.
+    static func helpSection(_ title: String, of help: String) -> [String] {
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(title) }) else { return [] }
+        var section = [String(lines[start].dropFirst(title.count))]
+        for line in lines[(start + 1)...] {
+            guard !line.isEmpty else { break }
+            section.append(String(line))
+        }
+        return section.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// The OPTIONS section of `--help`: each option and its whole entry (continuation lines joined), in order.
+    static func helpEntries(_ help: String) -> [(option: String, entry: String)] {
+        var entries: [(option: String, entry: String)] = []
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(of: "OPTIONS:") else { return [] }
+        for line in lines[(start + 1)...] {
+            guard !line.isEmpty else { break }
             let text = line.drop { $0 == " " }
-            let indent = line.count - text.count
-            if indent == 2, let name = text.split(separator: " ").first(where: { $0.hasPrefix("--") }) {
-                current = String(name)
-                entries[String(name)] = String(text)
-            } else if indent > 2, let name = current {
-                entries[name, default: ""] += " " + text
-            } else {
-                current = nil
+            if line.count - text.count == 2, let name = text.split(separator: " ").first(where: { $0.hasPrefix("--") }) {
+                entries.append((String(name), String(text)))
+            } else if !entries.isEmpty {
+                entries[entries.count - 1].entry += " " + text
             }
         }
         return entries
     }
 }
 
-/// The result object as the README's "Output" section gives it: each object's keys in order, an optional key (there
-/// only when there is something to say) in its place, and each value of its kind. `check` records every
-/// difference and notes which optional keys it saw, so that a test can show its inputs reached them all.
+/// The result object as the README's "Output" section gives it, read from its table of objects: each object's keys
+/// in order, an optional key (there only when there is something to say) in its place, and each value of its kind.
+/// `check` records every difference and notes which optional keys it saw, so that a test can show its inputs
+/// reached them all.
 struct OutputContract {
-    static let keys: [String: [String]] = [
-        "result": ["input", "outcome", "content", "attachments", "route", "problems", "elapsed_ms"],
-        "attachment": [
-            "identifier", "path", "source", "convention", "type", "mime", "bytes", "sha256", "type_hint", "thumbnail",
-            "attempts",
-        ],
-        "richpush": ["attachments"],
-        "listed": ["identifier", "url", "type", "type_hint", "thumbnail"],
-        "problem": ["source", "code", "detail", "attempts"],
-        "route": ["id", "url", "id_source", "url_source"],
-        "source": ["convention", "key"],
-        "thumbnail": ["primary", "hidden", "clip", "time"],
-        "clip": ["x", "y", "width", "height"],
-    ]
+    /// One object of the table.
+    struct Shape {
+        /// Its keys, in order.
+        var keys: [String] = []
+        /// Its optional keys.
+        var optional: Set<String> = []
+        /// The kind of each value as `JSONValue.kindDescription` writes it ("a string"); none for "object or null".
+        var kinds: [String: String] = [:]
+    }
+
+    /// The objects by name: `result`, `attachment`, `route`, ...
+    let shapes: [String: Shape]
+
     /// Optional keys, as `object.key`.
-    static let optional: Set<String> = [
-        "result.route", "attachment.type_hint", "attachment.thumbnail", "listed.type_hint", "listed.thumbnail",
-        "route.id", "route.url", "route.id_source", "route.url_source", "source.convention", "problem.attempts",
-        "thumbnail.primary", "thumbnail.hidden", "thumbnail.clip", "thumbnail.time",
-    ]
-    /// The kind of each value (JSONValue.kindDescription) where it is fixed.
-    static let kinds: [String: String] = [
-        "result.input": "a string", "result.outcome": "a string", "result.attachments": "an array",
-        "result.route": "an object", "result.problems": "an array", "result.elapsed_ms": "a number",
-        "attachment.bytes": "a number", "attachment.attempts": "a number", "problem.attempts": "a number",
-        "route.id_source": "an object", "route.url_source": "an object",
-        "attachment.thumbnail": "an object", "richpush.attachments": "an array", "listed.thumbnail": "an object",
-        "thumbnail.primary": "a boolean", "thumbnail.hidden": "a boolean", "thumbnail.clip": "an object",
-        "thumbnail.time": "a number", "clip.x": "a number", "clip.y": "a number", "clip.width": "a number",
-        "clip.height": "a number",
-    ]
+    var optional: Set<String> {
+        Set(shapes.flatMap { name, shape in shape.optional.map { "\(name).\($0)" } })
+    }
+
+    /// The README's table: rows `| name (where) | `key` kind, *`key`* kind, ... |`.
+    init() throws {
+        let readme = try String(contentsOfFile: FixtureRoutes.fixturesDirectory + "/../README.md", encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n## Output").dropFirst().first, "no Output section")
+        let table = try #require(
+            section.components(separatedBy: "\n\n").first { $0.contains("| object | keys |") }, "no table of objects")
+        let kinds = [
+            "string": "a string", "number": "a number", "boolean": "a boolean", "object": "an object",
+            "array": "an array",
+        ]
+        var shapes: [String: Shape] = [:]
+        for row in table.split(separator: "\n").filter({ $0.hasPrefix("| ") && !$0.hasPrefix("| ---") }).dropFirst() {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            try #require(cells.count == 2, "a row of the table of objects: \(row)")
+            let name = String(cells[0].prefix { $0 != " " })
+            var shape = Shape()
+            for entry in cells[1].components(separatedBy: ", ") {
+                let entryShape = /(\*?)`([a-z0-9_]+)`\*? ([a-z ]+)/
+                let match = try #require(entry.wholeMatch(of: entryShape), "\(name): '\(entry)'")
+                let key = String(match.2)
+                shape.keys.append(key)
+                if !match.1.isEmpty { shape.optional.insert(key) }
+                guard match.3 != "object or null" else { continue }
+                let kind = kinds[String(match.3)]
+                #expect(kind != nil, "\(name).\(key): kind '\(match.3)'")
+                shape.kinds[key] = kind
+            }
+            shapes[name] = shape
+        }
+        self.shapes = shapes
+    }
 
     /// The optional keys seen so far.
     var seen: Set<String> = []
+    /// The objects checked so far.
+    var checked: Set<String> = []
 
     mutating func check(_ value: JSONValue, input: String) {
         guard let result = object(value, "result", at: input) else { return }
@@ -492,6 +571,7 @@ struct OutputContract {
         for item in items(result["attachments"]) {
             guard let attachment = object(item, "attachment", at: input) else { continue }
             thumbnail(attachment["thumbnail"], at: input)
+            if let original = attachment["original"] { _ = object(original, "original", at: input) }
             if let identifier = attachment["identifier"]?.stringValue, let hint = attachment["type_hint"]?.stringValue {
                 hints[identifier] = hint
             }
@@ -523,16 +603,17 @@ struct OutputContract {
             Issue.record("\(place): \(kind) is \(value.kindDescription), not an object")
             return nil
         }
-        let keys = object.members.map(\.key.value)
-        let present = keys.filter { Self.optional.contains("\(kind).\($0)") }.map { "\(kind).\($0)" }
-        seen.formUnion(present)
-        let expected = (Self.keys[kind] ?? []).filter {
-            !Self.optional.contains("\(kind).\($0)") || keys.contains($0)
+        guard let shape = shapes[kind] else {
+            Issue.record("the README's table of objects has no row '\(kind)'")
+            return object
         }
+        checked.insert(kind)
+        let keys = object.members.map(\.key.value)
+        seen.formUnion(keys.filter(shape.optional.contains).map { "\(kind).\($0)" })
+        let expected = shape.keys.filter { !shape.optional.contains($0) || keys.contains($0) }
         #expect(keys == expected, "\(place): the keys of \(kind)")
         for (key, value) in object.members.map({ ($0.key.value, $0.value) }) {
-            let kindOfValue = Self.kinds["\(kind).\(key)"] ?? "a string"
-            guard key != "content" else { continue }
+            guard let kindOfValue = shape.kinds[key] else { continue }
             #expect(value.kindDescription == kindOfValue, "\(place): \(kind).\(key) is \(value.kindDescription)")
         }
         return object

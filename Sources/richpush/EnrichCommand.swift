@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import RichPush
+
+/// `richpush enrich`: one payload per file.
+struct EnrichCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        name: "enrich",
+        abstract: "Attach the media of push payload files; print one JSON result per input.",
+        discussion: """
+            EXIT STATUS: 0 when every input was processed, whatever its outcome; 1 when any input was invalid (the
+            others are still processed and written); 64 on a usage error.
+            """)
+
+    @Option(
+        "out", .text("dir"),
+        help: "Write each result to DIR/<input file name> (atomically) instead of standard output.")
+    var out: String?
+
+    @OptionGroup var engine: EngineOptions
+
+    @OptionGroup var payloads: PayloadFiles
+
+    struct Plan: Sendable {
+        let configuration: Configuration
+        let concurrency: Int
+        let inputs: [String]
+        /// Where each input's result is written, or nil for standard output.
+        let outputs: [String]?
+    }
+
+    func plan() throws(UsageError) -> Plan {
+        let configuration = try engine.configuration()
+        let inputs = payloads.inputs
+        var outputs: [String]? = nil
+        if let out { outputs = try Self.outputPaths(inputs, directory: out) }
+        return Plan(configuration: configuration, concurrency: engine.concurrency, inputs: inputs, outputs: outputs)
+    }
+
+    static func run(_ plan: Plan) async -> Int32 {
+        let (configuration, concurrency, inputs, outputs) = (
+            plan.configuration, plan.concurrency, plan.inputs, plan.outputs
+        )
+        return await withEnricher(configuration) { enricher in
+            let limit = configuration.limits.payload.maximumBytes
+            let cursor = Cursor(count: inputs.count)
+            var sawInvalid = false
+            var writeFailure: String? = nil
+            let progress = Progress(total: inputs.count, enabled: Progress.shouldShow(inputs: inputs.count))
+            defer { progress.finish() }
+            var pending: [UInt8] = []
+            await OrderedPipeline.run(
+                concurrency: concurrency,
+                next: { cursor.next() },
+                process: { index in
+                    let input = inputs[index]
+                    let deadline = ContinuousClock.now + configuration.deadline
+                    let result: EnrichmentResult
+                    switch InputReader.read(input, limit: limit) {
+                    case .success(let bytes): result = await enricher.enrich(json: bytes, source: input, deadline: deadline)
+                    case .failure(let error): result = .invalid(error, source: input)
+                    }
+                    let line = JSONWriter.bytes(result.json(input: input)) + [0x0A]
+                    return (line: line, invalid: result.outcome == .invalid)
+                },
+                emit: { index, result in
+                    progress.advance()
+                    if result.invalid { sawInvalid = true }
+                    if let outputs {
+                        do {
+                            try Output.writeAtomically(result.line, to: outputs[index])
+                        } catch {
+                            writeFailure = "\(error)"
+                            Output.error("richpush: \(error)")
+                        }
+                        return true
+                    }
+                    pending += result.line
+                    return true
+                },
+                flush: {
+                    defer { pending.removeAll(keepingCapacity: true) }
+                    return pending.isEmpty || Output.write(pending)
+                })
+            if writeFailure != nil { return 1 }
+            return sawInvalid ? 1 : 0
+        }
+    }
+
+    /// `DIR/<name>` for each input; two inputs with one name would overwrite each other, which is a usage error.
+    static func outputPaths(_ inputs: [String], directory: String) throws(UsageError) -> [String] {
+        var info = stat()
+        guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw UsageError("--out: '\(directory)' is not a directory")
+        }
+        var seen: [String: String] = [:]
+        var paths: [String] = []
+        for input in inputs {
+            let name = input == "-" ? "stdin.json" : Path.lastComponent(input)
+            if let other = seen[name] {
+                throw UsageError("--out: inputs '\(other)' and '\(input)' would both be written to \(directory)/\(name)")
+            }
+            seen[name] = input
+            paths.append(directory + "/" + name)
+        }
+        return paths
+    }
+}

@@ -1,0 +1,57 @@
+import RichPush
+
+/// `richpush explain`: why each payload would or would not get its attachments.
+struct ExplainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        name: "explain",
+        abstract: "Explain, for each payload, which conventions match and whether each reference would be attached.",
+        discussion: """
+            Only the headers and the first bytes of each reference are fetched, enough to tell its type; nothing
+            is stored. EXIT STATUS: 0, or 1 when any input is not a payload; 64 on a usage error.
+            """)
+
+    @Flag("json", help: "One JSON object per payload instead of text.")
+    var json: Bool
+
+    @OptionGroup var fetch: FetchOptions
+
+    @OptionGroup var payloads: PayloadFiles
+
+    struct Plan: Sendable {
+        let configuration: Configuration
+        let asJSON: Bool
+        let inputs: [String]
+    }
+
+    func plan() throws(UsageError) -> Plan {
+        Plan(configuration: try fetch.configuration(), asJSON: json, inputs: payloads.inputs)
+    }
+
+    static func run(_ plan: Plan) async -> Int32 {
+        let (configuration, asJSON) = (plan.configuration, plan.asJSON)
+        return await withEnricher(configuration) { enricher in
+            var status: Int32 = 0
+            for input in plan.inputs {
+                let payload: Payload
+                do throws(PayloadError) {
+                    let bytes = try InputReader.read(input, limit: configuration.limits.payload.maximumBytes).get()
+                    payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
+                } catch {
+                    status = 1
+                    if asJSON {
+                        Output.write(JSONWriter.bytes(Explanation.json(input: input, invalid: error)) + [0x0A])
+                    } else {
+                        Output.write(Array("\(input)\n  not a payload: \(error.code) (\(error.detail))\n".utf8))
+                    }
+                    continue
+                }
+                let explanation = await enricher.explain(payload, deadline: .now + configuration.deadline)
+                Output.write(
+                    asJSON
+                        ? JSONWriter.bytes(explanation.json(input: input)) + [0x0A]
+                        : Array(explanation.text(input: input).utf8))
+            }
+            return status
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import RichPush
+
+/// The options of every command that attaches (`enrich`, `stream`, `serve`, `worker`): how references are fetched
+/// and judged (`FetchOptions`, as `explain` reads them), how many payloads run at once, routes, the media cache,
+/// retries, what the transformation does, and publishing.
+struct EngineOptions: ParsableArguments {
+    @OptionGroup var fetch: FetchOptions
+
+    @Option("concurrency", .whole("payloads", in: EngineOptions.concurrencyRange), help: "Payloads processed at once.")
+    var concurrency: Int = EngineOptions.defaultConcurrency
+
+    @Option(
+        "route-id-key", .text("key"), help: "A key holding the route id; given once or more, replaces the defaults.")
+    var routeIDKeys: [String] = Route.Keys().id
+
+    @Option("route-url-key", .text("key"), help: "A key holding the route's deep link; replaces the defaults.")
+    var routeURLKeys: [String] = Route.Keys().url
+
+    @Option(
+        "cache-ttl", .seconds(in: Configuration.timeToLiveRange, note: " (0 turns the cache off)"),
+        help: "Reuse a fetched URL for this long, then revalidate it; 0 fetches every time.", field: "cache.timeToLive")
+    var cacheTimeToLive: Duration = Configuration().cache.timeToLive
+
+    @Option(
+        "cache-max-mb", .whole("megabytes", in: EngineOptions.cacheMegabytesRange),
+        help: "The most megabytes the media cache keeps.", field: "cache.maximumBytes")
+    var cacheMegabytes: Int = Configuration().cache.maximumBytes / 1_000_000
+
+    @Option(
+        "retries", .whole("retries", in: Configuration.retriesRange),
+        help: "Fetch a reference again up to n times after a refused or dropped connection, a connect timeout, 429, "
+            + "502, 503 or 504, while the deadline leaves room.",
+        field: "retry.retries")
+    var retries: Int = Configuration().retry.retries
+
+    @Option(
+        "max-dimension", .whole("pixels", in: Configuration.dimensionRange),
+        help: "Resize images whose longest side exceeds n pixels.", field: "transform.maximumDimension")
+    var maximumDimension: Int? = Configuration().transform.maximumDimension
+
+    @Flag(
+        "strip-metadata",
+        help: "Strip JPEG and PNG images that would pass through, so that no attachment keeps EXIF, XMP, IPTC or text "
+            + "metadata: a JPEG is re-encoded, a PNG's metadata chunks dropped (an APNG keeps its frames).")
+    var stripMetadata: Bool
+
+    @Flag(
+        "verify-images",
+        help: "Decode every JPEG, PNG and GIF once before attaching it: a PNG that does not decode whole is refused, "
+            + "a JPEG or GIF attached with a damaged-image problem.")
+    var verifyImages: Bool
+
+    @Option(
+        "max-pixels", .whole("pixels", in: Configuration.pixelsRange),
+        help: "Refuse images whose header declares more pixels than n before decoding any.",
+        field: "transform.maximumPixels")
+    var maximumPixels: Int = Configuration().transform.maximumPixels
+
+    @Option(
+        "publish-dir", .text("dir"),
+        help: "Also write each attachment, content-addressed, as dir/<sha256>.<ext> (mode 0644), and rewrite its "
+            + "field in the content to the --publish-url one.")
+    var publishDirectory: String?
+
+    @Option("publish-url", .text("url"), help: "The URL --publish-dir is served under (http or https).")
+    var publishURL: String?
+
+    /// `--concurrency`'s default: enough payloads in flight to fill the fetch loop's 64 connections with one or two
+    /// references each.
+    static let defaultConcurrency = 32
+    /// `--concurrency`: up to 10,000 payloads in flight, 150 times what the 64 connections can serve.
+    static let concurrencyRange = 1...10_000
+    /// `--cache-max-mb`: up to a terabyte, beyond any disk this runs beside.
+    static let cacheMegabytesRange = 1...1_000_000
+
+    /// The configuration these options describe, checked.
+    func configuration() throws(UsageError) -> Configuration {
+        var configuration = Configuration()
+        try fetch.apply(to: &configuration)
+        configuration.routeKeys.id = routeIDKeys
+        configuration.routeKeys.url = routeURLKeys
+        configuration.cache.enabled = cacheTimeToLive > .zero
+        configuration.cache.timeToLive = cacheTimeToLive
+        configuration.cache.maximumBytes = cacheMegabytes * 1_000_000
+        configuration.retry.retries = retries
+        if fetch.noTransform {
+            try FetchOptions.refuseWithoutTransformation([
+                ("strip-metadata", $stripMetadata.isGiven), ("verify-images", $verifyImages.isGiven),
+                ("max-dimension", $maximumDimension.isGiven), ("max-pixels", $maximumPixels.isGiven),
+            ])
+        } else {
+            configuration.transform.stripMetadata = stripMetadata
+            configuration.transform.verifyImages = verifyImages
+            configuration.transform.maximumDimension = maximumDimension
+            configuration.transform.maximumPixels = maximumPixels
+        }
+        configuration.publisher = try publisher()
+        return try validated(configuration)
+    }
+
+    /// `--publish-dir` and `--publish-url`, given together, or neither.
+    private func publisher() throws(UsageError) -> (any MediaPublisher)? {
+        switch (publishDirectory, publishURL) {
+        case (nil, nil):
+            return nil
+        case (let directory?, let url?):
+            guard !directory.isEmpty else { throw UsageError("--publish-dir: the path is empty") }
+            guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8 else {
+                throw UsageError("--publish-url: '\(url)' is not an http or https URL")
+            }
+            let absolute = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
+            return DirectoryPublisher(directory: absolute, baseURL: url)
+        case (nil, _):
+            throw UsageError("--publish-url: needs --publish-dir")
+        case (_, nil):
+            throw UsageError("--publish-dir: needs --publish-url")
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import RichPush
+import RichPushTransform
+
+/// The options that decide how each reference is found, fetched and judged: all that `explain` reads, and within
+/// `EngineOptions` part of what every command that attaches reads.
+struct FetchOptions: ParsableArguments {
+    @Option(
+        "deadline", .seconds(in: Configuration.deadlineRange),
+        help: "Time each payload may take, fractions allowed; at the deadline the best attempt is returned.",
+        field: "deadline")
+    var deadline: Duration = Configuration().deadline
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag("allow-http", help: "Allow http as well as https, at every hop.")
+    var allowHTTP: Bool
+
+    @Option(
+        "allow-network", .cidr,
+        help: "Open an address range that is refused by default (loopback, private, link-local, ...).")
+    var allowedNetworks: [CIDRRange] = []
+
+    @Option("deny-network", .cidr, help: "Refuse an address range; wins over --allow-network.")
+    var deniedNetworks: [CIDRRange] = []
+
+    @Option(
+        "allow-port", .ports, help: "Allow connections to a port or range besides \(FetchOptions.defaultPorts).",
+        field: "network.allowedPorts")
+    var allowedPorts: [ClosedRange<Int>] = []
+
+    @Option(
+        "resolve", .text("host:port:addr"), help: "Pin a name to an address, as curl's --resolve.",
+        field: "network.resolve")
+    var resolve: [String] = []
+
+    @Option(
+        "ca-bundle", .text("file"), help: "Trust the CA certificates in this PEM file.", default: "the system's",
+        field: "network.caBundle")
+    var caBundle: String?
+
+    @Option(
+        "convention", .text("name"),
+        help: "Run only the named conventions, in the order given: \(FetchOptions.conventionNames).",
+        default: "all, in that order")
+    var conventionNames: [String] = []
+
+    @Option(
+        "conventions", .text("file"),
+        help: "Add the conventions described in this JSON file, after the built-in ones (see the README).")
+    var conventionFile: String?
+
+    @Flag(
+        "no-transcode",
+        help: "Refuse images iOS does not attach (WebP, HEIC, AVIF, SVG, TIFF, BMP) instead of converting them to "
+            + "JPEG or PNG.")
+    var noTranscode: Bool
+
+    @Option(
+        "max-source-bytes", .whole("bytes", in: FetchOptions.sourceBytesRange),
+        help: "Fetch images up to n bytes to downscale them under the \(FetchOptions.imageCap) image cap.",
+        field: "transform.maximumSourceBytes")
+    var maximumSourceBytes: Int = Configuration().transform.maximumSourceBytes
+
+    @Flag(
+        "no-transform",
+        help: "Transform no image at all: attach as fetched or refuse, as with --no-transcode, and never load libvips.")
+    var noTransform: Bool
+
+    /// `--max-source-bytes`: from the image cap, below which the library refuses it, to 2 GiB - 1.
+    static let sourceBytesRange = Configuration().limits.imageBytes...Int(Int32.max)
+    /// The image cap as help writes it: `10 MB`.
+    static let imageCap = "\(Configuration().limits.imageBytes / 1_000_000) MB"
+    /// The ports allowed without `--allow-port`: `80, 443, 8080, 8443`.
+    static let defaultPorts = Configuration().network.allowedPorts.map {
+        $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)"
+    }.joined(separator: ", ")
+    /// The built-in conventions, in their order.
+    static let conventionNames = ConventionRegistry.standard.conventions.map(\.name).joined(separator: ", ")
+
+    /// The configuration these options describe, checked: what `explain` runs with.
+    func configuration() throws(UsageError) -> Configuration {
+        var configuration = Configuration()
+        try apply(to: &configuration)
+        return try validated(configuration)
+    }
+
+    /// Sets the fields these options decide in `configuration`.
+    func apply(to configuration: inout Configuration) throws(UsageError) {
+        configuration.deadline = deadline
+        if let root = try store.root() { configuration.store = AttachmentStore(root: root) }
+        configuration.network.allowHTTP = allowHTTP
+        configuration.network.addressPolicy.allowed += allowedNetworks
+        configuration.network.addressPolicy.denied += deniedNetworks
+        configuration.network.allowedPorts += allowedPorts
+        configuration.network.resolve = resolve
+        configuration.network.caBundle = caBundle
+        configuration.conventions = try conventions()
+        if noTransform {
+            try Self.refuseWithoutTransformation([
+                ("no-transcode", $noTranscode.isGiven), ("max-source-bytes", $maximumSourceBytes.isGiven),
+            ])
+            configuration.transform.converter = nil
+            return
+        }
+        configuration.transform.converter = VipsConverter()
+        configuration.transform.transcode = !noTranscode
+        configuration.transform.maximumSourceBytes = maximumSourceBytes
+    }
+
+    /// The conventions run: the built-in ones and `--conventions`'s, or those `--convention` names, in its order.
+    private func conventions() throws(UsageError) -> ConventionRegistry {
+        var available = ConventionRegistry.standard
+        if let file = conventionFile {
+            let bytes: [UInt8]
+            switch InputReader.read(file, limit: 1 << 20) {
+            case .success(let read): bytes = read
+            case .failure(let error): throw UsageError("--conventions: \(error.detail)")
+            }
+            do {
+                for convention in try ConventionFile.parse(bytes) { available.register(convention) }
+            } catch {
+                throw UsageError("--conventions \(file): \(error.message)")
+            }
+        }
+        let names = conventionNames.flatMap { $0.split(separator: ",").map(String.init) }
+        guard !names.isEmpty else { return available }
+        var chosen: [any MediaConvention] = []
+        for name in names {
+            guard let convention = available.conventions.first(where: { $0.name == name }) else {
+                let known = available.conventions.map(\.name).joined(separator: ", ")
+                throw UsageError("--convention: unknown convention '\(name)' (known: \(known))")
+            }
+            guard !chosen.contains(where: { $0.name == name }) else {
+                throw UsageError("--convention: '\(name)' is named twice")
+            }
+            chosen.append(convention)
+        }
+        return ConventionRegistry(chosen)
+    }
+
+    /// With `--no-transform`, an option of the transformation given is a mistake: names the first.
+    static func refuseWithoutTransformation(_ options: [(name: String, given: Bool)]) throws(UsageError) {
+        if let first = options.first(where: \.given) {
+            throw UsageError("--no-transform: --\(first.name) needs the transformation")
+        }
+    }
+}
+
+extension OptionValue where Value == CIDRRange {
+    /// An address or a CIDR range, IPv4 or IPv6.
+    static var cidr: Self {
+        Self(
+            placeholder: "cidr", range: nil,
+            parse: { text, option throws(UsageError) in
+                guard let range = CIDRRange(text) else {
+                    throw UsageError("--\(option): '\(text)' is not an address or CIDR range")
+                }
+                return range
+            },
+            describe: { $0.description })
+    }
+}
+
+extension OptionValue where Value == ClosedRange<Int> {
+    /// A port or a range `LOW-HIGH`. Only the text is read here (a range must be LOW <= HIGH to exist); the
+    /// library checks the ports.
+    static var ports: Self {
+        Self(
+            placeholder: "port[-port]", range: nil,
+            parse: { text, option throws(UsageError) in
+                let ports = "\(Configuration.portRange.lowerBound)-\(Configuration.portRange.upperBound)"
+                let bounds = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0) }
+                guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, low <= high else {
+                    throw UsageError("--\(option): '\(text)' is not a port or a range LOW-HIGH within \(ports)")
+                }
+                return low...high
+            },
+            describe: { "\($0.lowerBound)-\($0.upperBound)" })
+    }
+}

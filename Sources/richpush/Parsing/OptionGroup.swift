@@ -1,0 +1,16 @@
+/// Options declared together in a type of their own and used by several commands, as argument-parser's
+/// `@OptionGroup`: help lists them where the group stands among the command's properties.
+@propertyWrapper
+struct OptionGroup<Group: ParsableArguments>: DeclaredArgument {
+    let wrappedValue = Group()
+
+    init() {}
+
+    var declarations: [ArgumentDeclaration] { wrappedValue.declarations }
+
+    var unread: [String] { wrappedValue.declaredArguments.flatMap(\.unread) }
+
+    func bind(_ words: CommandLineWords, command: String) throws(UsageError) {
+        for argument in wrappedValue.declaredArguments { try argument.bind(words, command: command) }
+    }
+}

@@ -1,0 +1,34 @@
+import RichPush
+
+/// A type whose properties declare arguments (`@Option`, `@Flag`, `@Argument`, `@OptionGroup`), as in
+/// swift-argument-parser: a command, or a group of options several commands share.
+protocol ParsableArguments {
+    /// Every argument with its default; the parser then binds what the command line gave.
+    init()
+}
+
+extension ParsableArguments {
+    /// Its declared arguments, in the order of its properties.
+    var declaredArguments: [any DeclaredArgument] {
+        Mirror(reflecting: self).children.compactMap { $0.value as? any DeclaredArgument }
+    }
+
+    /// What they declare, groups expanded in place.
+    var declarations: [ArgumentDeclaration] { declaredArguments.flatMap(\.declarations) }
+
+    /// The options declared and never read by the command: none once it has planned (a test checks it).
+    var unread: [String] { declaredArguments.flatMap(\.unread) }
+
+    /// `configuration` checked by the library's one validator; its error names the field, the message the option
+    /// that sets it (`network.resolve[3]` is `--resolve`).
+    func validated(_ configuration: Configuration) throws(UsageError) -> Configuration {
+        do {
+            try configuration.validate()
+        } catch {
+            let field = error.field.split(separator: "[").first.map(String.init) ?? error.field
+            let option = declarations.first { $0.field == field }.map { "--" + $0.name }
+            throw UsageError("\(option ?? error.field): \(error.detail)")
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,54 @@
+import RichPush
+
+/// `richpush render`: expands an Azure Notification Hubs template with its properties.
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        name: "render",
+        abstract: "Expand a template notification (Azure Notification Hubs expressions) into a payload.",
+        discussion: """
+            Expressions: $(prop), $(prop, n), .(prop), .(prop, n), %(prop), #(prop), and {e1 + 'literal' + e2}.
+            Prints the payload as one line of JSON. EXIT STATUS: 0; 1 when the template cannot be rendered (the
+            message names the expression or property); 64 on a usage error.
+            """)
+
+    @Option("template", .text("file"), help: "The template: a JSON payload whose string values may be expressions.")
+    var template: String
+
+    @Option("params", .text("file"), help: "The properties: a JSON object of name to string or number.")
+    var params: String
+
+    @Flag("strict", help: "A missing property is an error instead of an empty string.")
+    var strict: Bool
+
+    struct Plan: Sendable {
+        let template: JSONValue
+        let params: JSONValue
+        let strict: Bool
+    }
+
+    func plan() throws(UsageError) -> Plan {
+        Plan(
+            template: try Self.load(template, option: "--template"), params: try Self.load(params, option: "--params"),
+            strict: strict)
+    }
+
+    static func run(_ plan: Plan) async -> Int32 {
+        do {
+            let renderer = try TemplateRenderer(properties: plan.params, strict: plan.strict)
+            let rendered = try renderer.render(plan.template)
+            Output.write(JSONWriter.bytes(rendered) + [0x0A])
+            return 0
+        } catch {
+            Output.error("richpush render: \(error.message)")
+            return 1
+        }
+    }
+
+    private static func load(_ path: String, option: String) throws(UsageError) -> JSONValue {
+        do throws(PayloadError) {
+            return try JSONParser().parse(try InputReader.read(path, limit: 1 << 20).get())
+        } catch {
+            throw UsageError("\(option) \(path): \(error.code) (\(error.detail))")
+        }
+    }
+}
