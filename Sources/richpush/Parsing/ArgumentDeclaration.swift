@@ -8,6 +8,12 @@ struct ArgumentDeclaration {
         case flag
         /// The words that are not options (`<file> ...`).
         case positional
+
+        /// Whether it is given by name (an option or a flag), not by position.
+        var isNamed: Bool {
+            if case .positional = self { return false }
+            return true
+        }
     }
 
     /// What help shows in parentheses after the help text: a default, or that it must be given.

@@ -66,11 +66,3 @@ extension ParsableCommand {
         HelpText.command(configuration, usage: usage, declarations: Self().declarations)
     }
 }
-
-extension ArgumentDeclaration.Kind {
-    /// Whether it is given by name (an option or a flag), not by position.
-    var isNamed: Bool {
-        if case .positional = self { return false }
-        return true
-    }
-}
