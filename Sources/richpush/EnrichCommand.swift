@@ -34,7 +34,7 @@ struct EnrichCommand: ParsableCommand {
         let configuration = try engine.configuration()
         let inputs = payloads.inputs
         var outputs: [String]? = nil
-        if let out { outputs = try Self.outputPaths(inputs, directory: out) }
+        if let out { outputs = try outputPaths(inputs, directory: out) }
         return Plan(configuration: configuration, concurrency: engine.concurrency, inputs: inputs, outputs: outputs)
     }
 
@@ -89,17 +89,18 @@ struct EnrichCommand: ParsableCommand {
     }
 
     /// `DIR/<name>` for each input; two inputs with one name would overwrite each other, which is a usage error.
-    static func outputPaths(_ inputs: [String], directory: String) throws(UsageError) -> [String] {
+    func outputPaths(_ inputs: [String], directory: String) throws(UsageError) -> [String] {
         var info = stat()
         guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw UsageError("--out: '\(directory)' is not a directory")
+            throw UsageError("\($out.flag): '\(directory)' is not a directory")
         }
         var seen: [String: String] = [:]
         var paths: [String] = []
         for input in inputs {
             let name = input == "-" ? "stdin.json" : Path.lastComponent(input)
             if let other = seen[name] {
-                throw UsageError("--out: inputs '\(other)' and '\(input)' would both be written to \(directory)/\(name)")
+                throw UsageError(
+                    "\($out.flag): inputs '\(other)' and '\(input)' would both be written to \(directory)/\(name)")
             }
             seen[name] = input
             paths.append(directory + "/" + name)

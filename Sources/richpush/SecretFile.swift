@@ -10,40 +10,40 @@ enum SecretFile {
     static let limit = 64 * 1024
 
     /// The first line of the file at `path`, without its `\n` or `\r\n`; it must not be empty. `option` names the
-    /// flag in messages (`redis-password-file`); `warn` gets a line when group or others may read the file.
+    /// flag in messages (`--redis-password-file`); `warn` gets a line when group or others may read the file.
     /// - Throws: `UsageError` when the file cannot be opened, is not a regular file, or has no first line within
     ///   `limit` bytes. No message holds any of the file's bytes.
     static func firstLine(of path: String, option: String, warn: (String) -> Void) throws(UsageError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard descriptor >= 0 else { throw UsageError("--\(option): \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw UsageError("\(option): \(path): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            throw UsageError("--\(option): \(path): \(String(cString: strerror(errno)))")
+            throw UsageError("\(option): \(path): \(String(cString: strerror(errno)))")
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw UsageError("--\(option): '\(path)' is not a regular file (\(kind(status.st_mode)))")
+            throw UsageError("\(option): '\(path)' is not a regular file (\(kind(status.st_mode)))")
         }
         if status.st_mode & 0o044 != 0 {
             let mode = String(status.st_mode & 0o777, radix: 8)
             warn(
-                "richpush: warning: --\(option) '\(path)' can be read by group or others (mode 0\(mode)); chmod 600 it")
+                "richpush: warning: \(option) '\(path)' can be read by group or others (mode 0\(mode)); chmod 600 it")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !bytes.contains(0x0A), bytes.count <= limit {
             let count = read(descriptor, &chunk, chunk.count)
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw UsageError("--\(option): \(path): \(String(cString: strerror(errno)))") }
+            guard count >= 0 else { throw UsageError("\(option): \(path): \(String(cString: strerror(errno)))") }
             if count == 0 { break }
             bytes += chunk[..<count]
         }
         var line = bytes.prefix { $0 != 0x0A }
         guard line.count <= limit else {
-            throw UsageError("--\(option): the first line of '\(path)' is over \(limit) bytes")
+            throw UsageError("\(option): the first line of '\(path)' is over \(limit) bytes")
         }
         if line.last == 0x0D { line = line.dropLast() }
-        guard !line.isEmpty else { throw UsageError("--\(option): the first line of '\(path)' is empty") }
+        guard !line.isEmpty else { throw UsageError("\(option): the first line of '\(path)' is empty") }
         return Array(line)
     }
 

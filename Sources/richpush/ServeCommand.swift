@@ -131,18 +131,20 @@ struct ServeCommand: ParsableCommand {
         let largestBody = max(settings.maximumBodyBytes, settings.maximumBatchBytes)
         guard limits.bufferedBodyBytes >= largestBody else {
             throw UsageError(
-                "--max-buffered-bytes: \(limits.bufferedBodyBytes) is less than the largest body allowed "
-                    + "(--max-body-bytes, --max-batch-bytes: \(largestBody))")
+                "\($maximumBufferedBytes.flag): \(limits.bufferedBodyBytes) is less than the largest body allowed "
+                    + "(\($maximumBodyBytes.flag), \($maximumBatchBytes.flag): \(largestBody))")
         }
-        if let file = tokenFile { settings.token = try Self.token(file) }
+        if let file = tokenFile { settings.token = try token(file) }
         for address in listen {
             guard let parsed = SocketAddress(address) else {
                 throw UsageError(
-                    "--listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within 0-65535)")
+                    "\($listen.flag): '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within "
+                        + "0-65535)")
             }
             if !parsed.isLoopback, settings.token == nil {
                 Output.error(
-                    "richpush: warning: --listen \(address) is not a loopback address and no --token-file is given: "
+                    "richpush: warning: \($listen.flag) \(address) is not a loopback address and no \($tokenFile.flag) "
+                        + "is given: "
                         + "whoever reaches it may enrich payloads and read attachments")
             }
         }
@@ -192,14 +194,16 @@ struct ServeCommand: ParsableCommand {
 
     /// The token in `file`: its first line (a regular file, opened without blocking; a warning when group or others
     /// may read it), at least `minimumTokenBytes` visible ASCII characters. No message shows any of it.
-    static func token(_ file: String) throws(UsageError) -> [UInt8] {
-        let token = try SecretFile.firstLine(of: file, option: "token-file") { Output.error($0) }
+    func token(_ file: String) throws(UsageError) -> [UInt8] {
+        let token = try SecretFile.firstLine(of: file, option: $tokenFile.flag) { Output.error($0) }
         guard token.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw UsageError("--token-file: the first line of '\(file)' must be a token of visible ASCII characters")
-        }
-        guard token.count >= minimumTokenBytes else {
             throw UsageError(
-                "--token-file: the token in '\(file)' is \(token.count) bytes; at least \(minimumTokenBytes) are required "
+                "\($tokenFile.flag): the first line of '\(file)' must be a token of visible ASCII characters")
+        }
+        guard token.count >= Self.minimumTokenBytes else {
+            throw UsageError(
+                "\($tokenFile.flag): the token in '\(file)' is \(token.count) bytes; at least "
+                    + "\(Self.minimumTokenBytes) are required "
                     + "(make one with: openssl rand -hex 32)")
         }
         return token

@@ -99,7 +99,7 @@ struct WorkerCommand: ParsableCommand {
     }
 
     func plan() throws(UsageError) -> Plan {
-        let redis = try Self.redisAddress(redis, passwordFile: passwordFile)
+        let redis = try redisAddress(redis, passwordFile: passwordFile)
         let configuration = try engine.configuration()
         var settings = StreamWorker.Settings(
             redis: redis, stream: stream, group: group, output: outputStream,
@@ -110,12 +110,13 @@ struct WorkerCommand: ParsableCommand {
         settings.claimIdle = claimIdle
         guard settings.claimIdle > configuration.deadline else {
             throw UsageError(
-                "--claim-idle must exceed --deadline: an entry still being processed would be claimed by another consumer")
+                "\($claimIdle.flag) must exceed \(engine.fetch.$deadline.flag): an entry still being processed "
+                    + "would be claimed by another consumer")
         }
         settings.drainTimeout = drainTimeout
         settings.removeIdleConsumers = removeIdleConsumers == .zero ? nil : removeIdleConsumers
         if let address = metricsAddress, SocketAddress(address) == nil {
-            throw UsageError("--metrics-listen: '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
+            throw UsageError("\($metricsAddress.flag): '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
         }
         return Plan(configuration: configuration, settings: settings, metricsAddress: metricsAddress)
     }
@@ -155,23 +156,28 @@ struct WorkerCommand: ParsableCommand {
     /// The address in `url`, with its password from the URL, else from `passwordFile`'s first line, else from
     /// `REDISCLI_AUTH` (as `redis-cli` takes it). A password both in the URL and in a file is a mistake, not a
     /// precedence to guess. No message repeats a password.
-    static func redisAddress(_ url: String, passwordFile: String?) throws(UsageError) -> RedisAddress {
+    func redisAddress(_ url: String, passwordFile: String?) throws(UsageError) -> RedisAddress {
         var address: RedisAddress
         do {
             address = try RedisAddress(parsing: url)
         } catch {
-            throw UsageError("--redis: \(error.description)")
+            throw UsageError("\($redis.flag): \(error.description)")
         }
         if let passwordFile {
             guard address.password == nil else {
-                throw UsageError("--redis-password-file: the --redis URL holds a password too; give it in one place")
+                throw UsageError(
+                    "\($passwordFile.flag): the \($redis.flag) URL holds a password too; give it in one place")
             }
-            address.password = try SecretFile.firstLine(of: passwordFile, option: "redis-password-file") { Output.error($0) }
+            address.password = try SecretFile.firstLine(of: passwordFile, option: $passwordFile.flag) {
+                Output.error($0)
+            }
         } else if address.password == nil, let variable = getenv("REDISCLI_AUTH"), variable.pointee != 0 {
             address.password = Array(String(cString: variable).utf8)
         }
         if address.user != nil, address.password == nil {
-            throw UsageError("--redis: the URL names a user but no password is given (in the URL, --redis-password-file or REDISCLI_AUTH)")
+            throw UsageError(
+                "\($redis.flag): the URL names a user but no password is given (in the URL, \($passwordFile.flag) or "
+                    + "REDISCLI_AUTH)")
         }
         return address
     }

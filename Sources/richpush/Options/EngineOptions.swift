@@ -84,10 +84,7 @@ struct EngineOptions: ParsableArguments {
         configuration.cache.maximumBytes = cacheMegabytes * 1_000_000
         configuration.retry.retries = retries
         if fetch.noTransform {
-            try FetchOptions.refuseWithoutTransformation([
-                ("strip-metadata", $stripMetadata.isGiven), ("verify-images", $verifyImages.isGiven),
-                ("max-dimension", $maximumDimension.isGiven), ("max-pixels", $maximumPixels.isGiven),
-            ])
+            try fetch.refuseWithoutTransformation([$stripMetadata, $verifyImages, $maximumDimension, $maximumPixels])
         } else {
             configuration.transform.stripMetadata = stripMetadata
             configuration.transform.verifyImages = verifyImages
@@ -104,16 +101,16 @@ struct EngineOptions: ParsableArguments {
         case (nil, nil):
             return nil
         case (let directory?, let url?):
-            guard !directory.isEmpty else { throw UsageError("--publish-dir: the path is empty") }
+            guard !directory.isEmpty else { throw UsageError("\($publishDirectory.flag): the path is empty") }
             guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8 else {
-                throw UsageError("--publish-url: '\(url)' is not an http or https URL")
+                throw UsageError("\($publishURL.flag): '\(url)' is not an http or https URL")
             }
             let absolute = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
             return DirectoryPublisher(directory: absolute, baseURL: url)
         case (nil, _):
-            throw UsageError("--publish-url: needs --publish-dir")
+            throw UsageError("\($publishURL.flag): needs \($publishDirectory.flag)")
         case (_, nil):
-            throw UsageError("--publish-dir: needs --publish-url")
+            throw UsageError("\($publishDirectory.flag): needs \($publishURL.flag)")
         }
     }
 }

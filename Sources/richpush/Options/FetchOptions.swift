@@ -96,9 +96,7 @@ struct FetchOptions: ParsableArguments {
         configuration.network.caBundle = caBundle
         configuration.conventions = try conventions()
         if noTransform {
-            try Self.refuseWithoutTransformation([
-                ("no-transcode", $noTranscode.isGiven), ("max-source-bytes", $maximumSourceBytes.isGiven),
-            ])
+            try refuseWithoutTransformation([$noTranscode, $maximumSourceBytes])
             configuration.transform.converter = nil
             return
         }
@@ -114,12 +112,12 @@ struct FetchOptions: ParsableArguments {
             let bytes: [UInt8]
             switch InputReader.read(file, limit: 1 << 20) {
             case .success(let read): bytes = read
-            case .failure(let error): throw UsageError("--conventions: \(error.detail)")
+            case .failure(let error): throw UsageError("\($conventionFile.flag): \(error.detail)")
             }
             do {
                 for convention in try ConventionFile.parse(bytes) { available.register(convention) }
             } catch {
-                throw UsageError("--conventions \(file): \(error.message)")
+                throw UsageError("\($conventionFile.flag) \(file): \(error.message)")
             }
         }
         let names = conventionNames.flatMap { $0.split(separator: ",").map(String.init) }
@@ -128,10 +126,10 @@ struct FetchOptions: ParsableArguments {
         for name in names {
             guard let convention = available.conventions.first(where: { $0.name == name }) else {
                 let known = available.conventions.map(\.name).joined(separator: ", ")
-                throw UsageError("--convention: unknown convention '\(name)' (known: \(known))")
+                throw UsageError("\($conventionNames.flag): unknown convention '\(name)' (known: \(known))")
             }
             guard !chosen.contains(where: { $0.name == name }) else {
-                throw UsageError("--convention: '\(name)' is named twice")
+                throw UsageError("\($conventionNames.flag): '\(name)' is named twice")
             }
             chosen.append(convention)
         }
@@ -139,9 +137,9 @@ struct FetchOptions: ParsableArguments {
     }
 
     /// With `--no-transform`, an option of the transformation given is a mistake: names the first.
-    static func refuseWithoutTransformation(_ options: [(name: String, given: Bool)]) throws(UsageError) {
-        if let first = options.first(where: \.given) {
-            throw UsageError("--no-transform: --\(first.name) needs the transformation")
+    func refuseWithoutTransformation(_ options: [any NamedOption]) throws(UsageError) {
+        if let first = options.first(where: \.isGiven) {
+            throw UsageError("\($noTransform.flag): \(first.flag) needs the transformation")
         }
     }
 }

@@ -10,7 +10,7 @@ struct StoreOptions: ParsableArguments {
     /// The root given, made absolute (attachment paths handed back are absolute); nil for the library's default.
     func root() throws(UsageError) -> String? {
         guard let directory else { return nil }
-        guard !directory.isEmpty else { throw UsageError("--attachments-dir: the path is empty") }
+        guard !directory.isEmpty else { throw UsageError("\($directory.flag): the path is empty") }
         return directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
     }
 }

@@ -1,6 +1,6 @@
 /// A flag, `--name`: off unless given.
 @propertyWrapper
-struct Flag: DeclaredArgument {
+struct Flag: DeclaredArgument, NamedOption {
     private let declaration: ArgumentDeclaration
     private let slot = Slot(false)
 
@@ -15,8 +15,9 @@ struct Flag: DeclaredArgument {
     /// The flag itself: `$stripMetadata.isGiven`.
     var projectedValue: Self { self }
 
-    /// Whether the command line gave it.
     var isGiven: Bool { slot.read() }
+
+    var flag: String { "--" + declaration.name }
 
     var declarations: [ArgumentDeclaration] { [declaration] }
 

@@ -7,7 +7,7 @@
 /// var deadline = Configuration().deadline
 /// ```
 @propertyWrapper
-struct Option<Value>: DeclaredArgument {
+struct Option<Value>: DeclaredArgument, NamedOption {
     private let declaration: ArgumentDeclaration
     private let slot: Slot<Value>
     private let convert: (_ texts: [String], _ option: String) throws(UsageError) -> Value
@@ -65,11 +65,12 @@ struct Option<Value>: DeclaredArgument {
 
     var wrappedValue: Value { slot.read() }
 
-    /// The option itself: `$deadline.isGiven`.
+    /// The option itself: `$deadline.isGiven`, `$deadline.flag`.
     var projectedValue: Self { self }
 
-    /// Whether the command line gave it (a read, as the value is).
     var isGiven: Bool { slot.readIsGiven() }
+
+    var flag: String { "--" + declaration.name }
 
     var declarations: [ArgumentDeclaration] { [declaration] }
 
