@@ -37,13 +37,25 @@ let cTargets: [Target] = [
     .target(name: "CSystem"),
 ]
 
-// MARK: - Library and CLI
+// MARK: - Library layers
+// Each target imports only the ones below it (scripts/check-layers fails the build's tests otherwise); the README's
+// Layout section draws the graph.
 
-let swiftTargets: [Target] = [
+let libraryTargets: [Target] = [
+    // The vocabulary every layer speaks: payloads and JSON, media types, problems and their codes, the fetched-media
+    // record, the leaf settings, locks and threads.
+    .target(name: "RichPushCore"),
+    // The engine (`Enricher`), the public product: re-exports the layers below, so `import RichPush` is all a
+    // library user writes.
     .target(
         name: "RichPush",
-        dependencies: ["CCurl", "CMagic", "CCrypto", "CSystem", "CDeflate"]
+        dependencies: ["RichPushCore", "CCurl", "CMagic", "CCrypto", "CSystem", "CDeflate"]
     ),
+]
+
+// MARK: - Transformation, service, worker and CLI
+
+let swiftTargets: [Target] = [
     // The image transformation step's converter on libvips, apart from the library, which calls it through the
     // `ImageConverter` protocol: a program that transforms nothing needs no image library.
     .target(
@@ -103,8 +115,8 @@ let testTargets: [Target] = [
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary. CSystem for
         // the child processes' spawn (ChildProcess.swift).
         dependencies: [
-            "RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem", "CTestSupport",
-            "RichPushTestSupport",
+            "RichPushCore", "RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem",
+            "CTestSupport", "RichPushTestSupport",
         ]
     ),
     // The HTTP core's own suites: heads, messages, the streamed body (no enrichment).
@@ -122,6 +134,6 @@ let package = Package(
         .library(name: "RichPush", targets: ["RichPush"]),
         .executable(name: "richpush", targets: ["richpush"]),
     ],
-    targets: cTargets + swiftTargets + supportTargets + testTargets,
+    targets: cTargets + libraryTargets + swiftTargets + supportTargets + testTargets,
     swiftLanguageModes: [.v6]
 )

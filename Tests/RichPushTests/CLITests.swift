@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// Runs the built `richpush` binary.
 struct CLI {

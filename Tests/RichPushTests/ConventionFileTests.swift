@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 @Suite("User-defined conventions (--conventions FILE)")
 struct ConventionFileTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// The digest step: each stored file's SHA-256, read back off the fetch loop's thread once the file is complete.
 @Suite("Digest step: SHA-256 of stored files, off the loop")

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 @Suite("explain: why is there no image?")
 struct ExplainTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 @Suite("MediaServiceExtension: expiry closes the run")
 struct ExtensionTests {

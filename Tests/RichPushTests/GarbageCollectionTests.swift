@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// The names in a directory, sorted; empty when it cannot be read.
 func entries(_ directory: String) -> [String] {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 @Suite("Hostile payloads: a specific result, never a crash or a hang")
 struct HostilePayloadTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// A listener on 127.0.0.2, an address every test configuration refuses. Tests aim hostile URLs at it and check
 /// that it has never seen a connection: the count is shared and never reset, so each check covers every test

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// `MediaBody` and `BodyCaps`: what happens to a body's bytes, apart from any transfer (no curl, no origin).
 @Suite("Media body: cap, store and sniff, apart from the transfer")

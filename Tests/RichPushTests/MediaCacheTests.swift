@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 @Suite("Media cache: single flight, time to live, revalidation")
 struct MediaCacheTests {

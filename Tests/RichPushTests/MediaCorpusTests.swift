@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 @testable import RichPushTransform
 
 /// Every file of `Fixtures/media/corpus` (odd and broken images, made by `make-corpus.py`) through the engine

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// Memory per payload in flight (issue 8: 64 payloads of 1 MiB took 775 MB, a parsed payload 6 to 16 times its
 /// text). The bound: a parsed payload is its text plus a tape of at most 4 bytes per byte of text.

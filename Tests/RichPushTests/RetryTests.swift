@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// The retry policy's decisions, without I/O.
 @Suite("Retry policy: what is fetched again, and when")

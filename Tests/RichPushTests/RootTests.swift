@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 extension CLI {
     /// Runs the CLI with standard input read from `file`, by a shell's redirection: a CLI that exits before

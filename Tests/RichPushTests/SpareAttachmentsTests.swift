@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 /// The hidden spare directories in `root` (`.spare-<uuid>`), sorted.
 private func spares(in root: String) -> [String] {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 
 @Suite("Register-versus-cancel state machine")
 struct StateMachineTests {

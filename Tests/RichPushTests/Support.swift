@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 import RichPushTransform
 
 // The helpers every test target shares (`waitUntil`), visible in every file of this one.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 @testable import RichPushTransform
 
 /// The transformation step in the engine: a payload's image fetched from a loopback origin, turned into one iOS

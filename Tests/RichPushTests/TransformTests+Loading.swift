@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 @testable import RichPushTransform
 
 /// How `VipsConverter` decodes: only with the decoder of the type libmagic decided, on files the tests write.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushCore
 @testable import RichPushTransform
 
 /// `VipsConverter`, the transformation step's converter, on real files through libvips.

@@ -4,112 +4,14 @@
 
 /// Everything RichPush can be told; every default is documented with its reason (and in the README).
 public struct Configuration: Sendable {
-    /// How transfers are made and where they may go.
-    public struct Network: Sendable {
-        /// Allow `http` as well as `https`, at every hop. Default false: a media URL in a push is public content
-        /// and https costs nothing; plain http lets anyone on the path swap the media.
-        public var allowHTTP: Bool = false
-        /// The most redirects followed, each held to the same scheme rule. Default 3: CDNs use one or two;
-        /// more is a loop or an attempt to walk us somewhere.
-        public var maximumRedirects: Int = 3
-        /// The longest wait for a connection (DNS, TCP and TLS). Default 10 s: well within the payload's
-        /// deadline, far beyond any healthy origin.
-        public var connectTimeout: Duration = .seconds(10)
-        /// A transfer slower than `lowSpeedBytesPerSecond` for `lowSpeedWindow` is aborted (curl's
-        /// CURLOPT_LOW_SPEED_LIMIT and _TIME). Defaults 1,024 B/s over 5 s: such a server would not deliver a
-        /// useful image before the deadline, and holding its connection costs a slot.
-        public var lowSpeedBytesPerSecond: Int = 1024
-        /// See `lowSpeedBytesPerSecond`.
-        public var lowSpeedWindow: Duration = .seconds(5)
-        /// Which addresses may be connected to. Default: public unicast addresses only.
-        public var addressPolicy = AddressPolicy()
-        /// The ports connections may go to, at every hop. Default 80, 443, 8080 and 8443: where public web media
-        /// lives. Other ports are where a sender would reach mail, database and admin services on hosts that
-        /// are public; a self-hosted media server on another port is opened with `--allow-port`.
-        public var allowedPorts: [ClosedRange<Int>] = [80...80, 443...443, 8080...8080, 8443...8443]
-        /// Names pinned to addresses, as curl's `--resolve HOST:PORT:ADDR`. Default none.
-        public var resolve: [String] = []
-        /// A file of CA certificates to trust instead of the system's. Default nil (the system bundle).
-        public var caBundle: String? = nil
-        /// The longest URL accepted. Default 2,048 characters: what browsers and CDNs reliably carry; a longer
-        /// one in a push is an attack or a mistake.
-        public var maximumURLLength: Int = 2048
-        /// The most connections open at once across all hosts (CURLMOPT_MAX_TOTAL_CONNECTIONS); more transfers
-        /// wait their turn. Default 64: curl's own `--parallel-max` default is 50; 64 saturates loopback and a
-        /// 1 Gb/s link without starving the loop on 2 cores.
-        public var maximumConnections: Int = 64
-        /// The most connections to one host (CURLMOPT_MAX_HOST_CONNECTIONS). Default 16: a campaign's CDN gets
-        /// parallelism without one slow origin taking every slot.
-        public var maximumConnectionsPerHost: Int = 16
-        /// The User-Agent sent. Default `RichPush/<version>`.
-        public var userAgent: String = "RichPush/\(RichPushVersion.current)"
+    /// How transfers are made and where they may go: `NetworkSettings`.
+    public typealias Network = NetworkSettings
 
-        /// The documented defaults.
-        public init() {}
+    /// Bounds on sizes and counts: `LimitSettings`.
+    public typealias Limits = LimitSettings
 
-        /// Whether connections may go to `port`.
-        public func isAllowed(port: Int) -> Bool { allowedPorts.contains { $0.contains(port) } }
-    }
-
-    /// Bounds on sizes and counts.
-    public struct Limits: Sendable {
-        /// The largest image (JPEG, GIF, PNG). Default 10,000,000 bytes: Apple's documented 10 MB, read as
-        /// decimal megabytes so we refuse before the phone would.
-        public var imageBytes: Int = 10_000_000
-        /// The largest audio file (MP3, AIFF, WAV, MPEG-4 audio). Default 5,000,000 bytes: Apple's 5 MB.
-        public var audioBytes: Int = 5_000_000
-        /// The largest video (MPEG, MPEG-2, MPEG-4, AVI). Default 50,000,000 bytes: Apple's 50 MB.
-        public var videoBytes: Int = 50_000_000
-        /// How many first bytes libmagic judges. Default 4,096: every supported format announces itself in its
-        /// first few dozen bytes; 4 KB also covers HTML and SVG sniffing, and arrives in curl's first chunk.
-        public var sniffBytes: Int = 4096
-        /// The most bytes of response headers, across the redirects of one transfer. Default 64 KiB: real
-        /// responses send under 8 KB; past this a server is trying to exhaust memory (`bad-response`).
-        public var maximumHeaderBytes: Int = 64 * 1024
-        /// The most references fetched for one payload; the rest are reported as `too-many-references`. Default
-        /// 8: iOS shows one attachment and keeps a few; more is abuse.
-        public var maximumReferences: Int = 8
-        /// Bounds on the payload text. They also bound the memory of a payload in flight: a parsed payload is its
-        /// text (with at most an eighth spare) and a tape of at most 4 bytes per byte of text (`JSONDocument`), so
-        /// at most 5.2 times its size, 5.2 MiB at the 1 MiB default, whatever its shape (guaranteed by the tape's
-        /// construction); the realistic shapes of bench (e) take 1 to 3 times. Its result line, while written,
-        /// adds about its size again.
-        public var payload = JSONParser.Limits()
-
-        /// The documented defaults.
-        public init() {}
-
-        /// The cap for a kind of media.
-        public func cap(for kind: MediaType.Kind) -> Int {
-            switch kind {
-            case .image: return imageBytes
-            case .audio: return audioBytes
-            case .video: return videoBytes
-            }
-        }
-
-        /// The largest cap of any kind: what a body may reach before its type is known.
-        public var largestCap: Int { max(imageBytes, audioBytes, videoBytes) }
-    }
-
-    /// The media cache shared by the payloads of one engine.
-    public struct Cache: Sendable {
-        /// Whether URLs are fetched once for many payloads. Default true.
-        public var enabled = true
-        /// How long a fetched URL is used without asking the origin again; after that it is revalidated
-        /// (If-None-Match / If-Modified-Since). Default 300 s: a campaign sends the same image for minutes, and a
-        /// changed image reaches new payloads within five minutes.
-        public var timeToLive: Duration = .seconds(300)
-        /// The most URLs kept. Default 10,000: a campaign has a handful of images; a day of unique images
-        /// should not grow the index without bound.
-        public var maximumEntries = 10_000
-        /// The most bytes kept (the cache's own hard links). Default 1 GB: 100 campaign images at the 10 MB
-        /// cap; least recently used out first.
-        public var maximumBytes = 1_000_000_000
-
-        /// The documented defaults.
-        public init() {}
-    }
+    /// The media cache shared by the payloads of one engine: `CacheSettings`.
+    public typealias Cache = CacheSettings
 
     /// Network settings.
     public var network = Network()
@@ -266,10 +168,4 @@ extension Configuration.Network {
         else { return false }
         return parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy { IPAddress(String($0)) != nil }
     }
-}
-
-/// The library's version.
-public enum RichPushVersion {
-    /// The version string.
-    public static let current = "0.1.0"
 }

@@ -67,17 +67,6 @@ public struct ImageHeader: Sendable, Hashable {
     public var longestSide: Int { max(width, height) }
 }
 
-/// A width and a height, in pixels.
-public struct ImageSize: Sendable, Hashable {
-    public var width: Int
-    public var height: Int
-
-    public init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
-}
-
 /// One conversion the step asks for.
 public struct ConversionRequest: Sendable, Hashable {
     /// The image's path.

@@ -3,8 +3,8 @@
 /// in the bytes given). Lets the transformation step pass a JPEG or PNG that needs nothing through without
 /// decoding anything or leaving the caller's thread. Nil when the bytes do not say (a GIF's frames are counted
 /// by the converter instead).
-enum ImageDimensions {
-    static func parse(_ head: [UInt8], type: MediaType) -> ImageSize? {
+package enum ImageDimensions {
+    package static func parse(_ head: [UInt8], type: MediaType) -> ImageSize? {
         switch type {
         case .png: return png(head)
         case .jpeg: return jpeg(head)
@@ -16,12 +16,12 @@ enum ImageDimensions {
         bytes.reduce(0) { $0 << 8 | Int($1) }
     }
 
-    static func png(_ head: [UInt8]) -> ImageSize? {
+    package static func png(_ head: [UInt8]) -> ImageSize? {
         guard head.count >= 24, head[12..<16].elementsEqual("IHDR".utf8) else { return nil }
         return ImageSize(width: bigEndian(head[16..<20]), height: bigEndian(head[20..<24]))
     }
 
-    static func jpeg(_ head: [UInt8]) -> ImageSize? {
+    package static func jpeg(_ head: [UInt8]) -> ImageSize? {
         guard head.count >= 4, head[0] == 0xFF, head[1] == 0xD8 else { return nil }
         var index = 2
         while index + 9 < head.count {

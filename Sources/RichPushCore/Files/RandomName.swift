@@ -31,4 +31,20 @@ package enum RandomName {
             return String(decoding: text, as: UTF8.self)
         }
     }
+
+    /// Whether `name` has the shape of a UUID (8-4-4-4-12 hexadecimal digits), as the store names things.
+    package static func isUUID(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                let isHex = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+                guard isHex else { return false }
+            }
+        }
+        return true
+    }
 }

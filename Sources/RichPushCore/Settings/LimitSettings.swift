@@ -1,0 +1,40 @@
+/// Bounds on sizes and counts.
+public struct LimitSettings: Sendable {
+    /// The largest image (JPEG, GIF, PNG). Default 10,000,000 bytes: Apple's documented 10 MB, read as
+    /// decimal megabytes so we refuse before the phone would.
+    public var imageBytes: Int = 10_000_000
+    /// The largest audio file (MP3, AIFF, WAV, MPEG-4 audio). Default 5,000,000 bytes: Apple's 5 MB.
+    public var audioBytes: Int = 5_000_000
+    /// The largest video (MPEG, MPEG-2, MPEG-4, AVI). Default 50,000,000 bytes: Apple's 50 MB.
+    public var videoBytes: Int = 50_000_000
+    /// How many first bytes libmagic judges. Default 4,096: every supported format announces itself in its
+    /// first few dozen bytes; 4 KB also covers HTML and SVG sniffing, and arrives in curl's first chunk.
+    public var sniffBytes: Int = 4096
+    /// The most bytes of response headers, across the redirects of one transfer. Default 64 KiB: real
+    /// responses send under 8 KB; past this a server is trying to exhaust memory (`bad-response`).
+    public var maximumHeaderBytes: Int = 64 * 1024
+    /// The most references fetched for one payload; the rest are reported as `too-many-references`. Default
+    /// 8: iOS shows one attachment and keeps a few; more is abuse.
+    public var maximumReferences: Int = 8
+    /// Bounds on the payload text. They also bound the memory of a payload in flight: a parsed payload is its
+    /// text (with at most an eighth spare) and a tape of at most 4 bytes per byte of text (`JSONDocument`), so
+    /// at most 5.2 times its size, 5.2 MiB at the 1 MiB default, whatever its shape (guaranteed by the tape's
+    /// construction); the realistic shapes of bench (e) take 1 to 3 times. Its result line, while written,
+    /// adds about its size again.
+    public var payload = JSONParser.Limits()
+
+    /// The documented defaults.
+    public init() {}
+
+    /// The cap for a kind of media.
+    public func cap(for kind: MediaType.Kind) -> Int {
+        switch kind {
+        case .image: return imageBytes
+        case .audio: return audioBytes
+        case .video: return videoBytes
+        }
+    }
+
+    /// The largest cap of any kind: what a body may reach before its type is known.
+    public var largestCap: Int { max(imageBytes, audioBytes, videoBytes) }
+}
