@@ -45,11 +45,23 @@ let libraryTargets: [Target] = [
     // The vocabulary every layer speaks: payloads and JSON, media types, problems and their codes, the fetched-media
     // record, the leaf settings, locks and threads.
     .target(name: "RichPushCore"),
+    // Attachment files: the checked root, each attachment's own directory, partial files written and renamed into
+    // place, spares made ahead, garbage collection; everything by descriptor.
+    .target(
+        name: "RichPushStore",
+        dependencies: ["RichPushCore", "CSystem"]
+    ),
+    // Fetching over HTTP into attachment files: the curl multi loop, transfers, redirects, the address policy at
+    // connect, body caps. It knows nothing of digests, transformation or the engine: the stages above drive it.
+    .target(
+        name: "RichPushFetch",
+        dependencies: ["RichPushCore", "RichPushStore", "CCurl"]
+    ),
     // The engine (`Enricher`), the public product: re-exports the layers below, so `import RichPush` is all a
     // library user writes.
     .target(
         name: "RichPush",
-        dependencies: ["RichPushCore", "CCurl", "CMagic", "CCrypto", "CSystem", "CDeflate"]
+        dependencies: ["RichPushCore", "RichPushStore", "RichPushFetch", "CMagic", "CCrypto", "CDeflate"]
     ),
 ]
 
@@ -115,8 +127,8 @@ let testTargets: [Target] = [
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary. CSystem for
         // the child processes' spawn (ChildProcess.swift).
         dependencies: [
-            "RichPushCore", "RichPush", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem",
-            "CTestSupport", "RichPushTestSupport",
+            "RichPushCore", "RichPushStore", "RichPushFetch", "RichPush", "RichPushWorker", "RichPushTransform",
+            "FixtureOrigin", "richpush", "CSystem", "CTestSupport", "RichPushTestSupport",
         ]
     ),
     // The HTTP core's own suites: heads, messages, the streamed body (no enrichment).

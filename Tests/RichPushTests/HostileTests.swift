@@ -4,6 +4,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushStore
 
 /// A listener on 127.0.0.2, an address every test configuration refuses. Tests aim hostile URLs at it and check
 /// that it has never seen a connection: the count is shared and never reset, so each check covers every test

@@ -3,6 +3,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushStore
 
 extension CLI {
     /// Runs the CLI with standard input read from `file`, by a shell's redirection: a CLI that exits before

@@ -3,6 +3,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushStore
 
 /// The hidden spare directories in `root` (`.spare-<uuid>`), sorted.
 private func spares(in root: String) -> [String] {

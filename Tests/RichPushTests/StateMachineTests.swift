@@ -2,6 +2,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushFetch
 
 @Suite("Register-versus-cancel state machine")
 struct StateMachineTests {

@@ -5,6 +5,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushStore
 import RichPushTransform
 
 // The helpers every test target shares (`waitUntil`), visible in every file of this one.

@@ -1,4 +1,4 @@
-import Synchronization
+import RichPushFetch
 
 /// Fetches media URLs to attachment files: many at once, through one curl multi handle driven by its own
 /// thread, each under a deadline, typed by its bytes, streamed to disk.
@@ -11,8 +11,6 @@ public final class Fetcher: Sendable {
     private let digests = DigestService()
     /// What happens to images after their download, when a converter is configured.
     private let transformStep: TransformStep?
-    private let urlCheck: URLCheck
-    private let nextID = Atomic<UInt64>(1)
     /// The attachments root, opened once for every transfer (and the media cache).
     let root: AttachmentRoot
     /// Whether attachment directories are made ahead (`SpareAttachments`): not for a root on a tmpfs.
@@ -27,9 +25,6 @@ public final class Fetcher: Sendable {
     ///   `AttachmentStore`) or cannot be made.
     public init(configuration: Configuration) throws {
         try configuration.validate()
-        urlCheck = URLCheck(
-            allowHTTP: configuration.network.allowHTTP, maximumLength: configuration.network.maximumURLLength,
-            allowedPorts: configuration.network.allowedPorts)
         do {
             root = try configuration.store.open()
         } catch {
@@ -37,15 +32,17 @@ public final class Fetcher: Sendable {
         }
         let spares = SpareAttachments(root: root, makesAhead: !root.isInMemory)
         makesSpares = spares.makesAhead
+        let sniffer: SniffService
         do {
-            loop = try FetchLoop(
-                settings: FetchSettings(
-                    network: configuration.network, limits: configuration.limits, store: root,
-                    spares: spares, caps: BodyCaps(limits: configuration.limits, transform: configuration.transform),
-                    urlCheck: urlCheck))
+            sniffer = try SniffService()
         } catch {
             throw FetcherError(detail: "libmagic: \(error.detail)")
         }
+        loop = FetchLoop(
+            settings: FetchSettings(
+                network: configuration.network, limits: configuration.limits, spares: spares,
+                caps: BodyCaps(limits: configuration.limits, transform: configuration.transform)),
+            sniffer: sniffer)
         let root = root
         transformStep = configuration.transform.converter.map { converter in
             TransformStep(
@@ -81,7 +78,7 @@ public final class Fetcher: Sendable {
     func fetch(
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> Result<FetchedMedia, FetchFailure> {
-        let result = await run(TransferRequest(url: url, deadline: deadline, validators: validators))
+        let result = await loop.fetch(TransferRequest(url: url, deadline: deadline, validators: validators))
         guard case .success(var media) = result else { return result }
         statistics.record { $0.fetchedBytes += media.bytes }
         switch await digests.digest(media.path, bytes: media.bytes, checking: media.type) {
@@ -111,28 +108,7 @@ public final class Fetcher: Sendable {
     /// The result's `type` is the sniffed type and `bytes` the declared length (else the bytes seen); it has no
     /// path.
     func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
-        await run(TransferRequest(url: url, deadline: deadline, probe: true))
-    }
-
-    private func run(_ request: TransferRequest) async -> Result<FetchedMedia, FetchFailure> {
-        let url = request.url
-        if let refusal = urlCheck.check(url) { return .failure(refusal) }
-        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let registration = LockedValue(RegistrationState())
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                switch registration.withLock({ $0.register() }) {
-                case .start:
-                    loop.submit(id: id, request) { continuation.resume(returning: $0) }
-                case .finishCancelled:
-                    continuation.resume(returning: .failure(Self.cancelled))
-                }
-            }
-        } onCancel: {
-            if registration.withLock({ $0.cancel() }) == .cancelTransfer {
-                loop.cancel(id: id, reason: Self.cancelled)
-            }
-        }
+        await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true))
     }
 
     /// Fetches `url`, finishing within `timeout` from now.
@@ -156,8 +132,18 @@ public final class Fetcher: Sendable {
         digests.stop()
         transformStep?.stop()
     }
+}
 
-    private static let cancelled = FetchFailure(.cancelled, "cancelled before the transfer finished")
+extension BodyCaps {
+    /// The caps of bodies fetched for this transformation: without a converter, iOS's (`limits`); with one, every
+    /// image may be as large as `transform.maximumSourceBytes`, and images iOS does not attach are fetched to be
+    /// transcoded when `transform.transcode` is on.
+    init(limits: LimitSettings, transform: Configuration.Transform) {
+        self.init(
+            limits: limits,
+            sourceImageBytes: transform.isEnabled ? max(transform.maximumSourceBytes, limits.imageBytes) : nil,
+            transcodes: transform.isEnabled && transform.transcode)
+    }
 }
 
 /// The fetcher could not start.

@@ -1,3 +1,5 @@
+import RichPushFetch
+
 /// Sniffs bodies off the fetch loop's thread, so that no body, however slow for libmagic, holds the loop.
 ///
 /// One thread of its own with one `Sniffer`: libmagic's database costs 8 MB of memory per handle, and a check
@@ -5,7 +7,7 @@
 /// machine has cores, and work queued behind other users of it waited seconds in the loaded test suite.) The
 /// naming step of a refused body (libmagic's text checks, ~10 ms on 512 bytes of newlines) waits until no check is queued, so
 /// text bodies never delay an image behind them. Completions run on the service's thread.
-final class SniffService: Sendable {
+final class SniffService: BodySniffer {
     typealias Completion = @Sendable (Sniffer.Verdict) -> Void
 
     private struct Job {

@@ -1,3 +1,5 @@
+import RichPushFetch
+
 /// Decides a body's type from its first bytes with libmagic, never from the URL or the Content-Type header.
 /// Not thread-safe (it owns a libmagic handle): one per thread or serial queue.
 ///
@@ -6,16 +8,8 @@
 /// supported type, and names most refused ones (SVG, WebP, PDF...); `name` runs the text checks, on the first
 /// `namingBytes` only, for a refused body that the first step could only call data (HTML, XML, plain text).
 final class Sniffer {
-    /// What the bytes are.
-    enum Verdict: Equatable, Sendable {
-        /// A type iOS attaches.
-        case supported(MediaType)
-        /// An image iOS does not attach but the transformation step can convert (WebP, HEIC, AVIF, SVG, TIFF,
-        /// BMP); the text is as `unsupported`'s, for when no transformation is configured.
-        case convertible(MediaType, String)
-        /// Anything else; the text is libmagic's MIME type and description (`text/html (HTML document ...)`).
-        case unsupported(String)
-    }
+    /// What the bytes are: the verdict the fetch loop reads to cap a body.
+    typealias Verdict = SniffVerdict
 
     /// How much of a refused body the naming step reads: enough for a document's opening tags; the text
     /// checks' cost grows with the square of the line count (~10 ms for both questions at 512 bytes of

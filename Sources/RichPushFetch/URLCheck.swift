@@ -1,4 +1,5 @@
 internal import CCurl
+import RichPushCore
 
 /// The checks a URL passes before any socket opens: length, characters, scheme, credentials, and curl's own
 /// parser. The address it leads to is judged later, where the connection is made.

@@ -1,3 +1,5 @@
+import RichPushCore
+
 /// Attachment directories with their empty partial files, made ahead on a thread of their own, so that the fetch
 /// loop's thread takes one when a body starts instead of making it there.
 ///
@@ -17,7 +19,7 @@
 /// is a `begin()`): there a spare's rename and second open cost the loop's thread more than the `mkdirat` and
 /// `openat` they save. Measured (bench (a), 12 alternated runs each): 0.375 s without spares against 0.407 s with
 /// them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s).
-final class SpareAttachments: Sendable {
+package final class SpareAttachments: Sendable {
     /// A partial attachment handed between the maker's thread and the taker's: owned by one thread at a time,
     /// and handed over only under the shelf's lock.
     private struct Spare: @unchecked Sendable {
@@ -40,7 +42,7 @@ final class SpareAttachments: Sendable {
 
     private let root: AttachmentRoot
     /// Whether spares are made at all; when not, `take()` makes each attachment then and no thread is started.
-    let makesAhead: Bool
+    package let makesAhead: Bool
     private let capacity: Int
     private let maximumAge: Duration
     private let shelf = LockedValue(Shelf())
@@ -48,7 +50,7 @@ final class SpareAttachments: Sendable {
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
     /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)).
     /// `maximumAge` (default 2 s) bounds how long a spare directory sits unused before it is replaced.
-    init(root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, maximumAge: Duration = .seconds(2)) {
+    package init(root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, maximumAge: Duration = .seconds(2)) {
         self.root = root
         self.makesAhead = makesAhead
         self.capacity = capacity
@@ -57,7 +59,7 @@ final class SpareAttachments: Sendable {
 
     /// A new partial attachment: a spare when one is ready and fresh, else one made now (`AttachmentRoot.begin`).
     /// - Throws: `StoreError` from `begin()` when there is no spare and the store refuses.
-    func take() throws(StoreError) -> PartialAttachment {
+    package func take() throws(StoreError) -> PartialAttachment {
         guard makesAhead else { return try root.begin() }
         let now = ContinuousClock.now
         let (spare, wake, start) = shelf.withLock { shelf -> (Spare?, Bool, Bool) in
@@ -87,7 +89,7 @@ final class SpareAttachments: Sendable {
 
     /// Removes every spare left and ends the thread; returns once no spare is being made, so that nothing is
     /// left behind when the process exits right after.
-    func stop() {
+    package func stop() {
         let (ready, discarded) = shelf.update { shelf -> ([Spare], [Spare]) in
             shelf.stopped = true
             defer {

@@ -1,24 +1,16 @@
 internal import CCurl
+import RichPushCore
+import RichPushStore
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// What a transfer needs to know, fixed when it is asked for.
-struct TransferRequest: Sendable {
-    var url: String
-    var deadline: ContinuousClock.Instant
-    /// Sent as If-None-Match / If-Modified-Since; a 304 then ends the transfer as `not-modified`.
-    var validators = Validators()
-    /// Fetch only the headers and the first bytes, to tell what the media is; nothing is stored (`explain`).
-    var probe = false
-}
 
 /// One transfer in the loop: its easy handle, its partial file and the sniffing state.
 /// Lives on the loop's thread only; the loop's registry keeps it alive while curl may call back into it.
 ///
 /// Redirects are followed here, not by curl: each hop's Location goes through the same `URLCheck` as the first
 /// URL (scheme, credentials, length, characters, port) before the next request is made, and the loop re-adds
-/// the handle for it. The type is decided off the loop (`SniffService`): the transfer hands over its first
+/// the handle for it. The type is decided off the loop (`BodySniffer`): the transfer hands over its first
 /// bytes and goes on receiving; the loop delivers the verdict with `decide(_:)`.
 final class Transfer {
     /// What the loop must do once curl has finished with the handle.
@@ -317,7 +309,7 @@ final class Transfer {
 
     /// Applies the sniffer's verdict; returns the outcome when it settles the transfer (a refused type, a type
     /// over its cap, or curl already finished), nil while the transfer goes on.
-    func decide(_ verdict: Sniffer.Verdict) -> Result<FetchedMedia, FetchFailure>? {
+    func decide(_ verdict: SniffVerdict) -> Result<FetchedMedia, FetchFailure>? {
         guard sniffing == .pending else { return nil }
         sniffing = .decided
         if case .refused(let failure) = body.decide(verdict) { return .failure(failure) }
@@ -434,16 +426,3 @@ final class Transfer {
 
 @available(*, unavailable)
 extension Transfer: Sendable {}
-
-/// The settings every transfer of one fetcher shares.
-struct FetchSettings: Sendable {
-    var network: Configuration.Network
-    var limits: Configuration.Limits
-    var store: AttachmentRoot
-    /// Attachment directories made ahead, off the loop's thread, from `store` (none on a tmpfs: `makesAhead`).
-    var spares: SpareAttachments
-    /// How large bodies may grow, before and after their type is known.
-    var caps: BodyCaps
-    /// The checks every URL passes before a request is made to it, the first and each redirect's.
-    var urlCheck: URLCheck
-}

@@ -1,5 +1,7 @@
 internal import CCurl
 import Dispatch
+import RichPushCore
+import Synchronization
 
 /// The thread that drives one curl multi handle: it adds transfers on request (each once its origin has room:
 /// `AdmissionQueue`) and cancels them, runs `curl_multi_perform`, settles finished transfers, and sleeps in
@@ -7,14 +9,14 @@ import Dispatch
 ///
 /// Other threads talk to it only through `submit`, `cancel` and `stop`, which queue a command under a lock and
 /// wake the loop. Everything else (the multi handle, every easy handle) is touched on this thread. Nothing
-/// slow runs on it: a body's first bytes go to the `SniffService`, whose verdict comes back as a command.
-final class FetchLoop: @unchecked Sendable {
-    typealias Completion = @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
+/// slow runs on it: a body's first bytes go to the `BodySniffer`, whose verdict comes back as a command.
+package final class FetchLoop: @unchecked Sendable {
+    package typealias Completion = @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
 
     private enum Command {
         case start(id: UInt64, TransferRequest, Completion)
         case cancel(id: UInt64, FetchFailure)
-        case sniffed(id: UInt64, Sniffer.Verdict)
+        case sniffed(id: UInt64, SniffVerdict)
         case stop
     }
 
@@ -30,7 +32,9 @@ final class FetchLoop: @unchecked Sendable {
     private let multi = MultiHandle()
     private let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
-    private let sniffs: SniffService
+    private let sniffs: any BodySniffer
+    /// The id of the next transfer started through `fetch(_:)`.
+    private let nextID = Atomic<UInt64>(1)
     // Touched on the loop thread only.
     private var transfers: [UInt64: Transfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
@@ -40,10 +44,11 @@ final class FetchLoop: @unchecked Sendable {
     /// Easy handles of finished transfers, reset and ready for the next ones (at most one per connection).
     private var idleHandles: [EasyHandle] = []
 
-    init(settings: FetchSettings) throws(SnifferError) {
+    /// A loop whose transfers follow `settings`, their bodies' types decided by `sniffer` (stopped with the loop).
+    package init(settings: FetchSettings, sniffer: any BodySniffer) {
         Self.initializeCurl
         self.settings = settings
-        self.sniffs = try SniffService()
+        self.sniffs = sniffer
         // As many per origin as curl may connect at once: more in curl would only wait in its queue.
         admission = AdmissionQueue(limit: settings.network.maximumConnectionsPerHost)
         multi.set(CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.network.maximumConnections)
@@ -56,6 +61,33 @@ final class FetchLoop: @unchecked Sendable {
     private static let initializeCurl: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
+
+    // MARK: - The async bridge
+
+    /// Runs `request` to its end: refused at once when its URL fails the checks (`URLCheck`), else a transfer on
+    /// the loop. Cancelling the calling task cancels the transfer (code `cancelled`) and removes its partial file
+    /// before this returns.
+    package func fetch(_ request: TransferRequest) async -> Result<FetchedMedia, FetchFailure> {
+        if let refusal = settings.urlCheck.check(request.url) { return .failure(refusal) }
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let registration = LockedValue(RegistrationState())
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                switch registration.withLock({ $0.register() }) {
+                case .start:
+                    submit(id: id, request) { continuation.resume(returning: $0) }
+                case .finishCancelled:
+                    continuation.resume(returning: .failure(Self.cancelled))
+                }
+            }
+        } onCancel: {
+            if registration.withLock({ $0.cancel() }) == .cancelTransfer {
+                cancel(id: id, reason: Self.cancelled)
+            }
+        }
+    }
+
+    private static let cancelled = FetchFailure(.cancelled, "cancelled before the transfer finished")
 
     // MARK: - Commands from any thread
 
@@ -80,13 +112,13 @@ final class FetchLoop: @unchecked Sendable {
     }
 
     /// Hands a sniffing verdict to the loop.
-    private func deliver(id: UInt64, _ verdict: Sniffer.Verdict) {
+    private func deliver(id: UInt64, _ verdict: SniffVerdict) {
         inbox.withLock { $0.commands.append(.sniffed(id: id, verdict)) }
         multi.wakeup()
     }
 
     /// Cancels every transfer and ends the thread; `done` is called once it has ended (at once if it has).
-    func stop(then done: @escaping @Sendable () -> Void) {
+    package func stop(then done: @escaping @Sendable () -> Void) {
         let (ended, first) = inbox.withLock { inbox -> (Bool, Bool) in
             if inbox.ended { return (true, false) }
             inbox.waiters.append(done)
@@ -98,12 +130,12 @@ final class FetchLoop: @unchecked Sendable {
     }
 
     /// Cancels every transfer and ends the thread, suspending until it has ended.
-    func stop() async {
+    package func stop() async {
         await withCheckedContinuation { continuation in stop { continuation.resume() } }
     }
 
     /// Cancels every transfer and ends the thread, blocking the calling thread until it has ended.
-    func stopAndWait() {
+    package func stopAndWait() {
         let ended = DispatchSemaphore(value: 0)
         stop { ended.signal() }
         ended.wait()

@@ -1,3 +1,5 @@
+import RichPushCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -27,7 +29,7 @@ public struct AttachmentStore: Sendable, Hashable {
     /// Opens the root, making it (mode 0700, missing parents too) when it does not exist; see `AttachmentRoot`.
     /// - Throws: `StoreError` naming the root and why it is refused: a symbolic link, not a directory, owned by
     ///   another user, writable by group or others, or the system's reason.
-    func open() throws(StoreError) -> AttachmentRoot {
+    package func open() throws(StoreError) -> AttachmentRoot {
         try AttachmentRoot(opening: root)
     }
 
@@ -54,25 +56,4 @@ public struct AttachmentStore: Sendable, Hashable {
         }
         return removed
     }
-}
-
-/// Writing an attachment failed, or the attachments root is refused; `detail` names the operation, the path
-/// and the reason.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
-    /// What failed and why.
-    public let detail: String
-    /// The system's errno, or 0 when the reason is ours.
-    let code: Int32
-
-    init(detail: String) {
-        self.detail = detail
-        code = 0
-    }
-
-    init(_ operation: String, _ code: Int32) {
-        self.detail = "\(operation): \(String(cString: strerror(code)))"
-        self.code = code
-    }
-
-    public var description: String { detail }
 }

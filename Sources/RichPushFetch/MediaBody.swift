@@ -1,36 +1,5 @@
-/// How large a body may grow: before its type is known, and once it is. Without a transformation the caps are
-/// iOS's (`Configuration.Limits`); with one, an image may be as large as `transform.maximumSourceBytes`, since the
-/// step downscales it until it fits, and an image iOS does not attach is fetched to be transcoded.
-struct BodyCaps: Sendable {
-    let limits: Configuration.Limits
-    /// The cap of an image to transform, or nil when nothing is transformed.
-    let sourceImageBytes: Int?
-    /// Whether images iOS does not attach are fetched to be transcoded.
-    let transcodes: Bool
-
-    init(limits: Configuration.Limits, transform: Configuration.Transform) {
-        self.limits = limits
-        sourceImageBytes = transform.isEnabled ? max(transform.maximumSourceBytes, limits.imageBytes) : nil
-        transcodes = transform.isEnabled && transform.transcode
-    }
-
-    /// What a body may reach before its type is known: the largest cap of any type.
-    var beforeType: Int { max(limits.largestCap, sourceImageBytes ?? 0) }
-
-    /// The cap once the type is known, and its name for messages; nil when the type is refused.
-    func cap(for verdict: Sniffer.Verdict) -> (type: MediaType, bytes: Int, name: String)? {
-        switch verdict {
-        case .supported(let type):
-            if type.kind == .image, let source = sourceImageBytes { return (type, source, "image source cap") }
-            return (type, limits.cap(for: type.kind), "\(type.kind) cap")
-        case .convertible(let type, _):
-            guard transcodes, let source = sourceImageBytes else { return nil }
-            return (type, source, "image source cap")
-        case .unsupported:
-            return nil
-        }
-    }
-}
+import RichPushCore
+import RichPushStore
 
 /// What happens to a body's bytes as they arrive, apart from the transfer that receives them: held to its cap
 /// (the largest before the type is known, the type's after), written to a partial attachment, and its first
@@ -120,7 +89,7 @@ final class MediaBody {
     }
 
     /// Applies the sniffer's verdict: the type's cap from now on.
-    func decide(_ verdict: Sniffer.Verdict) -> Decision {
+    func decide(_ verdict: SniffVerdict) -> Decision {
         guard let (type, cap, name) = caps.cap(for: verdict) else {
             switch verdict {
             case .unsupported(let what), .convertible(_, let what): return .refused(FetchFailure(.unsupportedType, what))

@@ -1,4 +1,5 @@
 internal import CSystem
+import RichPushCore
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -12,13 +13,13 @@ internal import CSystem
 /// we are about to write. Past that check only this user can change names in the root, so the names we make in it
 /// (`<uuid>/<uuid>.<ext>`) are used as paths relative to the descriptor without opening each directory again; the
 /// long-lived media cache directory is opened once (`O_NOFOLLOW`) and used through its own descriptor.
-final class AttachmentRoot: Sendable {
+package final class AttachmentRoot: Sendable {
     /// The open root; its path is the one given, and prefixes every path handed back.
-    let directory: Directory
+    package let directory: Directory
 
     /// Opens the root at `path`, making it first when missing (mode 0700, with missing parents, as `mkdir -p`).
     /// - Throws: `StoreError` naming the root and why it is refused, or the system's reason.
-    init(opening path: String) throws(StoreError) {
+    package init(opening path: String) throws(StoreError) {
         if let directory = try Self.open(path) {
             self.directory = directory
             return
@@ -45,11 +46,11 @@ final class AttachmentRoot: Sendable {
 
     /// Whether the root is on a file system kept in memory (tmpfs, ramfs), where making a directory and a file
     /// costs no disk allocation.
-    var isInMemory: Bool { csystem_is_memory_file_system(directory.descriptor) != 0 }
+    package var isInMemory: Bool { csystem_is_memory_file_system(directory.descriptor) != 0 }
 
     /// Opens the root at `path` if it exists; nil when it does not (`gc` has nothing to do, and makes nothing).
     /// - Throws: `StoreError` naming the root and why it is refused, or the system's reason.
-    init?(existing path: String) throws(StoreError) {
+    package init?(existing path: String) throws(StoreError) {
         guard let directory = try Self.open(path) else { return nil }
         self.directory = directory
     }
@@ -84,7 +85,7 @@ final class AttachmentRoot: Sendable {
     /// Makes a new attachment directory (mode 0700) and opens its partial file (`O_CREAT | O_EXCL | O_NOFOLLOW`,
     /// mode 0600).
     /// - Throws: `StoreError` with the system's reason; nothing is left behind.
-    func begin() throws(StoreError) -> PartialAttachment {
+    package func begin() throws(StoreError) -> PartialAttachment {
         try begin(PartialAttachment.Names(id: try makeAttachmentDirectory(), file: RandomName.uuid(), spare: false))
     }
 
@@ -119,7 +120,7 @@ final class AttachmentRoot: Sendable {
     /// Makes a new attachment directory holding a hard link to `name` in `source` (a complete file on the same
     /// file system) as `<uuid>.<ext>`; returns the directory and the path. Costs a mkdir and a link, no copy.
     /// - Throws: `StoreError` with the system's reason; nothing is left behind.
-    func link(_ name: String, in source: Directory, fileExtension: String) throws(StoreError) -> (
+    package func link(_ name: String, in source: Directory, fileExtension: String) throws(StoreError) -> (
         directory: String, path: String
     ) {
         let folder = try makeAttachmentDirectory()
@@ -137,7 +138,7 @@ final class AttachmentRoot: Sendable {
     /// Opened `O_NOFOLLOW`: a link in its place is refused, and one put there later changes nothing, as the
     /// cache goes on through this descriptor.
     /// - Throws: `StoreError` with the system's reason.
-    func makeCacheDirectory(_ id: String) throws(StoreError) -> Directory {
+    package func makeCacheDirectory(_ id: String) throws(StoreError) -> Directory {
         let name = ".cache-" + id
         do {
             try directory.makeDirectory(name, mode: 0o700)
@@ -150,7 +151,7 @@ final class AttachmentRoot: Sendable {
     /// Removes a stored attachment's directory, `<root>/<uuid>/`, and what it holds; returns whether it was one
     /// of ours and is gone. A path outside the root, or a directory not named as we name them, is left alone.
     @discardableResult
-    func remove(_ media: FetchedMedia) -> Bool {
+    package func remove(_ media: FetchedMedia) -> Bool {
         let prefix = directory.path + "/"
         guard media.directory.hasPrefix(prefix), media.path.hasPrefix(media.directory + "/") else { return false }
         let name = String(media.directory.dropFirst(prefix.count))
@@ -174,121 +175,3 @@ final class AttachmentRoot: Sendable {
         return name
     }
 }
-
-/// An attachment being written: its directory, its open partial file. Owned by one transfer.
-final class PartialAttachment {
-    /// The names of an attachment's directory and files, relative to the root.
-    struct Names {
-        /// The directory's UUID.
-        let id: String
-        /// The file's name without its extension.
-        let file: String
-        /// Whether the directory is a spare, still hidden as `.spare-<id>`.
-        var spare: Bool
-
-        /// The directory's name in the root: `<id>`, or `.spare-<id>` while a spare.
-        var folder: String { spare ? AttachmentRoot.sparePrefix + id : id }
-
-        var partial: String { folder + "/." + file + ".partial" }
-        func complete(_ fileExtension: String) -> String { folder + "/" + file + "." + fileExtension }
-    }
-
-    /// The attachment's directory, `<root>/<uuid>` (`<root>/.spare-<uuid>` while a spare).
-    var directory: String { root.directory.path + "/" + names.folder }
-    /// Kept so that the root's descriptor stays open as long as this needs it.
-    private let root: AttachmentRoot
-    private var names: Names
-    /// The open partial file; -1 while a spare (closed) and once committed or discarded.
-    private var descriptor: Int32
-    /// Whether the files are still ours to remove (until committed or discarded).
-    private var live = true
-
-    init(root: AttachmentRoot, names: Names, descriptor: Int32) {
-        self.root = root
-        self.names = names
-        self.descriptor = descriptor
-    }
-
-    /// Closes a spare's empty file until `reveal()` opens it again.
-    fileprivate func closeSpare() {
-        close(descriptor)
-        descriptor = -1
-    }
-
-    /// Renames a spare's hidden directory `.spare-<uuid>` to `<uuid>` (`renameat`), so that it is an attachment
-    /// directory like one `begin()` makes. (Glibc's `renameat2` and `RENAME_NOREPLACE` are not visible to Swift
-    /// without `_GNU_SOURCE`; nothing can be at a fresh random UUID in a root only this user writes to.) Nothing
-    /// to do for one that is not a spare.
-    /// - Throws: `StoreError` with the system's reason; the spare is then removed.
-    func reveal() throws(StoreError) {
-        guard names.spare else { return }
-        let at = root.directory.descriptor
-        guard renameat(at, names.folder, at, names.id) == 0 else {
-            let error = StoreError("rename \(root.directory.path)/\(names.folder)", errno)
-            discard()
-            throw error
-        }
-        names.spare = false
-        // The file we made `O_EXCL`; opened without `O_CREAT`, never through a link.
-        descriptor = openat(at, names.partial, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let error = StoreError("open \(root.directory.path)/\(names.partial)", errno)
-            discard()
-            throw error
-        }
-    }
-
-    deinit { discard() }
-
-    /// The open partial file, for a writer that takes a descriptor (the transformation's converter); -1 once
-    /// committed or discarded.
-    var fileDescriptor: Int32 { descriptor }
-
-    /// Appends bytes; throws on a short or failed write (ENOSPC, EIO).
-    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw StoreError("write \(root.directory.path)/\(names.partial)", errno)
-            }
-            offset += written
-        }
-    }
-
-    /// Closes the file and renames it to `<uuid>.<ext>`; returns the final path.
-    func commit(fileExtension: String) throws(StoreError) -> String {
-        let complete = names.complete(fileExtension)
-        let fd = descriptor
-        descriptor = -1
-        live = false
-        // close reports deferred write errors (NFS, quota); a failed close or rename leaves nothing behind.
-        let at = root.directory.descriptor
-        if close(fd) != 0 || renameat(at, names.partial, at, complete) != 0 {
-            let error = StoreError("commit \(root.directory.path)/\(names.partial)", errno)
-            remove()
-            throw error
-        }
-        return root.directory.path + "/" + complete
-    }
-
-    /// Removes the partial file and the directory, whatever state they are in. Idempotent.
-    func discard() {
-        guard live else { return }
-        live = false
-        if descriptor >= 0 {
-            close(descriptor)
-            descriptor = -1
-        }
-        remove()
-    }
-
-    private func remove() {
-        unlinkat(root.directory.descriptor, names.partial, 0)
-        unlinkat(root.directory.descriptor, names.folder, AT_REMOVEDIR)
-    }
-}
-
-@available(*, unavailable)
-extension PartialAttachment: Sendable {}

@@ -10,11 +10,11 @@
 /// never changes, and the kernel serialises the `*at` calls made on it; the fetch loop's thread and the media
 /// cache's tasks share the attachments root this way. (A `DIR` stream, which has state, lives only within
 /// `names()`.)
-final class Directory: Sendable {
+package final class Directory: Sendable {
     /// The descriptor (`O_DIRECTORY | O_CLOEXEC`).
-    let descriptor: Int32
+    package let descriptor: Int32
     /// The path it was opened at: for messages, and for the paths handed back to callers.
-    let path: String
+    package let path: String
     /// The device it is on, as `fstat` found it when it was opened.
     let device: UInt64
     /// Its owner's uid, as `fstat` found it.
@@ -25,7 +25,7 @@ final class Directory: Sendable {
     /// Opens `name` in `parent` (`name` is a path from the current directory when there is no parent) as a
     /// directory, never following a symbolic link in its last component (`O_DIRECTORY | O_NOFOLLOW`).
     /// - Throws: `StoreError` with errno: `ENOTDIR` for a link or a non-directory, `ENOENT` when missing.
-    init(opening name: String, in parent: Directory? = nil) throws(StoreError) {
+    package init(opening name: String, in parent: Directory? = nil) throws(StoreError) {
         let path = parent.map { $0.path + "/" + name } ?? name
         let descriptor = openat(parent?.descriptor ?? AT_FDCWD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw StoreError("open \(path)", errno) }
@@ -46,28 +46,28 @@ final class Directory: Sendable {
 
     /// Makes the directory `name` in this one (`mkdirat`).
     /// - Throws: `StoreError` with errno (`EEXIST` included).
-    func makeDirectory(_ name: String, mode: mode_t) throws(StoreError) {
+    package func makeDirectory(_ name: String, mode: mode_t) throws(StoreError) {
         guard mkdirat(descriptor, name, mode) == 0 else { throw StoreError("mkdir \(path)/\(name)", errno) }
     }
 
     /// Makes `target` in this directory a hard link to `name` in `source` (`linkat`; a link at `name` is linked
     /// itself, never followed).
     /// - Throws: `StoreError` with errno.
-    func link(_ name: String, from source: Directory, as target: String) throws(StoreError) {
+    package func link(_ name: String, from source: Directory, as target: String) throws(StoreError) {
         guard linkat(source.descriptor, name, descriptor, target, 0) == 0 else {
             throw StoreError("link \(source.path)/\(name)", errno)
         }
     }
 
     /// What `name` is, without following a link (`fstatat` with `AT_SYMLINK_NOFOLLOW`); nil when it is gone.
-    func status(of name: String) -> stat? {
+    package func status(of name: String) -> stat? {
         var info = stat()
         return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
     }
 
     /// The names in this directory, without `.` and `..` (`fdopendir` on a duplicate of the descriptor).
     /// - Throws: `StoreError` with errno.
-    func names() throws(StoreError) -> [String] {
+    package func names() throws(StoreError) -> [String] {
         let duplicate = dup(descriptor)
         guard duplicate >= 0, let stream = fdopendir(duplicate) else {
             let error = StoreError("list \(path)", errno)
@@ -91,7 +91,7 @@ final class Directory: Sendable {
     /// never followed; a directory on another device than `device` (a mount) is not entered, and so is not
     /// removed; depth is bounded (our trees are two levels deep). Returns whether it is all gone.
     @discardableResult
-    func removeTree(_ name: String, device: UInt64? = nil, depth: Int = 8) -> Bool {
+    package func removeTree(_ name: String, device: UInt64? = nil, depth: Int = 8) -> Bool {
         let boundary = device ?? self.device
         let child: Directory
         do {

@@ -1,0 +1,24 @@
+import RichPushCore
+import RichPushStore
+
+/// The settings every transfer of one fetcher shares.
+package struct FetchSettings: Sendable {
+    var network: NetworkSettings
+    var limits: LimitSettings
+    /// Where bodies are written: attachment directories made ahead, off the loop's thread (none on a tmpfs:
+    /// `makesAhead`).
+    var spares: SpareAttachments
+    /// How large bodies may grow, before and after their type is known.
+    var caps: BodyCaps
+    /// The checks every URL passes before a request is made to it, the first and each redirect's.
+    var urlCheck: URLCheck
+
+    package init(network: NetworkSettings, limits: LimitSettings, spares: SpareAttachments, caps: BodyCaps) {
+        self.network = network
+        self.limits = limits
+        self.spares = spares
+        self.caps = caps
+        urlCheck = URLCheck(
+            allowHTTP: network.allowHTTP, maximumLength: network.maximumURLLength, allowedPorts: network.allowedPorts)
+    }
+}

@@ -1,0 +1,18 @@
+import RichPushCore
+
+/// What a transfer needs to know, fixed when it is asked for.
+package struct TransferRequest: Sendable {
+    package var url: String
+    package var deadline: ContinuousClock.Instant
+    /// Sent as If-None-Match / If-Modified-Since; a 304 then ends the transfer as `not-modified`.
+    package var validators = Validators()
+    /// Fetch only the headers and the first bytes, to tell what the media is; nothing is stored (`explain`).
+    package var probe = false
+
+    package init(url: String, deadline: ContinuousClock.Instant, validators: Validators = Validators(), probe: Bool = false) {
+        self.url = url
+        self.deadline = deadline
+        self.validators = validators
+        self.probe = probe
+    }
+}
