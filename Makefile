@@ -39,11 +39,18 @@ tsan: deps
 asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp timeout 1800 swift test --build-path .build/asan --sanitize=address --filter 'Fetcher|DigestService|MediaBody|Served|Refusal|Hostile|Disk|TLS|Explain|Template|Convention|Stall|Redirect|Admission|HTTPServerTests|RequestHeadTests|ResponseStream|RequestLedger|StreamEntryReading|RedisURL'
 
-# --- Benchmark (issue 4): richpush vs curl vs URLSession on a real nginx on loopback; see bench/run.py. ---
+# --- Benchmark (issue 4): richpush vs curl vs URLSession on a real nginx on loopback; see bench/run.py, one file a
+# scenario in bench/scenarios/. BENCH_ARGS="--compare 89d6cd0" runs that commit's build in the same rounds. ---
 
-.PHONY: bench
+.PHONY: bench bench-quick bench-build
 
-bench: deps
+bench-build: deps
 	swift build -c release --product richpush
 	swift build -c release --product richpush-bench-urlsession
+
+bench: bench-build
 	python3 bench/run.py $(BENCH_ARGS)
+
+# Every scenario once at 5% of its size: checks the benchmark itself, not the figures.
+bench-quick: bench-build
+	python3 bench/run.py --scale 0.05 --repeat 1 $(BENCH_ARGS)

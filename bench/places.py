@@ -1,0 +1,9 @@
+"""Where the benchmark reads and writes: the checkout it runs from, its output under out/bench, the release build."""
+
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "out", "bench")
+WWW = os.path.join(OUT, "www")
+BIN = os.path.join(ROOT, ".build", "release")
+FIXTURES = os.path.join(ROOT, "Fixtures", "media")

@@ -1,0 +1,12 @@
+"""Every scenario of `make bench`, one a file, in the order they run."""
+
+from scenarios.campaign import Campaign
+from scenarios.deadline import Deadline
+from scenarios.payload_memory import PayloadMemory
+from scenarios.service import Service
+from scenarios.transformation import Transformation
+from scenarios.unique import Unique
+from scenarios.video import Video
+from scenarios.workers import Workers
+
+ALL = (Unique, Campaign, Video, Deadline, PayloadMemory, Service, Workers, Transformation)
