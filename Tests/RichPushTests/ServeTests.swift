@@ -217,12 +217,18 @@ struct ServeTests {
     @Test("?deadline shortens the deadline, never lengthens it; a bad one is 400")
     func deadlineParameter() async throws {
         let bed = try TestBed()
-        let server = try await ServeProcess(bed.cliOptions + ["--deadline", "20"])
-        let started = ContinuousClock.now
-        let reply = try await server.request("POST", "/v1/enrich?deadline=0.3", body: Self.payload(bed.url("/slow/photo.jpg?ms=15000")))
-        #expect(reply.status == 200)
-        #expect(reply.json["outcome"] as? String == "expired")
-        #expect(ContinuousClock.now - started < .seconds(15), "the 0.3 s deadline was not applied")
+        // The outcome tells which deadline held: each origin answers after the shorter deadline and before the
+        // longer one (by 1.5 s at least, so that a loaded machine cannot blur them). Unclamped, the longer request
+        // would end `failed` at curl's 5 s low-speed abort (network.lowSpeedWindow), after the server's 3 s.
+        let server = try await ServeProcess(bed.cliOptions + ["--deadline", "3"])
+        var started = ContinuousClock.now
+        let shorter = try await server.request("POST", "/v1/enrich?deadline=0.3", body: Self.payload(bed.url("/slow/photo.jpg?ms=1500")))
+        #expect(shorter.status == 200)
+        #expect(shorter.json["outcome"] as? String == "expired", "the 0.3 s deadline was not applied: \(ContinuousClock.now - started)")
+        started = ContinuousClock.now
+        let longer = try await server.request("POST", "/v1/enrich?deadline=30", body: Self.payload(bed.url("/slow/logo.png?ms=6000")))
+        #expect(longer.status == 200)
+        #expect(longer.json["outcome"] as? String == "expired", "the 30 s deadline replaced the server's 3 s: \(ContinuousClock.now - started)")
         for bad in ["0", "-1", "abc", "nan", "inf"] {
             let refused = try await server.request("POST", "/v1/enrich?deadline=\(bad)", body: Self.payload(bed.url("/media/photo.jpg")))
             #expect(refused.status == 400, "deadline=\(bad) answered \(refused.status)")
