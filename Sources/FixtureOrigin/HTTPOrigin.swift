@@ -104,7 +104,9 @@ public final class HTTPOrigin: Sendable {
         var stopped = false
         var connections = 0
         var exchanges: [Exchange] = []
+        /// Connections accepted and not yet ended, and the most there were at once.
         var open = 0
+        var mostOpen = 0
     }
 
     /// Starts an origin on `host` (an IPv4 loopback address) and `port` (0: any free port).
@@ -150,6 +152,10 @@ public final class HTTPOrigin: Sendable {
     /// How many TCP connections have been accepted so far.
     public var connectionCount: Int { withState { $0.connections } }
 
+    /// The most TCP connections that were open at once so far (a connection counts from its accept until the
+    /// origin has seen it end).
+    public var mostConnectionsAtOnce: Int { withState { $0.mostOpen } }
+
     /// The paths requested so far, in order (with their query).
     public var requestLog: [String] { exchanges.map(\.target) }
 
@@ -183,7 +189,11 @@ public final class HTTPOrigin: Sendable {
             guard poll(&poller, 1, 100) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
-            withState { $0.connections += 1 }
+            withState { state in
+                state.connections += 1
+                state.open += 1
+                state.mostOpen = max(state.mostOpen, state.open)
+            }
             var yes: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
             let thread = Thread { [self] in serve(client) }
@@ -195,7 +205,10 @@ public final class HTTPOrigin: Sendable {
     // MARK: - One connection
 
     private func serve(_ fd: Int32) {
-        defer { close(fd) }
+        defer {
+            close(fd)
+            withState { $0.open -= 1 }
+        }
         var buffer: [UInt8] = []
         // Keep-alive: answer requests on this connection until the client closes, asks to close, or we stop.
         for _ in 0..<10_000 {

@@ -177,6 +177,10 @@ struct StallTests {
             }
             let arrived = results.filter { (try? $0.get())?.bytes == fixture("photo.jpg").count }
             #expect(arrived.count == 12, "\(results)")
+            // Twelve at once would have taken twelve connections: the others waited for one of the two.
+            #expect(
+                bed.origin.mostConnectionsAtOnce <= 2,
+                "\(bed.origin.mostConnectionsAtOnce) connections at once (\(bed.origin.connectionCount) in all)")
         }
     }
 
