@@ -180,6 +180,11 @@ struct WorkerTests {
         ["--redis", redis.url, "--stream", "in", "--group", "g", "--output-stream", "out"] + bed.cliOptions + extra
     }
 
+    /// The worker's /metrics on `port` (`--metrics-listen`); empty while it does not answer.
+    static func metrics(_ port: Int) -> String {
+        (try? HTTPConnection(port: port).exchange("GET", "/metrics", within: .seconds(5)).text) ?? ""
+    }
+
     @Test("one result entry per input entry, each acknowledged; a missing or bad payload is an invalid result")
     func basic() async throws {
         let bed = try TestBed()
@@ -191,8 +196,7 @@ struct WorkerTests {
         let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
         try await waitUntil("three results") { try redis.entries("out").count == 3 }
         try await waitUntil("the metrics to count three written results") {
-            guard let connection = try? HTTPConnection(port: metricsPort) else { return false }
-            return try connection.exchange("GET", "/metrics", within: .seconds(5)).text.contains("richpush_worker_entries_total{result=\"written\"} 3")
+            Self.metrics(metricsPort).contains("richpush_worker_entries_total{result=\"written\"} 3")
         }
         let health = try HTTPConnection(port: metricsPort)
         #expect(try health.exchange("GET", "/healthz").status == 200)
@@ -269,14 +273,22 @@ struct WorkerTests {
     func lostOwnership() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
-        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
+        let metricsPort = RedisServer.freePort()
+        let worker = try WorkerProcess(
+            arguments(bed, redis, ["--create-group", "--consumer", "a", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
         let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1500")))])
         try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
         // Another consumer takes it over while the worker is still fetching.
         let claimed = try redis.client().run(["XCLAIM", "in", "g", "thief", "0", id])
         #expect(claimed.elements.count == 1)
-        try await Task.sleep(for: .seconds(3))
+        // The write is tried once the fetch is over: the worker counts the result written or dropped.
+        var metrics = ""
+        try await waitUntil("the worker to try its write", within: .seconds(30), every: .milliseconds(50)) {
+            metrics = Self.metrics(metricsPort)
+            return ["dropped", "written"].contains { metrics.contains("richpush_worker_entries_total{result=\"\($0)\"} 1") }
+        }
         #expect(try redis.entries("out").isEmpty, "the worker wrote a result for an entry it no longer owned")
+        #expect(metrics.contains("richpush_worker_entries_total{result=\"dropped\"} 1"))
         #expect(try redis.pending("in", "g") == 1)
         worker.signal(SIGTERM)
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
@@ -290,8 +302,9 @@ struct WorkerTests {
         let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1000")))])
         try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
         redis.stop()
-        // The result is computed while the server is away; it is written once the server is back.
-        try await Task.sleep(for: .seconds(2))
+        // The result is computed while the server is away, and its write fails; it is written once the server is
+        // back.
+        try await waitUntil("a write to fail", within: .seconds(30)) { worker.stderr.contains("writing:") }
         try redis.start()
         try await waitUntil("the result after the restart", within: .seconds(30)) { try redis.entries("out").count == 1 }
         #expect(try redis.entries("out").first?.fields["source"] == id)
