@@ -143,8 +143,8 @@ struct LifecycleTests {
         // Asked twice, the URL gets a cache link (see MediaCacheTests).
         for _ in 0..<2 { _ = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30)) }
         #expect(bed.cacheFiles().count == 1)
-        // Time for a run() that returns early to do so (a liveness check, nothing is timed).
-        try await Task.sleep(for: .milliseconds(100))
+        // run() has reached its wait for the shutdown (or returned, wrongly): it waits on the gate.
+        try await waitUntil("run() to wait for the shutdown") { ended.withLock { $0 } || enricher.gate.waiting > 0 }
         #expect(!ended.withLock { $0 }, "run() returned before any shutdown")
         let stopping = Task { await enricher.shutdown() }
         try await running.value

@@ -20,6 +20,9 @@ final class WorkGate: Sendable {
     /// How much work is inside.
     var inside: Int { state.withLock { $0.inside } }
 
+    /// How many wait in `untilClosed()` or `untilIdle()`.
+    var waiting: Int { state.withLock { $0.closeWaiters.count + $0.idleWaiters.count } }
+
     /// Lets one piece of work in; false once the gate is closed (the caller then does nothing and says so).
     func enter() -> Bool {
         state.withLock { state in
