@@ -33,6 +33,8 @@ package final class SpareAttachments: Sendable {
         var discarded: [Spare] = []
         /// Whether a `take()` asked for more since the last refill.
         var wanted = false
+        /// How many times a `take()` asked the maker for more.
+        var asked = 0
         /// Whether the maker is between making a spare and shelving (or removing) it.
         var making = false
         var stopped = false
@@ -46,6 +48,9 @@ package final class SpareAttachments: Sendable {
     private let capacity: Int
     private let maximumAge: Duration
     private let shelf = LockedValue(Shelf())
+
+    /// How many times a `take()` asked the maker for more spares (started it, or woke it).
+    var timesAsked: Int { shelf.withLock { $0.asked } }
 
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
     /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)).
@@ -70,7 +75,10 @@ package final class SpareAttachments: Sendable {
             }
             let spare = shelf.ready.popLast()
             let wake = !shelf.stopped && !shelf.wanted && shelf.ready.count <= capacity / 2
-            if wake { shelf.wanted = true }
+            if wake {
+                shelf.wanted = true
+                shelf.asked += 1
+            }
             defer { shelf.started = shelf.started || wake }
             return (spare, wake, wake && !shelf.started)
         }

@@ -64,19 +64,24 @@ struct SpareAttachmentsTests {
             #expect(entries(path).count == 2)
             #expect(entries(path).contains(String(kept.directory.dropFirst(path.count + 1))))
             #expect(FileManager.default.fileExists(atPath: committed))
-            // A take after stop still works, without spares (and starts no maker).
+            // A take after stop still works, without spares, and asks no maker for more (the decision is the
+            // take's own: nothing is left to wait for).
+            let asked = shelf.timesAsked
             let late = try shelf.take()
             late.discard()
-            try await Task.sleep(for: .milliseconds(50))
+            #expect(shelf.timesAsked == asked, "a take after stop asked the maker for spares")
             #expect(spares(in: path).isEmpty)
         }
     }
 
     @Test("a spare older than its maximum age is not used, and the maker removes it")
     func staleSparesAreReplaced() async throws {
-        try await withSpares(capacity: 4, maximumAge: .milliseconds(20), ready: 4) { path, shelf in
+        let maximumAge = Duration.milliseconds(20)
+        try await withSpares(capacity: 4, maximumAge: maximumAge, ready: 4) { path, shelf in
             let stale = Set(spares(in: path))
-            try await Task.sleep(for: .milliseconds(60))
+            // Each was made before now: once the maximum age has passed from now, each is older than it. (Time is
+            // what is waited for here, not an event.)
+            try await Task.sleep(until: .now + maximumAge + .milliseconds(1), clock: .continuous)
             let taken = try shelf.take()
             defer { taken.discard() }
             let name = String(taken.directory.dropFirst(path.count + 1))
