@@ -54,3 +54,10 @@ bench: bench-build
 # Every scenario once at 5% of its size: checks the benchmark itself, not the figures.
 bench-quick: bench-build
 	python3 bench/run.py --scale 0.05 --repeat 1 $(BENCH_ARGS)
+
+# --- Formatting (issue 21): .swift-format is the house style; see scripts/format-check. Changes no file. ---
+
+.PHONY: format-check
+
+format-check:
+	@scripts/format-check
