@@ -208,6 +208,48 @@ struct WorkGateTests {
     }
 }
 
+extension WorkGateTests {
+    @Test("with a limit: work past the room is refused as full, all or none; room comes back as work leaves; a closed gate refuses as closed but counts work already taken")
+    func limit() {
+        let gate = WorkGate(limit: 3)
+        #expect(gate.admit(2) == .admitted)
+        #expect(gate.admit(2) == .full)
+        #expect(gate.room == 1)
+        #expect(gate.admit() == .admitted)
+        #expect(gate.room == 0)
+        #expect(!gate.enter())
+        gate.leave(2)
+        #expect(gate.room == 2)
+        gate.close()
+        #expect(gate.admit() == .closed)
+        #expect(gate.room == 0)
+        gate.enter(taken: 1)
+        #expect(gate.inside == 2)
+    }
+
+    @Test("a thread waiting for room is let go when work leaves a full gate (with the room) or the gate closes (with none); untilEmpty needs no close")
+    func waitingForRoom() async throws {
+        let gate = WorkGate(limit: 1)
+        #expect(gate.enter())
+        #expect(gate.waitForRoom(timeout: .milliseconds(10)) == 0, "full: the wait times out")
+        let started = ContinuousClock.now
+        let freed = Task { try await offPool { gate.waitForRoom(timeout: .seconds(30)) } }
+        gate.leave()
+        #expect(try await freed.value == 1)
+        #expect(gate.enter())
+        let empty = Task { await gate.untilEmpty() }
+        gate.leave()
+        await empty.value
+        #expect(gate.isOpen, "empty, not closed")
+        #expect(gate.enter())
+        let closed = Task { try await offPool { gate.waitForRoom(timeout: .seconds(30)) } }
+        gate.close()
+        #expect(try await closed.value == 0)
+        // Neither thread waited out its 30 s: each was woken.
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+}
+
 /// Waits (bounded: 10 s) until `origin` has accepted `count` connections; fails the test loudly otherwise.
 func untilConnected(_ origin: HTTPOrigin, count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
     for _ in 0..<1000 {

@@ -1,7 +1,22 @@
-/// Admission to an engine's work, and what waits on it: payloads enter and leave; shutdown closes the gate (no
-/// payload enters after) and waits until the ones inside have left. A small state machine under one lock, tested
-/// without I/O (`WorkGateTests`); `Enricher` wraps its `enrich`, `explain` and the extension's runs in it.
-final class WorkGate: Sendable {
+/// Admission to work, and what waits on it: work enters while the gate is open and, when it has a limit, while
+/// there is room; it leaves when done; closing the gate (a drain) admits nothing more, and the drain waits until
+/// the work inside has left. A small state machine under one lock, tested without I/O (`WorkGateTests`).
+///
+/// The one admission mechanism of the program: `Enricher` wraps its `enrich`, `explain` and the extension's runs in
+/// one without a limit; `serve` admits its requests through one of `--max-in-flight` slots (refusing with 503 when
+/// it is full or closed), and `worker` its entries through one of `--concurrency` slots, which its reader thread
+/// waits on for room.
+package final class WorkGate: Sendable {
+    /// What `admit` answers.
+    package enum Admission: Sendable, Equatable {
+        /// The work is in: it calls `leave` when done.
+        case admitted
+        /// Every slot is taken (only with a limit).
+        case full
+        /// The gate is closed: nothing more enters.
+        case closed
+    }
+
     private struct State {
         var open = true
         var inside = 0
@@ -10,44 +25,80 @@ final class WorkGate: Sendable {
         var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         /// Who waits until the gate closes.
         var closeWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Who waits until nothing is inside, open or closed.
+        var emptyWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let state = LockedValue(State())
+    /// The most work inside at once; nil for no limit.
+    package let limit: Int?
+
+    /// A gate that admits at most `limit` pieces of work at once (nil: any number).
+    package init(limit: Int? = nil) {
+        precondition(limit.map { $0 > 0 } ?? true, "a gate's limit is at least 1")
+        self.limit = limit
+    }
 
     /// Whether the gate still admits work.
-    var isOpen: Bool { state.withLock { $0.open } }
+    package var isOpen: Bool { state.withLock { $0.open } }
 
     /// How much work is inside.
-    var inside: Int { state.withLock { $0.inside } }
+    package var inside: Int { state.withLock { $0.inside } }
 
     /// How many wait in `untilClosed()` or `untilIdle()`.
-    var waiting: Int { state.withLock { $0.closeWaiters.count + $0.idleWaiters.count } }
+    package var waiting: Int { state.withLock { $0.closeWaiters.count + $0.idleWaiters.count } }
 
-    /// Lets one piece of work in; false once the gate is closed (the caller then does nothing and says so).
-    func enter() -> Bool {
+    /// Lets `count` pieces of work in, all or none: `.full` when they do not fit in the room left, `.closed` once
+    /// the gate is closed (the caller then does nothing and says so).
+    package func admit(_ count: Int = 1) -> Admission {
         state.withLock { state in
-            guard state.open else { return false }
-            state.inside += 1
-            return true
+            guard state.open else { return .closed }
+            if let limit, state.inside + count > limit { return .full }
+            state.inside += count
+            return .admitted
         }
     }
 
-    /// One piece of work let in by `enter()` has finished.
-    func leave() {
-        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-            state.inside -= 1
-            guard !state.open, state.inside == 0 else { return [] }
-            defer { state.idleWaiters = [:] }
-            return Array(state.idleWaiters.values)
+    /// Lets one piece of work in; false when it was not admitted.
+    package func enter() -> Bool { admit() == .admitted }
+
+    /// Counts `count` pieces of work taken before the gate could refuse them (entries a read brought while the
+    /// gate closed): they enter even when it is closed, and leave as any other. The caller took no more than the
+    /// room it saw, so the limit holds.
+    package func enter(taken count: Int) {
+        state.withLock { $0.inside += count }
+    }
+
+    /// The room left now: 0 when closed or full; `Int.max` without a limit.
+    package var room: Int {
+        state.withLock { state in
+            guard state.open else { return 0 }
+            return limit.map { max(0, $0 - state.inside) } ?? Int.max
         }
+    }
+
+    /// `count` pieces of work let in by `admit` have finished.
+    package func leave(_ count: Int = 1) {
+        let waiters: [CheckedContinuation<Void, Never>] = state.update(wakingIf: { state in
+            precondition(state.inside >= count, "work left a gate it had not entered")
+            // A thread waits for room only when there was none.
+            let wasFull = limit.map { state.inside >= $0 } ?? false
+            state.inside -= count
+            guard state.inside == 0 else { return ([], wasFull) }
+            defer {
+                state.emptyWaiters = [:]
+                if !state.open { state.idleWaiters = [:] }
+            }
+            return (Array(state.emptyWaiters.values) + (state.open ? [] : Array(state.idleWaiters.values)), wasFull)
+        })
         for waiter in waiters { waiter.resume() }
     }
 
     /// Admits nothing more; returns whether this call closed it (false when it was closed already).
     @discardableResult
-    func close() -> Bool {
+    package func close() -> Bool {
         let (first, waiters, idle): (Bool, [CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]) =
-            state.withLock { state in
+            state.update { state in
                 guard state.open else { return (false, [], []) }
                 state.open = false
                 defer {
@@ -60,9 +111,21 @@ final class WorkGate: Sendable {
         return first
     }
 
+    /// Blocks the calling thread, one of the program's own (never a task of the cooperative pool), until there is
+    /// room, the gate closes, or `timeout` passes: the room then (0 when closed or still full). Without a limit,
+    /// `Int.max` while open.
+    package func waitForRoom(timeout: Duration) -> Int {
+        let room = state.wait(timeout: timeout) { state -> Int? in
+            guard state.open else { return 0 }
+            guard let limit else { return Int.max }
+            return state.inside < limit ? limit - state.inside : nil
+        }
+        return room ?? 0
+    }
+
     /// Returns once the gate is closed and every piece of work let in has left, or once the calling task is
     /// cancelled, whichever comes first.
-    func untilIdle() async {
+    package func untilIdle() async {
         await wait(registering: { state, id, continuation in
             guard state.open || state.inside > 0 else { return false }
             state.idleWaiters[id] = continuation
@@ -70,8 +133,18 @@ final class WorkGate: Sendable {
         }, removing: { state, id in state.idleWaiters.removeValue(forKey: id) })
     }
 
+    /// Returns once nothing is inside (at once if nothing is), open or closed, or once the calling task is
+    /// cancelled, whichever comes first.
+    package func untilEmpty() async {
+        await wait(registering: { state, id, continuation in
+            guard state.inside > 0 else { return false }
+            state.emptyWaiters[id] = continuation
+            return true
+        }, removing: { state, id in state.emptyWaiters.removeValue(forKey: id) })
+    }
+
     /// Returns once the gate is closed, or once the calling task is cancelled, whichever comes first.
-    func untilClosed() async {
+    package func untilClosed() async {
         await wait(registering: { state, id, continuation in
             guard state.open else { return false }
             state.closeWaiters[id] = continuation
