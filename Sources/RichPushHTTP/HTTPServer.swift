@@ -39,7 +39,7 @@ package struct HTTPServerError: Error, CustomStringConvertible {
 /// response is ready, so a slow payload never holds the thread. A `ConnectionGate` of its own accepts the
 /// connections and bounds what each client may hold (connections, time, buffered bytes); every request's head is
 /// checked (`RequestHead`) before the handler sees it.
-package final class HTTPServer: @unchecked Sendable {
+package final class HTTPServer: Service, @unchecked Sendable {
     /// Bounds on what clients may hold. The defaults are documented in the README ("Running the service"), which
     /// also says what a client over each gets.
     package struct Limits: Sendable {
@@ -82,7 +82,9 @@ package final class HTTPServer: @unchecked Sendable {
     // Touched by libmicrohttpd's thread, by `quiesce` and `stop`: the daemon pointer is set once in init.
     private let daemon: OpaquePointer
     private let handler: any HTTPHandler
-    private let active = LockedValue(0)
+    /// The requests in progress, from their head to their completion: counted, never refused (the gate of
+    /// connections and the handler refuse), and waited on by `untilQuiet`.
+    private let active = WorkGate()
     private let gate: ConnectionGate
     /// The port listened on (as bound, when 0 was asked for).
     package let port: Int
@@ -134,7 +136,12 @@ package final class HTTPServer: @unchecked Sendable {
     }
 
     /// Requests begun and not yet over (response not fully sent).
-    package var requestsInProgress: Int { active.withLock { $0 } }
+    package var requestsInProgress: Int { active.inside }
+
+    /// Returns once no request is in progress (at once if none is), or once the calling task is cancelled.
+    package func untilQuiet() async {
+        await active.untilEmpty()
+    }
 
     /// What the server's gate has seen: connections open, refused and cut, body bytes held.
     package var statistics: ConnectionGate.Statistics { gate.statistics }
@@ -144,15 +151,25 @@ package final class HTTPServer: @unchecked Sendable {
         gate.quiesce()
     }
 
+    /// Serves until the runner asks for a graceful shutdown (`ServiceRunner`), as Hummingbird's `Server.run()`
+    /// does: then stops accepting connections and returns once no request is in progress. Cancelled, it returns at
+    /// once. Listening starts with the server, before `run`; it stops, closing the connections left, when the
+    /// server is released.
+    package func run() async throws {
+        try? await gracefulShutdown()
+        quiesce()
+        await untilQuiet()
+    }
+
     // MARK: - libmicrohttpd's side
 
     /// What the callbacks need: the handler, the count of requests in progress, the gate and the head's limits.
     private final class Box {
         let handler: any HTTPHandler
-        let active: LockedValue<Int>
+        let active: WorkGate
         let gate: ConnectionGate
         let head: RequestHead.Limits
-        init(handler: any HTTPHandler, active: LockedValue<Int>, gate: ConnectionGate, head: RequestHead.Limits) {
+        init(handler: any HTTPHandler, active: WorkGate, gate: ConnectionGate, head: RequestHead.Limits) {
             self.handler = handler
             self.active = active
             self.gate = gate
@@ -308,7 +325,7 @@ package final class HTTPServer: @unchecked Sendable {
         exchange.tenant = cmhd_connection_context(connection)?.pointee.map {
             Unmanaged<ConnectionGate.Tenant>.fromOpaque($0).takeUnretainedValue()
         }
-        box.active.withLock { $0 += 1 }
+        _ = box.active.enter()
         let tenant = exchange.tenant
         // A refused head is answered now and its connection closed: what follows it may not be a request.
         if var refusal = reader.head.refusal(box.head) {
@@ -383,7 +400,7 @@ package final class HTTPServer: @unchecked Sendable {
         guard let request = exchange.request else { return }
         if let tenant = exchange.tenant { box.gate.requestOver(tenant) }
         box.handler.completed(request, status: exchange.status, log: exchange.log, elapsed: .now - exchange.started)
-        box.active.withLock { $0 -= 1 }
+        box.active.leave()
     }
 
     /// Queues `response` on `connection`.

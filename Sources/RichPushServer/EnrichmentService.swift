@@ -36,8 +36,10 @@ package final class EnrichmentService: HTTPHandler {
     private let settings: Settings
     package let metrics = ServiceMetrics()
     private let attachments: ServedAttachments
-    private let ledger: LockedValue<RequestLedger>
-    private let draining = LockedValue(false)
+    private let ledger = LockedValue(RequestLedger())
+    /// `--max-in-flight`: requests admitted to `/v1/enrich` and `/v1/explain`, from their headers to the end of
+    /// their work; closed by the drain.
+    private let admission: WorkGate
     private let log: @Sendable ([UInt8]) -> Void
     private let requestIDs = RequestIDs()
     /// The 413s of a JSON body and of an NDJSON one, made once: every request to `/v1/` carries one.
@@ -49,7 +51,7 @@ package final class EnrichmentService: HTTPHandler {
         self.settings = settings
         self.log = log
         attachments = ServedAttachments(root: enricher.configuration.store.root)
-        ledger = LockedValue(RequestLedger(limit: settings.maximumInFlight))
+        admission = WorkGate(limit: settings.maximumInFlight)
         tooLarge = (Self.tooLarge(settings.maximumBodyBytes), Self.tooLarge(settings.maximumBatchBytes))
     }
 
@@ -58,13 +60,17 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     /// From now on `/readyz` answers 503 and new work is refused with 503.
-    package func beginDraining() { draining.withLock { $0 = true } }
+    package func beginDraining() { admission.close() }
 
     /// Requests admitted and work not yet ended (`richpush_in_flight`).
-    package var payloadsInFlight: Int { ledger.withLock { $0.slots } }
+    package var payloadsInFlight: Int { admission.inside }
 
-    /// Whether no request is in progress and no work runs.
-    package var isIdle: Bool { ledger.withLock { $0.isIdle } }
+    /// Whether the drain has begun and every request admitted has ended its work.
+    package var isIdle: Bool { !admission.isOpen && admission.inside == 0 }
+
+    /// Returns once the drain has begun and every request admitted has ended its work, or once the calling task is
+    /// cancelled.
+    package func untilIdle() async { await admission.untilIdle() }
 
     /// A request in progress, as the drain's report names it.
     package struct RequestInProgress: Sendable {
@@ -129,20 +135,24 @@ package final class EnrichmentService: HTTPHandler {
 
     package func head(_ request: HTTPRequest) -> HTTPHead {
         let path = request.path
-        let isDraining = draining.withLock { $0 }
+        let isDraining = !admission.isOpen
         let started = ContinuousClock.now
         let decision = decide(request, draining: isDraining)
         switch decision {
         case .read:
-            // The slot is taken before a byte of the body is read; refused at once when none is free.
-            let admitted = ledger.withLock {
-                // The id the client gave (checked by `decide`), so that a request cut off in its upload is named.
-                $0.admit(
-                    request.number, method: request.method, path: path, requestID: request.headers["x-request-id"],
-                    at: started)
+            // The slot is taken before a byte of the body is read; refused at once when none is free (or the drain
+            // began since `decide`).
+            let admitted = admission.admit()
+            if admitted == .admitted {
+                ledger.withLock {
+                    // The id the client gave (checked by `decide`), so that a request cut off in its upload is named.
+                    $0.admitted(
+                        request.number, method: request.method, path: path, requestID: request.headers["x-request-id"],
+                        at: started)
+                }
+                return decision
             }
-            if admitted { return decision }
-            let response = busy(full: true)
+            let response = busy(full: admitted == .full)
             ledger.withLock { $0.answered(request.number, method: request.method, path: path, at: started) }
             return .respond(response)
         case .respond:
@@ -178,8 +188,9 @@ package final class EnrichmentService: HTTPHandler {
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
         guard case .success(let parameters) = parameters(request, assigningID: true) else { return .error(400, "bad parameters") }
         // The slot taken at the headers passes to the work.
-        guard ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) else {
-            return busy(full: true)
+        if !ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) {
+            let admitted = admission.admit()
+            guard admitted == .admitted else { return busy(full: admitted == .full) }
         }
         var response: HTTPResponse
         if request.path == "/v1/explain" {
@@ -201,16 +212,14 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     package func completed(_ request: HTTPRequest, status: Int, log entry: HTTPResponse.Log, elapsed: Duration) {
-        _ = ledger.withLock { $0.complete(request.number) }
+        if ledger.withLock({ $0.complete(request.number) })?.holdsSlot == true { admission.leave() }
         metrics.record(status: status)
         log(Self.accessLogLine(request, status: status, entry: entry, elapsed: elapsed))
     }
 
     /// The metrics exposition: the shared families, then the service's own gauges of NDJSON responses.
     private func renderMetrics() -> [UInt8] {
-        let (slots, streams) = ledger.withLock { ledger in
-            (ledger.slots, ledger.entries.values.compactMap(\.stream))
-        }
+        let streams = ledger.withLock { ledger in ledger.entries.values.compactMap(\.stream) }
         var buffered = 0
         var held = 0
         for stream in streams {
@@ -222,7 +231,7 @@ package final class EnrichmentService: HTTPHandler {
         text += "# TYPE richpush_response_buffered_bytes gauge\nrichpush_response_buffered_bytes \(buffered)\n"
         text += "# HELP richpush_responses_held NDJSON requests whose lines wait for their client to read.\n"
         text += "# TYPE richpush_responses_held gauge\nrichpush_responses_held \(held)\n"
-        return metrics.render(engine: enricher.statistics, inFlight: slots, draining: draining.withLock { $0 })
+        return metrics.render(engine: enricher.statistics, inFlight: admission.inside, draining: !admission.isOpen)
             + Array(text.utf8)
     }
 
@@ -406,5 +415,5 @@ package final class EnrichmentService: HTTPHandler {
             : .error(503, "the service is draining", headers: retry)
     }
 
-    private func endWork() { ledger.withLock { $0.endWork() } }
+    private func endWork() { admission.leave() }
 }

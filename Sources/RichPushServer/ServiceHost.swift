@@ -2,17 +2,15 @@ import RichPush
 import RichPushHTTP
 
 /// `richpush serve`'s running parts: the service and its listeners, and the drain that ends them.
-package final class ServiceHost: Sendable {
+package final class ServiceHost: Service {
     package let service: EnrichmentService
     private let servers: LockedValue<[HTTPServer]>
-    private let enricher: Enricher
 
     /// Listens on every address in `addresses`; throws when one cannot be listened on (none is kept).
     package init(
         enricher: Enricher, settings: EnrichmentService.Settings, limits: HTTPServer.Limits, addresses: [String],
         log: @escaping @Sendable ([UInt8]) -> Void
     ) throws(HTTPServerError) {
-        self.enricher = enricher
         service = EnrichmentService(enricher: enricher, settings: settings, log: log)
         var servers: [HTTPServer] = []
         for address in addresses {
@@ -24,25 +22,43 @@ package final class ServiceHost: Sendable {
     /// The ports listened on, in the order of the addresses.
     package var ports: [Int] { servers.withLock { $0.map(\.port) } }
 
-    /// Drains: `/readyz` turns 503 and new work is refused at once, the listeners close, and every request in
-    /// flight gets its response (each payload by its own deadline). When `timeout` passes first, the engine is
-    /// shut down, which ends what remains (results say `cancelled` or `expired`), and their responses are sent
-    /// within `grace`. What is still in progress then (a client that trickles its body, one that does not read its
-    /// response) is cut off: the report names it, and the listeners stop, which closes every connection still
-    /// open. The report goes to the service's log. The drain takes at most `timeout` plus `grace` (plus the
-    /// engine's shutdown, which cancels at once).
-    @discardableResult
-    package func drain(timeout: Duration) async -> DrainReport {
+    /// Serves until the runner asks for a graceful shutdown (`ServiceRunner`: SIGTERM, SIGINT), then drains:
+    /// `/readyz` turns 503 and new work is refused at once, the listeners close, and every request in flight gets
+    /// its response (each payload by its own deadline); then it returns. When the runner cancels it first (its drain
+    /// timeout passed: it shuts the engine down meanwhile, which ends what remains, and those results say so), the
+    /// responses get `grace` to go out. What is still in progress then (a client that trickles its body, one that
+    /// does not read its response) is cut off: the report names it, and the listeners stop, which closes every
+    /// connection still open. The report goes to the service's log. Nothing polls: each wait is woken by the end of
+    /// what it waits for.
+    package func run() async throws {
+        try? await gracefulShutdown()
         let started = ContinuousClock.now
         service.beginDraining()
         for server in servers.withLock({ $0 }) { server.quiesce() }
-        var finished = await waitForRequests(until: started + timeout)
+        var finished = await drained()
         if !finished {
-            // The drain's time is up: no second drain inside the engine, what remains is cancelled now.
-            await enricher.shutdown(drainDeadline: .now)
-            finished = await waitForRequests(until: .now + Self.grace)
+            // The drain timeout: the engine is being shut down, and the responses it lets go get the grace. Waited
+            // in a task of its own, as this one is cancelled.
+            let graceEnds = ContinuousClock.now + Self.grace
+            let host = self
+            finished = await Task {
+                await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { await host.drained() }
+                    group.addTask {
+                        try? await Task.sleep(until: graceEnds, clock: .continuous)
+                        return false
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+            }.value
         }
-        let report = DrainReport(cutOff: finished ? [] : service.requestsInProgress(), elapsed: .now - started)
+        finish(DrainReport(cutOff: finished ? [] : service.requestsInProgress(), elapsed: .now - started))
+    }
+
+    /// Logs the drain's report and closes what is left.
+    private func finish(_ report: DrainReport) {
         // Logged before the connections close, whose own access log lines follow (status 0, or the status of a
         // response cut short).
         service.log(report)
@@ -54,7 +70,19 @@ package final class ServiceHost: Sendable {
             Self.leftToExit.withLock { $0 += servers.withLock { $0 } }
         }
         servers.withLock { $0.removeAll() }
-        return report
+    }
+
+    /// Whether the drain is done: every request admitted has ended its work, and no listener has a request in
+    /// progress. Waits until it is, or until the calling task is cancelled (then false unless it is done).
+    private func drained() async -> Bool {
+        let servers = servers.withLock { $0 }
+        while true {
+            await service.untilIdle()
+            for server in servers { await server.untilQuiet() }
+            // A request may have come on a connection already open while another listener was waited on.
+            if service.isIdle && servers.allSatisfy({ $0.requestsInProgress == 0 }) { return true }
+            if Task.isCancelled { return false }
+        }
     }
 
     /// What a drain came to.
@@ -72,19 +100,4 @@ package final class ServiceHost: Sendable {
 
     /// Servers a drain could not stop; kept, never stopped, until the process exits.
     private static let leftToExit = LockedValue<[HTTPServer]>([])
-
-    /// How often the drain looks at the requests in progress: 10 ms adds at most that to an exit, and costs
-    /// nothing measurable while it waits.
-    private static let pollInterval = Duration.milliseconds(10)
-
-    /// Waits until no request is in progress (the service's and the servers' counts) and no work runs; false
-    /// when `deadline` passes first.
-    private func waitForRequests(until deadline: ContinuousClock.Instant) async -> Bool {
-        while true {
-            let busy = !service.isIdle || servers.withLock { $0.contains { $0.requestsInProgress > 0 } }
-            if !busy { return true }
-            if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: Self.pollInterval)
-        }
-    }
 }

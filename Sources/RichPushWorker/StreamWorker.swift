@@ -11,7 +11,7 @@ import RichPush
 ///
 /// Two threads of its own talk to Redis (blocking hiredis calls never hold the cooperative pool): the reader
 /// (XREADGROUP, XAUTOCLAIM) and the writer (the scripts); the enrichment runs as Swift tasks between them.
-package final class StreamWorker: Sendable {
+package final class StreamWorker: Service {
     /// Where and how the worker consumes; defaults documented in the README ("Workers on Redis Streams").
     package struct Settings: Sendable {
         package var redis: RedisAddress
@@ -65,22 +65,29 @@ package final class StreamWorker: Sendable {
     }
 
     private struct State {
-        var inFlight = 0
         var writes: [Write] = []
         /// When the oldest of `writes` was queued (nil while there are none): the writer's linger runs from it.
         var oldestWrite: ContinuousClock.Instant? = nil
-        /// When the drain ends (set by `stop()`): from then on nothing more is written, whatever the writer is
-        /// doing, and `run` returns.
-        var drainEnds: ContinuousClock.Instant? = nil
+        /// Whether the drain's time is over (`run` was cancelled: the runner's drain timeout): from then on nothing
+        /// more is written, whatever the writer is doing, and `run` returns.
+        var drainOver = false
         var connected = false
         var readerDone = false
         var writerDone = false
         /// The last write's error while writes fail (nil after a write succeeds): for the drain's report.
         var writeFailure: String? = nil
+        /// `run`, waiting for the reader and the writer to be done, or for the drain to be over.
+        var finishing: CheckedContinuation<Void, Never>? = nil
+        var ending: Ending? = nil
 
-        var stopping: Bool { drainEnds != nil }
+        var finished: Bool { (readerDone && writerDone) || drainOver }
 
-        func pastDrain(_ now: ContinuousClock.Instant) -> Bool { drainEnds.map { now >= $0 } ?? false }
+        /// `finishing`, taken when `run` may return now.
+        mutating func takeFinishing() -> CheckedContinuation<Void, Never>? {
+            guard finished else { return nil }
+            defer { finishing = nil }
+            return finishing
+        }
     }
 
     /// How `run()` ended.
@@ -109,6 +116,9 @@ package final class StreamWorker: Sendable {
     private let enricher: Enricher
     package let metrics: WorkerMetrics
     private let state = LockedValue(State())
+    /// Admission of entries, `concurrency` at most: the reader reads only as many as there is room for, and a
+    /// written entry leaves; closed by the graceful shutdown (no more is read).
+    private let gate: WorkGate
     private let log: @Sendable (String) -> Void
 
     package init(settings: Settings, enricher: Enricher, log: @escaping @Sendable (String) -> Void) {
@@ -118,42 +128,87 @@ package final class StreamWorker: Sendable {
         self.enricher = enricher
         self.log = log
         metrics = WorkerMetrics()
+        gate = WorkGate(limit: settings.concurrency)
     }
 
     /// Entries read and not yet written.
-    package var inFlight: Int { state.withLock { $0.inFlight } }
+    package var inFlight: Int { gate.inside }
 
     /// The worker's readiness: the reader's connection answered within the last `connectionCheck` or so (even
     /// while every slot is taken and nothing is read), the last write did not fail, and it is not draining.
-    package var isReady: Bool { state.withLock { $0.connected && $0.writeFailure == nil && !$0.stopping } }
+    package var isReady: Bool { gate.isOpen && state.withLock { $0.connected && $0.writeFailure == nil } }
 
     /// How often the reader checks its connection (PING) while every slot is taken and it reads nothing. 1 s: as
     /// often as an idle reader's `XREADGROUP ... BLOCK 1000` returns, so readiness follows Redis as closely
     /// whether the worker is idle or saturated, for the cost of one PING a second.
     static let connectionCheck: Duration = .seconds(1)
 
-    /// Runs until `stop()` and the drain after it are done, or until the drain timeout, whatever the writer is
-    /// doing then (a write in progress is one script on the server: it happens whole or not at all). Throws when
-    /// the group cannot be found or made at the start, or Redis refuses the credentials (a mistake in the command
-    /// line, not an outage: an outage is waited out).
-    package func run() async throws(RedisError) -> Ending {
-        try prepare()
-        startDedicatedThread { [self] in readLoop() }
-        startDedicatedThread { [self] in writeLoop() }
-        await waitUntil { ($0.readerDone && $0.writerDone) || $0.pastDrain(.now) }
-        return state.withLock { state -> Ending in
-            state.readerDone && state.writerDone && state.inFlight == 0
+    /// Runs as a service of `ServiceRunner`: reads and processes entries until the runner asks for a graceful
+    /// shutdown (`stop()`), then drains: reading stops, and it returns once every entry taken is written. Cancelled
+    /// (the runner's drain timeout), it returns at once, whatever the writer is doing then (a write in progress is
+    /// one script on the server: it happens whole or not at all), and writes nothing more. `ending` then says which.
+    /// Throws when the group cannot be found or made at the start, or Redis refuses the credentials (a mistake in the
+    /// command line, not an outage: an outage is waited out).
+    package func run() async throws(RedisError) {
+        let started: Result<Void, RedisError> = await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                do throws(RedisError) {
+                    try prepare()
+                } catch {
+                    return .failure(error)
+                }
+                startDedicatedThread { [self] in readLoop() }
+                startDedicatedThread { [self] in writeLoop() }
+                await withCheckedContinuation { continuation in
+                    let now = state.withLock { state -> Bool in
+                        if state.finished { return true }
+                        state.finishing = continuation
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+                return .success(())
+            } onCancel: {
+                self.endDrain()
+            }
+        } onGracefulShutdown: {
+            self.stop()
+        }
+        try started.get()
+        let unwritten = gate.inside
+        state.withLock { state in
+            state.ending =
+                state.readerDone && state.writerDone && unwritten == 0
                 ? .drained
-                : .timedOut(unwritten: state.inFlight, computed: state.writes.count, failure: state.writeFailure)
+                : .timedOut(unwritten: unwritten, computed: state.writes.count, failure: state.writeFailure)
         }
     }
 
-    /// Stops reading; entries in flight are finished and written up to the drain timeout from now, then `run`
-    /// returns.
+    /// How `run()` ended, once it has returned.
+    package var ending: Ending? { state.withLock { $0.ending } }
+
+    /// Stops reading; the entries in flight are finished and written, then `run` returns.
     package func stop() {
-        state.update { state in
-            if state.drainEnds == nil { state.drainEnds = .now + settings.drainTimeout }
+        gate.close()
+    }
+
+    /// Ends the drain now: nothing more is written, and `run` returns.
+    private func endDrain() {
+        gate.close()
+        let finishing = state.update { state in
+            state.drainOver = true
+            return state.takeFinishing()
         }
+        finishing?.resume()
+    }
+
+    /// Marks the reader or the writer done, letting `run` return once both are.
+    private func markDone(_ done: WritableKeyPath<State, Bool>) {
+        let finishing = state.update { state in
+            state[keyPath: done] = true
+            return state.takeFinishing()
+        }
+        finishing?.resume()
     }
 
     // MARK: - Start
@@ -179,8 +234,8 @@ package final class StreamWorker: Sendable {
                 return
             } catch where error.connection {
                 log("richpush worker: \(error.description); retrying in \(delay.current)")
-                delay.wait(until: { self.state.withLock { $0.stopping } })
-                if state.withLock({ $0.stopping }) { throw error }
+                delay.wait(until: { !self.gate.isOpen })
+                if !gate.isOpen { throw error }
             } catch where error.description.hasPrefix("ERR no such key") {
                 throw RedisError(
                     description: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
@@ -195,9 +250,9 @@ package final class StreamWorker: Sendable {
         var delay = Backoff()
         var nextClaim = ContinuousClock.now
         var nextCheck = ContinuousClock.now
-        defer { state.update { $0.readerDone = true } }
-        while !state.withLock({ $0.stopping }) {
-            let free = state.withLock { settings.concurrency - $0.inFlight }
+        defer { markDone(\.readerDone) }
+        while gate.isOpen {
+            let free = gate.room
             do throws(RedisError) {
                 guard free > 0 else {
                     // Saturated: nothing is read until a slot frees, but the connection is checked meanwhile, so
@@ -208,9 +263,7 @@ package final class StreamWorker: Sendable {
                         delay.reset()
                         nextCheck = .now + Self.connectionCheck
                     }
-                    _ = state.wait(timeout: .milliseconds(100)) {
-                        $0.stopping || settings.concurrency - $0.inFlight > 0 ? () : nil
-                    }
+                    _ = gate.waitForRoom(timeout: .milliseconds(100))
                     continue
                 }
                 // Each command below answers within about a second (BLOCK 1000), which checks the connection too.
@@ -234,7 +287,7 @@ package final class StreamWorker: Sendable {
                 markConnected(false)
                 metrics.count(\.redisErrors)
                 log("richpush worker: reading: \(error.description); retrying in \(delay.current)")
-                delay.wait(until: { self.state.withLock { $0.stopping } })
+                delay.wait(until: { !self.gate.isOpen })
             }
         }
     }
@@ -300,9 +353,9 @@ package final class StreamWorker: Sendable {
 
     /// Starts the work for entries read together, delivered `deliveries` times.
     private func dispatch(_ entries: [StreamEntry], deliveries: Int) {
-        // Counted in flight before any can finish, and without waking anyone: no thread waits for more entries
-        // in flight.
-        state.withLock { $0.inFlight += entries.count }
+        // Counted in flight before any can finish, even when the gate closed during the read: they were delivered
+        // to this consumer, and the reader read no more than the room it saw.
+        gate.enter(taken: entries.count)
         metrics.count(\.read, by: entries.count)
         for entry in entries { start(entry, deliveries: deliveries) }
     }
@@ -349,7 +402,7 @@ package final class StreamWorker: Sendable {
         state.update(wakingIf: { state in
             if state.writes.isEmpty { state.oldestWrite = .now }
             state.writes.append(write)
-            let wake = write.isDeadLetter || batching.wakesWriter(queued: state.writes.count, inFlight: state.inFlight)
+            let wake = write.isDeadLetter || batching.wakesWriter(queued: state.writes.count, inFlight: gate.inside)
             return ((), wake)
         })
     }
@@ -360,7 +413,7 @@ package final class StreamWorker: Sendable {
     private func writeLoop() {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
-        defer { state.update { $0.writerDone = true } }
+        defer { markDone(\.writerDone) }
         while true {
             // Results go in batches (`WriteBatching`: one script call, one round trip, for many); a dead letter
             // alone, at once.
@@ -368,7 +421,7 @@ package final class StreamWorker: Sendable {
                 let lingerEnds = oldest + batching.linger
                 if lingerEnds > .now {
                     _ = state.wait(timeout: lingerEnds - .now) { state -> Void? in
-                        let (queued, inFlight) = (state.writes.count, state.inFlight)
+                        let (queued, inFlight) = (state.writes.count, gate.inside)
                         let due = batching.due(queued: queued, inFlight: inFlight, oldest: oldest, now: .now)
                         return due || state.writes.first?.isDeadLetter == true ? () : nil
                     }
@@ -376,9 +429,9 @@ package final class StreamWorker: Sendable {
             }
             let taken = ContinuousClock.now
             let step = state.withLock { state -> WriterStep in
-                if state.pastDrain(taken) { return .finish(drained: false) }
+                if state.drainOver { return .finish(drained: false) }
                 guard let first = state.writes.first else {
-                    return state.stopping && state.readerDone && state.inFlight == 0 ? .finish(drained: true) : .idle
+                    return !gate.isOpen && state.readerDone && gate.inside == 0 ? .finish(drained: true) : .idle
                 }
                 if first.isDeadLetter { return .write([first]) }
                 return .write(Array(state.writes.prefix { !$0.isDeadLetter }.prefix(WriteBatching.maximum)))
@@ -398,7 +451,7 @@ package final class StreamWorker: Sendable {
                 delay.reset()
                 state.update { state in
                     state.writes.removeFirst(batch.count)
-                    state.inFlight -= batch.count
+                    gate.leave(batch.count)
                     state.writeFailure = nil
                     // What is left was queued while this batch was written (or did not fit in it): its linger
                     // runs from the moment this batch was taken.
@@ -413,7 +466,7 @@ package final class StreamWorker: Sendable {
                 metrics.count(\.redisErrors)
                 state.withLock { $0.writeFailure = error.description }
                 log("richpush worker: writing: \(error.description); retrying in \(delay.current)")
-                delay.wait(until: { self.state.withLock { $0.pastDrain(.now) } })
+                delay.wait(until: { self.state.withLock { $0.drainOver } })
             }
         }
     }
@@ -509,12 +562,6 @@ package final class StreamWorker: Sendable {
 
     private func markConnected(_ connected: Bool) {
         state.withLock { $0.connected = connected }
-    }
-
-    private func waitUntil(_ condition: @escaping @Sendable (State) -> Bool) async {
-        while !state.withLock({ condition($0) }) {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
     }
 
     /// The value of `name` in a flat `[field, value, ...]` list.

@@ -162,9 +162,7 @@ struct ServeCommand: ParsableCommand {
         defer { accessLog.flush() }
         // SIGTERM and SIGINT are taken over before any listener is announced: a signal that came between the
         // announcement and the handler would end the process at once, without a drain.
-        let (requests, continuation) = AsyncStream<Void>.makeStream()
-        let signals = TerminationSignals { continuation.finish() }
-        defer { withExtendedLifetime(signals) {} }
+        let runner = ServiceRunner(drainTimeout: drainTimeout)
         return await withEnricher(configuration) { enricher in
             let host: ServiceHost
             do {
@@ -178,10 +176,9 @@ struct ServeCommand: ParsableCommand {
             for (address, port) in zip(addresses, host.ports) {
                 Output.listening(address, port: port)
             }
-            for await _ in requests {}
             // The drain says what it cut off in the log, and the exit is 0 either way: the stop asked for was done,
             // within its bound; a client that would not finish is not the service failing.
-            await host.drain(timeout: drainTimeout)
+            try? await runner.run([host], enricher: enricher)
             return 0
         }
     }

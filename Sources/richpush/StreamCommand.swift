@@ -26,41 +26,47 @@ struct StreamCommand: ParsableCommand {
     static func run(_ plan: Plan) async -> Int32 {
         let (configuration, concurrency) = (plan.configuration, plan.concurrency)
         return await withEnricher(configuration) { enricher in
-            let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
-            var pending: [UInt8] = []
-            var reader = LineReader(descriptor: 0, limit: configuration.limits.payload.maximumBytes)
-            var lineNumber = 0
-            // The reader thread hands over every line already buffered at once (up to 256): one thread handoff per
-            // batch instead of per line, which showed in the campaign profile.
-            let source = ThreadedSource<[NDJSONEnrichment.Line]> {
-                var batch: [NDJSONEnrichment.Line] = []
-                while batch.count < 256, batch.isEmpty || reader.hasBufferedLine, let line = reader.next() {
-                    lineNumber += 1
-                    let item = NDJSONEnrichment.Line(number: lineNumber, line: line)
-                    if !item.isBlank { batch.append(item) }
+            // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline: no drain
+            // timeout) and their results are written, then the command exits 0. So does the end of the input.
+            let runner = ServiceRunner(drainTimeout: nil)
+            let stream = ClosureService {
+                let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
+                var pending: [UInt8] = []
+                var reader = LineReader(descriptor: 0, limit: configuration.limits.payload.maximumBytes)
+                var lineNumber = 0
+                // The reader thread hands over every line already buffered at once (up to 256): one thread handoff
+                // per batch instead of per line, which showed in the campaign profile.
+                let source = ThreadedSource<[NDJSONEnrichment.Line]> {
+                    var batch: [NDJSONEnrichment.Line] = []
+                    while batch.count < 256, batch.isEmpty || reader.hasBufferedLine, let line = reader.next() {
+                        lineNumber += 1
+                        let item = NDJSONEnrichment.Line(number: lineNumber, line: line)
+                        if !item.isBlank { batch.append(item) }
+                    }
+                    return batch.isEmpty ? nil : batch
                 }
-                return batch.isEmpty ? nil : batch
+                let lines = Unbatcher(source)
+                await withGracefulShutdownHandler {
+                    await NDJSONEnrichment.run(
+                        enricher: enricher,
+                        concurrency: concurrency,
+                        timeout: configuration.deadline,
+                        input: { "-:\($0)" },
+                        next: { await lines.next() },
+                        emit: { line in
+                            progress.advance()
+                            pending += line
+                        },
+                        flush: {
+                            defer { pending.removeAll(keepingCapacity: true) }
+                            return pending.isEmpty || Output.write(pending)
+                        })
+                } onGracefulShutdown: {
+                    source.stop()
+                }
+                progress.finish()
             }
-            // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline) and
-            // their results are written, then the command exits 0.
-            let signals = TerminationSignals { source.stop() }
-            let lines = Unbatcher(source)
-            await NDJSONEnrichment.run(
-                enricher: enricher,
-                concurrency: concurrency,
-                timeout: configuration.deadline,
-                input: { "-:\($0)" },
-                next: { await lines.next() },
-                emit: { line in
-                    progress.advance()
-                    pending += line
-                },
-                flush: {
-                    defer { pending.removeAll(keepingCapacity: true) }
-                    return pending.isEmpty || Output.write(pending)
-                })
-            progress.finish()
-            withExtendedLifetime(signals) {}
+            try? await runner.run([stream], enricher: enricher)
             return 0
         }
     }

@@ -123,31 +123,35 @@ struct WorkerCommand: ParsableCommand {
 
     static func run(_ plan: Plan) async -> Int32 {
         let (configuration, settings, metricsAddress) = (plan.configuration, plan.settings, plan.metricsAddress)
+        // SIGTERM and SIGINT are taken over before the metrics listener is announced, as `serve` does.
+        let runner = ServiceRunner(drainTimeout: settings.drainTimeout)
         return await withEnricher(configuration) { enricher in
             let worker = StreamWorker(settings: settings, enricher: enricher, log: { Output.error($0) })
-            var health: HTTPServer? = nil
+            // The health listener first: it answers (/readyz 503) until the worker's drain is done.
+            var services: [any Service] = []
             if let address = metricsAddress {
                 do {
-                    health = try HTTPServer(listening: address, handler: WorkerHealth(worker: worker, enricher: enricher))
+                    let health = try HTTPServer(listening: address, handler: WorkerHealth(worker: worker, enricher: enricher))
+                    services.append(health)
+                    Output.listening(address, port: health.port)
                 } catch {
                     Output.error("richpush worker: \(error)")
                     return 70
                 }
-                Output.listening(address, port: health!.port)
             }
-            let signals = TerminationSignals { worker.stop() }
-            defer { withExtendedLifetime((signals, health)) {} }
-            let ending: StreamWorker.Ending
-            do throws(RedisError) {
-                ending = try await worker.run()
-            } catch {
+            do {
+                // At the drain timeout, the entries still in process stay pending: their work is cancelled, not
+                // awaited.
+                try await runner.run(services + [worker], enricher: enricher)
+            } catch let error as RedisError {
                 let hint = error.kind == .authentication ? " (the password comes from the --redis URL, --redis-password-file or REDISCLI_AUTH)" : ""
                 Output.error("richpush worker: \(error.description)\(hint)")
                 return 70
+            } catch {
+                Output.error("richpush worker: \(error)")
+                return 70
             }
-            // The entries still in process at the drain's end stay pending: their work is cancelled, not awaited.
-            await enricher.shutdown(drainDeadline: .now)
-            guard case .timedOut(let unwritten, let computed, let failure) = ending else { return 0 }
+            guard case .timedOut(let unwritten, let computed, let failure)? = worker.ending else { return 0 }
             Output.error(drainReport(unwritten: unwritten, computed: computed, failure: failure, settings: settings))
             return 75
         }

@@ -1,65 +1,60 @@
+import RichPush
 import RichPushHTTP
 import Testing
 
 @testable import RichPushServer
 
-/// The service's requests and their `--max-in-flight` slots, as events in and answers out (no I/O).
+/// The service's requests and which holds a `--max-in-flight` slot, as events in and answers out (no I/O); the
+/// slots are counted by a `WorkGate`, driven here as the service drives it.
 @Suite struct RequestLedgerTests {
     let now = ContinuousClock.now
 
-    @Test("an upload takes its slot at its headers; the request past the last slot is refused and not recorded")
+    @Test("an upload holds its slot from its headers; the request past the last slot is refused by the gate and not recorded")
     func uploadsTakeSlots() {
-        var ledger = RequestLedger(limit: 2)
-        let first = ledger.admit(1, method: "POST", path: "/v1/enrich", requestID: "a", at: now)
-        let second = ledger.admit(2, method: "POST", path: "/v1/enrich", requestID: nil, at: now)
-        let third = ledger.admit(3, method: "POST", path: "/v1/enrich", requestID: nil, at: now)
-        #expect(first && second && !third)
-        #expect(ledger.slots == 2)
+        let gate = WorkGate(limit: 2)
+        var ledger = RequestLedger()
+        for number: UInt64 in 1...3 where gate.admit() == .admitted {
+            ledger.admitted(number, method: "POST", path: "/v1/enrich", requestID: number == 1 ? "a" : nil, at: now)
+        }
+        #expect(gate.inside == 2)
         #expect(ledger.entries[3] == nil)
         #expect(ledger.entries[1]?.stage == .receiving)
+        #expect(ledger.entries[1]?.holdsSlot == true)
         #expect(ledger.entries[1]?.requestID == "a")
     }
 
-    @Test("a request that ends in its upload frees its slot; one whose work began leaves it to the work")
+    @Test("a request that ends in its upload gives its slot back; one whose work began leaves it to the work")
     func slotFollowsTheWork() {
-        var ledger = RequestLedger(limit: 2)
-        _ = ledger.admit(1, method: "POST", path: "/v1/enrich", requestID: nil, at: now)
-        _ = ledger.admit(2, method: "POST", path: "/v1/enrich", requestID: nil, at: now)
-        // 1: the client goes mid-upload.
+        var ledger = RequestLedger()
+        ledger.admitted(1, method: "POST", path: "/v1/enrich", requestID: nil, at: now)
+        ledger.admitted(2, method: "POST", path: "/v1/enrich", requestID: nil, at: now)
+        // 1: the client goes mid-upload: the caller frees the slot it held.
         let gone = ledger.complete(1)
         #expect(gone?.stage == .receiving)
-        #expect(ledger.slots == 1)
+        #expect(gone?.holdsSlot == true)
         // 2: its body is in; the work outlives the request (a stream whose client went).
-        let began = ledger.beginWork(2, requestID: "id-2")
-        #expect(began)
-        #expect(ledger.slots == 1, "the slot passed to the work, none taken")
+        let held = ledger.beginWork(2, requestID: "id-2")
+        #expect(held, "the slot passed to the work")
+        #expect(ledger.entries[2]?.holdsSlot == false)
         #expect(ledger.entries[2]?.stage == .processing)
         #expect(ledger.entries[2]?.requestID == "id-2")
         ledger.responding(2, stream: ResponseStream())
         #expect(ledger.entries[2]?.stage == .sending)
         let ended = ledger.complete(2)
-        #expect(ended != nil)
-        #expect(ledger.slots == 1, "the work still holds its slot")
-        #expect(!ledger.isIdle)
-        ledger.endWork()
-        #expect(ledger.slots == 0)
-        #expect(ledger.isIdle)
+        #expect(ended?.holdsSlot == false, "the work still holds its slot")
+        #expect(ledger.entries.isEmpty)
     }
 
-    @Test("answered requests take no slot; work without a slot of its own takes a free one, or is refused")
+    @Test("answered requests hold no slot; work without a slot of its own must take one; a request completes once")
     func answeredAndUnadmitted() {
-        var ledger = RequestLedger(limit: 1)
+        var ledger = RequestLedger()
         ledger.answered(1, method: "GET", path: "/healthz", at: now)
-        #expect(ledger.slots == 0)
+        #expect(ledger.entries[1]?.holdsSlot == false)
         #expect(ledger.entries[1]?.stage == .sending)
-        let taken = ledger.beginWork(2, requestID: "x")
-        let refused = ledger.beginWork(3, requestID: "y")
-        #expect(taken && !refused)
-        #expect(ledger.slots == 1)
+        let held = ledger.beginWork(2, requestID: "x")
+        #expect(!held)
         let once = ledger.complete(1)
         let twice = ledger.complete(1)
         #expect(once != nil && twice == nil)
-        ledger.endWork()
-        #expect(ledger.isIdle)
     }
 }

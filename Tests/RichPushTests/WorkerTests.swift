@@ -352,6 +352,29 @@ struct WorkerTests {
         #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[id, "a"]])
     }
 
+    @Test("SIGTERM with work in flight and Redis up: --drain-timeout cuts the drain, the payload is cancelled long before its deadline, the entry stays pending, status 75")
+    func drainTimeoutWithWorkInFlight() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let worker = try WorkerProcess(
+            arguments(bed, redis, ["--create-group", "--consumer", "a", "--drain-timeout", "1", "--deadline", "40"]))
+        // 118 KB at 2 KiB a second (above the engine's 1 KiB/s floor): the payload would run until its 40 s deadline.
+        let id = try redis.add("in", [("payload", Self.payload(bed.url("/drip/plain-100mp.png?bytes=2048&ms=1000")))])
+        try await waitUntil("the worker to fetch the entry's media") { bed.origin.exchanges.count == 1 }
+        let signalled = ContinuousClock.now
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 75)
+        // 1 s of drain, then the engine's shutdown: measured about 1.1 s. 15 s is room for a loaded machine and
+        // still far short of the 40 s the payload would have taken.
+        #expect(ContinuousClock.now - signalled < .seconds(15))
+        #expect(worker.stderr.contains("passed with 1 entry not written (0 with a result ready, 1 still in process)"))
+        #expect(!worker.stderr.contains("writes were failing"))
+        #expect(try redis.entries("out").isEmpty)
+        let pending = try redis.client().run(["XPENDING", "in", "g", "-", "+", "10"]).elements
+        #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[id, "a"]])
+        #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
+    }
+
     @Test("/readyz follows Redis while every slot is taken: 503 once Redis is down, 200 once it is back")
     func readinessWhileSaturated() async throws {
         let bed = try TestBed()
