@@ -75,10 +75,10 @@ let swiftTargets: [Target] = [
         dependencies: ["RichPush", "CVips"]
     ),
     // The HTTP core: an HTTP/1.1 server on libmicrohttpd (connections, request heads, messages, streamed responses,
-    // health routes), knowing nothing of enrichment; the library only for its locks, threads and JSON writer.
+    // health routes), a Service of the lifecycle; on the vocabulary alone, so it cannot know of enrichment.
     .target(
         name: "RichPushHTTP",
-        dependencies: ["RichPush", "CMicroHTTPD"]
+        dependencies: ["RichPushCore", "CMicroHTTPD"]
     ),
     // `richpush serve`: the enrichment service over the HTTP core, kept apart so that the library needs no HTTP
     // server.
@@ -134,7 +134,7 @@ let testTargets: [Target] = [
     // The HTTP core's own suites: heads, messages, the streamed body (no enrichment).
     .testTarget(
         name: "RichPushHTTPTests",
-        dependencies: ["RichPush", "RichPushHTTP", "RichPushTestSupport"]
+        dependencies: ["RichPushCore", "RichPushHTTP", "RichPushTestSupport"]
     ),
 ]
 

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 import CMicroHTTPD
-import RichPush
+import RichPushCore
 
 /// A listener's door and watch: takes the connections from the listening socket itself, counts them in total and
 /// per client address, and answers those over either limit at once (`503`, `Connection: close`); hands the rest to

@@ -1,4 +1,4 @@
-import RichPush
+import RichPushCore
 import Synchronization
 
 /// A request as the server hands it to its handler: what libmicrohttpd parsed, and the body once read.

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 import CMicroHTTPD
-import RichPush
+import RichPushCore
 
 /// What the server asks of the code behind it.
 package protocol HTTPHandler: Sendable {

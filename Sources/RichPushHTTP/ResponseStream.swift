@@ -2,7 +2,7 @@
     import Glibc
 #endif
 import CMicroHTTPD
-import RichPush
+import RichPushCore
 
 /// A response body written while it is sent (chunked): a task writes, libmicrohttpd's thread reads. When the
 /// reader finds nothing to send, it suspends the connection; the next write (or the end) resumes it.
