@@ -57,11 +57,23 @@ let libraryTargets: [Target] = [
         name: "RichPushFetch",
         dependencies: ["RichPushCore", "RichPushStore", "CCurl"]
     ),
+    // Payload conventions: the vendors' media fields, their key paths and JSON files, routes, templates.
+    .target(
+        name: "RichPushConventions",
+        dependencies: ["RichPushCore"]
+    ),
+    // The attachment pipeline's stages above fetching, each a type: sniff (libmagic), digest and structure
+    // (SHA-256, image structures), transform (the ImageConverter protocol and its threads), cache, publish; Fetcher
+    // drives fetch, sniff, digest and transform in that order.
+    .target(
+        name: "RichPushMedia",
+        dependencies: ["RichPushCore", "RichPushStore", "RichPushFetch", "CMagic", "CCrypto", "CDeflate"]
+    ),
     // The engine (`Enricher`), the public product: re-exports the layers below, so `import RichPush` is all a
     // library user writes.
     .target(
         name: "RichPush",
-        dependencies: ["RichPushCore", "RichPushStore", "RichPushFetch", "CMagic", "CCrypto", "CDeflate"]
+        dependencies: ["RichPushCore", "RichPushStore", "RichPushFetch", "RichPushConventions", "RichPushMedia"]
     ),
 ]
 
@@ -127,8 +139,9 @@ let testTargets: [Target] = [
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary. CSystem for
         // the child processes' spawn (ChildProcess.swift).
         dependencies: [
-            "RichPushCore", "RichPushStore", "RichPushFetch", "RichPush", "RichPushWorker", "RichPushTransform",
-            "FixtureOrigin", "richpush", "CSystem", "CTestSupport", "RichPushTestSupport",
+            "RichPushCore", "RichPushStore", "RichPushFetch", "RichPushConventions", "RichPushMedia", "RichPush",
+            "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem", "CTestSupport",
+            "RichPushTestSupport",
         ]
     ),
     // The HTTP core's own suites: heads, messages, the streamed body (no enrichment).

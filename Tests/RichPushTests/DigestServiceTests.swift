@@ -3,6 +3,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 
 /// The digest step: each stored file's SHA-256, read back off the fetch loop's thread once the file is complete.
 @Suite("Digest step: SHA-256 of stored files, off the loop")

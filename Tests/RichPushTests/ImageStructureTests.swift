@@ -3,6 +3,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 
 /// The structure walks of JPEG, PNG and GIF (`ImageStructure`), without I/O: files built here byte by byte, whole,
 /// cut at every byte, damaged on purpose, and fed in pieces of every size.

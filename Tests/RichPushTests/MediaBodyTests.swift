@@ -3,6 +3,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 @testable import RichPushFetch
 
 /// `MediaBody` and `BodyCaps`: what happens to a body's bytes, apart from any transfer (no curl, no origin).

@@ -4,6 +4,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 @testable import RichPushTransform
 
 /// Every file of `Fixtures/media/corpus` (odd and broken images, made by `make-corpus.py`) through the engine

@@ -4,6 +4,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 
 /// A name server that never answers: a UDP socket bound to port 53 of a loopback address of its own, which
 /// nobody reads. Queries to it get no reply and no ICMP error, so a resolver waits out its whole timeout.

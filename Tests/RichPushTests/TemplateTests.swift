@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushConventions
 @testable import RichPushCore
 
 @Suite("Templates (Azure Notification Hubs expressions)")

@@ -4,6 +4,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 @testable import RichPushTransform
 
 /// The transformation step in the engine: a payload's image fetched from a loopback origin, turned into one iOS

@@ -4,6 +4,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 @testable import RichPushTransform
 
 /// How `VipsConverter` decodes: only with the decoder of the type libmagic decided, on files the tests write.

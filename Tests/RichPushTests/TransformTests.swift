@@ -4,6 +4,7 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushCore
+@testable import RichPushMedia
 @testable import RichPushTransform
 
 /// `VipsConverter`, the transformation step's converter, on real files through libvips.

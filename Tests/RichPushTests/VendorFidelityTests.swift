@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushConventions
 @testable import RichPushCore
 
 /// Issue 12: where RichPush did other than the vendor's own extension, each case with its fixture.

@@ -13,6 +13,9 @@ public struct Configuration: Sendable {
     /// The media cache shared by the payloads of one engine: `CacheSettings`.
     public typealias Cache = CacheSettings
 
+    /// What happens to an image between its download and its attachment: `TransformSettings`.
+    public typealias Transform = TransformSettings
+
     /// Network settings.
     public var network = Network()
     /// Media cache settings.
@@ -167,5 +170,29 @@ extension Configuration.Network {
         guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), Configuration.portRange.contains(port)
         else { return false }
         return parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy { IPAddress(String($0)) != nil }
+    }
+}
+
+extension Configuration {
+    /// The range of `transform.maximumDimension`: from an icon to libvips's largest coordinate.
+    public static let dimensionRange = 16...10_000_000
+    /// The range of `transform.maximumPixels`.
+    public static let pixelsRange = 1...(1 << 40)
+    /// The range of `transform.concurrency`.
+    public static let transformConcurrencyRange = 1...64
+    /// The range of `transform.jpegQuality`.
+    public static let jpegQualityRange = 1...100
+}
+
+extension Configuration.Transform {
+    /// Checks the transformation fields; see `Configuration.validate()`. `imageBytes` is `limits.imageBytes`.
+    func validate(imageBytes: Int) throws(ConfigurationError) {
+        if let maximumDimension {
+            try Configuration.check("transform.maximumDimension", maximumDimension, in: Configuration.dimensionRange)
+        }
+        try Configuration.check("transform.maximumSourceBytes", maximumSourceBytes, atLeast: imageBytes)
+        try Configuration.check("transform.maximumPixels", maximumPixels, in: Configuration.pixelsRange)
+        try Configuration.check("transform.concurrency", concurrency, in: Configuration.transformConcurrencyRange)
+        try Configuration.check("transform.jpegQuality", jpegQuality, in: Configuration.jpegQualityRange)
     }
 }

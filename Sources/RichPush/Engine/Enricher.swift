@@ -25,7 +25,9 @@ public final class Enricher: Service {
         self.fetcher = fetcher
         self.cache =
             configuration.cache.enabled
-            ? MediaCache(fetcher: fetcher, settings: configuration.cache) : nil
+            ? MediaCache(
+                source: fetcher, root: fetcher.root, statistics: fetcher.statistics, settings: configuration.cache)
+            : nil
     }
 
     /// Processes one payload, finishing by `deadline`.

@@ -185,7 +185,8 @@ final class EnrichmentRun: Sendable {
     /// the thumbnail's attachment first, since iOS shows the first one.
     static func mutate(_ payload: Payload, with attachments: [Attachment], overrides: [AlertOverride] = []) -> Payload {
         var content = payload
-        for override in overrides where override.applies(given: attachments) { override.apply(to: &content) }
+        let attached = attachments.map(\.source)
+        for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
         var published: [String: String] = [:]
         for attachment in attachments {
             if case .published(let url)? = attachment.media.publication { published[attachment.source] = url }

@@ -1,0 +1,18 @@
+import RichPushCore
+
+/// Adobe Journey Optimizer (and Adobe Experience Platform Messaging): a top-level `"adb_media": "<url>"`.
+public struct AdobeMediaConvention: MediaConvention {
+    public var name: String { "adb_media" }
+
+    /// `adb_uri`: the deep link Adobe's Messaging extension opens.
+    public var routeKeys: [RouteKey] { [RouteKey(.url, ["adb_uri"])] }
+
+    /// The convention.
+    public init() {}
+
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        scan.take(payload.root["adb_media"], field: "adb_media", convention: name, identifier: "adb_media")
+        return scan
+    }
+}

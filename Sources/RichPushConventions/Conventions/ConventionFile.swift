@@ -1,0 +1,83 @@
+import RichPushCore
+
+/// User-defined conventions, described in JSON (`richpush --conventions FILE`):
+///
+/// ```json
+/// {"conventions": [
+///   {"name": "acme", "url": ["acme", "media", "url"], "hint": ["acme", "media", "type"], "identifier": "acme"},
+///   {"name": "legacy", "url": ["extra", "@json", "image"]}
+/// ]}
+/// ```
+/// `url` (required) and `hint` (optional) are key paths from the payload's root; the step `@json` parses a
+/// JSON-encoded string. `identifier` defaults to the name. Names are lowercase letters, digits, `_` and `-`,
+/// unique, and not a built-in convention's.
+public enum ConventionFile {
+    /// Parses the file's text.
+    /// - Throws: `ConventionFileError` naming the bad entry and what is wrong with it.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(ConventionFileError) -> [KeyPathConvention] {
+        let value: JSONValue
+        do {
+            value = try JSONParser().parse(bytes)
+        } catch {
+            throw ConventionFileError("the file is not JSON: \(error.detail)")
+        }
+        guard case .object(let root) = value, case .array(let entries)? = root["conventions"] else {
+            throw ConventionFileError("expected an object with a \"conventions\" array")
+        }
+        var conventions: [KeyPathConvention] = []
+        var names = Set(ConventionRegistry.standard.conventions.map(\.name))
+        for (index, entry) in entries.enumerated() {
+            let label = "conventions[\(index)]"
+            guard case .object(let object) = entry else {
+                throw ConventionFileError("\(label): expected an object, found \(entry.kindDescription)")
+            }
+            guard let name = object["name"]?.stringValue, !name.isEmpty,
+                name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D })
+            else {
+                throw ConventionFileError("\(label): \"name\" must be a non-empty string of a-z, 0-9, _ and -")
+            }
+            guard names.insert(name).inserted else {
+                throw ConventionFileError("\(label) (\(name)): the name is already taken (built-in or earlier entry)")
+            }
+            let url = try path(object["url"], label: "\(label) (\(name)): \"url\"", required: true)!
+            let hint = try path(object["hint"], label: "\(label) (\(name)): \"hint\"", required: false)
+            var identifier = name
+            if let given = object["identifier"] {
+                guard let text = given.stringValue, !text.isEmpty else {
+                    throw ConventionFileError("\(label) (\(name)): \"identifier\" must be a non-empty string")
+                }
+                identifier = text
+            }
+            for key in object.members.map(\.key.value) where !["name", "url", "hint", "identifier"].contains(key) {
+                throw ConventionFileError("\(label) (\(name)): unknown field \"\(key)\"")
+            }
+            conventions.append(KeyPathConvention(name: name, path: url, hintPath: hint, identifier: identifier))
+        }
+        return conventions
+    }
+
+    private static func path(_ value: JSONValue?, label: String, required: Bool) throws(ConventionFileError) -> [String]? {
+        guard let value else {
+            if required { throw ConventionFileError("\(label) is required") }
+            return nil
+        }
+        guard case .array(let steps) = value, !steps.isEmpty,
+            steps.allSatisfy({ ($0.stringValue.map { !$0.isEmpty }) ?? false })
+        else {
+            throw ConventionFileError("\(label) must be a non-empty array of keys (strings; \"@json\" parses a JSON string)")
+        }
+        let keys = steps.compactMap(\.stringValue)
+        guard keys.last != KeyPathConvention.jsonStep else {
+            throw ConventionFileError("\(label) cannot end with \"@json\"")
+        }
+        return keys
+    }
+}
+
+/// A conventions file is unusable; `message` names the entry and the field.
+public struct ConventionFileError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, and where.
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,150 @@
+import RichPushCore
+
+/// Conventions that read one URL (and perhaps a declared type) at a fixed key path, each checked against the
+/// vendor's own extension source.
+
+/// Walks `path` from the payload's root through objects; the step `@json` parses the current string as JSON
+/// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing; an object passes). Returns the value,
+/// or nil when a key is absent; a step that must be an object and is not one is a `bad-reference` problem.
+func walk(_ payload: Payload, _ path: [String], into scan: inout ConventionScan) -> JSONValue? {
+    var current: JSONValue = .object(payload.root)
+    for (index, key) in path.enumerated() {
+        if key == KeyPathConvention.jsonStep {
+            // A JSON-encoded string is parsed; an object (vendors send either) passes as it is.
+            if case .object = current { continue }
+            guard case .string(let text) = current,
+                case .some(let parsed) = try? JSONParser().parse(Array(text.value.utf8))
+            else { return nil }
+            current = parsed
+            continue
+        }
+        guard case .object(let object) = current else {
+            let field = path[..<index].joined(separator: ".")
+            scan.problems.append(
+                Problem(source: field, code: .badReference, detail: "\(field) holds \(current.kindDescription); expected an object"))
+            return nil
+        }
+        guard let next = object[key] else { return nil }
+        current = next
+    }
+    return current
+}
+
+/// A convention that reads one URL string at a fixed key path through nested objects. The vendors below are
+/// instances, each path checked against the vendor's own extension source.
+public struct KeyPathConvention: MediaConvention {
+    public let name: String
+    /// Where the vendor keeps the app's custom data, searched for a route.
+    public var customData: [[String]] = []
+    /// Where the vendor's SDK reads its deep link, searched for a route first.
+    public var routeKeys: [RouteKey] = []
+    /// The keys from the payload's root to the URL; `@json` parses a JSON-encoded string on the way.
+    public let path: [String]
+    /// The keys to the declared type (the attachment's `type_hint`), if the vendor sends one.
+    public let hintPath: [String]?
+    /// The attachment identifier.
+    public let identifier: String
+
+    /// The path step that parses the current string value as JSON.
+    public static let jsonStep = "@json"
+
+    /// A convention reading the URL at `path` (and a declared type at `hintPath`).
+    public init(name: String, path: [String], hintPath: [String]? = nil, identifier: String) {
+        self.name = name
+        self.path = path
+        self.hintPath = hintPath
+        self.identifier = identifier
+    }
+
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        let value = walk(payload, path, into: &scan)
+        var hint: String?
+        if let hintPath, let declared = walk(payload, hintPath, into: &scan) {
+            hint = scan.string(declared, field: hintPath.joined(separator: "."))
+        }
+        // The dotted field names are made only when there is something to name (every payload is scanned by
+        // every convention, and most have none of its keys).
+        guard let value else { return scan }
+        scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier, typeHint: hint)
+        return scan
+    }
+
+    /// Firebase Cloud Messaging: `fcm_options.image` (FIRMessagingExtensionHelper, which then names the file
+    /// after the server's suggested file name: how a JPEG ends up as `.php`).
+    public static let firebase = KeyPathConvention(name: "fcm", path: ["fcm_options", "image"], identifier: "fcm_image")
+    /// Braze: `ab` → `att` → `url`, with `type` (a file suffix such as `jpg`) as the `type_hint`
+    /// (AppboyAPNSDictionaryKey, AttachmentKey, AttachmentURLKey and AttachmentTypeKey in Braze's notification
+    /// service sample; Braze names the file after the declared type).
+    /// Its deep link is `ab_uri`.
+    public static let braze: KeyPathConvention = {
+        var convention = KeyPathConvention(
+            name: "braze", path: ["ab", "att", "url"], hintPath: ["ab", "att", "type"], identifier: "braze_att")
+        convention.routeKeys = [RouteKey(.url, ["ab_uri"])]
+        return convention
+    }()
+    /// Iterable: `itbl` → `attachment-url` (ITBNotificationServiceExtension; JsonKey.Payload in the swift-sdk).
+    /// Its deep link is `itbl.defaultAction.data` when `defaultAction.type` is `openUrl` (any other type names a
+    /// custom action, and `data` is that action's argument).
+    public static let iterable: KeyPathConvention = {
+        var convention = KeyPathConvention(
+            name: "iterable", path: ["itbl", "attachment-url"], identifier: "itbl_attachment")
+        convention.routeKeys = [
+            RouteKey(.url, ["itbl", "defaultAction", "data"], when: (["itbl", "defaultAction", "type"], "openUrl"))
+        ]
+        return convention
+    }()
+    /// Customer.io: `CIO` → `push` → `image` (the rich push payload of Customer.io's iOS SDK). The identifier
+    /// starts with `cio_sdk_`, the prefix by which Customer.io's SDK finds its own attachments (to remove their
+    /// files once the push is opened).
+    public static let customerIO: KeyPathConvention = {
+        var convention = KeyPathConvention(
+            name: "customerio", path: ["CIO", "push", "image"], identifier: "cio_sdk_image")
+        convention.customData = [["CIO", "push"]]
+        return convention
+    }()
+    /// AWS Amplify / Pinpoint: `data` → `media-url` (PinpointNotificationPayload in Amplify's notification
+    /// utilities).
+    public static let amplify: KeyPathConvention = {
+        var convention = KeyPathConvention(name: "amplify", path: ["data", "media-url"], identifier: "media-url")
+        convention.customData = [["data"], ["data", "pinpoint"]]
+        return convention
+    }()
+}
+
+/// Pushwoosh (and other SDKs that follow it): a top-level `attachment` string. An `attachment` object is Home
+/// Assistant's convention, not this one, and is left to it.
+public struct PushwooshConvention: MediaConvention {
+    public var name: String { "pushwoosh" }
+    public init() {}
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        guard let value = payload.root["attachment"] else { return scan }
+        if case .object = value { return scan }
+        scan.take(value, field: "attachment", convention: name, identifier: "attachment")
+        return scan
+    }
+}
+
+/// Batch: `com.batch` → `at` → `u` (the URL) and `t` (the declared type, a UTI), as Batch's
+/// RichNotificationHelper reads them. The type becomes the attachment's `type_hint`; the identifier is Batch's
+/// own, `batch_rich_attachment`.
+public struct BatchConvention: MediaConvention {
+    public var name: String { "batch" }
+    /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
+    public var customData: [[String]] { [["com.batch"]] }
+    public init() {}
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        guard let attachment = walk(payload, ["com.batch", "at"], into: &scan) else { return scan }
+        guard case .object(let object) = attachment else {
+            scan.problems.append(
+                Problem(source: "com.batch.at", code: .badReference, detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
+            return scan
+        }
+        let hint = scan.string(object["t"], field: "com.batch.at.t")
+        scan.take(
+            object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_rich_attachment", typeHint: hint)
+        return scan
+    }
+}

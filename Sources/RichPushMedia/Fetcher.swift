@@ -1,0 +1,159 @@
+import RichPushCore
+import RichPushFetch
+import RichPushStore
+
+/// Fetches media URLs to attachment files: many at once, through one curl multi handle driven by its own
+/// thread, each under a deadline, typed by its bytes, streamed to disk. The attachment pipeline's stages in their
+/// order: the transfer (`FetchLoop`, which hands each body's first bytes to the sniffer, `SniffService`), then the
+/// digest and the structure (`DigestService`), then the transformation (`TransformStep`). The media cache and the
+/// publisher sit above it, in the engine's order.
+///
+/// A `Fetcher` is safe to share between tasks. Call `await shutdown()` when done; it cancels whatever is in
+/// flight.
+public final class Fetcher: Sendable {
+    private let loop: FetchLoop
+    /// Hashes each stored file once it is complete, off the loop's thread.
+    private let digests = DigestService()
+    /// What happens to images after their download, when a converter is configured.
+    private let transformStep: TransformStep?
+    /// The attachments root, opened once for every transfer (and the media cache).
+    package let root: AttachmentRoot
+    /// Whether attachment directories are made ahead (`SpareAttachments`): not for a root on a tmpfs.
+    package let makesSpares: Bool
+    /// Counts for operators; the media cache records its lookups here too.
+    package let statistics = StatisticsCounter()
+
+    /// A fetcher with these settings, already validated (the engine's `init(configuration:)` validates them
+    /// first).
+    /// - Throws: `FetcherError` when libmagic's database cannot be loaded, or when the attachments root is refused
+    ///   (a symbolic link, not a directory, another user's, writable by group or others; see `AttachmentStore`) or
+    ///   cannot be made.
+    package init(
+        network: NetworkSettings, limits: LimitSettings, store: AttachmentStore, transform: TransformSettings
+    ) throws(FetcherError) {
+        do {
+            root = try store.open()
+        } catch {
+            throw FetcherError(detail: error.detail)
+        }
+        let spares = SpareAttachments(root: root, makesAhead: !root.isInMemory)
+        makesSpares = spares.makesAhead
+        let sniffer: SniffService
+        do {
+            sniffer = try SniffService()
+        } catch {
+            throw FetcherError(detail: "libmagic: \(error.detail)")
+        }
+        loop = FetchLoop(
+            settings: FetchSettings(
+                network: network, limits: limits, spares: spares, caps: BodyCaps(limits: limits, transform: transform)),
+            sniffer: sniffer)
+        let root = root
+        transformStep = transform.converter.map { converter in
+            TransformStep(settings: transform, converter: converter, imageBytes: limits.imageBytes, root: root)
+        }
+    }
+
+    /// How many images are being transformed now.
+    package var transformsRunning: Int { transformStep?.running ?? 0 }
+
+    /// How many images wait to be transformed now.
+    package var transformsWaiting: Int { transformStep?.waiting ?? 0 }
+
+    deinit {
+        loop.stop {}
+        digests.stop()
+        transformStep?.stop()
+    }
+
+    /// Fetches `url` into a new attachment directory, finishing by `deadline`; then, when a converter is
+    /// configured (`Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
+    /// A JPEG, PNG or GIF whose structure is damaged (`ImageStructure`, walked as the file is hashed) is refused
+    /// with `damaged-image` when a phone would show nothing of it, else attached with its `damage` said.
+    ///
+    /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
+    /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.
+    public func fetch(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        await fetch(url, deadline: deadline, validators: Validators())
+    }
+
+    /// Fetches `url`, conditionally when `validators` are given: a 304 ends it with code `not-modified`.
+    package func fetch(
+        _ url: String, deadline: ContinuousClock.Instant, validators: Validators
+    ) async -> Result<FetchedMedia, FetchFailure> {
+        let result = await loop.fetch(TransferRequest(url: url, deadline: deadline, validators: validators))
+        guard case .success(var media) = result else { return result }
+        statistics.record { $0.fetchedBytes += media.bytes }
+        switch await digests.digest(media.path, bytes: media.bytes, checking: media.type) {
+        case .success(let digest) where digest.bytes == media.bytes:
+            media.sha256 = digest.sha256
+            switch digest.structure {
+            case .showsNothing(let detail)?:
+                root.remove(media)
+                return .failure(FetchFailure(.damagedImage, "\(detail); a phone shows nothing of it"))
+            case .showsPart(let detail)?:
+                media.damage = detail
+            case .whole?, nil:
+                break
+            }
+        case .success(let digest):
+            root.remove(media)
+            return .failure(
+                FetchFailure(.storeFailed, "\(media.path) changed size after it was stored: \(digest.bytes) bytes, not \(media.bytes)"))
+        case .failure(let error):
+            root.remove(media)
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+        return await transformStep?.transform(media, deadline: deadline) ?? .success(media)
+    }
+
+    /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
+    /// The result's `type` is the sniffed type and `bytes` the declared length (else the bytes seen); it has no
+    /// path.
+    package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true))
+    }
+
+    /// Fetches `url`, finishing within `timeout` from now.
+    public func fetch(_ url: String, timeout: Duration) async -> Result<FetchedMedia, FetchFailure> {
+        await fetch(url, deadline: .now + timeout)
+    }
+
+    /// Cancels every transfer in flight and stops the loop thread, returning once it has stopped (no thread of
+    /// the cooperative pool is held meanwhile). Later fetches fail with `cancelled`.
+    public func shutdown() async {
+        await loop.stop()
+        digests.stop()
+        transformStep?.stop()
+    }
+
+    /// `shutdown()` for synchronous code: blocks the calling thread until the loop has stopped. Not for async
+    /// code, where it would hold a thread of the cooperative pool: there, `await shutdown()`.
+    @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
+    public func shutdown() {
+        loop.stopAndWait()
+        digests.stop()
+        transformStep?.stop()
+    }
+}
+
+extension BodyCaps {
+    /// The caps of bodies fetched for this transformation: without a converter, iOS's (`limits`); with one, every
+    /// image may be as large as `transform.maximumSourceBytes`, and images iOS does not attach are fetched to be
+    /// transcoded when `transform.transcode` is on.
+    package init(limits: LimitSettings, transform: TransformSettings) {
+        self.init(
+            limits: limits,
+            sourceImageBytes: transform.isEnabled ? max(transform.maximumSourceBytes, limits.imageBytes) : nil,
+            transcodes: transform.isEnabled && transform.transcode)
+    }
+}
+
+extension Fetcher: MediaSource {}
+
+/// The fetcher could not start.
+public struct FetcherError: Error, Sendable, CustomStringConvertible {
+    /// Why.
+    public let detail: String
+    public var description: String { detail }
+}

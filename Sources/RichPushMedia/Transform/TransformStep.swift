@@ -1,0 +1,456 @@
+import Dispatch
+import RichPushCore
+import RichPushStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The step between a download and its attachment that turns an image into one iOS attaches: transcoded when
+/// iOS does not attach its type, downscaled when over the image cap or `maximumDimension`, re-encoded without
+/// metadata when asked; everything else passes through untouched, at no cost.
+///
+/// Conversions run on `concurrency` threads of their own (never the fetch loop, never the cooperative pool),
+/// first come first served, each within its payload's deadline: one still waiting at the deadline never starts,
+/// one running is stopped (`StopSignal`), and either ends `expired` with no file left. The fetched file is removed
+/// once it has been transformed or refused; the result is a new attachment directory of its own.
+final class TransformStep: Sendable {
+    private let settings: TransformSettings
+    private let converter: any ImageConverter
+    private let imageBytes: Int
+    private let root: AttachmentRoot
+    private let queue = LockedValue(Queue())
+
+    private struct Job: Sendable {
+        var media: FetchedMedia
+        var deadline: ContinuousClock.Instant
+        var stop: StopSignal
+        var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
+    }
+
+    private struct Queue {
+        var jobs: [Job] = []
+        /// The stop signals of the jobs running now, by thread.
+        var running: [Int: StopSignal] = [:]
+        var stopped = false
+    }
+
+    /// Re-encodes over the image cap are made again smaller, at most this many times in all.
+    static let maximumAttempts = 3
+
+    init(settings: TransformSettings, converter: any ImageConverter, imageBytes: Int, root: AttachmentRoot) {
+        self.settings = settings
+        self.converter = converter
+        self.imageBytes = imageBytes
+        self.root = root
+        for thread in 0..<settings.concurrency {
+            startDedicatedThread { [self] in work(thread) }
+        }
+    }
+
+    /// Whether `media` goes through the step's threads. Every image's pixel count is checked, even one that needs
+    /// no conversion (a phone would decode a bomb attached as is): a JPEG or PNG whose first bytes gave its
+    /// dimensions (`ImageDimensions`) within the limits, needing nothing else, passes without leaving the caller's
+    /// thread; any other image has its header read by the converter. Audio and video always pass.
+    func mayTransform(_ media: FetchedMedia) -> Bool {
+        guard media.type.kind == .image else { return false }
+        if settings.verifyImages, Self.verified.contains(media.type) { return true }
+        guard media.type.isAttachable, let size = media.dimensions else { return true }
+        let header = ImageHeader(size: size)
+        return pixelRefusal(header) != nil
+            || Plan(media: media, header: header, settings: settings, imageBytes: imageBytes).isNeeded
+    }
+
+    /// `media` as it is attached: itself when nothing applies, else converted into a new attachment directory
+    /// (the fetched one is then removed), or the failure (`too-many-pixels`, `transform-failed`, `expired` at the
+    /// deadline, `cancelled` when the calling task is), with the fetched file removed.
+    func transform(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+        guard mayTransform(media) else { return .success(media) }
+        if let size = media.dimensions, let refusal = pixelRefusal(ImageHeader(size: size)) {
+            // The first bytes already declared too many: refused without a decoder or a thread.
+            root.remove(media)
+            return .failure(refusal)
+        }
+        let stop = StopSignal()
+        let timer = DispatchWorkItem { stop.stop() }
+        let remaining = max(0, (deadline - .now).inMilliseconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(remaining), execute: timer)
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let job = Job(media: media, deadline: deadline, stop: stop) { continuation.resume(returning: $0) }
+                let accepted = queue.update { queue in
+                    guard !queue.stopped else { return false }
+                    queue.jobs.append(job)
+                    return true
+                }
+                if !accepted {
+                    root.remove(media)
+                    job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
+                }
+            }
+        } onCancel: {
+            stop.stop()
+        }
+    }
+
+    /// How many conversions are running now (for tests that must act while one is).
+    var running: Int { queue.withLock { $0.running.count } }
+
+    /// How many conversions wait for a thread now (for tests that must act once one does).
+    var waiting: Int { queue.withLock { $0.jobs.count } }
+
+    /// Ends the threads: a job still queued ends `cancelled` at once, a running one is stopped (`cancelled`).
+    func stop() {
+        let (dropped, running) = queue.update { queue in
+            queue.stopped = true
+            defer { queue.jobs = [] }
+            return (queue.jobs, Array(queue.running.values))
+        }
+        for signal in running { signal.stop() }
+        for job in dropped {
+            root.remove(job.media)
+            job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
+        }
+    }
+
+    private func work(_ thread: Int) {
+        while true {
+            let next: Job? = queue.wait { queue -> Job?? in
+                queue.running[thread] = nil
+                if !queue.jobs.isEmpty {
+                    let job = queue.jobs.removeFirst()
+                    queue.running[thread] = job.stop
+                    return .some(job)
+                }
+                return queue.stopped ? .some(nil) : nil
+            }
+            guard let job = next else { return }
+            var outcome = run(job)
+            if case .success(let result) = outcome {
+                if result.path == job.media.path {
+                    job.completion(outcome)
+                    continue
+                }
+                // A converter that finished after its deadline despite the stop: too late to be attached.
+                if let ended = ended(job) {
+                    root.remove(result)
+                    outcome = .failure(FetchFailure(ended.code, "the image was transformed only after the deadline (the converter did not stop)"))
+                }
+            }
+            root.remove(job.media)
+            job.completion(outcome)
+        }
+    }
+
+    /// One job, on a step thread: the plan from the header, then the conversion(s).
+    private func run(_ job: Job) -> Result<FetchedMedia, FetchFailure> {
+        let media = job.media
+        if let ended = ended(job) { return .failure(ended) }
+        let header: ImageHeader
+        if media.type.isAttachable, let size = media.dimensions,
+            !Plan(media: media, header: ImageHeader(size: size), settings: settings, imageBytes: imageBytes).isNeeded
+        {
+            // A JPEG or PNG whose first bytes gave its size, here for its verifying decode alone (which names its
+            // type's decoder itself): no probe.
+            header = ImageHeader(size: size)
+        } else {
+            do {
+                // Read only as what libmagic decided the bytes are.
+                header = try converter.header(of: media.path, type: media.type)
+            } catch {
+                return .failure(FetchFailure(error.code, error.detail))
+            }
+        }
+        if let refusal = pixelRefusal(header) { return .failure(refusal) }
+        var damage = media.damage
+        // A verifying decode of an image whose structure is damaged would say what is known already.
+        if settings.verifyImages, Self.verified.contains(media.type), damage == nil {
+            switch verdict(job) {
+            case .success(let found): damage = found
+            case .failure(let refusal): return .failure(refusal)
+            }
+        }
+        return planned(job, header: header).map { attached in
+            var attached = attached
+            attached.damage = damage
+            return attached
+        }
+    }
+
+    /// The types a verifying decode checks: those iOS attaches as fetched, whose headers alone were judged.
+    static let verified: [MediaType] = [.jpeg, .png, .gif]
+
+    /// The verdicts of verifying decodes, by SHA-256: nil when the image decodes whole, else why not. A campaign
+    /// pays one decode per image even where its result is not cached (a refusal is not); bounded, it starts over
+    /// when full.
+    private let verdicts = LockedValue([String: String?]())
+    static let maximumVerdicts = 10_000
+
+    /// Whether `job`'s image decodes whole: nil when it does; else, for a JPEG or a GIF, why not (a phone shows
+    /// what decodes, the rest grey or empty: it is attached with a `damaged-image` problem), and for a PNG the
+    /// refusal (a phone shows nothing of it).
+    private func verdict(_ job: Job) -> Result<String?, FetchFailure> {
+        let media = job.media
+        let damage: String?
+        if let known = verdicts.withLock({ $0[media.sha256] }) {
+            damage = known
+        } else {
+            switch decodes(job) {
+            case .success(let found): damage = found
+            case .failure(let failure): return .failure(failure)
+            }
+            verdicts.withLock { verdicts in
+                if verdicts.count >= Self.maximumVerdicts { verdicts.removeAll() }
+                verdicts[media.sha256] = .some(damage)
+            }
+        }
+        guard let damage, media.type == .png else { return .success(damage) }
+        return .failure(FetchFailure(.damagedImage, "\(damage); a phone shows nothing of a PNG that does not decode whole"))
+    }
+
+    /// One verifying decode: nil when the image decodes whole, else why not.
+    private func decodes(_ job: Job) -> Result<String?, FetchFailure> {
+        var request = VerificationRequest(path: job.media.path, type: job.media.type)
+        if job.media.type == .png {
+            // Its structure and CRCs first, without a decoder; then the picture chunks alone are decoded.
+            do {
+                request.bytes = try PNGChunks(InputReader.read(job.media.path, limit: settings.maximumSourceBytes).get()).stripped()
+            } catch let damage as PNGChunks.Damage {
+                return .success(damage.detail)
+            } catch {
+                return .failure(FetchFailure(.storeFailed, "cannot read the fetched image: \(error)"))
+            }
+        }
+        do {
+            try converter.verify(request, stop: job.stop)
+            return .success(nil)
+        } catch {
+            if let ended = ended(job) { return .failure(ended) }
+            guard error.code == .damagedImage else { return .failure(FetchFailure(error.code, error.detail)) }
+            return .success("the image does not decode whole: \(error.detail)")
+        }
+    }
+
+    /// What `job`'s image needs, done: itself when nothing, else a new attachment.
+    private func planned(_ job: Job, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+        let media = job.media
+        let plan = Plan(media: media, header: header, settings: settings, imageBytes: imageBytes)
+        guard plan.isNeeded else { return .success(media) }
+        if media.type == .png {
+            if plan.format == .png, plan.maximumSide == nil, media.bytes <= imageBytes {
+                return filterChunks(job, header: header)
+            }
+            // libvips reads an APNG's default image alone: what is attached is still, and says so.
+            if PNGChunks.isAnimated(head: head(of: media.path)) {
+                return convert(job, plan: plan, header: header, steps: [.firstFrame])
+            }
+        }
+        return convert(job, plan: plan, header: header)
+    }
+
+    /// The first bytes of a file (64 KiB: APNG's acTL comes before the first IDAT, after IHDR), or none.
+    private func head(of path: String) -> [UInt8] {
+        var head: [UInt8] = []
+        _ = FileSystem.readChunks(path) { chunk in
+            head += chunk.prefix(65_536 - head.count)
+            return head.count < 65_536
+        }
+        return head
+    }
+
+    /// A PNG whose only need is losing its metadata: its chunks filtered (`PNGChunks`), nothing decoded, every
+    /// frame of an APNG kept.
+    private func filterChunks(_ job: Job, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+        let png: PNGChunks
+        do {
+            let bytes = try InputReader.read(job.media.path, limit: imageBytes).get()
+            png = try PNGChunks(bytes)
+        } catch let damage as PNGChunks.Damage {
+            return .failure(FetchFailure(.damagedImage, damage.detail))
+        } catch {
+            return .failure(FetchFailure(.storeFailed, "cannot read the fetched image: \(error)"))
+        }
+        let stripped = png.stripped()
+        return write(job, format: .png) { partial throws(FetchFailure) in
+            let written = stripped.withUnsafeBytes { bytes in Result { () throws(StoreError) in try partial.write(bytes) } }
+            if case .failure(let error) = written { throw FetchFailure(.storeFailed, error.detail) }
+            return ImageSize(width: header.width, height: header.height)
+        }.map { written in
+            var media = written.media
+            media.dimensions = written.size
+            media.transformation = Transformation(
+                steps: [.metadataStripped],
+                original: Transformation.Original(type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+            return media
+        }
+    }
+
+    /// The refusal of an image whose header declares more pixels than allowed (or none), else nil.
+    private func pixelRefusal(_ header: ImageHeader) -> FetchFailure? {
+        if header.width <= 0 || header.height <= 0 {
+            return FetchFailure(.damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
+        }
+        guard header.pixels > settings.maximumPixels else { return nil }
+        let frames = header.pages > 1 ? " x \(header.pages) frames" : ""
+        return FetchFailure(
+            .tooManyPixels,
+            "the header declares \(header.width) x \(header.height) pixels\(frames); the limit is \(settings.maximumPixels) (transform.maximumPixels)")
+    }
+
+    /// Why the job must not go on (its deadline came, or its caller gave up), or nil.
+    private func ended(_ job: Job) -> FetchFailure? {
+        guard job.stop.isStopped || ContinuousClock.now >= job.deadline else { return nil }
+        if ContinuousClock.now >= job.deadline - .milliseconds(2) {
+            return FetchFailure(.expired, "the deadline came before the image was transformed")
+        }
+        return FetchFailure(.cancelled, "cancelled before the image was transformed")
+    }
+
+    /// What a fetched image needs, decided from its type, size and header.
+    struct Plan {
+        var format: MediaType
+        var maximumSide: Int?
+        var animated: Bool
+        var isNeeded: Bool
+
+        init(media: FetchedMedia, header: ImageHeader, settings: TransformSettings, imageBytes: Int) {
+            animated = header.pages > 1 && (media.type == .gif || media.type == .webp)
+            if media.type.isAttachable {
+                format = media.type
+            } else if animated {
+                format = .gif
+            } else {
+                format = header.hasAlpha ? .png : .jpeg
+            }
+            if let bound = settings.maximumDimension, header.longestSide > bound {
+                maximumSide = bound
+            }
+            isNeeded =
+                format != media.type || maximumSide != nil || media.bytes > imageBytes
+                || (settings.stripMetadata && (media.type == .jpeg || media.type == .png))
+        }
+    }
+
+    /// Converts until the output fits the image cap (each attempt smaller), into a new attachment.
+    private func convert(
+        _ job: Job, plan: Plan, header: ImageHeader, steps: [Transformation.Step] = []
+    ) -> Result<FetchedMedia, FetchFailure> {
+        var plan = plan
+        var steps = steps
+        for attempt in 1...Self.maximumAttempts {
+            if let ended = ended(job) { return .failure(ended) }
+            let written: Written
+            switch write(job, plan) {
+            case .success(let output):
+                written = output
+            case .failure(let failure):
+                // An animation that cannot be written as a GIF is attached as its first frame.
+                guard plan.animated, failure.code == .transformFailed, !job.stop.isStopped else { return .failure(failure) }
+                plan.animated = false
+                plan.format = header.hasAlpha ? .png : .jpeg
+                steps = [.firstFrame]
+                continue
+            }
+            guard written.media.bytes > imageBytes else {
+                var media = written.media
+                media.dimensions = written.size
+                var done: [Transformation.Step] = []
+                if plan.format != job.media.type { done.append(.transcoded) }
+                // Compared by the longest side: turning a photo upright swaps its width and height.
+                if max(written.size.width, written.size.height) < header.longestSide { done.append(.downscaled) }
+                done.append(.metadataStripped)
+                media.transformation = Transformation(
+                    steps: done + steps,
+                    original: Transformation.Original(type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+                return .success(media)
+            }
+            root.remove(written.media)
+            guard attempt < Self.maximumAttempts else {
+                return .failure(
+                    FetchFailure(
+                        .transformFailed,
+                        "still \(written.media.bytes) bytes at \(written.size.width) x \(written.size.height) after \(attempt) re-encodes; the image cap is \(imageBytes)"))
+            }
+            // Bytes go roughly with the area: shrink the sides by the square root of the excess, and a margin.
+            let longest = max(written.size.width, written.size.height)
+            let scale = (Double(imageBytes) / Double(written.media.bytes)).squareRoot() * 0.85
+            plan.maximumSide = max(16, Int(Double(longest) * scale))
+        }
+        return .failure(FetchFailure(.transformFailed, "no attempt was made"))
+    }
+
+    private struct Written {
+        var media: FetchedMedia
+        var size: ImageSize
+    }
+
+    /// One conversion into a new attachment directory.
+    private func write(_ job: Job, _ plan: Plan) -> Result<Written, FetchFailure> {
+        write(job, format: plan.format) { partial throws(FetchFailure) in
+            let request = ConversionRequest(
+                input: job.media.path, type: job.media.type, output: partial.fileDescriptor, format: plan.format,
+                maximumSide: plan.maximumSide, quality: settings.jpegQuality, animated: plan.animated)
+            do throws(TransformFailure) {
+                return try converter.convert(request, stop: job.stop)
+            } catch {
+                throw FetchFailure(error.code, error.detail)
+            }
+        }
+    }
+
+    /// A new attachment of `format` that `fill` writes: written, checked, committed, hashed.
+    private func write(
+        _ job: Job, format: MediaType, _ fill: (PartialAttachment) throws(FetchFailure) -> ImageSize
+    ) -> Result<Written, FetchFailure> {
+        let partial: PartialAttachment
+        do {
+            partial = try root.begin()
+        } catch {
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+        let size: ImageSize
+        do {
+            size = try fill(partial)
+        } catch {
+            partial.discard()
+            if let ended = ended(job) { return .failure(ended) }
+            return .failure(error)
+        }
+        let path: String
+        do {
+            path = try partial.commit(fileExtension: format.fileExtension)
+        } catch {
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+        let stored = FetchedMedia(
+            path: path, directory: partial.directory, type: format, bytes: 0, sha256: "",
+            validators: job.media.validators)
+        let digest: FileDigest
+        switch FileDigest.of(path) {
+        case .success(let read):
+            digest = read
+        case .failure(let error):
+            root.remove(stored)
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+        guard Self.signature(of: format).contains(where: { digest.head.starts(with: $0) }) else {
+            root.remove(stored)
+            return .failure(FetchFailure(.transformFailed, "the converter wrote something that is not \(format.mime)"))
+        }
+        var media = stored
+        media.bytes = digest.bytes
+        media.sha256 = digest.sha256
+        return .success(Written(media: media, size: size))
+    }
+
+    /// The first bytes a file of `type` starts with (any of them).
+    static func signature(of type: MediaType) -> [[UInt8]] {
+        switch type {
+        case .jpeg: return [[0xFF, 0xD8, 0xFF]]
+        case .png: return [[0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]]
+        case .gif: return [Array("GIF87a".utf8), Array("GIF89a".utf8)]
+        default: return []
+        }
+    }
+}
