@@ -13,6 +13,7 @@ demo: build
 	@scripts/demo
 
 test: deps
+	scripts/check-layers
 	timeout 1200 swift test
 
 clean:

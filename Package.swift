@@ -140,8 +140,8 @@ let testTargets: [Target] = [
         // the child processes' spawn (ChildProcess.swift).
         dependencies: [
             "RichPushCore", "RichPushStore", "RichPushFetch", "RichPushConventions", "RichPushMedia", "RichPush",
-            "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush", "CSystem", "CTestSupport",
-            "RichPushTestSupport",
+            "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush",
+            "CSystem", "CTestSupport", "RichPushTestSupport",
         ]
     ),
     // The HTTP core's own suites: heads, messages, the streamed body (no enrichment).
