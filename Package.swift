@@ -128,12 +128,22 @@ let supportTargets: [Target] = [
     // The test process's own start-up: libvips opened before main (see ctestsupport.c).
     .target(name: "CTestSupport", dependencies: ["CVips"]),
     // What every test target shares: waiting for a condition with a bound.
-    .target(name: "RichPushTestSupport", path: "Tests/RichPushTestSupport"),
+    .target(name: "RichPushTestSupport", dependencies: ["FixtureOrigin"], path: "Tests/RichPushTestSupport"),
 ]
 
 // MARK: - Tests
 
 let testTargets: [Target] = [
+    // One test target per library layer, testing it without the layers above (scripts/check-layers holds them to
+    // it); suites that go through the engine, the CLI, the service or the worker are RichPushTests'.
+    .testTarget(name: "RichPushCoreTests", dependencies: ["RichPushCore", "RichPushTestSupport"]),
+    .testTarget(name: "RichPushStoreTests", dependencies: ["RichPushCore", "RichPushStore", "RichPushTestSupport"]),
+    .testTarget(name: "RichPushFetchTests", dependencies: ["RichPushCore", "RichPushFetch", "RichPushTestSupport"]),
+    .testTarget(
+        name: "RichPushConventionsTests",
+        dependencies: ["RichPushCore", "RichPushConventions", "RichPushTestSupport"]
+    ),
+    .testTarget(name: "RichPushMediaTests", dependencies: ["RichPushCore", "RichPushMedia", "RichPushTestSupport"]),
     .testTarget(
         name: "RichPushTests",
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary. CSystem for

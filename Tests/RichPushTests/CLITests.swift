@@ -118,12 +118,6 @@ extension TestBed {
     }
 }
 
-func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "richpush-cli-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 @Suite("CLI: richpush enrich, stream, gc")
 struct CLITests {
     @Test("enrich: one result per input in argument order; invalid inputs give exit 1 and do not stop the rest")

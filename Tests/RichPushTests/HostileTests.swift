@@ -168,30 +168,6 @@ struct HostileServerTests {
     }
 }
 
-/// Whether this machine lets us mount a small tmpfs (root in a sandbox that allows it): the real ENOSPC test.
-let canMountTmpfs: Bool = {
-    let point = NSTemporaryDirectory() + "richpush-mount-probe-" + UUID().uuidString
-    try? FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: point) }
-    guard mount("tmpfs", point, "tmpfs", 0, "size=64k") == 0 else { return false }
-    umount(point)
-    return true
-}()
-
-/// Runs `body` with a new directory on which a tmpfs of `size` (mount's `size=` option) is mounted; unmounts and
-/// removes it afterwards.
-func withTmpfs<Result>(
-    size: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (String) async throws -> Result
-) async throws -> Result {
-    let point = try temporaryDirectory()
-    #expect(mount("tmpfs", point, "tmpfs", 0, "size=\(size)") == 0, sourceLocation: sourceLocation)
-    defer {
-        umount(point)
-        try? FileManager.default.removeItem(atPath: point)
-    }
-    return try await body(point)
-}
-
 @Suite("The disk", .serialized)
 struct DiskTests {
     @Test("a full disk (ENOSPC) gives store-failed and leaves no partial file", .enabled(if: canMountTmpfs))

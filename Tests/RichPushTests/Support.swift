@@ -84,11 +84,6 @@ final class TestBed: Sendable {
     }
 }
 
-/// The bytes of a fixture media file.
-func fixture(_ name: String) -> [UInt8] {
-    Array(FileManager.default.contents(atPath: FixtureRoutes.fixturesDirectory + "/media/" + name)!)
-}
-
 /// The SHA-256 of a file, by the system's sha256sum (an independent check of our streaming hash), run off the
 /// cooperative pool.
 func sha256sum(_ path: String) async throws -> String {
@@ -130,14 +125,6 @@ final class Janitor: Sendable {
     /// Waits for everything handed over (at most 60 s: a clean-up never holds the process's exit for ever).
     func finish() {
         _ = group.wait(timeout: .now() + 60)
-    }
-}
-
-/// Runs blocking work (a child process, a key generation) on a thread of its own, so that it never holds one
-/// of the cooperative pool's few threads while other tests wait on their deadlines.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }
 
@@ -199,21 +186,6 @@ func fetchOnce(_ path: String, through enricher: Enricher, on bed: TestBed) asyn
 /// file, then resuming the caller. A few milliseconds unloaded; a deadline not enforced at all misses it by
 /// seconds in every test that uses it (their servers would hold a transfer for 6 s or more).
 let deadlineSlack: Duration = .milliseconds(250)
-
-/// A seeded generator (SplitMix64): random test data is the same on every run, so a failure reproduces.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A loopback port that refuses connections for as long as this lives: a TCP socket bound to it and not listening.
 /// A connection to it is reset at once, and no other test's server can take the port meanwhile (a port found by

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RichPush
+import RichPushTestSupport
 @testable import RichPushCore
 
 @Suite("Lossless JSON")
@@ -76,18 +76,6 @@ struct JSONTests {
         var changed = object
         changed.set("\u{FFFD}", .text("x"))
         #expect(JSONWriter.string(.object(changed)) == #"{"\ud800":"x","\udfff":"x"}"#)
-    }
-
-    @Test("a key written with escapes is found by what it means; the convention finds its media")
-    func escapedKeyLookup() throws {
-        let payload = try Payload(parsing: Array(#"{"aps":{"mutable\u002dcontent":1},"adb\u005fmedia":"https://m.example/a.jpg"}"#.utf8))
-        #expect(payload.isMutable)
-        #expect(payload.root["adb_media"]?.stringValue == "https://m.example/a.jpg")
-        let scan = AdobeMediaConvention().scan(payload)
-        #expect(scan.references.map(\.url) == ["https://m.example/a.jpg"])
-        var content = payload
-        content.root.set("adb_media", .text("https://m.example/b.jpg"))
-        #expect(JSONWriter.string(content.json).contains(#""adb\u005fmedia":"https://m.example/b.jpg""#))
     }
 
     @Test("keys match scalar by scalar, as the iPhone's userInfo does: a decomposed é is another key")
@@ -168,12 +156,4 @@ struct JSONTests {
     func mutable(text: String, expected: Bool) throws {
         #expect(try Payload(parsing: Array(text.utf8)).isMutable == expected)
     }
-}
-
-enum FixtureDirectory {
-    static var root: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures").path
-    }
-    static var payloads: String { root + "/payloads" }
 }

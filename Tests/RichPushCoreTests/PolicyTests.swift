@@ -1,6 +1,5 @@
 import Testing
 
-@testable import RichPush
 @testable import RichPushCore
 
 @Suite("Address policy")

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import RichPush
-@testable import RichPushCore
+import RichPushCore
+import RichPushTestSupport
 @testable import RichPushMedia
 
 /// The structure walks of JPEG, PNG and GIF (`ImageStructure`), without I/O: files built here byte by byte, whole,

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import RichPush
-@testable import RichPushCore
+import RichPushCore
+import RichPushTestSupport
+@testable import RichPushConventions
 
 @Suite("Conventions")
 struct ConventionTests {
@@ -88,6 +89,18 @@ struct ConventionTests {
         let result = registry.scan(payload)
         #expect(result.references.map(\.url) == ["https://a/1.jpg", "https://c/3.gif"])
         #expect(result.references.map(\.identifier) == ["adb_media", "adb_media-2"])
+    }
+
+    @Test("a key written with escapes is found by what it means; the convention finds its media")
+    func escapedKeyLookup() throws {
+        let payload = try Payload(parsing: Array(#"{"aps":{"mutable\u002dcontent":1},"adb\u005fmedia":"https://m.example/a.jpg"}"#.utf8))
+        #expect(payload.isMutable)
+        #expect(payload.root["adb_media"]?.stringValue == "https://m.example/a.jpg")
+        let scan = AdobeMediaConvention().scan(payload)
+        #expect(scan.references.map(\.url) == ["https://m.example/a.jpg"])
+        var content = payload
+        content.root.set("adb_media", .text("https://m.example/b.jpg"))
+        #expect(JSONWriter.string(content.json).contains(#""adb\u005fmedia":"https://m.example/b.jpg""#))
     }
 }
 

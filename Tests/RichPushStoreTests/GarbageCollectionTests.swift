@@ -1,21 +1,9 @@
 import Foundation
 import Testing
 
-@testable import RichPush
-@testable import RichPushCore
-
-/// The names in a directory, sorted; empty when it cannot be read.
-func entries(_ directory: String) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
-}
-
-/// Sets a path's modification time to two hours ago, so that `gc --older-than 3600` (or less) takes it.
-func makeOld(_ path: String) throws {
-    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: path)
-}
-
-/// A new UUID as RichPush names its directories.
-func attachmentName() -> String { UUID().uuidString.lowercased() }
+import RichPushCore
+import RichPushTestSupport
+@testable import RichPushStore
 
 @Suite("gc: by descriptors only, never following a link, never crossing a device", .offPool)
 struct GarbageCollectionTests {

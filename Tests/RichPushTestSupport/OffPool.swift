@@ -9,15 +9,15 @@ import Testing
 /// payload waiting 3 s, its bound 2 s). Under this trait the test's task prefers a `TestThreadExecutor`, so its
 /// synchronous code and the jobs of its child tasks run there; unstructured tasks it starts, and the library's own
 /// threads, are unaffected.
-struct OffPoolTrait: TestTrait, SuiteTrait, TestScoping {
-    var isRecursive: Bool { true }
+package struct OffPoolTrait: TestTrait, SuiteTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+    package func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         // Around each test case (each argument of a parameterized test), not around a suite as a whole.
         testCase == nil ? nil : self
     }
 
-    func provideScope(
+    package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         let executor = TestThreadExecutor()
@@ -28,21 +28,21 @@ struct OffPoolTrait: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == OffPoolTrait {
     /// Runs each test on a thread of its own, off the cooperative pool (`OffPoolTrait`).
-    static var offPool: Self { Self() }
+    package static var offPool: Self { Self() }
 }
 
 /// A task executor with one thread of its own, which runs the jobs given to it in order; ended by `finish()`, once
 /// the work that prefers it is done.
-final class TestThreadExecutor: TaskExecutor, @unchecked Sendable {
+package final class TestThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var jobs: [UnownedJob] = []
     private var finished = false
     private var threadRunning = false
 
-    init() {}
+    package init() {}
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -60,7 +60,7 @@ final class TestThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Ends the thread once the jobs already given are run.
-    func finish() {
+    package func finish() {
         condition.lock()
         finished = true
         condition.signal()
@@ -69,7 +69,7 @@ final class TestThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Whether the caller runs on the thread of a `TestThreadExecutor`. (Not by `Thread.current.name`: on Linux it
     /// gave the pool's "com.apple.root.default-qos" on this thread too.)
-    static var isCurrentThread: Bool { threads.withLock { $0.contains(pthread_self()) } }
+    package static var isCurrentThread: Bool { threads.withLock { $0.contains(pthread_self()) } }
     private static let threads = Mutex<Set<pthread_t>>([])
 
     private func run() {
@@ -90,21 +90,10 @@ final class TestThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 }
 
-@Suite("Test support: the off-pool trait")
-struct OffPoolTraitTests {
-    @Test("a test under .offPool runs its body, and its child tasks, on its own thread", .offPool)
-    func runsOnItsThread() async {
-        #expect(TestThreadExecutor.isCurrentThread)
-        let children = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<4 { group.addTask { TestThreadExecutor.isCurrentThread } }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(children == [true, true, true, true])
-    }
-
-    @Test("without it, a test runs on the cooperative pool")
-    func poolOtherwise() async {
-        #expect(!TestThreadExecutor.isCurrentThread)
+/// Runs blocking work (a child process, a key generation) on a thread of its own, so that it never holds one
+/// of the cooperative pool's few threads while other tests wait on their deadlines.
+package func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }
-

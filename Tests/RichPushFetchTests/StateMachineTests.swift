@@ -1,7 +1,6 @@
 import Testing
 
-@testable import RichPush
-@testable import RichPushCore
+import RichPushTestSupport
 @testable import RichPushFetch
 
 @Suite("Register-versus-cancel state machine")

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A new directory of its own under the temporary directory.
+package func temporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "richpush-cli-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Whether this machine lets us mount a small tmpfs (root in a sandbox that allows it): the real ENOSPC test.
+package let canMountTmpfs: Bool = {
+    let point = NSTemporaryDirectory() + "richpush-mount-probe-" + UUID().uuidString
+    try? FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: point) }
+    guard mount("tmpfs", point, "tmpfs", 0, "size=64k") == 0 else { return false }
+    umount(point)
+    return true
+}()
+
+/// Runs `body` with a new directory on which a tmpfs of `size` (mount's `size=` option) is mounted; unmounts and
+/// removes it afterwards.
+package func withTmpfs<Result>(
+    size: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (String) async throws -> Result
+) async throws -> Result {
+    let point = try temporaryDirectory()
+    #expect(mount("tmpfs", point, "tmpfs", 0, "size=\(size)") == 0, sourceLocation: sourceLocation)
+    defer {
+        umount(point)
+        try? FileManager.default.removeItem(atPath: point)
+    }
+    return try await body(point)
+}
+
+/// The names in a directory, sorted; empty when it cannot be read.
+package func entries(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+}
+
+/// Sets a path's modification time to two hours ago, so that `gc --older-than 3600` (or less) takes it.
+package func makeOld(_ path: String) throws {
+    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: path)
+}
+
+/// A new UUID as RichPush names its directories.
+package func attachmentName() -> String { UUID().uuidString.lowercased() }
