@@ -38,24 +38,31 @@ final class TLSOrigin: @unchecked Sendable {
         for (name, response) in responses ?? [:] {
             try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
         }
-        // A free port: let an origin pick one, then hand it over.
-        let probe = try HTTPOrigin(handler: { _ in .init() })
-        port = probe.port
-        probe.stop()
+        // s_server listens on a port the kernel picks, and says which: "ACCEPT 127.0.0.1:PORT", printed once it
+        // listens (not under -quiet, which silences that line too). A free port found here and handed over left a
+        // window in which another test's listener could take it: s_server then exited ("BIO_bind: Address already
+        // in use") while the readiness probe, answered by that listener, passed, and the fetch failed with
+        // SSL_ERROR_SYSCALL (seen once in a full run).
+        let output = directory + "/s_server.out"
+        let errors = directory + "/s_server.err"
         server = ChildProcess()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         server.arguments = [
-            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key,
-            responses == nil ? "-WWW" : "-HTTP", "-quiet",
+            "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key,
+            responses == nil ? "-WWW" : "-HTTP",
         ]
         server.currentDirectoryURL = URL(
             fileURLWithPath: responses == nil ? FixtureRoutes.fixturesDirectory + "/media" : directory)
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
+        server.standardOutput = try Self.newFile(output)
+        server.standardError = try Self.newFile(errors)
         try server.run()
-        // Ready when it accepts a connection: a bounded wait (on a thread of its own: see `offPool`).
-        for _ in 0..<100 where !Self.accepts(port) { usleep(50_000) }
-        guard Self.accepts(port) else { throw Failure(description: "openssl s_server never accepted on port \(port)") }
+        do {
+            port = try Self.acceptedPort(server, output: output, errors: errors)
+        } catch {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+            throw error
+        }
     }
 
     deinit {
@@ -65,16 +72,35 @@ final class TLSOrigin: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+    private static func newFile(_ path: String) throws -> FileHandle {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let file = FileHandle(forWritingAtPath: path)
+        else { throw Failure(description: "cannot create \(path)") }
+        return file
+    }
+
+    /// The port in s_server's "ACCEPT 127.0.0.1:PORT" line, read from `output` as soon as it is there (every 10 ms,
+    /// on this thread: see `offPool`). Throws, with s_server's standard error, when s_server exits first or 30 s pass
+    /// (a bound for a failure only: it printed the line 0.05 to 0.25 s after its start at load 16 on two cores).
+    private static func acceptedPort(_ server: ChildProcess, output: String, errors: String) throws -> Int {
+        func failure(_ what: String) -> Failure {
+            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            return Failure(description: "openssl s_server \(what) before listening: \(stderr)")
+        }
+        let end = ContinuousClock.now + .seconds(30)
+        while true {
+            // Whole lines only: the last piece may be one that s_server is still writing.
+            let written = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            let lines = written.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            if let line = lines.first(where: { $0.hasPrefix("ACCEPT ") }),
+                let port = line.split(separator: ":").last.flatMap({ Int($0) })
+            {
+                return port
+            }
+            guard server.isRunning else { throw failure("exited \(server.terminationStatus)") }
+            guard ContinuousClock.now < end else { throw failure("printed no ACCEPT line within 30 s") }
+            usleep(10_000)
+        }
     }
 }
 
