@@ -1,5 +1,6 @@
 import CSystem
 import Foundation
+import Testing
 
 /// A child process, spawned with `posix_spawn`: the part of Foundation's `Process` the tests use, without its
 /// crash. Swift 6.3.1's `Process.run()` lists `/proc/self/fd` to close the child's inherited descriptors and copies
@@ -7,9 +8,9 @@ import Foundation
 /// test process died with SIGSEGV in `Process.run` now and then (seen in a clean-clone CI run; fixed in Foundation
 /// after 6.3.1, swift-corelibs-foundation#5472). Here glibc's `closefrom` action closes them in the child instead.
 ///
-/// Standard streams as `Process` takes them: nil inherits the test's, a `FileHandle` is given as it is, a `Pipe`
-/// gives the child its reading end (input) or writing end (output), which the parent then closes, so that the
-/// parent reads an end of file when the child exits.
+/// Standard streams as `Process` takes them: nil inherits the test's, a `FileHandle` is given as it is
+/// (`FileHandle.nullDevice` as /dev/null), a `Pipe` gives the child its reading end (input) or writing end (output),
+/// which the parent then closes, so that the parent reads an end of file when the child exits.
 final class ChildProcess: @unchecked Sendable {
     var executableURL: URL?
     var arguments: [String] = []
@@ -38,11 +39,17 @@ final class ChildProcess: @unchecked Sendable {
             (standardError, STDERR_FILENO, false),
         ] {
             switch stream {
+            case let handle as FileHandle where handle === FileHandle.nullDevice:
+                // Foundation's null device has no descriptor (-1): dup2 of it failed, unseen, and the child kept
+                // the test's own stream.
+                let flags = isInput ? O_RDONLY : O_WRONLY
+                try Self.check(posix_spawn_file_actions_addopen(&actions, target, "/dev/null", flags, 0), "/dev/null")
             case let handle as FileHandle:
-                posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target)
+                try Self.check(posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, target), "dup2 action")
             case let pipe as Pipe:
                 let childEnd = isInput ? pipe.fileHandleForReading : pipe.fileHandleForWriting
-                posix_spawn_file_actions_adddup2(&actions, childEnd.fileDescriptor, target)
+                let added = posix_spawn_file_actions_adddup2(&actions, childEnd.fileDescriptor, target)
+                try Self.check(added, "dup2 action")
                 parentEnds.append(childEnd)
             case nil:
                 break
@@ -94,4 +101,23 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Sends SIGTERM.
     func terminate() { kill(processIdentifier, SIGTERM) }
+}
+
+@Suite("Test support: ChildProcess")
+struct ChildProcessTests {
+    @Test("FileHandle.nullDevice gives the child /dev/null, not the test's own streams", .offPool)
+    func nullDevice() async throws {
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // What the shell's own standard input and output are (read before any redirection), on its standard error.
+        process.arguments = ["-c", "streams=$(readlink /proc/$$/fd/0 /proc/$$/fd/1); echo \"$streams\" >&2"]
+        let errors = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let written = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(String(decoding: written, as: UTF8.self) == "/dev/null\n/dev/null\n")
+    }
 }
