@@ -1,0 +1,44 @@
+import RichPushCore
+
+/// A change a convention asks for in the returned content, besides the attachments (Airship's `content`).
+public struct AlertOverride: Sendable, Hashable {
+    /// Replaces `aps.alert.title` when set.
+    public var title: String?
+    /// Replaces `aps.alert.subtitle` when set.
+    public var subtitle: String?
+    /// Replaces `aps.alert.body` when set.
+    public var body: String?
+    /// The URLs that must all be attached for the override to apply (Airship's text goes with its media: its
+    /// SDK drops the text when a download fails). Empty: it always applies.
+    public var requiredURLs: [String] = []
+
+    /// An override.
+    public init(title: String? = nil, subtitle: String? = nil, body: String? = nil) {
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+    }
+
+    /// Whether the override applies once the URLs `attached` are attached: every required URL is among them.
+    package func applies(attached: [String]) -> Bool {
+        requiredURLs.allSatisfy { attached.contains($0) }
+    }
+
+    /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string
+    /// becomes its body) and keeping every other key where it was.
+    package func apply(to payload: inout Payload) {
+        guard title != nil || subtitle != nil || body != nil else { return }
+        var aps = payload.root["aps"]?.objectValue ?? JSONObject()
+        var alert: JSONObject
+        switch aps["alert"] {
+        case .object(let object)?: alert = object
+        case .string(let text)?: alert = JSONObject([("body", .string(text))])
+        default: alert = JSONObject()
+        }
+        if let title { alert.set("title", .text(title)) }
+        if let subtitle { alert.set("subtitle", .text(subtitle)) }
+        if let body { alert.set("body", .text(body)) }
+        aps.set("alert", .object(alert))
+        payload.root.set("aps", .object(aps))
+    }
+}

@@ -1,0 +1,24 @@
+import RichPushCore
+
+/// Batch: `com.batch` → `at` → `u` (the URL) and `t` (the declared type, a UTI), as Batch's
+/// RichNotificationHelper reads them. The type becomes the attachment's `type_hint`; the identifier is Batch's
+/// own, `batch_rich_attachment`.
+public struct BatchConvention: MediaConvention {
+    public var name: String { "batch" }
+    /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
+    public var customData: [[String]] { [["com.batch"]] }
+    public init() {}
+    public func scan(_ payload: Payload) -> ConventionScan {
+        var scan = ConventionScan()
+        guard let attachment = walk(payload, ["com.batch", "at"], into: &scan) else { return scan }
+        guard case .object(let object) = attachment else {
+            scan.problems.append(
+                Problem(source: "com.batch.at", code: .badReference, detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
+            return scan
+        }
+        let hint = scan.string(object["t"], field: "com.batch.at.t")
+        scan.take(
+            object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_rich_attachment", typeHint: hint)
+        return scan
+    }
+}

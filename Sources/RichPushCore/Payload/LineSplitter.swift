@@ -1,0 +1,67 @@
+/// Splits bytes, as they arrive, into lines, each bounded: a longer line is reported as too long and skipped
+/// to its end without being held. Holds at most the limit plus the last chunk appended.
+package struct LineSplitter: Sendable {
+    package enum Line: Sendable {
+        case text([UInt8])
+        /// A line over the limit, and how long it was.
+        case tooLong(Int)
+    }
+
+    private let limit: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var skipping = false
+    private var skipped = 0
+
+    package init(limit: Int) { self.limit = limit }
+
+    /// A splitter over the whole of an input already in memory (a request's body), which it shares rather than
+    /// copies: a 64 MiB batch is not held twice.
+    package init(limit: Int, whole bytes: [UInt8]) {
+        self.limit = limit
+        buffer = bytes
+    }
+
+    /// Whether a whole line is buffered (the next `next` returns one without more input).
+    package var hasLine: Bool { buffer[start...].contains(0x0A) }
+
+    /// Adds the next bytes of the input.
+    package mutating func append(_ bytes: some Collection<UInt8>) {
+        if start > 0 {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+        buffer += bytes
+    }
+
+    /// The next whole line without its newline, or nil when none is buffered. At the end of the input
+    /// (`atEnd`), a final line without a newline counts.
+    package mutating func next(atEnd: Bool) -> Line? {
+        if let newline = buffer[start...].firstIndex(of: 0x0A) {
+            let count = newline - start
+            let line = Array(buffer[start..<newline])
+            start = newline + 1
+            return finish(line, count: count)
+        }
+        if buffer.count - start > limit {
+            skipping = true
+            skipped += buffer.count - start
+            buffer = []
+            start = 0
+        }
+        guard atEnd, start < buffer.count || skipping else { return nil }
+        let line = Array(buffer[start...])
+        buffer = []
+        start = 0
+        return finish(line, count: line.count)
+    }
+
+    private mutating func finish(_ line: [UInt8], count: Int) -> Line {
+        guard skipping else { return count > limit ? .tooLong(count) : .text(line) }
+        defer {
+            skipping = false
+            skipped = 0
+        }
+        return .tooLong(skipped + count)
+    }
+}

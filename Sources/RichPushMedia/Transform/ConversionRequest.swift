@@ -1,0 +1,31 @@
+import RichPushCore
+
+/// One conversion the step asks for.
+public struct ConversionRequest: Sendable, Hashable {
+    /// The image's path.
+    public var input: String
+    /// What libmagic decided its bytes are: the only decoder it is read with.
+    public var type: MediaType
+    /// An open, empty file to write into; the step owns it (the converter neither closes nor renames it).
+    public var output: Int32
+    /// The type to write: JPEG, PNG or GIF (for an animation).
+    public var format: MediaType
+    /// The longest side of the output (aspect kept, never enlarged); nil keeps the size.
+    public var maximumSide: Int?
+    /// JPEG quality, 1 to 100.
+    public var quality: Int
+    /// Whether every frame is read (an animation written as GIF), rather than the first.
+    public var animated: Bool
+
+    public init(
+        input: String, type: MediaType, output: Int32, format: MediaType, maximumSide: Int?, quality: Int, animated: Bool
+    ) {
+        self.input = input
+        self.type = type
+        self.output = output
+        self.format = format
+        self.maximumSide = maximumSide
+        self.quality = quality
+        self.animated = animated
+    }
+}
