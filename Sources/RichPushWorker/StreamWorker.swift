@@ -407,6 +407,11 @@ package final class StreamWorker: Service {
         })
     }
 
+    /// Whether every entry taken is written and no more will be read (under the state's lock).
+    private func drainedAll(_ state: State) -> Bool {
+        !gate.isOpen && state.readerDone && gate.inside == 0
+    }
+
     /// Writes each result (or dead letter) with its acknowledgement, in one script; keeps a write through an
     /// outage and retries it, so a result computed is written once the server is back. Past the drain's end it
     /// writes nothing more: what is queued then stays pending.
@@ -417,7 +422,13 @@ package final class StreamWorker: Service {
         while true {
             // Results go in batches (`WriteBatching`: one script call, one round trip, for many); a dead letter
             // alone, at once.
-            if let oldest = state.wait(timeout: .milliseconds(200), { $0.oldestWrite }) {
+            // Woken by a result queued, or at once by the end of the work (its last entry written once reading
+            // stopped, or the drain's time over), so that a drained worker exits when it is done.
+            let woken = state.wait(timeout: .milliseconds(200)) { state -> ContinuousClock.Instant?? in
+                if let oldest = state.oldestWrite { return oldest }
+                return state.drainOver || drainedAll(state) ? .some(nil) : nil
+            }
+            if let oldest = woken ?? nil {
                 let lingerEnds = oldest + batching.linger
                 if lingerEnds > .now {
                     _ = state.wait(timeout: lingerEnds - .now) { state -> Void? in
@@ -431,7 +442,7 @@ package final class StreamWorker: Service {
             let step = state.withLock { state -> WriterStep in
                 if state.drainOver { return .finish(drained: false) }
                 guard let first = state.writes.first else {
-                    return !gate.isOpen && state.readerDone && gate.inside == 0 ? .finish(drained: true) : .idle
+                    return drainedAll(state) ? .finish(drained: true) : .idle
                 }
                 if first.isDeadLetter { return .write([first]) }
                 return .write(Array(state.writes.prefix { !$0.isDeadLetter }.prefix(WriteBatching.maximum)))

@@ -30,9 +30,6 @@ package final class TerminationSignals: @unchecked Sendable {
         }
     }
 
-    /// Whether a signal has come.
-    package var isRequested: Bool { requested.withLock { $0 } }
-
     deinit {
         for source in sources { source.cancel() }
     }

@@ -37,9 +37,6 @@ package final class GracefulShutdown: Sendable {
 
     package init() {}
 
-    /// Whether the graceful shutdown was asked for.
-    package var isRequested: Bool { handlers.withLock { $0.requested } }
-
     /// Asks for the graceful shutdown: every handler registered runs now, once, on the calling thread. Later calls
     /// do nothing.
     package func trigger() {
