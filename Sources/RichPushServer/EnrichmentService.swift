@@ -339,11 +339,11 @@ package final class EnrichmentService: HTTPHandler {
     private func parameters(_ request: HTTPRequest, assigningID: Bool) -> Result<Parameters, Refusal> {
         var timeout = enricher.configuration.deadline
         if let text = request.query["deadline"] {
-            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+            // Never beyond the server's deadline.
+            guard let requested = Duration.requested(text, within: timeout) else {
                 return .failure(Refusal(.error(400, "deadline: expected a positive number of seconds, got '\(text)'")))
             }
-            // Never beyond the server's deadline (compared in seconds first, so no conversion can overflow).
-            timeout = .seconds(seconds, within: timeout)
+            timeout = requested
         }
         let requestID: String
         if let given = request.headers["x-request-id"] {

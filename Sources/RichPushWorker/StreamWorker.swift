@@ -368,7 +368,7 @@ package final class StreamWorker: Service {
                 .deadLetter(id: id, reason: "delivered \(deliveries) times without a result", deliveries: deliveries))
             return
         }
-        let deadline = entry.deadline.flatMap(Double.init)
+        let requested = entry.deadline
         let enricher = enricher
         let configured = enricher.configuration.deadline
         let limit = payloadLimit
@@ -376,10 +376,7 @@ package final class StreamWorker: Service {
             let result: EnrichmentResult
             switch entry.payload {
             case .bytes(let bytes):
-                var timeout = configured
-                if let seconds = deadline, seconds > 0, seconds.isFinite {
-                    timeout = .seconds(seconds, within: configured)
-                }
+                let timeout = requested.flatMap { Duration.requested($0, within: configured) } ?? configured
                 result = await enricher.enrich(json: bytes, source: id, deadline: .now + timeout)
             case .tooLarge(let length):
                 // As the parser words it for a payload it refuses by size, without the bytes ever held.

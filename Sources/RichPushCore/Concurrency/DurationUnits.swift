@@ -10,9 +10,12 @@ extension Duration {
         Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000)
     }
 
-    /// `seconds` (positive and finite, checked by the caller) as a duration to the millisecond, never longer than
-    /// `limit` and never zero: a deadline a request or a queue entry asks for, within the configured one.
-    package static func seconds(_ seconds: Double, within limit: Duration) -> Duration {
+    /// The deadline a request (`?deadline=`) or a queue entry (`deadline`) asks for, `text` in seconds, within the
+    /// configured one: to the millisecond, never longer than `limit` (compared in seconds first, so no conversion
+    /// can overflow) and never zero. Nil when `text` is not a positive, finite number of seconds: the service
+    /// refuses the request, the worker keeps `limit`.
+    package static func requested(_ text: some StringProtocol, within limit: Duration) -> Duration? {
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else { return nil }
         guard seconds < limit.inSeconds else { return limit }
         return .milliseconds(Swift.max(1, Int64((seconds * 1000).rounded())))
     }

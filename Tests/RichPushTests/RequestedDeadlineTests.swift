@@ -1,0 +1,19 @@
+import RichPush
+import Testing
+
+/// The one clamp of a deadline a request (`?deadline=`) or a queue entry (`deadline`) asks for (no I/O).
+@Suite struct RequestedDeadlineTests {
+    @Test(
+        "a positive, finite number of seconds, to the millisecond, never beyond the configured deadline nor zero; anything else nil",
+        arguments: [
+            ("2.5", Duration?.some(.milliseconds(2500))),
+            ("30", .some(.seconds(25))),
+            ("25", .some(.seconds(25))),
+            ("1e300", .some(.seconds(25))),
+            ("0.0001", .some(.milliseconds(1))),
+            ("0", nil), ("-1", nil), ("nan", nil), ("inf", nil), ("abc", nil), ("", nil), (" 2", nil),
+        ])
+    func clamp(text: String, expected: Duration?) {
+        #expect(Duration.requested(text, within: .seconds(25)) == expected)
+    }
+}
