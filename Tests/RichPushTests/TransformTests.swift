@@ -105,35 +105,39 @@ import Testing
     @Test("a conversion stopped before it starts, or while it runs, fails at once")
     func stopped() throws {
         let image = Self.media("plain-100mp.png")
-        // How long one whole conversion takes here now. Measured here: 0.4 to 0.8 s, and 2 ms from a stop to the
-        // return, before or during. (One, not the quicker of two: a slow one only widens the bound, and each holds
-        // back the conversions of other tests that fail, which run again alone.)
-        var started = ContinuousClock.now
-        _ = try convert(image, to: "whole.jpg", as: .jpeg)
-        let whole = ContinuousClock.now - started
-        try FileManager.default.removeItem(atPath: directory + "/whole.jpg")
-        // "At once" is within half a whole conversion: stopped 50 ms in, one that ran on would take nearly a whole
-        // conversion more, and one stopped before it starts would decode nothing. (This test runs on a thread of
-        // its own, `.offPool`: no busy cooperative pool stands between the stop and the return.)
-        let before = StopSignal()
-        before.stop()
-        started = ContinuousClock.now
-        #expect(throws: TransformFailure.self) { try convert(image, to: "before.jpg", as: .jpeg, stop: before) }
-        let beforeTook = ContinuousClock.now - started
-        #expect(beforeTook < whole / 2, "stopped before it started, it took \(beforeTook); a conversion takes \(whole)")
-        let during = StopSignal()
-        let stoppedAt = LockedValue<ContinuousClock.Instant?>(nil)
-        let stopper = Thread {
-            Thread.sleep(forTimeInterval: 0.05)
-            stoppedAt.withLock { $0 = .now }
-            during.stop()
+        // "At once" is within half a whole conversion measured just before: stopped 50 ms in, one that ran on would
+        // take nearly a whole conversion more, and one stopped before it starts would decode nothing. Measured
+        // here: a whole conversion 0.4 to 0.8 s, 2 ms from a stop to the return. Under a loaded full run a stopped
+        // conversion can still wait behind other suites' conversions (libvips calls take turns) and the machine's
+        // load changes between the two timings (seen: 1.8-2.0 s against a 1.5-1.7 s bound, 2 runs of 6), so the
+        // pair is timed again, at most three times; one that is not stopped at once fails all three.
+        var attempts: [String] = []
+        for attempt in 0..<3 {
+            var started = ContinuousClock.now
+            _ = try convert(image, to: "whole\(attempt).jpg", as: .jpeg)
+            let whole = ContinuousClock.now - started
+            try FileManager.default.removeItem(atPath: directory + "/whole\(attempt).jpg")
+            let before = StopSignal()
+            before.stop()
+            started = ContinuousClock.now
+            #expect(throws: TransformFailure.self) { try convert(image, to: "before\(attempt).jpg", as: .jpeg, stop: before) }
+            let beforeTook = ContinuousClock.now - started
+            let during = StopSignal()
+            let stoppedAt = LockedValue<ContinuousClock.Instant?>(nil)
+            let stopper = Thread {
+                Thread.sleep(forTimeInterval: 0.05)
+                stoppedAt.withLock { $0 = .now }
+                during.stop()
+            }
+            stopper.start()
+            // Not stopped, it would finish and return the size.
+            #expect(throws: TransformFailure.self) { try convert(image, to: "during\(attempt).jpg", as: .jpeg, stop: during) }
+            let returned = ContinuousClock.now
+            let stopped = try #require(stoppedAt.withLock { $0 }, "the conversion failed before it was stopped")
+            if beforeTook < whole / 2 && returned - stopped < whole / 2 { return }
+            attempts.append("stopped before it started, took \(beforeTook); returned \(returned - stopped) after a stop; a whole conversion \(whole)")
         }
-        stopper.start()
-        // Not stopped, it would finish and return the size.
-        #expect(throws: TransformFailure.self) { try convert(image, to: "during.jpg", as: .jpeg, stop: during) }
-        let returned = ContinuousClock.now
-        let stopped = try #require(stoppedAt.withLock { $0 }, "the conversion failed before it was stopped")
-        #expect(returned - stopped < whole / 2, "returned \(returned - stopped) after the stop; a conversion takes \(whole)")
+        Issue.record("not stopped at once in three tries: \(attempts)")
     }
 
     @Test("a file that is not an image fails with libvips's reason")
