@@ -11,7 +11,7 @@ import Synchronization
 /// wake the loop. Everything else (the multi handle, every easy handle) is touched on this thread. Nothing
 /// slow runs on it: a body's first bytes go to the `BodySniffer`, whose verdict comes back as a command.
 package final class FetchLoop: @unchecked Sendable {
-    package typealias Completion = @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
+    package typealias Completion = @Sendable (TransferOutcome) -> Void
 
     private enum Command {
         case start(id: UInt64, TransferRequest, Completion)
@@ -67,8 +67,8 @@ package final class FetchLoop: @unchecked Sendable {
     /// Runs `request` to its end: refused at once when its URL fails the checks (`URLCheck`), else a transfer on
     /// the loop. Cancelling the calling task cancels the transfer (code `cancelled`) and removes its partial file
     /// before this returns.
-    package func fetch(_ request: TransferRequest) async -> Result<FetchedMedia, FetchFailure> {
-        if let refusal = settings.urlCheck.check(request.url) { return .failure(refusal) }
+    package func fetch(_ request: TransferRequest) async -> TransferOutcome {
+        if let refusal = settings.urlCheck.check(request.url) { return .failed(refusal) }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let registration = LockedValue(RegistrationState())
         return await withTaskCancellationHandler {
@@ -77,7 +77,7 @@ package final class FetchLoop: @unchecked Sendable {
                 case .start:
                     submit(id: id, request) { continuation.resume(returning: $0) }
                 case .finishCancelled:
-                    continuation.resume(returning: .failure(Self.cancelled))
+                    continuation.resume(returning: .failed(Self.cancelled))
                 }
             }
         } onCancel: {
@@ -99,7 +99,7 @@ package final class FetchLoop: @unchecked Sendable {
             return true
         }
         guard accepted else {
-            completion(.failure(FetchFailure(.cancelled, "the fetcher has shut down")))
+            completion(.failed(FetchFailure(.cancelled, "the fetcher has shut down")))
             return
         }
         multi.wakeup()
@@ -152,12 +152,12 @@ package final class FetchLoop: @unchecked Sendable {
             for command in commands {
                 switch command {
                 case .start(let id, let request, let completion): start(id: id, request, completion)
-                case .cancel(let id, let reason): settle(id: id, with: .failure(reason))
+                case .cancel(let id, let reason): settle(id: id, with: .failed(reason))
                 case .sniffed(let id, let verdict):
                     if let outcome = transfers[id]?.decide(verdict) { settle(id: id, with: outcome) }
                 case .stop:
                     for id in Array(transfers.keys) {
-                        settle(id: id, with: .failure(FetchFailure(.cancelled, "the fetcher has shut down")))
+                        settle(id: id, with: .failed(FetchFailure(.cancelled, "the fetcher has shut down")))
                     }
                     sniffs.stop()
                     settings.spares.stop()
@@ -203,7 +203,7 @@ package final class FetchLoop: @unchecked Sendable {
     private func expireDue() {
         for id in deadlines.popDue(.now) {
             guard let transfer = transfers[id] else { continue }
-            settle(id: id, with: .failure(FetchFailure(.expired, "the deadline came first (\(transfer.bytes) bytes received)")))
+            settle(id: id, with: .failed(FetchFailure(.expired, "the deadline came first (\(transfer.bytes) bytes received)")))
         }
         // Transfers that finished early leave their entries behind; keep the heap within 4x the live ones.
         if deadlines.count > 1024, deadlines.count > 4 * transfers.count {
@@ -221,13 +221,13 @@ package final class FetchLoop: @unchecked Sendable {
             completion: completion)
         transfers[id] = transfer
         guard request.deadline > .now else {
-            settle(id: id, with: .failure(FetchFailure(.expired, "the deadline had passed before the transfer began")))
+            settle(id: id, with: .failed(FetchFailure(.expired, "the deadline had passed before the transfer began")))
             return
         }
         do {
             try transfer.configure()
         } catch {
-            settle(id: id, with: .failure(FetchFailure(.network, error.detail)))
+            settle(id: id, with: .failed(FetchFailure(.network, error.detail)))
             return
         }
         deadlines.insert(request.deadline, id: id)
@@ -239,7 +239,7 @@ package final class FetchLoop: @unchecked Sendable {
         do {
             try transfer.follow(url)
         } catch {
-            settle(id: id, with: .failure(FetchFailure(.network, error.detail)))
+            settle(id: id, with: .failed(FetchFailure(.network, error.detail)))
             return
         }
         admit(id: id, transfer)
@@ -258,7 +258,7 @@ package final class FetchLoop: @unchecked Sendable {
     private func attach(id: UInt64, _ transfer: Transfer) {
         guard multi.add(transfer.easy) else {
             admission.release(origin: transfer.origin)
-            settle(id: id, with: .failure(FetchFailure(.network, "curl_multi_add_handle failed")))
+            settle(id: id, with: .failed(FetchFailure(.network, "curl_multi_add_handle failed")))
             return
         }
         transfer.attached = true
@@ -277,7 +277,7 @@ package final class FetchLoop: @unchecked Sendable {
 
     /// Ends a transfer with this outcome: out of the multi handle and the registry, its handle to the idle
     /// pool once the iteration ends. Ignored when it has already settled.
-    private func settle(id: UInt64, with outcome: Result<FetchedMedia, FetchFailure>) {
+    private func settle(id: UInt64, with outcome: TransferOutcome) {
         guard let transfer = transfers.removeValue(forKey: id) else { return }
         detach(transfer)
         recycle.append(transfer.easy)

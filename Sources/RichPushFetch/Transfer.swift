@@ -16,7 +16,7 @@ final class Transfer {
     /// What the loop must do once curl has finished with the handle.
     enum Step {
         /// Settle with this outcome.
-        case settle(Result<FetchedMedia, FetchFailure>)
+        case settle(TransferOutcome)
         /// Wait for the type's verdict (`decide(_:)` then gives the outcome).
         case awaitType
         /// Make the next request, to this URL (already checked), on the same handle.
@@ -40,7 +40,7 @@ final class Transfer {
     private let settings: FetchSettings
     private let requestSniff: ([UInt8]) -> Void
     private let didStart: (String) -> Void
-    private var completion: ((Result<FetchedMedia, FetchFailure>) -> Void)?
+    private var completion: ((TransferOutcome) -> Void)?
 
     /// What happens to the body's bytes: cap, file, first bytes for the sniffer.
     private let body: MediaBody
@@ -63,6 +63,8 @@ final class Transfer {
     private var redirectBodyBytes: Int?
     /// Why a callback stopped the transfer; reported instead of curl's generic abort code.
     private var abortReason: FetchFailure?
+    /// Whether a probe stopped the transfer because its first bytes were in (its verdict then decides the outcome).
+    private var probeEnded = false
     /// The last address the policy refused, for when curl then fails to connect.
     private var refusedAddress: String?
     /// The last port the policy refused.
@@ -79,7 +81,7 @@ final class Transfer {
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings,
         requestSniff: @escaping ([UInt8]) -> Void,
         didStart: @escaping (String) -> Void,
-        completion: @escaping (Result<FetchedMedia, FetchFailure>) -> Void
+        completion: @escaping (TransferOutcome) -> Void
     ) {
         self.request = request
         self.easy = easy
@@ -256,6 +258,11 @@ final class Transfer {
             body.discard()
             return ccurl_write_abort()
         }
+        // A probe stores nothing: once the first bytes are in, it stops, and the verdict decides its result.
+        if request.probe && sniffing != .collecting {
+            probeEnded = true
+            return ccurl_write_abort()
+        }
         return count
     }
 
@@ -283,8 +290,7 @@ final class Transfer {
         }
         if let failure = body.append(chunk) { return failure }
         if sniffing == .collecting, let head = body.takeHead() { startSniffing(head) }
-        // A probe stores nothing: once the first bytes are in, it stops, and the verdict decides its result.
-        return request.probe && sniffing != .collecting ? FetchFailure(.probed, "") : nil
+        return nil
     }
 
     private func startSniffing(_ head: [UInt8]) {
@@ -293,9 +299,9 @@ final class Transfer {
     }
 
     /// What a probe found: the type, and the declared length when there was one (else the bytes seen).
-    private func probeResult() -> Result<FetchedMedia, FetchFailure> {
-        guard let type = body.type else { return .failure(FetchFailure(.network, "no body")) }
-        return .success(FetchedMedia(path: "", directory: "", type: type, bytes: body.probedSize, sha256: ""))
+    private func probeResult() -> TransferOutcome {
+        guard let type = body.type else { return .failed(FetchFailure(.network, "no body")) }
+        return .probed(type, bytes: body.probedSize)
     }
 
     private func checkStatus() -> FetchFailure? {
@@ -309,10 +315,10 @@ final class Transfer {
 
     /// Applies the sniffer's verdict; returns the outcome when it settles the transfer (a refused type, a type
     /// over its cap, or curl already finished), nil while the transfer goes on.
-    func decide(_ verdict: SniffVerdict) -> Result<FetchedMedia, FetchFailure>? {
+    func decide(_ verdict: SniffVerdict) -> TransferOutcome? {
         guard sniffing == .pending else { return nil }
         sniffing = .decided
-        if case .refused(let failure) = body.decide(verdict) { return .failure(failure) }
+        if case .refused(let failure) = body.decide(verdict) { return .failed(failure) }
         return curlDone ? completed() : nil
     }
 
@@ -321,17 +327,16 @@ final class Transfer {
     /// What follows curl's end of the current request (`code` is its result). Everything that needs the easy
     /// handle's state is read here.
     func curlFinished(_ code: CURLcode) -> Step {
-        if let abortReason {
-            return abortReason.code == .probed ? awaitingType() : .settle(.failure(abortReason))
-        }
-        guard code == CURLE_OK else { return .settle(.failure(failure(code))) }
+        if probeEnded { return awaitingType() }
+        if let abortReason { return .settle(.failed(abortReason)) }
+        guard code == CURLE_OK else { return .settle(.failed(failure(code))) }
         if isRedirect { return nextHop() }
         if !body.begun {
-            if request.probe { return .settle(.failure(checkStatus() ?? emptyBody())) }
+            if request.probe { return .settle(.failed(checkStatus() ?? emptyBody())) }
             if !request.validators.isEmpty, easy.info(long: CURLINFO_RESPONSE_CODE) == 304 {
-                return .settle(.failure(FetchFailure(.notModified, "304 Not Modified")))
+                return .settle(.notModified)
             }
-            return .settle(.failure(checkStatus() ?? emptyBody()))
+            return .settle(.failed(checkStatus() ?? emptyBody()))
         }
         return awaitingType()
     }
@@ -359,32 +364,35 @@ final class Transfer {
     private func nextHop() -> Step {
         hops += 1
         guard hops <= settings.network.maximumRedirects else {
-            return .settle(.failure(FetchFailure(.tooManyRedirects, "more than \(settings.network.maximumRedirects) redirects")))
+            return .settle(.failed(FetchFailure(.tooManyRedirects, "more than \(settings.network.maximumRedirects) redirects")))
         }
         let raw = location ?? ""
         if let refusal = settings.urlCheck.checkText(raw) {
-            return .settle(.failure(FetchFailure(refusal.code, "a redirect's Location: \(refusal.detail)")))
+            return .settle(.failed(FetchFailure(refusal.code, "a redirect's Location: \(refusal.detail)")))
         }
         guard let target = easy.info(string: CURLINFO_REDIRECT_URL) else {
-            return .settle(.failure(FetchFailure(.badURL, "a redirect's Location cannot be resolved: \(raw)")))
+            return .settle(.failed(FetchFailure(.badURL, "a redirect's Location cannot be resolved: \(raw)")))
         }
         if let refusal = settings.urlCheck.check(target) {
-            return .settle(.failure(FetchFailure(refusal.code, "a redirect to \(target.prefix(200)): \(refusal.detail)")))
+            return .settle(.failed(FetchFailure(refusal.code, "a redirect to \(target.prefix(200)): \(refusal.detail)")))
         }
         return .follow(target)
     }
 
     /// The outcome once curl has finished and the type is known: the committed file, or the probe's finding.
-    private func completed() -> Result<FetchedMedia, FetchFailure> {
+    private func completed() -> TransferOutcome {
         if request.probe { return probeResult() }
-        return body.commit(validators: Validators(response: etag, lastModified: lastModified))
+        switch body.commit(validators: Validators(response: etag, lastModified: lastModified)) {
+        case .success(let media): return .stored(media)
+        case .failure(let failure): return .failed(failure)
+        }
     }
 
     /// Settles the transfer with this outcome (used for cancellation and shutdown too). Idempotent.
-    func finish(with outcome: Result<FetchedMedia, FetchFailure>) {
+    func finish(with outcome: TransferOutcome) {
         guard let completion else { return }
         self.completion = nil
-        if case .failure = outcome { body.discard() }
+        if case .failed = outcome { body.discard() }
         completion(outcome)
     }
 

@@ -4,7 +4,7 @@ import RichPushCore
 package struct TransferRequest: Sendable {
     package var url: String
     package var deadline: ContinuousClock.Instant
-    /// Sent as If-None-Match / If-Modified-Since; a 304 then ends the transfer as `not-modified`.
+    /// Sent as If-None-Match / If-Modified-Since; a 304 then ends the transfer `notModified`.
     package var validators = Validators()
     /// Fetch only the headers and the first bytes, to tell what the media is; nothing is stored (`explain`).
     package var probe = false

@@ -74,15 +74,16 @@ public final class Fetcher: Sendable {
     /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
     /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.
     public func fetch(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
-        await fetch(url, deadline: deadline, validators: Validators())
+        await unconditionalFetch(url, deadline: deadline)
     }
 
-    /// Fetches `url`, conditionally when `validators` are given: a 304 ends it with code `not-modified`.
+    /// Fetches `url`, conditionally when `validators` are given (a 304 ends it `notModified`): stored, hashed,
+    /// its structure walked, transformed.
     package func fetch(
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
-    ) async -> Result<FetchedMedia, FetchFailure> {
-        let result = await loop.fetch(TransferRequest(url: url, deadline: deadline, validators: validators))
-        guard case .success(var media) = result else { return result }
+    ) async -> TransferOutcome {
+        let outcome = await loop.fetch(TransferRequest(url: url, deadline: deadline, validators: validators))
+        guard case .stored(var media) = outcome else { return outcome }
         statistics.record { $0.fetchedBytes += media.bytes }
         switch await digests.digest(media.path, bytes: media.bytes, checking: media.type) {
         case .success(let digest) where digest.bytes == media.bytes:
@@ -90,7 +91,7 @@ public final class Fetcher: Sendable {
             switch digest.structure {
             case .showsNothing(let detail)?:
                 root.remove(media)
-                return .failure(FetchFailure(.damagedImage, "\(detail); a phone shows nothing of it"))
+                return .failed(FetchFailure(.damagedImage, "\(detail); a phone shows nothing of it"))
             case .showsPart(let detail)?:
                 media.damage = detail
             case .whole?, nil:
@@ -98,20 +99,28 @@ public final class Fetcher: Sendable {
             }
         case .success(let digest):
             root.remove(media)
-            return .failure(
+            return .failed(
                 FetchFailure(.storeFailed, "\(media.path) changed size after it was stored: \(digest.bytes) bytes, not \(media.bytes)"))
         case .failure(let error):
             root.remove(media)
-            return .failure(FetchFailure(.storeFailed, error.detail))
+            return .failed(FetchFailure(.storeFailed, error.detail))
         }
-        return await transformStep?.transform(media, deadline: deadline) ?? .success(media)
+        switch await transformStep?.transform(media, deadline: deadline) ?? .success(media) {
+        case .success(let media): return .stored(media)
+        case .failure(let failure): return .failed(failure)
+        }
     }
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
-    /// The result's `type` is the sniffed type and `bytes` the declared length (else the bytes seen); it has no
-    /// path.
-    package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
-        await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true))
+    /// - Returns: the sniffed type, and the declared length (else the bytes seen); or why it could not be told.
+    package func probe(
+        _ url: String, deadline: ContinuousClock.Instant
+    ) async -> Result<(type: MediaType, bytes: Int), FetchFailure> {
+        switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true)) {
+        case .probed(let type, let bytes): return .success((type, bytes))
+        case .failed(let failure): return .failure(failure)
+        case .stored, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
+        }
     }
 
     /// Fetches `url`, finishing within `timeout` from now.

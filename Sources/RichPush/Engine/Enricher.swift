@@ -118,7 +118,9 @@ public final class Enricher: Service {
     public var statistics: EngineStatistics { fetcher.statistics.snapshot }
 
     /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`); `cancelled` once shutdown began.
-    func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+    func probe(
+        _ url: String, deadline: ContinuousClock.Instant
+    ) async -> Result<(type: MediaType, bytes: Int), FetchFailure> {
         guard gate.enter() else { return .failure(FetchFailure(.cancelled, "the engine is shutting down")) }
         defer { gate.leave() }
         return await fetcher.probe(url, deadline: deadline)

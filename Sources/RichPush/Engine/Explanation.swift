@@ -148,7 +148,7 @@ extension Enricher {
             for (index, item) in toProbe.enumerated() {
                 group.addTask {
                     switch await self.probe(item.url, deadline: deadline) {
-                    case .success(let media): return (index, .attach(media.type, bytes: media.bytes))
+                    case .success(let found): return (index, .attach(found.type, bytes: found.bytes))
                     case .failure(let failure): return (index, .refuse(failure.code, failure.detail))
                     }
                 }

@@ -56,10 +56,6 @@ public struct Problem: Sendable, Hashable, CustomStringConvertible {
         public static let tls = Code("tls")
         /// Name resolution, connection or transfer failed; the detail is curl's message.
         public static let network = Code("network")
-        /// A revalidation was answered 304 Not Modified. Internal to the media cache: never reported.
-        package static let notModified = Code("not-modified")
-        /// A probe has seen enough to tell the type. Internal to `explain`: never reported.
-        package static let probed = Code("probed")
         /// An image's header declares more pixels than allowed: refused before any pixel is decoded.
         public static let tooManyPixels = Code("too-many-pixels")
         /// The image could not be transformed; the detail is libvips's reason.

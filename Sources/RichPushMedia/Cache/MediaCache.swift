@@ -1,4 +1,5 @@
 import RichPushCore
+import RichPushFetch
 import RichPushStore
 
 #if canImport(Glibc)
@@ -125,22 +126,22 @@ package final class MediaCache: Sendable {
                 }
             }
         }
-        return await source.fetch(url, deadline: deadline, validators: Validators())
+        return await source.unconditionalFetch(url, deadline: deadline)
     }
 
     /// Fetches `url` for the waiters, caches the result, and hands it over.
     private func lead(
         _ url: String, deadline: ContinuousClock.Instant, stale: Entry?, seenBefore: Bool
     ) async -> Result<FetchedMedia, FetchFailure> {
-        let result = await source.fetch(url, deadline: deadline, validators: stale?.media.validators ?? Validators())
+        let outcome = await source.fetch(url, deadline: deadline, validators: stale?.media.validators ?? Validators())
         let now = ContinuousClock.now
-        if case .failure(let failure) = result, failure.code == .notModified {
+        if case .notModified = outcome {
             statistics.record { $0.cacheRevalidations += 1 }
         } else {
             statistics.record { $0.cacheMisses += 1 }
         }
-        switch result {
-        case .success(let media):
+        switch outcome {
+        case .stored(let media):
             // Wanted twice (payloads wait for it, or it was fetched before): the cache links it now.
             let wanted = seenBefore || stale != nil || state.withLock { state in
                 if case .inFlight(let waiters, _)? = state.slots[url] { return !waiters.isEmpty }
@@ -151,24 +152,26 @@ package final class MediaCache: Sendable {
                 : Entry(media: media, linked: false, fetchedAt: now, lastUsed: now)
             settle(url, slot: entry.map { .ready($0) }, tell: entry.map { .media($0) } ?? .retry, replacing: stale)
             return .success(media)
-        case .failure(let failure) where failure.code == .notModified:
+        case .notModified:
             // Asked again: the cache links the first payload's file now if it had not.
             let kept = stale.flatMap { $0.linked ? $0 : promoted($0) }
             guard var entry = kept, let linked = link(entry.media) else {
                 if let made = kept?.link, stale?.linked == false { unlinkCached(made) }
                 settle(url, slot: nil, tell: .retry, replacing: stale)
-                return await source.fetch(url, deadline: deadline, validators: Validators())
+                return await source.unconditionalFetch(url, deadline: deadline)
             }
             entry.fetchedAt = now
             entry.lastUsed = now
             settle(url, slot: .ready(entry), tell: .media(entry), replacing: stale)
             return .success(linked)
-        case .failure(let failure) where failure.code == .expired || failure.code == .cancelled:
+        case .failed(let failure) where failure.code == .expired || failure.code == .cancelled:
             settle(url, slot: nil, tell: .retry, replacing: stale)
-            return result
-        case .failure(let failure):
+            return .failure(failure)
+        case .failed(let failure):
             settle(url, slot: nil, tell: .failure(failure), replacing: stale)
-            return result
+            return .failure(failure)
+        case .probed:
+            preconditionFailure("a fetch is never a probe")
         }
     }
 

@@ -1,10 +1,23 @@
 import RichPushCore
+import RichPushFetch
 
 /// Where a media cache gets what it does not hold: a URL fetched by a deadline, conditionally when `validators` are
-/// given (a 304 then ends it with code `not-modified`). The engine gives the cache its `Fetcher`.
+/// given. The engine gives the cache its `Fetcher`.
 package protocol MediaSource: Sendable {
-    /// Fetches `url` into a new attachment by `deadline`; never throws (every way it ends is a `FetchFailure`).
-    func fetch(
-        _ url: String, deadline: ContinuousClock.Instant, validators: Validators
-    ) async -> Result<FetchedMedia, FetchFailure>
+    /// Fetches `url` into a new attachment by `deadline`: `stored`, `notModified` (only when `validators` were
+    /// given: the origin answered 304) or `failed`; never `probed`.
+    func fetch(_ url: String, deadline: ContinuousClock.Instant, validators: Validators) async -> TransferOutcome
+}
+
+extension MediaSource {
+    /// `url` fetched without validators, by `deadline`: the stored media, or why there is none.
+    package func unconditionalFetch(
+        _ url: String, deadline: ContinuousClock.Instant
+    ) async -> Result<FetchedMedia, FetchFailure> {
+        switch await fetch(url, deadline: deadline, validators: Validators()) {
+        case .stored(let media): return .success(media)
+        case .failed(let failure): return .failure(failure)
+        case .notModified, .probed: preconditionFailure("a fetch without validators is neither revalidated nor a probe")
+        }
+    }
 }

@@ -1,5 +1,5 @@
-import RichPushFetch
 import RichPushCore
+import RichPushFetch
 
 /// Sniffs bodies off the fetch loop's thread, so that no body, however slow for libmagic, holds the loop.
 ///

@@ -1,5 +1,5 @@
-import RichPushFetch
 import RichPushCore
+import RichPushFetch
 
 /// Decides a body's type from its first bytes with libmagic, never from the URL or the Content-Type header.
 /// Not thread-safe (it owns a libmagic handle): one per thread or serial queue.

@@ -1,0 +1,16 @@
+import RichPushCore
+
+/// How a transfer ended. Each success says what it delivered; only a failure is a `FetchFailure`, so that no
+/// success travels as a failure code the rest of the engine must know to skip.
+package enum TransferOutcome: Sendable {
+    /// The body, stored and renamed to its type's extension; its `sha256` is filled by the digest stage above.
+    case stored(FetchedMedia)
+    /// A conditional request (with validators) was answered 304 Not Modified: the copy the validators came from
+    /// stands.
+    case notModified
+    /// A probe saw enough to tell the type: the type, and the declared length when there was one, else the bytes
+    /// seen. Nothing was stored.
+    case probed(MediaType, bytes: Int)
+    /// Nothing was delivered, for this reason.
+    case failed(FetchFailure)
+}
