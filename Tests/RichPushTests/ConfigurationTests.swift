@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 @Suite("Configuration: validated in the library, each error naming its field")
 struct ConfigurationTests {

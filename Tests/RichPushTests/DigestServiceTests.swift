@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushMedia
 
 /// The digest step: each stored file's SHA-256, read back off the fetch loop's thread once the file is complete.

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 extension TestBed {
     /// A fixture payload with its demo origin replaced by this bed's.

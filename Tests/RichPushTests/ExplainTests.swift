@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 @Suite("explain: why is there no image?")
 struct ExplainTests {

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 @Suite("Hostile payloads: a specific result, never a crash or a hang")
 struct HostilePayloadTests {

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushStore
 
 /// A listener on 127.0.0.2, an address every test configuration refuses. Tests aim hostile URLs at it and check

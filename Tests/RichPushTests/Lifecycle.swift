@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 /// Runs `body` with a fetcher for `configuration`, then awaits its shutdown (no thread of the cooperative pool
 /// is held while it stops), whether `body` returns or throws.

@@ -2,9 +2,8 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
-@testable import RichPushMedia
 @testable import RichPushFetch
+@testable import RichPushMedia
 
 /// `MediaBody` and `BodyCaps`: what happens to a body's bytes, apart from any transfer (no curl, no origin).
 @Suite("Media body: cap, store and sniff, apart from the transfer")

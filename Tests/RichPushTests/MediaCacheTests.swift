@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 @Suite("Media cache: single flight, time to live, revalidation")
 struct MediaCacheTests {

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 // Serialized: some hundred CLI processes at once would starve the suite's deadline tests on two cores.
 @Suite("CLI: numeric options are range-checked", .serialized)

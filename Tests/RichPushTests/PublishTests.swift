@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushTransform
 
 /// Publishing: attachments written content-addressed to a directory devices fetch from, and the vendor's field in

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 /// An origin answering each path with a 302 to the Location given for it, and everything else with a JPEG
 /// carrying the given extra headers.

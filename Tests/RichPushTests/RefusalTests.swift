@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 /// Every way a fetch is refused or fails ends with its own code and leaves nothing on disk.
 @Suite("Refusals and failures")

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 @Suite("EnrichmentResult: the CLI's JSON through Encodable and jsonBytes(); removing attachments")
 struct ResultTests {

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 /// The retry policy's decisions, without I/O.
 @Suite("Retry policy: what is fetched again, and when")

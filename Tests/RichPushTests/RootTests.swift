@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushStore
 
 extension CLI {

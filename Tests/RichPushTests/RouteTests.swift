@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 @Suite("Routes")
 struct RouteTests {

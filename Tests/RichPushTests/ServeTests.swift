@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 /// `richpush serve` through real HTTP: the binary on a loopback port, a raw HTTP/1.1 client, the fixture origin.
 @Suite(.serialized)

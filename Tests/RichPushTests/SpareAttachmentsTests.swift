@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushStore
 
 /// The hidden spare directories in `root` (`.spare-<uuid>`), sorted.

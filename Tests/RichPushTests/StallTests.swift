@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushMedia
 
 /// A name server that never answers: a UDP socket bound to port 53 of a loopback address of its own, which

@@ -4,7 +4,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushStore
 import RichPushTransform
 

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 
 /// An https origin on loopback: `openssl s_server -WWW` over the fixture media, or with `responses`,
 /// `s_server -HTTP` answering `/NAME` with `responses[NAME]`, a complete HTTP response; with a self-signed

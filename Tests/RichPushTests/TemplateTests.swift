@@ -3,7 +3,6 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushConventions
-@testable import RichPushCore
 
 @Suite("Templates (Azure Notification Hubs expressions)")
 struct TemplateTests {

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushMedia
 @testable import RichPushTransform
 

@@ -4,7 +4,6 @@ import Testing
 
 @testable import RichPush
 @testable import RichPushConventions
-@testable import RichPushCore
 
 /// Issue 12: where RichPush did other than the vendor's own extension, each case with its fixture.
 @Suite("Vendor fidelity: conventions as the vendors' SDKs read them")

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 
 @testable import RichPush
-@testable import RichPushCore
 @testable import RichPushWorker
 
 /// A `redis-server` of the test's own on a free loopback port, in a directory of its own (AOF on when asked).
