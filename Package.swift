@@ -81,10 +81,11 @@ let libraryTargets: [Target] = [
 
 let swiftTargets: [Target] = [
     // The image transformation step's converter on libvips, apart from the library, which calls it through the
-    // `ImageConverter` protocol: a program that transforms nothing needs no image library.
+    // `ImageConverter` protocol: a program that transforms nothing needs no image library. It needs the attachment
+    // pipeline's protocol, not the engine.
     .target(
         name: "RichPushTransform",
-        dependencies: ["RichPush", "CVips"]
+        dependencies: ["RichPushCore", "RichPushMedia", "CVips"]
     ),
     // The HTTP core: an HTTP/1.1 server on libmicrohttpd (connections, request heads, messages, streamed responses,
     // health routes), a Service of the lifecycle; on the vocabulary alone, so it cannot know of enrichment.

@@ -2,7 +2,8 @@
     import Glibc
 #endif
 import CVips
-import RichPush
+import RichPushCore
+import RichPushMedia
 
 /// The transformation step's converter on libvips: each file read only by the decoder of the type libmagic decided
 /// (refused when that decoder does not recognise the bytes), headers read without decoding, images shrunk on load,
