@@ -267,10 +267,12 @@ struct TransformStepTests {
             #expect(stoppedWithin < whole.elapsed, "returned \(stoppedWithin) after the cancellation; a conversion takes \(whole.elapsed)")
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
             // The deadline: one that passes while the image waits for the thread ends it `expired`, nothing left.
-            // The one thread is held by another payload's conversion, held (`HoldingConverter`) until the late one
-            // is over, so the late one can only expire, however fast or slow the machine is. (Timed against a
-            // measured conversion instead, it failed in a full run whose load went from 11 to 21 meanwhile: the
-            // blocking conversion ended before the late one's deadline.)
+            // The one thread is held by another payload's conversion (`HoldingConverter`) until the late one's
+            // deadline has passed, so the late one can only expire, however fast or slow the machine is. (Timed
+            // against a measured conversion instead, it failed in a full run whose load went from 11 to 21: the
+            // blocking conversion ended first.) Released only then, not once the late one returns: a payload waiting
+            // for the thread returns when the thread frees, not at its deadline (held until the late one returned,
+            // a 500 ms deadline returned after the hold's 60 s bound).
             holding.holdNext()
             let blocker = Task {
                 await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?d")), timeout: .seconds(60))
@@ -278,9 +280,14 @@ struct TransformStepTests {
             try await waitUntil("the blocking conversion to be held", within: .seconds(30), every: .milliseconds(5)) {
                 holding.isHolding
             }
+            let lateDeadline = ContinuousClock.now + .milliseconds(500)
+            let releaser = Task {
+                try? await Task.sleep(until: lateDeadline + .milliseconds(100))
+                holding.release()
+            }
             let late = await enricher.enrich(
-                TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), timeout: .milliseconds(500))
-            holding.release()
+                TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), deadline: lateDeadline)
+            await releaser.value
             blocker.cancel()
             _ = enricher.removeAttachments(of: await blocker.value)
             #expect(late.outcome == .expired, "late took \(late.elapsed); \(late.attachments.map(\.media.transformation))")
@@ -382,22 +389,31 @@ struct TransformStepTests {
 
 /// libvips's converter, whose next conversion can be held before it starts, keeping the transformation's thread
 /// busy for as long as a test needs (a stop signal does not end the hold: only `release()` does).
-final class HoldingConverter: ImageConverter {
+final class HoldingConverter: ImageConverter, @unchecked Sendable {
     private let vips = VipsConverter()
-    private let state = LockedValue((armed: false, holding: false, released: false))
     private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var armed = false
+    private var holding = false
 
     /// Holds the next conversion until `release()`.
-    func holdNext() { state.withLock { $0 = (armed: true, holding: false, released: false) } }
+    func holdNext() { locked { armed = true } }
 
     /// Whether a conversion is being held now.
-    var isHolding: Bool { state.withLock { $0.holding } }
+    var isHolding: Bool { locked { holding } }
 
     func release() {
+        locked {
+            armed = false
+            holding = false
+            condition.broadcast()
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
         condition.lock()
-        state.withLock { $0.released = true }
-        condition.broadcast()
-        condition.unlock()
+        defer { condition.unlock() }
+        return body()
     }
 
     func prepare() { vips.prepare() }
@@ -407,18 +423,15 @@ final class HoldingConverter: ImageConverter {
     }
 
     func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
-        let hold = state.withLock { state in
-            defer { if state.armed { state = (armed: false, holding: true, released: false) } }
-            return state.armed
-        }
-        if hold {
-            condition.lock()
+        condition.lock()
+        if armed {
+            (armed, holding) = (false, true)
             // Bounded: a test that never releases gets its conversion back after a minute, not a hung process.
             let until = Date(timeIntervalSinceNow: 60)
-            while !state.withLock({ $0.released }) && condition.wait(until: until) {}
-            condition.unlock()
-            state.withLock { $0.holding = false }
+            while holding && condition.wait(until: until) {}
+            holding = false
         }
+        condition.unlock()
         return try vips.convert(request, stop: stop)
     }
 
