@@ -266,13 +266,11 @@ struct TransformStepTests {
             // resuming on a cooperative pool the rest of the suite kept busy.)
             #expect(stoppedWithin < whole.elapsed, "returned \(stoppedWithin) after the cancellation; a conversion takes \(whole.elapsed)")
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
-            // The deadline: one that passes while the image waits for the thread ends it `expired`, nothing left.
-            // The one thread is held by another payload's conversion (`HoldingConverter`) until the late one's
-            // deadline has passed, so the late one can only expire, however fast or slow the machine is. (Timed
-            // against a measured conversion instead, it failed in a full run whose load went from 11 to 21: the
-            // blocking conversion ended first.) Released only then, not once the late one returns: a payload waiting
-            // for the thread returns when the thread frees, not at its deadline (held until the late one returned,
-            // a 500 ms deadline returned after the hold's 60 s bound).
+            // The deadline: one that passes while the image waits for the thread ends it `expired` at once, nothing
+            // left. The one thread is held by another payload's conversion (`HoldingConverter`) until the late one
+            // has returned, so the late one can only expire, and must leave the queue at its deadline to return
+            // while the hold lasts. (Before, a waiter returned only when the thread freed: a 500 ms deadline came
+            // back after the hold's 60 s bound.)
             holding.holdNext()
             let blocker = Task {
                 await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?d")), timeout: .seconds(60))
@@ -280,14 +278,10 @@ struct TransformStepTests {
             try await waitUntil("the blocking conversion to be held", within: .seconds(30), every: .milliseconds(5)) {
                 holding.isHolding
             }
-            let lateDeadline = ContinuousClock.now + .milliseconds(500)
-            let releaser = Task {
-                try? await Task.sleep(until: lateDeadline + .milliseconds(100))
-                holding.release()
-            }
             let late = await enricher.enrich(
-                TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), deadline: lateDeadline)
-            await releaser.value
+                TestBed.adobePayload(bed.url("/media/plain-100mp.png?c")), timeout: .milliseconds(500))
+            #expect(holding.isHolding, "the late payload returned only once the thread was free")
+            holding.release()
             blocker.cancel()
             _ = enricher.removeAttachments(of: await blocker.value)
             #expect(late.outcome == .expired, "late took \(late.elapsed); \(late.attachments.map(\.media.transformation))")

@@ -72,26 +72,42 @@ final class TransformStep: Sendable {
             return .failure(refusal)
         }
         let stop = StopSignal()
-        let timer = DispatchWorkItem { stop.stop() }
+        let timer = DispatchWorkItem { [self] in withdraw(stop) }
         let remaining = max(0, (deadline - .now).inMilliseconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(remaining), execute: timer)
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let job = Job(media: media, deadline: deadline, stop: stop) { continuation.resume(returning: $0) }
-                let accepted = queue.update { queue in
-                    guard !queue.stopped else { return false }
+                // The stop is read under the queue's lock, as `withdraw` takes it after stopping: a job stopped
+                // before this is never queued, and one stopped after is found there.
+                let refusal: FetchFailure? = queue.update { queue in
+                    guard !queue.stopped else { return FetchFailure(.cancelled, "the engine is shutting down") }
+                    if let ended = ended(job) { return ended }
                     queue.jobs.append(job)
-                    return true
+                    return nil
                 }
-                if !accepted {
+                if let refusal {
                     root.remove(media)
-                    job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
+                    job.completion(.failure(refusal))
                 }
             }
         } onCancel: {
-            stop.stop()
+            withdraw(stop)
         }
+    }
+
+    /// Stops the job of `stop` (its deadline came, or its caller gave up): one running is told to stop; one still
+    /// waiting for a thread leaves the queue and ends now, not when a thread frees.
+    private func withdraw(_ stop: StopSignal) {
+        stop.stop()
+        let waiting: Job? = queue.update { queue in
+            guard let index = queue.jobs.firstIndex(where: { $0.stop === stop }) else { return nil }
+            return queue.jobs.remove(at: index)
+        }
+        guard let job = waiting else { return }
+        root.remove(job.media)
+        job.completion(.failure(ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")))
     }
 
     /// How many conversions are running now (for tests that must act while one is).
