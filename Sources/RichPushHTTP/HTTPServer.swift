@@ -39,7 +39,7 @@ package struct HTTPServerError: Error, CustomStringConvertible {
 /// response is ready, so a slow payload never holds the thread. A `ConnectionGate` of its own accepts the
 /// connections and bounds what each client may hold (connections, time, buffered bytes); every request's head is
 /// checked (`RequestHead`) before the handler sees it.
-package final class HTTPServer: Service, @unchecked Sendable {
+package final class HTTPServer: LifecycleService, @unchecked Sendable {
     /// Bounds on what clients may hold. The defaults are documented in the README ("Running the service"), which
     /// also says what a client over each gets.
     package struct Limits: Sendable {

@@ -67,7 +67,7 @@ public final class Fetcher: Sendable {
     }
 
     /// Fetches `url` into a new attachment directory, finishing by `deadline`; then, when a converter is
-    /// configured (`Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
+    /// configured (`Enricher.Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
     /// A JPEG, PNG or GIF whose structure is damaged (`ImageStructure`, walked as the file is hashed) is refused
     /// with `damaged-image` when a phone would show nothing of it, else attached with its `damage` said.
     ///

@@ -115,7 +115,7 @@ package final class EnrichmentService: HTTPHandler {
     static func drainLines(_ report: ServiceHost.DrainReport) -> [UInt8] {
         var lines: [UInt8] = []
         for request in report.cutOff {
-            var members: [(String, JSONValue)] = [
+            var members: [(String, PushPayload.JSON)] = [
                 ("drain", .text("cut-off")), ("method", .text(request.method)), ("path", .text(request.path)),
             ]
             if let id = request.requestID { members.append(("request_id", .text(id))) }
@@ -299,12 +299,12 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     private func explain(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
-        let payload: Payload
+        let payload: PushPayload
         do {
-            payload = try Payload(parsing: body, limits: enricher.configuration.limits.payload)
+            payload = try PushPayload(parsing: body, limits: enricher.configuration.limits.payload)
         } catch {
             var response = HTTPResponse.json(400, JSONWriter.bytes(Explanation.json(input: parameters.requestID, invalid: error)) + [0x0A])
-            response.log.outcome = Outcome.invalid.rawValue
+            response.log.outcome = EnrichmentResult.Outcome.invalid.rawValue
             return response
         }
         let explanation = await enricher.explain(payload, deadline: .now + parameters.timeout)

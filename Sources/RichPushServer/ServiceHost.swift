@@ -2,7 +2,7 @@ import RichPush
 import RichPushHTTP
 
 /// `richpush serve`'s running parts: the service and its listeners, and the drain that ends them.
-package final class ServiceHost: Service {
+package final class ServiceHost: LifecycleService {
     package let service: EnrichmentService
     private let servers: LockedValue<[HTTPServer]>
 

@@ -1,6 +1,6 @@
 import RichPushCore
 
-/// Attachment directories with their empty partial files, made ahead on a thread of their own, so that the fetch
+/// EnrichmentResult.Attachment directories with their empty partial files, made ahead on a thread of their own, so that the fetch
 /// loop's thread takes one when a body starts instead of making it there.
 ///
 /// Measured (`perf record` of `stream`, bench (a), 2,000 bodies of 100 KB): on ext4 right after many deletions,

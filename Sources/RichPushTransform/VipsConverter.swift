@@ -10,7 +10,7 @@ import RichPushMedia
 /// sequential access, one libvips thread per conversion (the step's pool bounds how many run), metadata never
 /// written, SVG rasterized from memory and refused when it references anything outside itself.
 ///
-/// Set it as `Configuration.transform.converter` to transform; libvips is started at the first use.
+/// Set it as `Enricher.Configuration.transform.converter` to transform; libvips is started at the first use.
 public struct VipsConverter: ImageConverter {
     /// The largest SVG document read for its references: 10 MB, the image cap.
     static let maximumSVGBytes = 10_000_000

@@ -11,7 +11,7 @@ import RichPush
 ///
 /// Two threads of its own talk to Redis (blocking hiredis calls never hold the cooperative pool): the reader
 /// (XREADGROUP, XAUTOCLAIM) and the writer (the scripts); the enrichment runs as Swift tasks between them.
-package final class StreamWorker: Service {
+package final class StreamWorker: LifecycleService {
     /// Where and how the worker consumes; defaults documented in the README ("Workers on Redis Streams").
     package struct Settings: Sendable {
         package var redis: RedisAddress

@@ -7,9 +7,9 @@ import RichPush
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPayload(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = UnsafeBufferPointer(start: data, count: size)
-    guard let payload = try? Payload(parsing: bytes) else { return 0 }
+    guard let payload = try? PushPayload(parsing: bytes) else { return 0 }
     let written = JSONWriter.bytes(payload.json)
-    guard let again = try? Payload(parsing: written) else {
+    guard let again = try? PushPayload(parsing: written) else {
         fatalError("written payload does not parse: \(String(decoding: written, as: UTF8.self))")
     }
     guard again == payload, JSONWriter.bytes(again.json) == written else {

@@ -23,7 +23,7 @@ struct EnrichCommand: ParsableCommand {
     @OptionGroup var payloads: PayloadFiles
 
     struct Plan: Sendable {
-        let configuration: Configuration
+        let configuration: Enricher.Configuration
         let concurrency: Int
         let inputs: [String]
         /// Where each input's result is written, or nil for standard output.

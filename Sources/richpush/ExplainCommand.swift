@@ -18,7 +18,7 @@ struct ExplainCommand: ParsableCommand {
     @OptionGroup var payloads: PayloadFiles
 
     struct Plan: Sendable {
-        let configuration: Configuration
+        let configuration: Enricher.Configuration
         let asJSON: Bool
         let inputs: [String]
     }
@@ -32,10 +32,10 @@ struct ExplainCommand: ParsableCommand {
         return await withEnricher(configuration) { enricher in
             var status: Int32 = 0
             for input in plan.inputs {
-                let payload: Payload
+                let payload: PushPayload
                 do throws(PayloadError) {
                     let bytes = try InputReader.read(input, limit: configuration.limits.payload.maximumBytes).get()
-                    payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
+                    payload = try PushPayload(parsing: bytes, limits: configuration.limits.payload)
                 } catch {
                     status = 1
                     if asJSON {

@@ -21,8 +21,8 @@ struct RenderCommand: ParsableCommand {
     var strict: Bool
 
     struct Plan: Sendable {
-        let template: JSONValue
-        let params: JSONValue
+        let template: PushPayload.JSON
+        let params: PushPayload.JSON
         let strict: Bool
     }
 
@@ -44,7 +44,7 @@ struct RenderCommand: ParsableCommand {
         }
     }
 
-    private static func load(_ path: String, option: String) throws(UsageError) -> JSONValue {
+    private static func load(_ path: String, option: String) throws(UsageError) -> PushPayload.JSON {
         do throws(PayloadError) {
             return try JSONParser().parse(try InputReader.read(path, limit: 1 << 20).get())
         } catch {

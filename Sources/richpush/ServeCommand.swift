@@ -106,7 +106,7 @@ struct ServeCommand: ParsableCommand {
     static let defaultDrainTimeout: Duration = .seconds(30)
 
     struct Plan: Sendable {
-        let configuration: Configuration
+        let configuration: Enricher.Configuration
         let settings: EnrichmentService.Settings
         let limits: HTTPServer.Limits
         let drainTimeout: Duration

@@ -15,7 +15,7 @@ struct StreamCommand: ParsableCommand {
     @OptionGroup var engine: EngineOptions
 
     struct Plan: Sendable {
-        let configuration: Configuration
+        let configuration: Enricher.Configuration
         let concurrency: Int
     }
 

@@ -93,7 +93,7 @@ struct WorkerCommand: ParsableCommand {
     static let consumerIdleRange: ClosedRange<Duration> = .zero ... .seconds(2_592_000)
 
     struct Plan: Sendable {
-        let configuration: Configuration
+        let configuration: Enricher.Configuration
         let settings: StreamWorker.Settings
         let metricsAddress: String?
     }
@@ -128,7 +128,7 @@ struct WorkerCommand: ParsableCommand {
         return await withEnricher(configuration) { enricher in
             let worker = StreamWorker(settings: settings, enricher: enricher, log: { Output.error($0) })
             // The health listener first: it answers (/readyz 503) until the worker's drain is done.
-            var services: [any Service] = []
+            var services: [any LifecycleService] = []
             if let address = metricsAddress {
                 do {
                     let health = try HTTPServer(listening: address, handler: WorkerHealth(worker: worker, enricher: enricher))

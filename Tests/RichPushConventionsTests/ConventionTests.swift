@@ -8,7 +8,7 @@ import RichPushTestSupport
 @Suite("Conventions")
 struct ConventionTests {
     func scan(_ text: String) throws -> ConventionScan {
-        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+        ConventionRegistry.standard.scan(try PushPayload(parsing: Array(text.utf8)))
     }
 
     @Test("Adobe: top-level adb_media")
@@ -74,7 +74,7 @@ struct ConventionTests {
 
     struct Custom: MediaConvention {
         var name: String { "custom" }
-        func scan(_ payload: Payload) -> ConventionScan {
+        func scan(_ payload: PushPayload) -> ConventionScan {
             var scan = ConventionScan()
             scan.take(payload.root["media"], field: "media", convention: name, identifier: "adb_media")
             return scan
@@ -85,7 +85,7 @@ struct ConventionTests {
     func custom() throws {
         var registry = ConventionRegistry.standard
         registry.register(Custom())
-        let payload = try Payload(parsing: Array(#"{"media":"https://c/3.gif","adb_media":"https://a/1.jpg"}"#.utf8))
+        let payload = try PushPayload(parsing: Array(#"{"media":"https://c/3.gif","adb_media":"https://a/1.jpg"}"#.utf8))
         let result = registry.scan(payload)
         #expect(result.references.map(\.url) == ["https://a/1.jpg", "https://c/3.gif"])
         #expect(result.references.map(\.identifier) == ["adb_media", "adb_media-2"])
@@ -93,7 +93,7 @@ struct ConventionTests {
 
     @Test("a key written with escapes is found by what it means; the convention finds its media")
     func escapedKeyLookup() throws {
-        let payload = try Payload(parsing: Array(#"{"aps":{"mutable\u002dcontent":1},"adb\u005fmedia":"https://m.example/a.jpg"}"#.utf8))
+        let payload = try PushPayload(parsing: Array(#"{"aps":{"mutable\u002dcontent":1},"adb\u005fmedia":"https://m.example/a.jpg"}"#.utf8))
         #expect(payload.isMutable)
         #expect(payload.root["adb_media"]?.stringValue == "https://m.example/a.jpg")
         let scan = AdobeMediaConvention().scan(payload)
@@ -107,7 +107,7 @@ struct ConventionTests {
 @Suite("Airship and OneSignal conventions")
 struct VendorConventionTests {
     func scan(_ text: String) throws -> ConventionScan {
-        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+        ConventionRegistry.standard.scan(try PushPayload(parsing: Array(text.utf8)))
     }
 
     @Test("Airship urls with url_id, thumbnail_id, options and content")
@@ -189,7 +189,7 @@ struct VendorConventionTests {
 
     @Test("an alert override turns a string alert into an object and keeps other keys")
     func alertOverride() throws {
-        var payload = try Payload(parsing: Array(#"{"aps":{"sound":"x","alert":"Sale","badge":1},"k":2}"#.utf8))
+        var payload = try PushPayload(parsing: Array(#"{"aps":{"sound":"x","alert":"Sale","badge":1},"k":2}"#.utf8))
         AlertOverride(title: "T", body: "B").apply(to: &payload)
         #expect(JSONWriter.string(payload.json) == #"{"aps":{"sound":"x","alert":{"body":"B","title":"T"},"badge":1},"k":2}"#)
     }
@@ -210,12 +210,12 @@ struct TypeHintTests {
 
     @Test("Firebase and CleverTap key paths, with CleverTap's declared type as the hint")
     func keyPaths() throws {
-        let payload = try Payload(parsing: Array(#"{"fcm_options":{"image":"https://f/1.jpg"},"ct_mediaUrl":"https://c/2.gif","ct_mediaType":"gif"}"#.utf8))
+        let payload = try PushPayload(parsing: Array(#"{"fcm_options":{"image":"https://f/1.jpg"},"ct_mediaUrl":"https://c/2.gif","ct_mediaType":"gif"}"#.utf8))
         let result = ConventionRegistry.standard.scan(payload)
         #expect(result.references.map(\.convention) == ["fcm", "clevertap"])
         #expect(result.references.map(\.field) == ["fcm_options.image", "ct_mediaUrl"])
         #expect(result.references.map(\.typeHint) == [nil, "gif"])
-        let wrong = ConventionRegistry.standard.scan(try Payload(parsing: Array(#"{"fcm_options":"x","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
+        let wrong = ConventionRegistry.standard.scan(try PushPayload(parsing: Array(#"{"fcm_options":"x","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
         #expect(wrong.problems.map(\.code) == [.badReference, .badOption])
         #expect(wrong.references.count == 1)
     }
@@ -224,7 +224,7 @@ struct TypeHintTests {
 @Suite("Iterable, Customer.io, Pushwoosh and Batch conventions")
 struct KeyPathConventionTests {
     func scan(_ text: String) throws -> ConventionScan {
-        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+        ConventionRegistry.standard.scan(try PushPayload(parsing: Array(text.utf8)))
     }
 
     @Test(
@@ -272,7 +272,7 @@ struct KeyPathConventionTests {
 @Suite("Notifee convention")
 struct NotifeeConventionTests {
     func scan(_ text: String) throws -> ConventionScan {
-        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+        ConventionRegistry.standard.scan(try PushPayload(parsing: Array(text.utf8)))
     }
 
     @Test("ios.attachments take precedence over image; ids, type hints and thumbnail options are kept")
@@ -303,7 +303,7 @@ struct NotifeeConventionTests {
 @Suite("Home Assistant convention")
 struct HomeAssistantConventionTests {
     func scan(_ text: String) throws -> ConventionScan {
-        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+        ConventionRegistry.standard.scan(try PushPayload(parsing: Array(text.utf8)))
     }
 
     @Test("url, content-type as the hint, hide-thumbnail as the thumbnail")

@@ -87,7 +87,7 @@ struct JSONTests {
 
     @Test("strings made in code are escaped minimally")
     func writing() {
-        let value = JSONValue.object(JSONObject([("k", .text("a\"b\\c\nd\u{01}é"))]))
+        let value = PushPayload.JSON.object(JSONObject([("k", .text("a\"b\\c\nd\u{01}é"))]))
         #expect(JSONWriter.string(value) == #"{"k":"a\"b\\c\nd\u0001é"}"#)
     }
 
@@ -133,9 +133,9 @@ struct JSONTests {
 
     @Test("a payload must be an object")
     func payloadIsObject() {
-        #expect(throws: PayloadError.self) { try Payload(parsing: Array("[1]".utf8)) }
+        #expect(throws: PayloadError.self) { try PushPayload(parsing: Array("[1]".utf8)) }
         do {
-            _ = try Payload(parsing: Array("\"text\"".utf8))
+            _ = try PushPayload(parsing: Array("\"text\"".utf8))
         } catch {
             #expect(error.code == .notObject)
             #expect(error.detail.contains("a string"))
@@ -154,6 +154,6 @@ struct JSONTests {
             (#"{}"#, false),
         ])
     func mutable(text: String, expected: Bool) throws {
-        #expect(try Payload(parsing: Array(text.utf8)).isMutable == expected)
+        #expect(try PushPayload(parsing: Array(text.utf8)).isMutable == expected)
     }
 }

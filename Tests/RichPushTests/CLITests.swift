@@ -499,7 +499,7 @@ struct OutputContract {
         var keys: [String] = []
         /// Its optional keys.
         var optional: Set<String> = []
-        /// The kind of each value as `JSONValue.kindDescription` writes it ("a string"); none for "object or null".
+        /// The kind of each value as `PushPayload.JSON.kindDescription` writes it ("a string"); none for "object or null".
         var kinds: [String: String] = [:]
     }
 
@@ -548,10 +548,10 @@ struct OutputContract {
     /// The objects checked so far.
     var checked: Set<String> = []
 
-    mutating func check(_ value: JSONValue, input: String) {
+    mutating func check(_ value: PushPayload.JSON, input: String) {
         guard let result = object(value, "result", at: input) else { return }
         #expect(result["input"]?.stringValue == input)
-        let outcome = result["outcome"]?.stringValue.flatMap(Outcome.init(rawValue:))
+        let outcome = result["outcome"]?.stringValue.flatMap(EnrichmentResult.Outcome.init(rawValue:))
         #expect(outcome != nil, "\(input): outcome \(String(describing: result["outcome"]))")
         // `content` is the payload, or null for an invalid input.
         #expect(result["content"]?.kindDescription == (outcome == .invalid ? "null" : "an object"), "\(input): content")
@@ -581,18 +581,18 @@ struct OutputContract {
         }
     }
 
-    private mutating func thumbnail(_ value: JSONValue?, at place: String) {
+    private mutating func thumbnail(_ value: PushPayload.JSON?, at place: String) {
         guard let value, let thumbnail = object(value, "thumbnail", at: place) else { return }
         if let clip = thumbnail["clip"] { _ = object(clip, "clip", at: place) }
     }
 
-    private func items(_ value: JSONValue?) -> [JSONValue] {
+    private func items(_ value: PushPayload.JSON?) -> [PushPayload.JSON] {
         if case .array(let items)? = value { return Array(items) }
         return []
     }
 
     /// `value` as an object of `kind`, its keys and their values checked; nil (and recorded) if not an object.
-    private mutating func object(_ value: JSONValue, _ kind: String, at place: String) -> JSONObject? {
+    private mutating func object(_ value: PushPayload.JSON, _ kind: String, at place: String) -> JSONObject? {
         guard let object = value.objectValue else {
             Issue.record("\(place): \(kind) is \(value.kindDescription), not an object")
             return nil

@@ -104,7 +104,7 @@ struct CommandDeclarationTests {
 
     @Test("unset options give the library's defaults: the configuration, the service's settings, the worker's")
     func defaultsAreTheLibrarys() throws {
-        let library = Configuration()
+        let library = Enricher.Configuration()
         let enrich = try planned(EnrichCommand.self, []).plan.configuration
         #expect(enrich.deadline == library.deadline)
         #expect(enrich.cache.enabled == library.cache.enabled && enrich.cache.timeToLive == library.cache.timeToLive)

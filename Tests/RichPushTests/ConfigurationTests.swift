@@ -3,10 +3,10 @@ import Testing
 
 @testable import RichPush
 
-@Suite("Configuration: validated in the library, each error naming its field")
+@Suite("Enricher.Configuration: validated in the library, each error naming its field")
 struct ConfigurationTests {
     /// A wrong value for each field that can be wrong, the field's path, and the code.
-    static let wrong: [(change: @Sendable (inout Configuration) -> Void, field: String, code: ConfigurationError.Code)] = [
+    static let wrong: [(change: @Sendable (inout Enricher.Configuration) -> Void, field: String, code: ConfigurationError.Code)] = [
         ({ $0.deadline = .zero }, "deadline", .outOfRange),
         ({ $0.deadline = .seconds(86_401) }, "deadline", .outOfRange),
         ({ $0.network.maximumRedirects = -1 }, "network.maximumRedirects", .outOfRange),
@@ -66,7 +66,7 @@ struct ConfigurationTests {
 
     @Test("the defaults, the test bed's and the ends of each range are valid")
     func accepted() throws {
-        try Configuration().validate()
+        try Enricher.Configuration().validate()
         var configuration = try TestBed().configuration
         try configuration.validate()
         configuration.deadline = .milliseconds(1)
@@ -95,9 +95,9 @@ struct ConfigurationTests {
 
     @Test("a duration reads back as seconds, to the millisecond")
     func seconds() {
-        #expect(Configuration.seconds(.milliseconds(1)) == "0.001")
-        #expect(Configuration.seconds(.seconds(86_400)) == "86400")
-        #expect(Configuration.seconds(.milliseconds(2500)) == "2.5")
-        #expect(Configuration.seconds(.milliseconds(-500)) == "-0.5")
+        #expect(Enricher.Configuration.seconds(.milliseconds(1)) == "0.001")
+        #expect(Enricher.Configuration.seconds(.seconds(86_400)) == "86400")
+        #expect(Enricher.Configuration.seconds(.milliseconds(2500)) == "2.5")
+        #expect(Enricher.Configuration.seconds(.milliseconds(-500)) == "-0.5")
     }
 }

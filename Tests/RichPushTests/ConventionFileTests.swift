@@ -17,7 +17,7 @@ struct ConventionFileTests {
         #expect(conventions.map(\.name) == ["acme", "legacy"])
         var registry = ConventionRegistry([])
         for convention in conventions { registry.register(convention) }
-        let payload = try Payload(parsing: Array(
+        let payload = try PushPayload(parsing: Array(
             #"{"acme":{"media":{"url":"https://a/1.jpg","type":"image"}},"extra":"{\"image\":\"https://l/2.png\"}"}"#.utf8))
         let scan = registry.scan(payload)
         #expect(scan.references.map(\.url) == ["https://a/1.jpg", "https://l/2.png"])

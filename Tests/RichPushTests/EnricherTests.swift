@@ -6,14 +6,14 @@ import Testing
 
 extension TestBed {
     /// A fixture payload with its demo origin replaced by this bed's.
-    func fixturePayload(_ name: String) throws -> Payload {
+    func fixturePayload(_ name: String) throws -> PushPayload {
         let text = try String(contentsOfFile: FixtureDirectory.payloads + "/" + name, encoding: .utf8)
             .replacingOccurrences(of: "http://media.example.com:8787", with: url(""))
-        return try Payload(parsing: Array(text.utf8))
+        return try PushPayload(parsing: Array(text.utf8))
     }
 
-    func payload(_ text: String) throws -> Payload {
-        try Payload(parsing: Array(text.replacingOccurrences(of: "ORIGIN", with: url("")).utf8))
+    func payload(_ text: String) throws -> PushPayload {
+        try PushPayload(parsing: Array(text.replacingOccurrences(of: "ORIGIN", with: url("")).utf8))
     }
 }
 
@@ -22,7 +22,7 @@ struct EnricherTests {
     @Test(
         "each fixture payload gets its outcome, types and conventions",
         arguments: [
-            ("adobe-photo.json", Outcome.complete, ["adb_media:public.jpeg"]),
+            ("adobe-photo.json", EnrichmentResult.Outcome.complete, ["adb_media:public.jpeg"]),
             ("adobe-video.json", .complete, ["adb_media:public.mpeg-4"]),
             ("zego-string.json", .complete, ["zego:com.compuserve.gif"]),
             ("zego-object.json", .complete, ["zego:public.mpeg-4-audio"]),
@@ -64,7 +64,7 @@ struct EnricherTests {
             ("route-iterable.json", .complete, ["iterable:public.png"]),
             ("retry-transient.json", .partial, ["adb_media:public.jpeg", "fcm:public.png"]),
         ])
-    func fixtures(name: String, outcome: Outcome, attached: [String]) async throws {
+    func fixtures(name: String, outcome: EnrichmentResult.Outcome, attached: [String]) async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(try bed.fixturePayload(name), timeout: .seconds(10))
@@ -274,7 +274,7 @@ struct DeadlineTests {
         try await withEnricher(bed.configuration) { enricher in
             let count = 200
             let deliveries = LockedValue([Int](repeating: 0, count: count))
-            let outcomes = LockedValue([Outcome?](repeating: nil, count: count))
+            let outcomes = LockedValue([EnrichmentResult.Outcome?](repeating: nil, count: count))
             let extensions = (0..<count).map { _ in MediaServiceExtension(enricher: enricher) }
             for index in 0..<count {
                 // Half finish quickly, half drip; expiry is called at spread-out times so both orders happen.
@@ -306,7 +306,7 @@ struct DeadlineTests {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             let service = MediaServiceExtension(enricher: enricher)
-            let delivered = LockedValue<[Outcome]>([])
+            let delivered = LockedValue<[EnrichmentResult.Outcome]>([])
             let payload = try bed.fixturePayload("adobe-photo.json")
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 service.didReceive(payload) { result in

@@ -6,13 +6,13 @@ import Testing
 @Suite("MediaServiceExtension: expiry closes the run")
 struct ExtensionTests {
     /// A OneSignal payload with `count` attachments, each URL unique to `run` (no cache hit across runs).
-    static func payload(_ bed: TestBed, run: Int, count: Int) throws -> Payload {
+    static func payload(_ bed: TestBed, run: Int, count: Int) throws -> PushPayload {
         let files = ["photo.jpg", "logo.png", "anim.gif"]
         let members = (0..<count).map { index in
             #""a\#(index)":"\#(bed.url("/media/\(files[index % files.count])?run=\(run)&n=\(index)"))""#
         }
         let text = #"{"aps":{"alert":"hi","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#
-        return try Payload(parsing: Array(text.utf8))
+        return try PushPayload(parsing: Array(text.utf8))
     }
 
     @Test("expiry racing the transfers: every stored file is named by the delivered result (60 runs)")
@@ -58,7 +58,7 @@ struct ExtensionTests {
         let enricher = try Enricher(configuration: bed.configuration)
         await enricher.shutdown()
         let service = MediaServiceExtension(enricher: enricher)
-        let delivered = LockedValue<[Outcome]>([])
+        let delivered = LockedValue<[EnrichmentResult.Outcome]>([])
         service.didReceive(try Self.payload(bed, run: 0, count: 2)) { result in
             delivered.withLock { $0.append(result.outcome) }
         }

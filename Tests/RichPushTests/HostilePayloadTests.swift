@@ -74,7 +74,7 @@ struct ManyReferencesTests {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             let entries = (0..<5000).map { #""id\#($0)":"\#(bed.url("/media/logo.png?n=\($0)"))""# }.joined(separator: ",")
-            let payload = try Payload(parsing: Array(#"{"aps":{"mutable-content":1},"att":{\#(entries)}}"#.utf8))
+            let payload = try PushPayload(parsing: Array(#"{"aps":{"mutable-content":1},"att":{\#(entries)}}"#.utf8))
             let start = ContinuousClock.now
             let result = await enricher.enrich(payload, timeout: .seconds(20))
             #expect(ContinuousClock.now - start < .seconds(10))

@@ -96,7 +96,7 @@ struct HostileURLTests {
 
 @Suite("Hostile servers: each ends within its bound, with its code, leaving nothing")
 struct HostileServerTests {
-    static let cases: [(path: String, code: Problem.Code)] = [
+    static let cases: [(path: String, code: EnrichmentProblem.Code)] = [
         ("/silence", .timeout),
         ("/stall", .timeout),
         ("/drip/photo.jpg?bytes=1&ms=1000", .timeout),

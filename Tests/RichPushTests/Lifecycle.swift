@@ -7,14 +7,14 @@ import Testing
 /// Runs `body` with a fetcher for `configuration`, then awaits its shutdown (no thread of the cooperative pool
 /// is held while it stops), whether `body` returns or throws.
 func withFetcher<Result>(
-    _ configuration: Configuration, _ body: (Fetcher) async throws -> Result
+    _ configuration: Enricher.Configuration, _ body: (Fetcher) async throws -> Result
 ) async throws -> Result {
     try await using(Fetcher(configuration: configuration), shutdown: { await $0.shutdown() }, body)
 }
 
 /// Runs `body` with an enricher for `configuration`, then awaits its shutdown, whether `body` returns or throws.
 func withEnricher<Result>(
-    _ configuration: Configuration, _ body: (Enricher) async throws -> Result
+    _ configuration: Enricher.Configuration, _ body: (Enricher) async throws -> Result
 ) async throws -> Result {
     try await using(Enricher(configuration: configuration), shutdown: { await $0.shutdown() }, body)
 }

@@ -17,7 +17,7 @@ struct MediaBodyTests {
     }
 
     func body(
-        limits: Configuration.Limits = Configuration.Limits(), transform: Configuration.Transform = .init(),
+        limits: Enricher.Configuration.Limits = Enricher.Configuration.Limits(), transform: Enricher.Configuration.Transform = .init(),
         storing: Bool = true
     ) -> MediaBody {
         let root = root
@@ -34,8 +34,8 @@ struct MediaBodyTests {
         (FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String }) ?? []
     }
 
-    static var transforming: Configuration.Transform {
-        var transform = Configuration.Transform()
+    static var transforming: Enricher.Configuration.Transform {
+        var transform = Enricher.Configuration.Transform()
         transform.converter = NoConverter()
         return transform
     }
@@ -55,8 +55,8 @@ struct MediaBodyTests {
 
     @Test("caps: iOS's without a transformation; the source cap for images with one; convertible types only then")
     func caps() {
-        let limits = Configuration.Limits()
-        let plain = BodyCaps(limits: limits, transform: Configuration.Transform())
+        let limits = Enricher.Configuration.Limits()
+        let plain = BodyCaps(limits: limits, transform: Enricher.Configuration.Transform())
         #expect(plain.beforeType == 50_000_000)
         #expect(plain.cap(for: .supported(.jpeg))?.bytes == 10_000_000)
         #expect(plain.cap(for: .supported(.mp3))?.bytes == 5_000_000)
@@ -103,7 +103,7 @@ struct MediaBodyTests {
 
     @Test("the cap: a declared length over it refuses before any file; bytes over it stop the body")
     func cap() {
-        var limits = Configuration.Limits()
+        var limits = Enricher.Configuration.Limits()
         limits.imageBytes = 10
         limits.audioBytes = 10
         limits.videoBytes = 20

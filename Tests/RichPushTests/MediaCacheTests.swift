@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Media cache: single flight, time to live, revalidation")
 struct MediaCacheTests {
-    func payload(_ bed: TestBed, _ path: String) throws -> Payload {
+    func payload(_ bed: TestBed, _ path: String) throws -> PushPayload {
         try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#(path)"}"#)
     }
 

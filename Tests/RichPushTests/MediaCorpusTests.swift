@@ -16,9 +16,9 @@ struct MediaCorpusTests {
 
     enum Expected: Sendable {
         /// Attached as this type, with these problems.
-        case attached(MediaType, [Problem.Code] = [])
+        case attached(MediaType, [EnrichmentProblem.Code] = [])
         /// Refused with this code.
-        case refused(Problem.Code)
+        case refused(EnrichmentProblem.Code)
     }
 
     struct Case: Sendable, CustomTestStringConvertible {

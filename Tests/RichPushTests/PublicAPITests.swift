@@ -9,7 +9,7 @@ import Testing
 struct AcmeConvention: MediaConvention {
     var name: String { "acme" }
 
-    func scan(_ payload: Payload) -> ConventionScan {
+    func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let hint = scan.value(at: ["acme", "media", "type"], in: payload)?.stringValue
         scan.take(
@@ -28,14 +28,14 @@ struct PublicAPITests {
         configuration.conventions.register(AcmeConvention())
         let enricher = try Enricher(configuration: configuration)
         let text = #"{"aps":{"mutable-content":1},"acme":{"media":{"url":"\#(bed.url("/media/photo.jpg"))","type":"image/jpeg"}}}"#
-        let result = await enricher.enrich(try Payload(parsing: Array(text.utf8)), timeout: .seconds(10))
+        let result = await enricher.enrich(try PushPayload(parsing: Array(text.utf8)), timeout: .seconds(10))
         await enricher.shutdown()
         #expect(result.outcome == .complete)
         #expect(result.attachments.map(\.convention) == ["acme"])
         #expect(result.attachments.first?.typeHint == "image/jpeg")
         // A field of the wrong type is the convention's bad-reference problem, not a crash.
         var scan = ConventionScan()
-        _ = scan.value(at: ["acme", "media", "url"], in: try Payload(parsing: Array(#"{"acme":[1]}"#.utf8)))
+        _ = scan.value(at: ["acme", "media", "url"], in: try PushPayload(parsing: Array(#"{"acme":[1]}"#.utf8)))
         #expect(scan.problems.map(\.code) == [.badReference])
     }
 
@@ -46,7 +46,7 @@ struct PublicAPITests {
         var configuration = bed.configuration
         configuration.deadline = .seconds(10)
         let enricher = try Enricher(configuration: configuration)
-        let payload = try Payload(parsing: bytes)
+        let payload = try PushPayload(parsing: bytes)
         let result = await enricher.enrich(payload, deadline: .now + .seconds(10))
         let line = result.jsonBytes()
         #expect(String(decoding: line, as: UTF8.self).contains(#""outcome":"complete""#))
@@ -57,7 +57,7 @@ struct PublicAPITests {
 
     @Test("the README's private-origin configuration is valid; an unreadable CA bundle names its field")
     func privateOrigin() throws {
-        var configuration = Configuration()
+        var configuration = Enricher.Configuration()
         configuration.network.addressPolicy = AddressPolicy(
             allowed: [CIDRRange("10.20.0.0/16")!], denied: [CIDRRange("10.20.99.0/24")!])
         configuration.network.allowedPorts.append(9000...9000)
@@ -74,10 +74,10 @@ struct PublicAPITests {
     func testDouble() throws {
         let media = FetchedMedia(
             path: "/srv/push/1/2.jpg", directory: "/srv/push/1", type: .jpeg, bytes: 5905, sha256: "ab")
-        let attachment = Attachment(
+        let attachment = EnrichmentResult.Attachment(
             identifier: "hero", source: "https://cdn.test/a.jpg", convention: "acme", media: media,
             thumbnail: Thumbnail(clip: Thumbnail.Clip(x: 0, y: 0.25, width: 1, height: 0.5)), typeHint: "jpg")
-        let content = try Payload(parsing: Array(#"{"aps":{"mutable-content":1}}"#.utf8))
+        let content = try PushPayload(parsing: Array(#"{"aps":{"mutable-content":1}}"#.utf8))
         let result = EnrichmentResult(
             outcome: .complete, content: content, attachments: [attachment], elapsed: .milliseconds(12),
             input: "push-1")

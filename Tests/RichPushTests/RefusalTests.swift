@@ -148,7 +148,7 @@ struct RefusalTests {
 
     @Test("an image of exactly the cap is accepted")
     func imageAtCap() async throws {
-        var limits = Configuration.Limits()
+        var limits = Enricher.Configuration.Limits()
         limits.imageBytes = 200_000
         let capped = limits
         let bed = try TestBed { $0.limits = capped }

@@ -88,7 +88,7 @@ struct RootTests {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(chmod(root, 0o770) == 0)
-        var configuration = Configuration()
+        var configuration = Enricher.Configuration()
         configuration.store = AttachmentStore(root: root)
         let error = #expect(throws: FetcherError.self) { try Fetcher(configuration: configuration) }
         #expect(error?.detail.contains(root) == true)
@@ -100,7 +100,7 @@ struct RootTests {
         let base = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: base) }
         let root = base + "/a/b/root"
-        var configuration = Configuration()
+        var configuration = Enricher.Configuration()
         configuration.store = AttachmentStore(root: root)
         try Fetcher(configuration: configuration).shutdown()
         for path in [base + "/a", root] {
@@ -138,7 +138,7 @@ struct RootTests {
         // Only where the file system keeps the attribute (this machine's ext4 /tmp; not a tmpfs).
         guard Self.keepsTopDirectory(under: base) else { return }
         let made = base + "/made"
-        var configuration = Configuration()
+        var configuration = Enricher.Configuration()
         configuration.store = AttachmentStore(root: made)
         try Fetcher(configuration: configuration).shutdown()
         #expect((Self.attributes(made) ?? 0) & 0x0002_0000 != 0, "the root richpush made")

@@ -5,12 +5,12 @@ import Testing
 
 @Suite("Routes")
 struct RouteTests {
-    func route(_ text: String, keys: Route.Keys = Route.Keys()) throws -> Route? {
-        let payload = try Payload(parsing: Array(text.utf8))
+    func route(_ text: String, keys: DeepLinkRoute.Keys = DeepLinkRoute.Keys()) throws -> DeepLinkRoute? {
+        let payload = try PushPayload(parsing: Array(text.utf8))
         let registry = ConventionRegistry.standard
         let scan = registry.scan(payload)
         let matched = registry.conventions.filter { c in scan.references.contains { $0.convention == c.name } }
-        return Route.find(in: payload, conventions: matched, keys: keys)
+        return DeepLinkRoute.find(in: payload, conventions: matched, keys: keys)
     }
 
     @Test(
@@ -44,17 +44,17 @@ struct RouteTests {
         let text = try String(contentsOfFile: FixtureDirectory.payloads + "/" + fixture, encoding: .utf8)
         let found = try #require(try route(text))
         #expect(found.url == url)
-        #expect(found.urlSource == Route.Source(convention: convention, key: key))
+        #expect(found.urlSource == DeepLinkRoute.Source(convention: convention, key: key))
     }
 
     @Test("ids keep their own source: OneSignal's custom data, else the root beside os_data")
     func idSources() throws {
         let custom = try #require(try route(String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal-custom.json", encoding: .utf8)))
         #expect(custom.id == "order-6")
-        #expect(custom.idSource == Route.Source(convention: "onesignal", key: "custom.a.id"))
+        #expect(custom.idSource == DeepLinkRoute.Source(convention: "onesignal", key: "custom.a.id"))
         let osData = try #require(try route(String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal.json", encoding: .utf8)))
         #expect(osData.id == "order-5")
-        #expect(osData.idSource == Route.Source(convention: nil, key: "id"))
+        #expect(osData.idSource == DeepLinkRoute.Source(convention: nil, key: "id"))
     }
 
     @Test(
@@ -74,7 +74,7 @@ struct RouteTests {
     func precedenceAndKeys() throws {
         let text = #"{"CIO":{"push":{"link":"app://inner","image":"https://c/1.jpg"}},"link":"app://root","ref":"r-1"}"#
         #expect(try route(text)?.url == "app://inner")
-        var keys = Route.Keys()
+        var keys = DeepLinkRoute.Keys()
         keys.id = ["ref"]
         keys.url = ["nope"]
         let custom = try route(text, keys: keys)

@@ -75,7 +75,7 @@ import Testing
             let media = FetchedMedia(
                 path: root + "/\(directory)/\(file)", directory: root + "/" + directory, type: .jpeg,
                 bytes: bytes.count, sha256: String(repeating: String(index), count: 64))
-            let attachment = Attachment(identifier: "a", source: "s", convention: "c", media: media)
+            let attachment = EnrichmentResult.Attachment(identifier: "a", source: "s", convention: "c", media: media)
             served.remember(EnrichmentResult(outcome: .complete, content: nil, attachments: [attachment]))
             names.append("\(directory)/\(file)")
         }
@@ -100,7 +100,7 @@ import Testing
         let media = FetchedMedia(
             path: path, directory: root + "/" + directory, type: .jpeg, bytes: 64, sha256: String(repeating: "a", count: 64))
         served.remember(EnrichmentResult(
-            outcome: .complete, content: nil, attachments: [Attachment(identifier: "a", source: "s", convention: "c", media: media)]))
+            outcome: .complete, content: nil, attachments: [EnrichmentResult.Attachment(identifier: "a", source: "s", convention: "c", media: media)]))
         func opens() -> Bool {
             guard let (descriptor, _) = served.open("\(directory)/\(file)") else { return false }
             close(descriptor)

@@ -10,7 +10,7 @@ struct ServiceRunnerTests {
     /// A service that records what happens to it, named: started, asked to shut down gracefully, cancelled, ended.
     /// Once asked, it drains for `drain` (a wait that ends early only when cancelled), or, with `drain` nil, until
     /// cancelled.
-    struct Recorder: Service {
+    struct Recorder: LifecycleService {
         let name: String
         let events: LockedValue<[String]>
         var drain: Duration? = .zero
@@ -49,7 +49,7 @@ struct ServiceRunnerTests {
     @Test("the graceful shutdown asks the last service first, and each before it once the ones after have ended")
     func reverseOrder() async throws {
         let runner = ServiceRunner(drainTimeout: .seconds(60), handlingSignals: false)
-        let services: [any Service] = [
+        let services: [any LifecycleService] = [
             Recorder(name: "health", events: events),
             Recorder(name: "worker", events: events, drain: .milliseconds(200)),
         ]

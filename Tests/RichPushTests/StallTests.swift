@@ -108,7 +108,7 @@ struct StallTests {
                     let url = text.url("/lines/\(payload)-\(index).jpg")
                     return #""r\#(index)":"\#(url)""#
                 }
-                return try! Payload(parsing: Array(#"{"aps":{"alert":"x","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#.utf8))
+                return try! PushPayload(parsing: Array(#"{"aps":{"alert":"x","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#.utf8))
             }
             // Its body arrives 300 ms in, while the text bodies are being judged.
             let healthy = TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=300"))
@@ -154,7 +154,7 @@ struct StallTests {
             let other = await fetcher.fetch("http://127.0.0.1:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(10))
             #expect((try? other.get())?.type == .jpeg, "\(other)")
             stalled.cancel()
-            let codes = await stalled.value.map { result -> Problem.Code? in
+            let codes = await stalled.value.map { result -> EnrichmentProblem.Code? in
                 if case .failure(let failure) = result { return failure.code }
                 return nil
             }

@@ -15,7 +15,7 @@ import RichPushTransform
 final class TestBed: Sendable {
     let origin: HTTPOrigin
     let attachments: String
-    let configuration: Configuration
+    let configuration: Enricher.Configuration
 
     /// libvips, opened before main by CTestSupport (opening it holds the dynamic loader's locks, which stall thread
     /// creation across the process); opened here, by the first bed, only if that failed, so that the tests that
@@ -25,11 +25,11 @@ final class TestBed: Sendable {
     }()
 
     /// A bed whose origin serves `media` (default: `Fixtures/media`).
-    init(media: String = FixtureRoutes.fixturesDirectory + "/media", _ adjust: (inout Configuration) -> Void = { _ in }) throws {
+    init(media: String = FixtureRoutes.fixturesDirectory + "/media", _ adjust: (inout Enricher.Configuration) -> Void = { _ in }) throws {
         _ = Self.libvips
         origin = try HTTPOrigin(handler: FixtureRoutes.handler(mediaDirectory: media))
         attachments = NSTemporaryDirectory() + "richpush-tests-" + UUID().uuidString
-        var configuration = Configuration()
+        var configuration = Enricher.Configuration()
         configuration.network.allowHTTP = true
         configuration.network.addressPolicy = AddressPolicy(allowed: [CIDRRange("127.0.0.1/32")!])
         configuration.network.resolve = ["media.test:\(origin.port):127.0.0.1"]
@@ -78,8 +78,8 @@ final class TestBed: Sendable {
     }
 
     /// A payload with `adb_media` set to `url`, mutable.
-    static func adobePayload(_ url: String) -> Payload {
-        try! Payload(parsing: Array(#"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(url)"}"#.utf8))
+    static func adobePayload(_ url: String) -> PushPayload {
+        try! PushPayload(parsing: Array(#"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(url)"}"#.utf8))
     }
 }
 

@@ -105,8 +105,8 @@ final class TLSOrigin: @unchecked Sendable {
 
 @Suite("TLS", .serialized)
 struct TLSTests {
-    func configuration(_ origin: TLSOrigin, trust: Bool) throws -> Configuration {
-        var configuration = Configuration()
+    func configuration(_ origin: TLSOrigin, trust: Bool) throws -> Enricher.Configuration {
+        var configuration = Enricher.Configuration()
         configuration.network.addressPolicy = AddressPolicy(allowed: [CIDRRange("127.0.0.1")!])
         configuration.network.resolve = ["media.test:\(origin.port):127.0.0.1"]
         configuration.network.allowedPorts = [origin.port...origin.port]

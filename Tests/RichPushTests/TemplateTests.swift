@@ -88,7 +88,7 @@ struct TemplateTests {
             "--params", FixtureDirectory.root + "/templates/json-strings-params.json",
         ])
         #expect(run.status == 0, "\(run.stderr)")
-        let payload = try Payload(parsing: Array(run.stdout.utf8.dropLast()))
+        let payload = try PushPayload(parsing: Array(run.stdout.utf8.dropLast()))
         let scan = ConventionRegistry.standard.scan(payload)
         #expect(scan.references.map(\.convention) == ["zego", "notifee"])
         #expect(scan.references.map(\.url) == [
@@ -121,7 +121,7 @@ struct TemplateTests {
         ])
         #expect(run.status == 0)
         #expect(run.stdout == ##"{"aps":{"alert":{"title":"Weekend sale starts ","body":"Hi Ada, Everything thirty per..."},"badge":3,"mutable-content":1},"adb_media":"http://media.example.com:8787/media/photo.jpg","campaign":"spring-2026"}"## + "\n")
-        let payload = try Payload(parsing: Array(run.stdout.utf8.dropLast()))
+        let payload = try PushPayload(parsing: Array(run.stdout.utf8.dropLast()))
         #expect(ConventionRegistry.standard.scan(payload).references.count == 1)
         let missing = try await CLI.run(["render", "--template", FixtureDirectory.root + "/templates/sale.json", "--params", "/nonexistent.json"])
         #expect(missing.status == 64)

@@ -10,7 +10,7 @@ import Testing
 /// attaches, and recorded (`transformed`, `original`), with nothing left on disk but the attachment.
 @Suite("Transformation: fetched images made attachable", .offPool)
 struct TransformStepTests {
-    static func bed(_ adjust: (inout Configuration.Transform) -> Void = { _ in }) throws -> TestBed {
+    static func bed(_ adjust: (inout Enricher.Configuration.Transform) -> Void = { _ in }) throws -> TestBed {
         try TestBed { configuration in
             configuration.transform.converter = VipsConverter()
             adjust(&configuration.transform)
@@ -301,7 +301,7 @@ struct TransformStepTests {
         // beside it on two cores, and the shutdown waits for the pool like any task): it must then have ended
         // whole, and the scenario is run again with a new enricher, at most three times. A conversion that is
         // never stopped completes all three.
-        var outcomes: [Outcome] = []
+        var outcomes: [EnrichmentResult.Outcome] = []
         for attempt in 0..<3 {
             let enricher = try Enricher(configuration: bed.configuration)
             let ended = LockedValue(false)

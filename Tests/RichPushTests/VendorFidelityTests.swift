@@ -10,11 +10,11 @@ import Testing
 struct VendorFidelityTests {
     func scan(fixture name: String) throws -> ConventionScan {
         let text = try String(contentsOfFile: FixtureDirectory.payloads + "/" + name, encoding: .utf8)
-        return ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+        return ConventionRegistry.standard.scan(try PushPayload(parsing: Array(text.utf8)))
     }
 
     func scan(_ text: String) throws -> ConventionScan {
-        ConventionRegistry.standard.scan(try Payload(parsing: Array(text.utf8)))
+        ConventionRegistry.standard.scan(try PushPayload(parsing: Array(text.utf8)))
     }
 
     @Test("Airship thumbnail_id: every other attachment, a lone url's too, gets a hidden thumbnail")
@@ -175,10 +175,10 @@ struct VendorFidelityResultTests {
     @Test(
         "Home Assistant lazy and camera, OneSignal bundle files: a problem, no request",
         arguments: [
-            ("home-assistant-lazy.json", Outcome.unchanged, 0), ("home-assistant-camera.json", .unchanged, 0),
+            ("home-assistant-lazy.json", EnrichmentResult.Outcome.unchanged, 0), ("home-assistant-camera.json", .unchanged, 0),
             ("onesignal-bundle.json", .complete, 1),
         ])
-    func onDeviceNotFetched(fixture: String, outcome: Outcome, requests: Int) async throws {
+    func onDeviceNotFetched(fixture: String, outcome: EnrichmentResult.Outcome, requests: Int) async throws {
         let bed = try TestBed()
         let result = try await enrich(fixture, on: bed)
         #expect(result.outcome == outcome)

@@ -5,9 +5,9 @@
 /// drains (no new payload is taken, the ones in flight finish by their own deadlines, then what remains is
 /// cancelled). Or hand it to whatever runs your services: `run()` returns when it has shut down, and drains when
 /// its task is cancelled. An enricher dropped without a shutdown still removes its media cache's links.
-public final class Enricher: Service {
+public final class Enricher: LifecycleService {
     /// The configuration it was made with.
-    public let configuration: Configuration
+    public let configuration: Enricher.Configuration
     private let fetcher: Fetcher
     private let cache: MediaCache?
     /// Admission: every payload (and `explain`, and the extension's runs) enters it; shutdown closes it.
@@ -18,7 +18,7 @@ public final class Enricher: Service {
     /// An enricher with this configuration.
     /// - Throws: `ConfigurationError` naming the first wrong field (nothing is started); `FetcherError` when
     ///   libmagic's database cannot be loaded or the attachments root is refused.
-    public init(configuration: Configuration = Configuration()) throws {
+    public init(configuration: Enricher.Configuration = Enricher.Configuration()) throws {
         // Validated by the fetcher, before it opens anything.
         self.configuration = configuration
         let fetcher = try Fetcher(configuration: configuration)
@@ -36,7 +36,7 @@ public final class Enricher: Service {
     /// transfers still running are cancelled and their partial files removed first). Cancelling the calling
     /// task ends it the same way, with outcome `cancelled`. Once shutdown has begun, returns at once with outcome
     /// `cancelled` and fetches nothing.
-    public func enrich(_ payload: Payload, deadline: ContinuousClock.Instant) async -> EnrichmentResult {
+    public func enrich(_ payload: PushPayload, deadline: ContinuousClock.Instant) async -> EnrichmentResult {
         let run = EnrichmentRun(payload: payload, configuration: configuration)
         guard gate.enter() else { return run.refused() }
         defer { gate.leave() }
@@ -45,7 +45,7 @@ public final class Enricher: Service {
     }
 
     /// Processes one payload within `timeout` from now (default: the configured deadline).
-    public func enrich(_ payload: Payload, timeout: Duration? = nil) async -> EnrichmentResult {
+    public func enrich(_ payload: PushPayload, timeout: Duration? = nil) async -> EnrichmentResult {
         await enrich(payload, deadline: .now + (timeout ?? configuration.deadline))
     }
 
@@ -56,7 +56,7 @@ public final class Enricher: Service {
     ) async -> EnrichmentResult {
         let start = ContinuousClock.now
         do {
-            let payload = try Payload(parsing: bytes, limits: configuration.limits.payload)
+            let payload = try PushPayload(parsing: bytes, limits: configuration.limits.payload)
             var result = await enrich(payload, deadline: deadline)
             result.input = source
             return result
@@ -151,7 +151,7 @@ public final class Enricher: Service {
     /// the task running it is cancelled, it shuts the enricher down itself, draining as `shutdown()` does, and
     /// returns when that is done. Cancellation drains rather than aborts because the work is not this task's:
     /// each payload runs in its caller's task, and a caller that is cancelled ends its own payload (`cancelled`).
-    /// This is the shape of swift-service-lifecycle's `Service.run()`; without that package, start it in a task
+    /// This is the shape of swift-service-lifecycle's `LifecycleService.run()`; without that package, start it in a task
     /// and cancel the task (or call `shutdown()`) to stop.
     public func run() async throws {
         await gate.untilClosed()

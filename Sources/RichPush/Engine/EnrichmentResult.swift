@@ -4,15 +4,15 @@
 /// files are the caller's: hand them on, then remove them (`Enricher.removeAttachments(of:)`, or `richpush gc`).
 public struct EnrichmentResult: Sendable, Encodable {
     /// How it ended.
-    public var outcome: Outcome
+    public var outcome: EnrichmentResult.Outcome
     /// The payload with its mutations, or nil when the input was not a payload.
-    public var content: Payload?
+    public var content: PushPayload?
     /// The attachments, in reference order.
-    public var attachments: [Attachment]
+    public var attachments: [EnrichmentResult.Attachment]
     /// Where the app should go when the notification is opened, when the payload says.
-    public var route: Route? = nil
+    public var route: DeepLinkRoute? = nil
     /// Everything a user should hear, in the order found.
-    public var problems: [Problem]
+    public var problems: [EnrichmentProblem]
     /// Time from the start of processing to the result.
     public var elapsed: Duration
     /// The input's name as the output's `input` member writes it (a path, `-`, `-:<line>`, a request id); nil
@@ -21,8 +21,8 @@ public struct EnrichmentResult: Sendable, Encodable {
 
     /// A result (for test doubles and callers that build results themselves).
     public init(
-        outcome: Outcome, content: Payload?, attachments: [Attachment] = [], route: Route? = nil,
-        problems: [Problem] = [], elapsed: Duration = .zero, input: String? = nil
+        outcome: EnrichmentResult.Outcome, content: PushPayload?, attachments: [EnrichmentResult.Attachment] = [], route: DeepLinkRoute? = nil,
+        problems: [EnrichmentProblem] = [], elapsed: Duration = .zero, input: String? = nil
     ) {
         self.outcome = outcome
         self.content = content
@@ -48,16 +48,16 @@ public struct EnrichmentResult: Sendable, Encodable {
 
     /// The result as the JSON object RichPush writes, one per payload (see the README for the format), with
     /// `input` as its `input` member.
-    public func json(input: String) -> JSONValue {
+    public func json(input: String) -> PushPayload.JSON {
         var result = self
         result.input = input
         return result.json
     }
 
     /// The result as the JSON object RichPush writes, with `input` only when set.
-    private var json: JSONValue {
-        let attachmentValues: [JSONValue] = attachments.map { attachment in
-            var members: [(key: String, value: JSONValue)] = [
+    private var json: PushPayload.JSON {
+        let attachmentValues: [PushPayload.JSON] = attachments.map { attachment in
+            var members: [(key: String, value: PushPayload.JSON)] = [
                 ("identifier", .text(attachment.identifier)),
                 ("path", .text(attachment.media.path)),
                 ("source", .text(attachment.source)),
@@ -87,7 +87,7 @@ public struct EnrichmentResult: Sendable, Encodable {
             members.append(("attempts", .integer(attachment.attempts)))
             return .object(JSONObject(members))
         }
-        let problemValues: [JSONValue] = problems.map { problem in
+        let problemValues: [PushPayload.JSON] = problems.map { problem in
             .object(
                 JSONObject([
                     ("source", .text(problem.source)), ("code", .text(problem.code.rawValue)),
@@ -96,7 +96,7 @@ public struct EnrichmentResult: Sendable, Encodable {
         }
         // Tenths of a millisecond, written without Foundation's String(format:).
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
-        var members: [(key: String, value: JSONValue)] = []
+        var members: [(key: String, value: PushPayload.JSON)] = []
         if let input { members.append(("input", .text(input))) }
         members.append(("outcome", .text(outcome.rawValue)))
         members.append(("content", content?.json ?? .null))
@@ -111,7 +111,7 @@ public struct EnrichmentResult: Sendable, Encodable {
     public static func invalid(_ error: PayloadError, source: String, elapsed: Duration = .zero) -> EnrichmentResult {
         EnrichmentResult(
             outcome: .invalid, content: nil, attachments: [],
-            problems: [Problem(source: source, code: Problem.Code(error.code.rawValue), detail: error.detail)],
+            problems: [EnrichmentProblem(source: source, code: EnrichmentProblem.Code(error.code.rawValue), detail: error.detail)],
             elapsed: elapsed)
     }
 }

@@ -5,15 +5,15 @@
 /// One payload being processed: its references, and what has been settled so far. Shared by the fetches that
 /// record into it and whoever asks for the best attempt (the deadline, `serviceExtensionTimeWillExpire`).
 final class EnrichmentRun: Sendable {
-    let payload: Payload
+    let payload: PushPayload
     let references: [MediaReference]
     private let start: ContinuousClock.Instant
-    private let initialProblems: [Problem]
+    private let initialProblems: [EnrichmentProblem]
     /// References found beyond the ones fetched, or with the wrong type: counted as not attached.
     private let unfetchedCount: Int
     /// Text changes the payload's conventions ask for, applied to the returned content.
     private let overrides: [AlertOverride]
-    private let route: Route?
+    private let route: DeepLinkRoute?
     private let settled = LockedValue(Settled())
     /// The number of the attempt each reference is on, or ended with (see `RetryPolicy`).
     private let attempts: LockedValue<[Int: Int]> = LockedValue([:])
@@ -25,15 +25,15 @@ final class EnrichmentRun: Sendable {
         var closed = false
     }
 
-    init(payload: Payload, configuration: Configuration, start: ContinuousClock.Instant = .now) {
+    init(payload: PushPayload, configuration: Enricher.Configuration, start: ContinuousClock.Instant = .now) {
         self.payload = payload
         self.start = start
         var scan = configuration.conventions.scan(payload)
-        var problems: [Problem] = []
+        var problems: [EnrichmentProblem] = []
         if !payload.isMutable {
             let value = (payload.root["aps"]?.objectValue?["mutable-content"]).map { JSONWriter.string($0) }
             problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: "aps.mutable-content", code: .notMutable,
                     detail: "aps.mutable-content is \(value ?? "missing"), not 1: on iOS the service extension would not run"))
         }
@@ -44,7 +44,7 @@ final class EnrichmentRun: Sendable {
             let dropped = scan.references[limit...]
             unfetched += dropped.count
             problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: dropped.first!.field, code: .tooManyReferences,
                     detail: "\(scan.references.count) references; only the first \(limit) are fetched"))
             scan.references.removeSubrange(limit...)
@@ -54,7 +54,7 @@ final class EnrichmentRun: Sendable {
         let matched = configuration.conventions.conventions.filter { convention in
             scan.references.contains { $0.convention == convention.name }
         }
-        self.route = Route.find(in: payload, conventions: matched, keys: configuration.routeKeys)
+        self.route = DeepLinkRoute.find(in: payload, conventions: matched, keys: configuration.routeKeys)
         self.initialProblems = problems
         self.unfetchedCount = unfetched
     }
@@ -95,7 +95,7 @@ final class EnrichmentRun: Sendable {
         result.outcome = .cancelled
         if references.isEmpty {
             result.problems.append(
-                Problem(source: "payload", code: .cancelled, detail: "not processed: the engine is shutting down"))
+                EnrichmentProblem(source: "payload", code: .cancelled, detail: "not processed: the engine is shutting down"))
         }
         return result
     }
@@ -108,7 +108,7 @@ final class EnrichmentRun: Sendable {
     /// The result for these settled outcomes. References not settled count as expired.
     private func result(_ settled: [Int: Result<FetchedMedia, FetchFailure>], expired: Bool = false) -> EnrichmentResult {
         let attempts = attempts.withLock { $0 }
-        var attachments: [Attachment] = []
+        var attachments: [EnrichmentResult.Attachment] = []
         var problems = initialProblems
         var sawExpiry = false
         var sawCancel = false
@@ -116,16 +116,16 @@ final class EnrichmentRun: Sendable {
             switch settled[index] {
             case .success(let media)?:
                 attachments.append(
-                    Attachment(
+                    EnrichmentResult.Attachment(
                         identifier: reference.identifier, source: reference.url, convention: reference.convention,
                         media: media, thumbnail: reference.thumbnail, typeHint: reference.typeHint,
                         attempts: attempts[index] ?? 1))
                 if case .failed(let detail)? = media.publication {
-                    problems.append(Problem(source: reference.url, code: .publishFailed, detail: detail))
+                    problems.append(EnrichmentProblem(source: reference.url, code: .publishFailed, detail: detail))
                 }
                 if let transformation = media.transformation, transformation.steps.contains(.firstFrame) {
                     problems.append(
-                        Problem(
+                        EnrichmentProblem(
                             source: reference.url, code: .animationDropped,
                             detail: transformation.original.type == .png
                                 ? "the APNG had to be re-encoded, and libvips reads its first frame alone; that frame is attached"
@@ -133,13 +133,13 @@ final class EnrichmentRun: Sendable {
                 }
                 if let damage = media.damage {
                     problems.append(
-                        Problem(
+                        EnrichmentProblem(
                             source: reference.url, code: .damagedImage,
                             detail: "\(damage); attached: a phone shows the part that decodes"))
                 }
                 if let hint = reference.typeHint, media.type.matches(hint: hint) == false {
                     problems.append(
-                        Problem(
+                        EnrichmentProblem(
                             source: reference.url, code: .typeMismatch,
                             detail: "the payload declares '\(hint)'; the bytes are \(media.type.uti) (\(media.type.mime)), attached as such",
                             attempts: attempts[index] ?? 1))
@@ -148,19 +148,19 @@ final class EnrichmentRun: Sendable {
                 if failure.code == .expired { sawExpiry = true }
                 if failure.code == .cancelled { sawCancel = true }
                 problems.append(
-                    Problem(
+                    EnrichmentProblem(
                         source: reference.url, code: failure.code, detail: failure.detail,
                         attempts: attempts[index] ?? 1))
             case nil:
                 sawExpiry = true
                 problems.append(
-                    Problem(
+                    EnrichmentProblem(
                         source: reference.url, code: .expired, detail: "the deadline came before it finished",
                         attempts: attempts[index]))
             }
         }
         let total = references.count + unfetchedCount
-        let outcome: Outcome
+        let outcome: EnrichmentResult.Outcome
         if total == 0 {
             outcome = .unchanged
         } else if sawCancel {
@@ -183,7 +183,7 @@ final class EnrichmentRun: Sendable {
     /// (Airship's `content`), plus, when anything attached, a top-level `richpush` object listing the
     /// attachments as UNNotificationContent would hold them (identifier, file URL, type, thumbnail options),
     /// the thumbnail's attachment first, since iOS shows the first one.
-    static func mutate(_ payload: Payload, with attachments: [Attachment], overrides: [AlertOverride] = []) -> Payload {
+    static func mutate(_ payload: PushPayload, with attachments: [EnrichmentResult.Attachment], overrides: [AlertOverride] = []) -> PushPayload {
         var content = payload
         let attached = attachments.map(\.source)
         for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
@@ -194,8 +194,8 @@ final class EnrichmentRun: Sendable {
         PublishedRewrite.apply(published, to: &content)
         guard !attachments.isEmpty else { return content }
         let ordered = attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }
-        let list: [JSONValue] = ordered.map { attachment in
-            var members: [(key: String, value: JSONValue)] = [
+        let list: [PushPayload.JSON] = ordered.map { attachment in
+            var members: [(key: String, value: PushPayload.JSON)] = [
                 ("identifier", .text(attachment.identifier)),
                 ("url", .text(fileURL(attachment.media.path))),
                 ("type", .text(attachment.media.type.uti)),

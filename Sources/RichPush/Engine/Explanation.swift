@@ -6,7 +6,7 @@ public struct Explanation: Sendable {
         /// It would be attached as this type; `bytes` is the declared length when the server gave one.
         case attach(MediaType, bytes: Int?)
         /// It would not be attached, for this reason.
-        case refuse(Problem.Code, String)
+        case refuse(EnrichmentProblem.Code, String)
         /// An earlier convention found the same URL; it is fetched once, for that one.
         case duplicate(of: String)
         /// Past the per-payload limit: it would not be fetched.
@@ -23,7 +23,7 @@ public struct Explanation: Sendable {
     public struct ConventionReport: Sendable {
         public var name: String
         public var findings: [Finding]
-        public var problems: [Problem]
+        public var problems: [EnrichmentProblem]
         /// Whether the convention found anything (a reference or an unreadable field).
         public var matched: Bool { !findings.isEmpty || !problems.isEmpty }
     }
@@ -34,7 +34,7 @@ public struct Explanation: Sendable {
     public var conventions: [ConventionReport]
 
     /// The explanation as JSON, for machines (`richpush explain --json`).
-    public func json(input: String) -> JSONValue {
+    public func json(input: String) -> PushPayload.JSON {
         .object(
             JSONObject([
                 ("input", .text(input)),
@@ -61,8 +61,8 @@ public struct Explanation: Sendable {
             ]))
     }
 
-    private static func json(_ finding: Finding) -> JSONValue {
-        var members: [(key: String, value: JSONValue)] = [
+    private static func json(_ finding: Finding) -> PushPayload.JSON {
+        var members: [(key: String, value: PushPayload.JSON)] = [
             ("identifier", .text(finding.reference.identifier)),
             ("field", .text(finding.reference.field)),
             ("url", .text(finding.reference.url)),
@@ -78,7 +78,7 @@ public struct Explanation: Sendable {
         case .duplicate(let identifier):
             members += [("verdict", .text("duplicate")), ("of", .text(identifier))]
         case .beyondLimit:
-            members += [("verdict", .text("not-fetched")), ("code", .text(Problem.Code.tooManyReferences.rawValue))]
+            members += [("verdict", .text("not-fetched")), ("code", .text(EnrichmentProblem.Code.tooManyReferences.rawValue))]
         }
         return .object(JSONObject(members))
     }
@@ -120,7 +120,7 @@ extension Enricher {
     /// Explains what `enrich` would do with `payload`: every convention, every reference, and for each whether
     /// it would be attached, judged from its headers and first bytes (fetched now, under `deadline`; nothing is
     /// stored).
-    public func explain(_ payload: Payload, deadline: ContinuousClock.Instant) async -> Explanation {
+    public func explain(_ payload: PushPayload, deadline: ContinuousClock.Instant) async -> Explanation {
         var reports: [Explanation.ConventionReport] = []
         var seen: [String: String] = [:]
         var fetchCount = 0

@@ -2,9 +2,9 @@
 /// wherever it lives, including inside the JSON strings ZEGOCLOUD (`payload`) and Notifee (`notifee_options`)
 /// carry, which stay strings.
 enum PublishedRewrite {
-    static func apply(_ urls: [String: String], to payload: inout Payload) {
+    static func apply(_ urls: [String: String], to payload: inout PushPayload) {
         guard !urls.isEmpty else { return }
-        let rewritten = JSONValue.object(payload.root).replacingStrings(insideJSONStringsAt: TemplateRenderer.jsonStringKeys) {
+        let rewritten = PushPayload.JSON.object(payload.root).replacingStrings(insideJSONStringsAt: TemplateRenderer.jsonStringKeys) {
             urls[$0.value].map { .text($0) }
         }
         if case .object(let root)? = rewritten { payload.root = root }

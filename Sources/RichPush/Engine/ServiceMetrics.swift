@@ -7,7 +7,7 @@ package final class ServiceMetrics: Sendable {
     package static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25]
 
     private struct Counts {
-        var outcomes: [String: Int] = Dictionary(uniqueKeysWithValues: Outcome.allCases.map { ($0.rawValue, 0) })
+        var outcomes: [String: Int] = Dictionary(uniqueKeysWithValues: EnrichmentResult.Outcome.allCases.map { ($0.rawValue, 0) })
         var problems: [String: Int] = [:]
         var buckets = [Int](repeating: 0, count: ServiceMetrics.durationBuckets.count)
         var durationCount = 0

@@ -42,7 +42,7 @@ package final class ServiceRunner: Sendable {
     /// Runs `services` until every one has returned, then shuts `enricher` down (see the type's summary). Throws
     /// the first error a service threw (not counting the cancellations of the drain timeout), once everything has
     /// stopped.
-    package func run(_ services: [any Service], enricher: Enricher) async throws {
+    package func run(_ services: [any LifecycleService], enricher: Enricher) async throws {
         let shutdowns = services.map { _ in GracefulShutdown() }
         var failure: (any Error)? = nil
         var drainDeadline: ContinuousClock.Instant? = nil

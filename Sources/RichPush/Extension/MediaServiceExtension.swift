@@ -18,7 +18,7 @@ public final class MediaServiceExtension: Sendable {
     /// progress expires the first (as iOS would start a new extension instance). Once the enricher is shutting
     /// down, the handler is called at once with outcome `cancelled`.
     public func didReceive(
-        _ payload: Payload, deadline: ContinuousClock.Instant? = nil,
+        _ payload: PushPayload, deadline: ContinuousClock.Instant? = nil,
         withContentHandler contentHandler: @escaping @Sendable (EnrichmentResult) -> Void
     ) {
         let run = EnrichmentRun(payload: payload, configuration: enricher.configuration)

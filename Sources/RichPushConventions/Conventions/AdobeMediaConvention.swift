@@ -10,7 +10,7 @@ public struct AdobeMediaConvention: MediaConvention {
     /// The convention.
     public init() {}
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         scan.take(payload.root["adb_media"], field: "adb_media", convention: name, identifier: "adb_media")
         return scan

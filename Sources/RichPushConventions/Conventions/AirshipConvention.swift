@@ -40,14 +40,14 @@ public struct AirshipConvention: MediaConvention {
     /// The convention.
     public init() {}
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let form: Form
         let attachment: JSONObject
         if let value = payload.root[Self.key] {
             guard case .object(let object) = value else {
                 scan.problems.append(
-                    Problem(
+                    EnrichmentProblem(
                         source: Self.key, code: .badReference,
                         detail: "\(Self.key) holds \(value.kindDescription); Airship sends an object"))
                 return scan
@@ -61,14 +61,14 @@ public struct AirshipConvention: MediaConvention {
         let thumbnailID = scan.string(
             attachment["thumbnail_id"], field: form.path("thumbnail_id"), named: "thumbnail_id")
         let options = thumbnailOptions(attachment["options"], form: form, into: &scan)
-        var entries: [(url: JSONValue, id: String?, field: String)] = []
+        var entries: [(url: PushPayload.JSON, id: String?, field: String)] = []
         if let urls = attachment[form.list] {
             if case .array(let items) = urls {
                 for (index, item) in items.enumerated() {
                     let field = form.path("\(form.list)[\(index)]")
                     guard case .object(let object) = item else {
                         scan.problems.append(
-                            Problem(
+                            EnrichmentProblem(
                                 source: field, code: .badReference,
                                 detail: "\(field) holds \(item.kindDescription); expected {\(form.url), \(form.id)}"))
                         continue
@@ -78,7 +78,7 @@ public struct AirshipConvention: MediaConvention {
                 }
             } else {
                 scan.problems.append(
-                    Problem(
+                    EnrichmentProblem(
                         source: form.path(form.list), code: .badReference,
                         detail: "\(form.path(form.list)) holds \(urls.kindDescription); expected an array"))
             }
@@ -110,13 +110,13 @@ public struct AirshipConvention: MediaConvention {
     }
 
     /// The thumbnail options, each checked as Airship checks it; an invalid one is reported and left out.
-    private func thumbnailOptions(_ value: JSONValue?, form: Form, into scan: inout ConventionScan) -> Thumbnail {
+    private func thumbnailOptions(_ value: PushPayload.JSON?, form: Form, into scan: inout ConventionScan) -> Thumbnail {
         var thumbnail = Thumbnail()
         guard let value else { return thumbnail }
         let field = form.path("options")
         guard case .object(let options) = value else {
             scan.problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: field, code: .badOption,
                     detail: "options holds \(value.kindDescription); expected an object"))
             return thumbnail

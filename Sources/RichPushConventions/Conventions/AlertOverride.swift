@@ -26,7 +26,7 @@ public struct AlertOverride: Sendable, Hashable {
 
     /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string
     /// becomes its body) and keeping every other key where it was.
-    package func apply(to payload: inout Payload) {
+    package func apply(to payload: inout PushPayload) {
         guard title != nil || subtitle != nil || body != nil else { return }
         var aps = payload.root["aps"]?.objectValue ?? JSONObject()
         var alert: JSONObject

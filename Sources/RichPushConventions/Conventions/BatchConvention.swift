@@ -8,12 +8,12 @@ public struct BatchConvention: MediaConvention {
     /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
     public var customData: [[String]] { [["com.batch"]] }
     public init() {}
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         guard let attachment = walk(payload, ["com.batch", "at"], into: &scan) else { return scan }
         guard case .object(let object) = attachment else {
             scan.problems.append(
-                Problem(source: "com.batch.at", code: .badReference, detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
+                EnrichmentProblem(source: "com.batch.at", code: .badReference, detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
             return scan
         }
         let hint = scan.string(object["t"], field: "com.batch.at.t")

@@ -14,7 +14,7 @@ public struct CleverTapConvention: MediaConvention {
     /// The convention.
     public init() {}
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let hint = scan.string(payload.root["ct_mediaType"], field: "ct_mediaType")
         scan.take(payload.root["ct_mediaUrl"], field: "ct_mediaUrl", convention: name, identifier: "ct_media", typeHint: hint)

@@ -15,7 +15,7 @@ public enum ConventionFile {
     /// Parses the file's text.
     /// - Throws: `ConventionFileError` naming the bad entry and what is wrong with it.
     public static func parse(_ bytes: some Collection<UInt8>) throws(ConventionFileError) -> [KeyPathConvention] {
-        let value: JSONValue
+        let value: PushPayload.JSON
         do {
             value = try JSONParser().parse(bytes)
         } catch {
@@ -56,7 +56,7 @@ public enum ConventionFile {
         return conventions
     }
 
-    private static func path(_ value: JSONValue?, label: String, required: Bool) throws(ConventionFileError) -> [String]? {
+    private static func path(_ value: PushPayload.JSON?, label: String, required: Bool) throws(ConventionFileError) -> [String]? {
         guard let value else {
             if required { throw ConventionFileError("\(label) is required") }
             return nil

@@ -38,7 +38,7 @@ public struct ConventionRegistry: Sendable {
     }
 
     /// Every reference in `payload`, each URL once, and the problems the conventions found.
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var result = ConventionScan()
         var seen: [String: Int] = [:]
         var identifiers = Set<String>()

@@ -5,12 +5,12 @@ public struct ConventionScan: Sendable, Hashable {
     /// The references, in the order the convention documents.
     public var references: [MediaReference] = []
     /// Fields the convention reads that hold something it cannot use (a number where a URL belongs).
-    public var problems: [Problem] = []
+    public var problems: [EnrichmentProblem] = []
     /// Changes to the notification's text the payload asks for (Airship's `content`), in order.
     public var overrides: [AlertOverride] = []
 
     /// An empty scan.
-    public init(references: [MediaReference] = [], problems: [Problem] = [], overrides: [AlertOverride] = []) {
+    public init(references: [MediaReference] = [], problems: [EnrichmentProblem] = [], overrides: [AlertOverride] = []) {
         self.references = references
         self.problems = problems
         self.overrides = overrides
@@ -19,13 +19,13 @@ public struct ConventionScan: Sendable, Hashable {
     /// Records the string at `field` as a reference, or a `bad-reference` problem when `value` is not a string;
     /// nothing when `value` is nil (the key is absent). What a convention calls for each media URL it finds.
     public mutating func take(
-        _ value: JSONValue?, field: String, convention: String, identifier: String, typeHint: String? = nil,
+        _ value: PushPayload.JSON?, field: String, convention: String, identifier: String, typeHint: String? = nil,
         thumbnail: Thumbnail = Thumbnail()
     ) {
         guard let value else { return }
         guard let url = value.stringValue else {
             problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: field, code: .badReference,
                     detail: "\(field) holds \(value.kindDescription); a media URL is a string"))
             return
@@ -39,18 +39,18 @@ public struct ConventionScan: Sendable, Hashable {
     // MARK: - Vendor options, each checked; an invalid one is a `bad-option` problem and reads as nil
 
     private mutating func refuse(_ field: String, _ detail: String) {
-        problems.append(Problem(source: field, code: .badOption, detail: detail))
+        problems.append(EnrichmentProblem(source: field, code: .badOption, detail: detail))
     }
 
     /// The value at `path` from the payload's root, through objects; the step `KeyPathConvention.jsonStep`
     /// (`@json`) parses a JSON-encoded string first. Nil when a key is absent; a step that must be an object and
     /// is not one is recorded as a `bad-reference` problem.
-    public mutating func value(at path: [String], in payload: Payload) -> JSONValue? {
+    public mutating func value(at path: [String], in payload: PushPayload) -> PushPayload.JSON? {
         walk(payload, path, into: &self)
     }
 
     /// The string at `field` (`name` in the message; default the field); a `bad-option` problem when it is not one.
-    public mutating func string(_ value: JSONValue?, field: String, named name: String? = nil) -> String? {
+    public mutating func string(_ value: PushPayload.JSON?, field: String, named name: String? = nil) -> String? {
         guard let value else { return nil }
         guard let text = value.stringValue else {
             refuse(field, "\(name ?? field) holds \(value.kindDescription); expected a string")
@@ -70,7 +70,7 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// A boolean at `field`.
-    public mutating func flag(_ value: JSONValue?, field: String, named name: String) -> Bool? {
+    public mutating func flag(_ value: PushPayload.JSON?, field: String, named name: String) -> Bool? {
         switch value {
         case nil: return nil
         case .bool(let flag)?: return flag
@@ -82,7 +82,7 @@ public struct ConventionScan: Sendable, Hashable {
 
     /// A number of seconds at `field`: 0 or more, or any finite number `allowingNegative` (Airship's `time`).
     public mutating func seconds(
-        _ value: JSONValue?, field: String, named name: String, allowingNegative: Bool = false
+        _ value: PushPayload.JSON?, field: String, named name: String, allowingNegative: Bool = false
     ) -> Double? {
         guard let value else { return nil }
         guard case .number(let text) = value, let seconds = Double(text), seconds >= 0 || allowingNegative,
@@ -95,7 +95,7 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// A clipping rectangle {x, y, width, height}, each in 0...1, at `field`.
-    mutating func clip(_ value: JSONValue?, field: String, named name: String) -> Thumbnail.Clip? {
+    mutating func clip(_ value: PushPayload.JSON?, field: String, named name: String) -> Thumbnail.Clip? {
         guard let value else { return nil }
         let values = ["x", "y", "width", "height"].compactMap { key -> Double? in
             guard case .number(let text)? = value.objectValue?[key], let number = Double(text), (0...1).contains(number) else {

@@ -14,7 +14,7 @@ public struct HomeAssistantConvention: MediaConvention {
     /// The convention.
     public init() {}
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let attachment = payload.root["attachment"]?.objectValue
         // A string `attachment` is Pushwoosh's, not a camera push.
@@ -22,7 +22,7 @@ public struct HomeAssistantConvention: MediaConvention {
             let entity = payload.root["entity_id"]?.stringValue, entity.hasPrefix("camera.")
         {
             scan.problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: "entity_id", code: .onDevice,
                     detail:
                         "\(entity): the companion app shows the camera's snapshot from the user's Home Assistant instance; "
@@ -36,7 +36,7 @@ public struct HomeAssistantConvention: MediaConvention {
             attachment["hide-thumbnail"], field: "attachment.hide-thumbnail", named: "hide-thumbnail")
         if scan.flag(attachment["lazy"], field: "attachment.lazy", named: "lazy") == true, attachment["url"] != nil {
             scan.problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: "attachment.url", code: .onDevice,
                     detail:
                         "lazy: the companion app's content extension downloads it when the notification is expanded; "
@@ -46,7 +46,7 @@ public struct HomeAssistantConvention: MediaConvention {
         }
         if let url = attachment["url"]?.stringValue, url.hasPrefix("/") {
             scan.problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: "attachment.url", code: .badURL,
                     detail: "\(url) is relative to a Home Assistant instance; only its app can resolve it"))
             return scan

@@ -6,8 +6,8 @@ import RichPushCore
 /// Walks `path` from the payload's root through objects; the step `@json` parses the current string as JSON
 /// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing; an object passes). Returns the value,
 /// or nil when a key is absent; a step that must be an object and is not one is a `bad-reference` problem.
-func walk(_ payload: Payload, _ path: [String], into scan: inout ConventionScan) -> JSONValue? {
-    var current: JSONValue = .object(payload.root)
+func walk(_ payload: PushPayload, _ path: [String], into scan: inout ConventionScan) -> PushPayload.JSON? {
+    var current: PushPayload.JSON = .object(payload.root)
     for (index, key) in path.enumerated() {
         if key == KeyPathConvention.jsonStep {
             // A JSON-encoded string is parsed; an object (vendors send either) passes as it is.
@@ -21,7 +21,7 @@ func walk(_ payload: Payload, _ path: [String], into scan: inout ConventionScan)
         guard case .object(let object) = current else {
             let field = path[..<index].joined(separator: ".")
             scan.problems.append(
-                Problem(source: field, code: .badReference, detail: "\(field) holds \(current.kindDescription); expected an object"))
+                EnrichmentProblem(source: field, code: .badReference, detail: "\(field) holds \(current.kindDescription); expected an object"))
             return nil
         }
         guard let next = object[key] else { return nil }
@@ -56,7 +56,7 @@ public struct KeyPathConvention: MediaConvention {
         self.identifier = identifier
     }
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let value = walk(payload, path, into: &scan)
         var hint: String?

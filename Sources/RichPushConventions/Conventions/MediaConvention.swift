@@ -10,7 +10,7 @@ public protocol MediaConvention: Sendable {
 
     /// The media references this convention finds in `payload`, and the problems of fields it reads that hold
     /// the wrong type. Finding nothing is not a problem.
-    func scan(_ payload: Payload) -> ConventionScan
+    func scan(_ payload: PushPayload) -> ConventionScan
 
     /// Key paths (with `@json` steps, as `KeyPathConvention`) to the objects where the vendor keeps the app's
     /// custom data, searched for a route before the payload's root. Default: none.

@@ -14,7 +14,7 @@ public struct NotifeeConvention: MediaConvention {
     /// The convention.
     public init() {}
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let options: JSONObject
         switch payload.root["notifee_options"] {
@@ -27,7 +27,7 @@ public struct NotifeeConvention: MediaConvention {
             options = object
         case let other?:
             scan.problems.append(
-                Problem(source: "notifee_options", code: .badReference, detail: "notifee_options holds \(other.kindDescription); expected an object or a JSON string"))
+                EnrichmentProblem(source: "notifee_options", code: .badReference, detail: "notifee_options holds \(other.kindDescription); expected an object or a JSON string"))
             return scan
         }
         // Notifee's core sets the notification's text from these before it looks at attachments.
@@ -37,7 +37,7 @@ public struct NotifeeConvention: MediaConvention {
             for (index, item) in attachments.enumerated() {
                 let field = "notifee_options.ios.attachments[\(index)]"
                 guard case .object(let attachment) = item else {
-                    scan.problems.append(Problem(source: field, code: .badReference, detail: "\(field) holds \(item.kindDescription); expected {url, ...}"))
+                    scan.problems.append(EnrichmentProblem(source: field, code: .badReference, detail: "\(field) holds \(item.kindDescription); expected {url, ...}"))
                     continue
                 }
                 let identifier = attachment["id"]?.stringValue ?? (attachments.count == 1 ? "notifee" : "notifee-\(index + 1)")

@@ -20,10 +20,10 @@ public struct OneSignalConvention: MediaConvention {
     /// The convention.
     public init() {}
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let field: String
-        let value: JSONValue?
+        let value: PushPayload.JSON?
         // A "remote silent" notification (no aps.alert) carries its fields minified: `at` under os_data.buttons,
         // or at the top level beside `m` in the original format (OSNotification.parseRemoteSlient).
         let hasAlert = payload.root["aps"]?.objectValue?["alert"] != nil
@@ -45,7 +45,7 @@ public struct OneSignalConvention: MediaConvention {
         guard let value else { return scan }
         guard case .object(let attachments) = value else {
             scan.problems.append(
-                Problem(
+                EnrichmentProblem(
                     source: field, code: .badReference,
                     detail: "\(field) holds \(value.kindDescription); OneSignal sends an object of id to URL"))
             return scan
@@ -57,7 +57,7 @@ public struct OneSignalConvention: MediaConvention {
                 let trimmed = Self.trimmed(text)
                 if !trimmed.isEmpty, !Self.hasScheme(trimmed) {
                     scan.problems.append(
-                        Problem(
+                        EnrichmentProblem(
                             source: "\(field).\(identifier)", code: .onDevice,
                             detail:
                                 "'\(trimmed)' names a file in the app's bundle; "

@@ -5,7 +5,7 @@ import RichPushCore
 public struct PushwooshConvention: MediaConvention {
     public var name: String { "pushwoosh" }
     public init() {}
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         guard let value = payload.root["attachment"] else { return scan }
         if case .object = value { return scan }

@@ -43,8 +43,8 @@ public struct Thumbnail: Sendable, Hashable {
             time: time ?? other.time)
     }
 
-    package var json: JSONValue {
-        var members: [(key: String, value: JSONValue)] = []
+    package var json: PushPayload.JSON {
+        var members: [(key: String, value: PushPayload.JSON)] = []
         if let primary { members.append(("primary", .bool(primary))) }
         if let hidden { members.append(("hidden", .bool(hidden))) }
         if let clip {

@@ -18,7 +18,7 @@ public struct ZegoConvention: MediaConvention {
         self.limits = limits
     }
 
-    public func scan(_ payload: Payload) -> ConventionScan {
+    public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let inner: JSONObject
         switch payload.root["payload"] {

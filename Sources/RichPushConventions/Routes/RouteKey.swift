@@ -42,7 +42,7 @@ public struct RouteKey: Sendable, Hashable {
         return steps.isEmpty ? nil : steps.joined(separator: ".")
     }
 
-    func applies(to payload: Payload) -> Bool {
+    func applies(to payload: PushPayload) -> Bool {
         guard let condition else { return true }
         var ignored = ConventionScan()
         return walk(payload, condition.path, into: &ignored)?.stringValue == condition.equals

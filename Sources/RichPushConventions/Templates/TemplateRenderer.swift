@@ -25,7 +25,7 @@ public struct TemplateRenderer: Sendable {
 
     /// A renderer over `properties` (a JSON object of name to string or number).
     /// - Throws: `TemplateError` when `properties` is not such an object.
-    public init(properties: JSONValue, strict: Bool = false) throws(TemplateError) {
+    public init(properties: PushPayload.JSON, strict: Bool = false) throws(TemplateError) {
         guard case .object(let object) = properties else {
             throw TemplateError("the properties must be a JSON object of name to value")
         }
@@ -49,14 +49,14 @@ public struct TemplateRenderer: Sendable {
 
     /// Renders `template`.
     /// - Throws: `TemplateError` naming a malformed expression, or (strict) a missing property.
-    public func render(_ template: JSONValue) throws(TemplateError) -> JSONValue {
+    public func render(_ template: PushPayload.JSON) throws(TemplateError) -> PushPayload.JSON {
         try template.replacingStrings(insideJSONStringsAt: Self.jsonStringKeys) { (text) throws(TemplateError) in
             try evaluate(text.value)
         } ?? template
     }
 
     /// The value of a string that is an expression, or nil when it is a plain string.
-    func evaluate(_ text: String) throws(TemplateError) -> JSONValue? {
+    func evaluate(_ text: String) throws(TemplateError) -> PushPayload.JSON? {
         let trimmed = text.trimmingSpaces
         if trimmed.hasPrefix("{"), trimmed.hasSuffix("}") {
             // A JSON object in a string ("{}", an app's JSON-encoded data) is text, not a concatenation.

@@ -18,9 +18,9 @@ public struct FetchedMedia: Sendable, Hashable {
     public var dimensions: ImageSize? = nil
     /// Why the image is not whole, when it is attached all the same (a JPEG or GIF whose picture data began: a
     /// phone shows what decodes): found by the structure check every fetched JPEG, PNG and GIF has (cut short,
-    /// a broken block structure), or by a verifying decode (`Configuration.Transform.verifyImages`); nil otherwise.
+    /// a broken block structure), or by a verifying decode (`Enricher.Configuration.Transform.verifyImages`); nil otherwise.
     public var damage: String? = nil
-    /// Where it was published (`Configuration.publisher`), or why it could not be; nil when nothing publishes.
+    /// Where it was published (`Enricher.Configuration.publisher`), or why it could not be; nil when nothing publishes.
     public var publication: Publication? = nil
 
     /// The outcome of publishing an attachment.

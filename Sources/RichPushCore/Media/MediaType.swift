@@ -58,7 +58,7 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
     /// Every supported type.
     public static let all: [MediaType] = [.jpeg, .gif, .png, .mp3, .aiff, .wav, .m4a, .mpeg, .mpeg2, .mp4, .avi]
 
-    // Images iOS does not attach, which the transformation step turns into ones it does (`Configuration.Transform`).
+    // Images iOS does not attach, which the transformation step turns into ones it does (`Enricher.Configuration.Transform`).
     public static let webp = MediaType(uti: "org.webmproject.webp", mime: "image/webp", fileExtension: "webp", kind: .image)
     public static let heic = MediaType(uti: "public.heic", mime: "image/heic", fileExtension: "heic", kind: .image)
     public static let avif = MediaType(uti: "public.avif", mime: "image/avif", fileExtension: "avif", kind: .image)

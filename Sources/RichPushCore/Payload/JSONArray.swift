@@ -5,7 +5,7 @@ public struct JSONArray: Sendable, Hashable, Collection, ExpressibleByArrayLiter
         /// The array at this tape entry of a parsed document.
         case parsed(JSONDocument, Int)
         /// Made in code.
-        case built([JSONValue])
+        case built([PushPayload.JSON])
     }
 
     /// A position in the array.
@@ -17,11 +17,11 @@ public struct JSONArray: Sendable, Hashable, Collection, ExpressibleByArrayLiter
     let storage: Storage
 
     /// An array of these elements.
-    public init(_ elements: [JSONValue]) {
+    public init(_ elements: [PushPayload.JSON]) {
         storage = .built(elements)
     }
 
-    public init(arrayLiteral elements: JSONValue...) {
+    public init(arrayLiteral elements: PushPayload.JSON...) {
         storage = .built(elements)
     }
 
@@ -51,7 +51,7 @@ public struct JSONArray: Sendable, Hashable, Collection, ExpressibleByArrayLiter
         }
     }
 
-    public subscript(index: Index) -> JSONValue {
+    public subscript(index: Index) -> PushPayload.JSON {
         switch storage {
         case .built(let elements): return elements[index.position]
         case .parsed(let document, _): return document.value(at: index.position)

@@ -79,7 +79,7 @@ final class JSONDocument: Sendable {
     }
 
     /// The value at `index`: containers and strings as views of this document, numbers as their text.
-    func value(at index: Int) -> JSONValue {
+    func value(at index: Int) -> PushPayload.JSON {
         switch lead(index) {
         case UInt8(ascii: "{"): return .object(JSONObject(document: self, index: index))
         case UInt8(ascii: "["): return .array(JSONArray(document: self, index: index))

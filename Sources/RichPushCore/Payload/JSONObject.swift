@@ -10,7 +10,7 @@
 /// (views of their values, nothing deeper) into the object.
 public struct JSONObject: Sendable, Hashable {
     /// One member: its key as written, and its value.
-    public typealias Member = (key: JSONString, value: JSONValue)
+    public typealias Member = (key: JSONString, value: PushPayload.JSON)
 
     enum Storage: Sendable {
         /// The object at this tape entry of a parsed document.
@@ -22,7 +22,7 @@ public struct JSONObject: Sendable, Hashable {
     var storage: Storage
 
     /// An object with these members, in this order; each key is written with the minimal escapes.
-    public init(_ members: [(key: String, value: JSONValue)] = []) {
+    public init(_ members: [(key: String, value: PushPayload.JSON)] = []) {
         storage = .built(members.map { (JSONString($0.key), $0.value) })
     }
 
@@ -52,7 +52,7 @@ public struct JSONObject: Sendable, Hashable {
     }
 
     /// The value of the last member whose key means `key`, or nil.
-    public subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> PushPayload.JSON? {
         var key = key
         return key.withUTF8 { name in
             switch storage {
@@ -67,7 +67,7 @@ public struct JSONObject: Sendable, Hashable {
 
     /// Replaces the value of every member whose key means `key` (each key stays as written), or appends a member
     /// at the end when there is none.
-    public mutating func set(_ key: String, _ value: JSONValue) {
+    public mutating func set(_ key: String, _ value: PushPayload.JSON) {
         var members = self.members
         var found = false
         for index in members.indices where members[index].key.means(key) {

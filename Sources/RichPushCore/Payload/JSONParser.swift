@@ -1,4 +1,4 @@
-/// Parses JSON text into a lossless `JSONValue`, within bounds.
+/// Parses JSON text into a lossless `PushPayload.JSON`, within bounds.
 ///
 /// The parser is recursive; `maximumDepth` bounds the recursion, so hostile nesting ends as an error, never a
 /// stack overflow.
@@ -31,7 +31,7 @@ public struct JSONParser: Sendable {
     /// an array with at most an eighth spare; else a copy of exactly their size) and a tape of at most 4 bytes per
     /// input byte, so at most 5.2 times the input in all.
     /// - Throws: `PayloadError` with code `too-large`, `invalid-utf8`, `not-json` or `too-deep`.
-    public func parse(_ bytes: some Collection<UInt8>) throws(PayloadError) -> JSONValue {
+    public func parse(_ bytes: some Collection<UInt8>) throws(PayloadError) -> PushPayload.JSON {
         guard bytes.count <= limits.maximumBytes else {
             throw PayloadError(.tooLarge, "the input is \(bytes.count) bytes; the limit is \(limits.maximumBytes)")
         }

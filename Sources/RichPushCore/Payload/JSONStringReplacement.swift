@@ -1,4 +1,4 @@
-extension JSONValue {
+extension PushPayload.JSON {
     /// This value with its strings replaced, through objects and arrays: `replacement` is asked for each string, and
     /// nil keeps it. At the top level, a member named in `jsonStringKeys` whose string holds a JSON object
     /// (ZEGOCLOUD's `payload`, Notifee's `notifee_options`) has its strings replaced inside instead, and is encoded
@@ -6,14 +6,14 @@ extension JSONValue {
     /// its text as parsed. Shared by the template renderer and the publisher's URL rewrite.
     package func replacingStrings<Failure: Error>(
         insideJSONStringsAt jsonStringKeys: Set<String> = [],
-        _ replacement: (JSONString) throws(Failure) -> JSONValue?
-    ) throws(Failure) -> JSONValue? {
+        _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?
+    ) throws(Failure) -> PushPayload.JSON? {
         try replacing(replacement, jsonStringKeys: jsonStringKeys)
     }
 
     private func replacing<Failure: Error>(
-        _ replacement: (JSONString) throws(Failure) -> JSONValue?, jsonStringKeys: Set<String>
-    ) throws(Failure) -> JSONValue? {
+        _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?, jsonStringKeys: Set<String>
+    ) throws(Failure) -> PushPayload.JSON? {
         switch self {
         case .object(let object):
             var members = object.members
@@ -23,7 +23,7 @@ extension JSONValue {
                 if jsonStringKeys.contains(member.key.value), case .string(let text) = member.value,
                     case .object(let inner)? = try? JSONParser().parse(Array(text.value.utf8))
                 {
-                    if let replaced = try JSONValue.object(inner).replacing(replacement, jsonStringKeys: []) {
+                    if let replaced = try PushPayload.JSON.object(inner).replacing(replacement, jsonStringKeys: []) {
                         members[index].value = .text(JSONWriter.string(replaced))
                         changed = true
                     }

@@ -1,8 +1,8 @@
-/// Writes a `JSONValue` as compact JSON text: no white space, members in order, numbers and parsed string
+/// Writes a `PushPayload.JSON` as compact JSON text: no white space, members in order, numbers and parsed string
 /// literals exactly as they were read, other strings with the minimal escapes.
 public enum JSONWriter {
     /// The JSON text of `value`, as UTF-8 bytes.
-    public static func bytes(_ value: JSONValue) -> [UInt8] {
+    public static func bytes(_ value: PushPayload.JSON) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(256)
         write(value, into: &output)
@@ -10,11 +10,11 @@ public enum JSONWriter {
     }
 
     /// The JSON text of `value`.
-    public static func string(_ value: JSONValue) -> String {
+    public static func string(_ value: PushPayload.JSON) -> String {
         String(decoding: bytes(value), as: UTF8.self)
     }
 
-    static func write(_ value: JSONValue, into output: inout [UInt8]) {
+    static func write(_ value: PushPayload.JSON, into output: inout [UInt8]) {
         switch value {
         case .object(let object):
             switch object.storage {

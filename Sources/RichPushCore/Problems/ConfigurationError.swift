@@ -1,4 +1,4 @@
-/// A `Configuration` field holds a value RichPush cannot work with; thrown by `Configuration.validate()`, and so
+/// A `Enricher.Configuration` field holds a value RichPush cannot work with; thrown by `Enricher.Configuration.validate()`, and so
 /// by `Enricher.init` and `Fetcher.init` before anything starts.
 ///
 /// `field` is the field's path as written in code (`limits.maximumReferences`, `network.resolve[2]`); `code` is

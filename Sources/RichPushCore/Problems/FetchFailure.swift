@@ -1,7 +1,7 @@
 /// Why a fetch did not produce a file.
 public struct FetchFailure: Error, Sendable, Hashable {
     /// The stable problem code.
-    public var code: Problem.Code
+    public var code: EnrichmentProblem.Code
     /// The specifics (curl's message, the refused address, the sniffed type).
     public var detail: String
     /// What the transport saw, for a caller that decides whether to fetch again (`RetryPolicy`); nil when
@@ -22,7 +22,7 @@ public struct FetchFailure: Error, Sendable, Hashable {
     }
 
     /// A failure.
-    public init(_ code: Problem.Code, _ detail: String, cause: Cause? = nil) {
+    public init(_ code: EnrichmentProblem.Code, _ detail: String, cause: Cause? = nil) {
         self.code = code
         self.detail = detail
         self.cause = cause

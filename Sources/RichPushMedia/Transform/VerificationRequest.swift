@@ -1,6 +1,6 @@
 import RichPushCore
 
-/// One verifying decode the step asks for (`Configuration.Transform.verifyImages`).
+/// One verifying decode the step asks for (`Enricher.Configuration.Transform.verifyImages`).
 public struct VerificationRequest: Sendable, Hashable {
     /// The image's path.
     public var path: String

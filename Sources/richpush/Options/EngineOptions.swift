@@ -11,32 +11,32 @@ struct EngineOptions: ParsableArguments {
 
     @Option(
         "route-id-key", .text("key"), help: "A key holding the route id; given once or more, replaces the defaults.")
-    var routeIDKeys: [String] = Route.Keys().id
+    var routeIDKeys: [String] = DeepLinkRoute.Keys().id
 
     @Option("route-url-key", .text("key"), help: "A key holding the route's deep link; replaces the defaults.")
-    var routeURLKeys: [String] = Route.Keys().url
+    var routeURLKeys: [String] = DeepLinkRoute.Keys().url
 
     @Option(
-        "cache-ttl", .seconds(in: Configuration.timeToLiveRange, note: " (0 turns the cache off)"),
+        "cache-ttl", .seconds(in: Enricher.Configuration.timeToLiveRange, note: " (0 turns the cache off)"),
         help: "Reuse a fetched URL for this long, then revalidate it; 0 fetches every time.", field: "cache.timeToLive")
-    var cacheTimeToLive: Duration = Configuration().cache.timeToLive
+    var cacheTimeToLive: Duration = Enricher.Configuration().cache.timeToLive
 
     @Option(
         "cache-max-mb", .whole("megabytes", in: EngineOptions.cacheMegabytesRange),
         help: "The most megabytes the media cache keeps.", field: "cache.maximumBytes")
-    var cacheMegabytes: Int = Configuration().cache.maximumBytes / 1_000_000
+    var cacheMegabytes: Int = Enricher.Configuration().cache.maximumBytes / 1_000_000
 
     @Option(
-        "retries", .whole("retries", in: Configuration.retriesRange),
+        "retries", .whole("retries", in: Enricher.Configuration.retriesRange),
         help: "Fetch a reference again up to n times after a refused or dropped connection, a connect timeout, 429, "
             + "502, 503 or 504, while the deadline leaves room.",
         field: "retry.retries")
-    var retries: Int = Configuration().retry.retries
+    var retries: Int = Enricher.Configuration().retry.retries
 
     @Option(
-        "max-dimension", .whole("pixels", in: Configuration.dimensionRange),
+        "max-dimension", .whole("pixels", in: Enricher.Configuration.dimensionRange),
         help: "Resize images whose longest side exceeds n pixels.", field: "transform.maximumDimension")
-    var maximumDimension: Int? = Configuration().transform.maximumDimension
+    var maximumDimension: Int? = Enricher.Configuration().transform.maximumDimension
 
     @Flag(
         "strip-metadata",
@@ -51,10 +51,10 @@ struct EngineOptions: ParsableArguments {
     var verifyImages: Bool
 
     @Option(
-        "max-pixels", .whole("pixels", in: Configuration.pixelsRange),
+        "max-pixels", .whole("pixels", in: Enricher.Configuration.pixelsRange),
         help: "Refuse images whose header declares more pixels than n before decoding any.",
         field: "transform.maximumPixels")
-    var maximumPixels: Int = Configuration().transform.maximumPixels
+    var maximumPixels: Int = Enricher.Configuration().transform.maximumPixels
 
     @Option(
         "publish-dir", .text("dir"),
@@ -74,8 +74,8 @@ struct EngineOptions: ParsableArguments {
     static let cacheMegabytesRange = 1...1_000_000
 
     /// The configuration these options describe, checked.
-    func configuration() throws(UsageError) -> Configuration {
-        var configuration = Configuration()
+    func configuration() throws(UsageError) -> Enricher.Configuration {
+        var configuration = Enricher.Configuration()
         try fetch.apply(to: &configuration)
         configuration.routeKeys.id = routeIDKeys
         configuration.routeKeys.url = routeURLKeys

@@ -5,10 +5,10 @@ import RichPushTransform
 /// `EngineOptions` part of what every command that attaches reads.
 struct FetchOptions: ParsableArguments {
     @Option(
-        "deadline", .seconds(in: Configuration.deadlineRange),
+        "deadline", .seconds(in: Enricher.Configuration.deadlineRange),
         help: "Time each payload may take, fractions allowed; at the deadline the best attempt is returned.",
         field: "deadline")
-    var deadline: Duration = Configuration().deadline
+    var deadline: Duration = Enricher.Configuration().deadline
 
     @OptionGroup var store: StoreOptions
 
@@ -59,7 +59,7 @@ struct FetchOptions: ParsableArguments {
         "max-source-bytes", .whole("bytes", in: FetchOptions.sourceBytesRange),
         help: "Fetch images up to n bytes to downscale them under the \(FetchOptions.imageCap) image cap.",
         field: "transform.maximumSourceBytes")
-    var maximumSourceBytes: Int = Configuration().transform.maximumSourceBytes
+    var maximumSourceBytes: Int = Enricher.Configuration().transform.maximumSourceBytes
 
     @Flag(
         "no-transform",
@@ -67,25 +67,25 @@ struct FetchOptions: ParsableArguments {
     var noTransform: Bool
 
     /// `--max-source-bytes`: from the image cap, below which the library refuses it, to 2 GiB - 1.
-    static let sourceBytesRange = Configuration().limits.imageBytes...Int(Int32.max)
+    static let sourceBytesRange = Enricher.Configuration().limits.imageBytes...Int(Int32.max)
     /// The image cap as help writes it: `10 MB`.
-    static let imageCap = "\(Configuration().limits.imageBytes / 1_000_000) MB"
+    static let imageCap = "\(Enricher.Configuration().limits.imageBytes / 1_000_000) MB"
     /// The ports allowed without `--allow-port`: `80, 443, 8080, 8443`.
-    static let defaultPorts = Configuration().network.allowedPorts.map {
+    static let defaultPorts = Enricher.Configuration().network.allowedPorts.map {
         $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)"
     }.joined(separator: ", ")
     /// The built-in conventions, in their order.
     static let conventionNames = ConventionRegistry.standard.conventions.map(\.name).joined(separator: ", ")
 
     /// The configuration these options describe, checked: what `explain` runs with.
-    func configuration() throws(UsageError) -> Configuration {
-        var configuration = Configuration()
+    func configuration() throws(UsageError) -> Enricher.Configuration {
+        var configuration = Enricher.Configuration()
         try apply(to: &configuration)
         return try validated(configuration)
     }
 
     /// Sets the fields these options decide in `configuration`.
-    func apply(to configuration: inout Configuration) throws(UsageError) {
+    func apply(to configuration: inout Enricher.Configuration) throws(UsageError) {
         configuration.deadline = deadline
         if let root = try store.root() { configuration.store = AttachmentStore(root: root) }
         configuration.network.allowHTTP = allowHTTP

@@ -31,7 +31,7 @@ struct ArgumentDeclaration {
     let requirement: Requirement
     /// Whether it may be given more than once.
     let repeatable: Bool
-    /// The `Configuration` field it sets (`network.resolve`), so that the library's validation error names the
+    /// The `Enricher.Configuration` field it sets (`network.resolve`), so that the library's validation error names the
     /// option; nil for none.
     let field: String?
 

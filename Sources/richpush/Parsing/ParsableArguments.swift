@@ -21,7 +21,7 @@ extension ParsableArguments {
 
     /// `configuration` checked by the library's one validator; its error names the field, the message the option
     /// that sets it (`network.resolve[3]` is `--resolve`).
-    func validated(_ configuration: Configuration) throws(UsageError) -> Configuration {
+    func validated(_ configuration: Enricher.Configuration) throws(UsageError) -> Enricher.Configuration {
         do {
             try configuration.validate()
         } catch {

@@ -1,7 +1,7 @@
 /// Something that kept a reference from being attached, or that a user needs to hear about a payload.
 ///
 /// `code` is stable (it goes into JSON output and metrics); `detail` carries the specifics.
-public struct Problem: Sendable, Hashable, CustomStringConvertible {
+public struct EnrichmentProblem: Sendable, Hashable, CustomStringConvertible {
     /// A stable machine code; every code is listed in the README.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         /// The code's text, as written in JSON output.

@@ -2,50 +2,52 @@
     import Glibc
 #endif
 
-/// Everything RichPush can be told; every default is documented with its reason (and in the README).
-public struct Configuration: Sendable {
-    /// How transfers are made and where they may go: `NetworkSettings`.
-    public typealias Network = NetworkSettings
+extension Enricher {
+    /// Everything RichPush can be told; every default is documented with its reason (and in the README).
+    public struct Configuration: Sendable {
+        /// How transfers are made and where they may go: `NetworkSettings`.
+        public typealias Network = NetworkSettings
 
-    /// Bounds on sizes and counts: `LimitSettings`.
-    public typealias Limits = LimitSettings
+        /// Bounds on sizes and counts: `LimitSettings`.
+        public typealias Limits = LimitSettings
 
-    /// The media cache shared by the payloads of one engine: `CacheSettings`.
-    public typealias Cache = CacheSettings
+        /// The media cache shared by the payloads of one engine: `CacheSettings`.
+        public typealias Cache = CacheSettings
 
-    /// What happens to an image between its download and its attachment: `TransformSettings`.
-    public typealias Transform = TransformSettings
+        /// What happens to an image between its download and its attachment: `TransformSettings`.
+        public typealias Transform = TransformSettings
 
-    /// Network settings.
-    public var network = Network()
-    /// Media cache settings.
-    public var cache = Cache()
-    /// Which keys hold a route (id, deep link). Defaults: see `Route.Keys`.
-    public var routeKeys = Route.Keys()
-    /// Size and count bounds.
-    public var limits = Limits()
-    /// Where attachments go. Default `$TMPDIR/richpush`.
-    public var store = AttachmentStore(root: AttachmentStore.defaultRoot)
-    /// How long each payload may take. Default 25 s: the phone gives an extension about 30 s, and a stage in
-    /// front of it should hand back its best attempt with time to spare.
-    public var deadline: Duration = .seconds(25)
-    /// The conventions applied, in order. Default: `ConventionRegistry.standard`.
-    public var conventions = ConventionRegistry.standard
-    /// When a failed fetch is made again within the deadline. Defaults: see `RetryPolicy` (2 retries).
-    public var retry = RetryPolicy()
-    /// What happens to images between download and attachment. Default: nothing (no converter); see `Transform`.
-    public var transform = Transform()
-    /// Where attachments are published for devices to fetch, their vendor's field in the content rewritten to the
-    /// published URL. Default nil: nothing is published, the content keeps the sender's URLs.
-    public var publisher: (any MediaPublisher)? = nil
+        /// Network settings.
+        public var network = Network()
+        /// Media cache settings.
+        public var cache = Cache()
+        /// Which keys hold a route (id, deep link). Defaults: see `DeepLinkRoute.Keys`.
+        public var routeKeys = DeepLinkRoute.Keys()
+        /// Size and count bounds.
+        public var limits = Limits()
+        /// Where attachments go. Default `$TMPDIR/richpush`.
+        public var store = AttachmentStore(root: AttachmentStore.defaultRoot)
+        /// How long each payload may take. Default 25 s: the phone gives an extension about 30 s, and a stage in
+        /// front of it should hand back its best attempt with time to spare.
+        public var deadline: Duration = .seconds(25)
+        /// The conventions applied, in order. Default: `ConventionRegistry.standard`.
+        public var conventions = ConventionRegistry.standard
+        /// When a failed fetch is made again within the deadline. Defaults: see `RetryPolicy` (2 retries).
+        public var retry = RetryPolicy()
+        /// What happens to images between download and attachment. Default: nothing (no converter); see `Transform`.
+        public var transform = Transform()
+        /// Where attachments are published for devices to fetch, their vendor's field in the content rewritten to the
+        /// published URL. Default nil: nothing is published, the content keeps the sender's URLs.
+        public var publisher: (any MediaPublisher)? = nil
 
-    /// The documented defaults.
-    public init() {}
+        /// The documented defaults.
+        public init() {}
+    }
 }
 
 // MARK: - Validation
 
-extension Configuration {
+extension Enricher.Configuration {
     /// The range of `deadline`: from a millisecond, the resolution deadlines are kept at, to a day, beyond any push
     /// pipeline.
     public static let deadlineRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(86_400)
@@ -131,14 +133,14 @@ extension Configuration {
     }
 }
 
-extension Configuration.Network {
-    /// Checks the network fields; see `Configuration.validate()`.
+extension Enricher.Configuration.Network {
+    /// Checks the network fields; see `Enricher.Configuration.validate()`.
     func validate() throws(ConfigurationError) {
-        try Configuration.check("network.maximumRedirects", maximumRedirects, in: Configuration.redirectsRange)
-        try Configuration.check("network.connectTimeout", connectTimeout, in: Configuration.connectTimeoutRange)
-        try Configuration.check("network.lowSpeedBytesPerSecond", lowSpeedBytesPerSecond, atLeast: 0)
-        try Configuration.check("network.lowSpeedWindow", lowSpeedWindow, in: Configuration.lowSpeedWindowRange)
-        let ports = Configuration.portRange
+        try Enricher.Configuration.check("network.maximumRedirects", maximumRedirects, in: Enricher.Configuration.redirectsRange)
+        try Enricher.Configuration.check("network.connectTimeout", connectTimeout, in: Enricher.Configuration.connectTimeoutRange)
+        try Enricher.Configuration.check("network.lowSpeedBytesPerSecond", lowSpeedBytesPerSecond, atLeast: 0)
+        try Enricher.Configuration.check("network.lowSpeedWindow", lowSpeedWindow, in: Enricher.Configuration.lowSpeedWindowRange)
+        let ports = Enricher.Configuration.portRange
         for (index, range) in allowedPorts.enumerated()
         where !ports.contains(range.lowerBound) || !ports.contains(range.upperBound) {
             throw ConfigurationError(
@@ -153,9 +155,9 @@ extension Configuration.Network {
         if let caBundle, access(caBundle, R_OK) != 0 || FileSystem.isDirectory(caBundle) {
             throw ConfigurationError(field: "network.caBundle", code: .unreadable, detail: "cannot read '\(caBundle)'")
         }
-        try Configuration.check("network.maximumURLLength", maximumURLLength, atLeast: 1)
-        try Configuration.check("network.maximumConnections", maximumConnections, atLeast: 1)
-        try Configuration.check("network.maximumConnectionsPerHost", maximumConnectionsPerHost, atLeast: 1)
+        try Enricher.Configuration.check("network.maximumURLLength", maximumURLLength, atLeast: 1)
+        try Enricher.Configuration.check("network.maximumConnections", maximumConnections, atLeast: 1)
+        try Enricher.Configuration.check("network.maximumConnectionsPerHost", maximumConnectionsPerHost, atLeast: 1)
         // Sent as a header line: a CR or LF would start another header.
         if userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             throw ConfigurationError(
@@ -167,13 +169,13 @@ extension Configuration.Network {
     /// curl would fail every transfer later, far from its cause.
     static func isResolveEntry(_ entry: String) -> Bool {
         let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), Configuration.portRange.contains(port)
+        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), Enricher.Configuration.portRange.contains(port)
         else { return false }
         return parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy { IPAddress(String($0)) != nil }
     }
 }
 
-extension Configuration {
+extension Enricher.Configuration {
     /// The range of `transform.maximumDimension`: from an icon to libvips's largest coordinate.
     public static let dimensionRange = 16...10_000_000
     /// The range of `transform.maximumPixels`.
@@ -184,15 +186,15 @@ extension Configuration {
     public static let jpegQualityRange = 1...100
 }
 
-extension Configuration.Transform {
-    /// Checks the transformation fields; see `Configuration.validate()`. `imageBytes` is `limits.imageBytes`.
+extension Enricher.Configuration.Transform {
+    /// Checks the transformation fields; see `Enricher.Configuration.validate()`. `imageBytes` is `limits.imageBytes`.
     func validate(imageBytes: Int) throws(ConfigurationError) {
         if let maximumDimension {
-            try Configuration.check("transform.maximumDimension", maximumDimension, in: Configuration.dimensionRange)
+            try Enricher.Configuration.check("transform.maximumDimension", maximumDimension, in: Enricher.Configuration.dimensionRange)
         }
-        try Configuration.check("transform.maximumSourceBytes", maximumSourceBytes, atLeast: imageBytes)
-        try Configuration.check("transform.maximumPixels", maximumPixels, in: Configuration.pixelsRange)
-        try Configuration.check("transform.concurrency", concurrency, in: Configuration.transformConcurrencyRange)
-        try Configuration.check("transform.jpegQuality", jpegQuality, in: Configuration.jpegQualityRange)
+        try Enricher.Configuration.check("transform.maximumSourceBytes", maximumSourceBytes, atLeast: imageBytes)
+        try Enricher.Configuration.check("transform.maximumPixels", maximumPixels, in: Enricher.Configuration.pixelsRange)
+        try Enricher.Configuration.check("transform.concurrency", concurrency, in: Enricher.Configuration.transformConcurrencyRange)
+        try Enricher.Configuration.check("transform.jpegQuality", jpegQuality, in: Enricher.Configuration.jpegQualityRange)
     }
 }

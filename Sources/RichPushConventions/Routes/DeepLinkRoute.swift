@@ -4,7 +4,7 @@ import RichPushCore
 /// `url`, each with where it was found. Searched first at the matched conventions' own keys (Airship `^d`,
 /// OneSignal's launch URL `custom.u`, ...), then at the generic keys in their custom data, then at the generic
 /// keys of the payload's root.
-public struct Route: Sendable, Hashable {
+public struct DeepLinkRoute: Sendable, Hashable {
     /// The content id, when one of the id keys held a string or a number.
     public var id: String?
     /// The deep link, when one of the URL keys held a string.
@@ -28,8 +28,8 @@ public struct Route: Sendable, Hashable {
             self.key = key
         }
 
-        var json: JSONValue {
-            .object(JSONObject((convention.map { [("convention", JSONValue.text($0))] } ?? []) + [("key", .text(key))]))
+        var json: PushPayload.JSON {
+            .object(JSONObject((convention.map { [("convention", PushPayload.JSON.text($0))] } ?? []) + [("key", .text(key))]))
         }
     }
 
@@ -46,8 +46,8 @@ public struct Route: Sendable, Hashable {
         public init() {}
     }
 
-    package var json: JSONValue {
-        var members: [(key: String, value: JSONValue)] = []
+    package var json: PushPayload.JSON {
+        var members: [(key: String, value: PushPayload.JSON)] = []
         if let id { members.append(("id", .text(id))) }
         if let url { members.append(("url", .text(url))) }
         if let idSource { members.append(("id_source", idSource.json)) }
@@ -58,8 +58,8 @@ public struct Route: Sendable, Hashable {
     /// The route in `payload`: for the id and the URL alike, the first found of each matched convention's own
     /// route keys (in convention order), then the generic `keys` in each one's custom data, then the generic
     /// keys at the root. Nil when neither an id nor a URL is found.
-    package static func find(in payload: Payload, conventions: [any MediaConvention], keys: Keys) -> Route? {
-        var route = Route()
+    package static func find(in payload: PushPayload, conventions: [any MediaConvention], keys: Keys) -> DeepLinkRoute? {
+        var route = DeepLinkRoute()
         var ignored = ConventionScan()
         // The vendors' own keys first: each is where that vendor's SDK opens the notification.
         for convention in conventions {
@@ -92,7 +92,7 @@ public struct Route: Sendable, Hashable {
 
     /// Takes `value` as the id or the URL when that part is still missing and the value is usable: a non-empty
     /// string, or for an id also a number.
-    private mutating func take(_ value: JSONValue?, as kind: RouteKey.Kind, from source: Source) {
+    private mutating func take(_ value: PushPayload.JSON?, as kind: RouteKey.Kind, from source: Source) {
         switch kind {
         case .id where id == nil:
             switch value {

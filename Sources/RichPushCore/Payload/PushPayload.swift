@@ -1,5 +1,5 @@
 /// A push payload: an APNs-style JSON object, held losslessly.
-public struct Payload: Sendable, Hashable {
+public struct PushPayload: Sendable, Hashable {
     /// The payload's top-level object.
     public var root: JSONObject
 
@@ -28,5 +28,5 @@ public struct Payload: Sendable, Hashable {
     }
 
     /// The payload as compact JSON text.
-    public var json: JSONValue { .object(root) }
+    public var json: PushPayload.JSON { .object(root) }
 }

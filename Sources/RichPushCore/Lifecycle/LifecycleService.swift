@@ -1,15 +1,15 @@
-/// A long-running piece of a program, in the shape of swift-service-lifecycle's `Service`: `run()` lives as long
+/// A long-running piece of a program, in the shape of swift-service-lifecycle's `LifecycleService`: `run()` lives as long
 /// as the service does. Declared here because RichPush takes no outside package; a type conforming to it has the
 /// one requirement of that protocol, so an application that uses swift-service-lifecycle conforms it there with an
 /// empty extension (`extension Enricher: ServiceLifecycle.Service {}`) and adds it to its `ServiceGroup`.
-public protocol Service: Sendable {
+public protocol LifecycleService: Sendable {
     /// Runs until the service has stopped. See each conforming type for what ends it.
     func run() async throws
 }
 
 /// A service that is a closure: `run()` calls it. For a program's own work (`stream`'s pipeline) beside its
 /// services.
-package struct ClosureService: Service {
+package struct ClosureService: LifecycleService {
     private let body: @Sendable () async throws -> Void
 
     package init(_ body: @escaping @Sendable () async throws -> Void) { self.body = body }

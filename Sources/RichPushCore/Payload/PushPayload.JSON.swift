@@ -1,0 +1,94 @@
+extension PushPayload {
+    /// A JSON value that keeps what the text said: object members in their order (duplicates included), numbers as
+    /// their literal text, and strings, keys included, with the escapes they were written with.
+    ///
+    /// `PushPayload.JSON` is what lets RichPush hand back a payload that equals its input except where it was mutated:
+    /// `"mutable-content": 1` stays `1`, `1.0` stays `1.0`, and a 30-digit integer stays 30 digits.
+    ///
+    /// A parsed value is a view of its `JSONDocument` (the input text and its tape): objects, arrays and strings read
+    /// the text in place, and a payload in memory takes about twice its text (at most five times, whatever its
+    /// shape). An object changed in code, or made in code, holds its members itself.
+    public enum JSON: Sendable, Hashable {
+        /// An object, its members in source order.
+        case object(JSONObject)
+        /// An array.
+        case array(JSONArray)
+        /// A string.
+        case string(JSONString)
+        /// A number, as its literal text (validated against JSON's number grammar when parsed).
+        case number(String)
+        /// `true` or `false`.
+        case bool(Bool)
+        /// `null`.
+        case null
+
+        /// A string value made in code (no source literal).
+        public static func text(_ value: String) -> PushPayload.JSON { .string(JSONString(value)) }
+
+        /// An array value made in code from its elements.
+        public static func array(_ elements: [PushPayload.JSON]) -> PushPayload.JSON { .array(JSONArray(elements)) }
+
+        /// A number value from an integer.
+        public static func integer<T: BinaryInteger>(_ value: T) -> PushPayload.JSON { .number(String(value)) }
+
+        /// The object, when this is one.
+        public var objectValue: JSONObject? {
+            if case .object(let object) = self { return object }
+            return nil
+        }
+
+        /// The decoded string, when this is one.
+        public var stringValue: String? {
+            if case .string(let string) = self { return string.value }
+            return nil
+        }
+
+        /// A short name of the value's JSON type, for error messages ("a number", "an object").
+        public var kindDescription: String {
+            switch self {
+            case .object: return "an object"
+            case .array: return "an array"
+            case .string: return "a string"
+            case .number: return "a number"
+            case .bool: return "a boolean"
+            case .null: return "null"
+            }
+        }
+    }
+}
+
+extension PushPayload.JSON: Encodable {
+    /// Encodes the value through any `Encoder`: objects as keyed containers in member order, numbers as `Int64`
+    /// when their text is one, else as `Double`, strings decoded. What an encoder cannot hold (duplicate keys, a
+    /// 30-digit integer, a lone surrogate) is as lossless as that encoder; `JSONWriter` writes the text exactly.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .object(let object):
+            var container = encoder.container(keyedBy: MemberKey.self)
+            for (key, value) in object.members { try container.encode(value, forKey: MemberKey(stringValue: key.value)) }
+        case .array(let array):
+            var container = encoder.unkeyedContainer()
+            for element in array { try container.encode(element) }
+        case .string(let string):
+            var container = encoder.singleValueContainer()
+            try container.encode(string.value)
+        case .number(let text):
+            var container = encoder.singleValueContainer()
+            if let integer = Int64(text) { try container.encode(integer) } else { try container.encode(Double(text) ?? .nan) }
+        case .bool(let flag):
+            var container = encoder.singleValueContainer()
+            try container.encode(flag)
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        }
+    }
+
+    /// An object member's key, any string.
+    private struct MemberKey: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+}
