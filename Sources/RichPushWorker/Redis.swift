@@ -38,13 +38,16 @@ package struct RedisError: Error, CustomStringConvertible {
         case reply
     }
 
-    package let description: String
+    /// What failed, with the server's or the system's words.
+    package let detail: String
     package let kind: Kind
 
-    package init(description: String, kind: Kind) {
-        self.description = description
+    package init(detail: String, kind: Kind) {
+        self.detail = detail
         self.kind = kind
     }
+
+    package var description: String { detail }
 
     /// Whether the connection failed (an outage: waited out), not the server's answer.
     package var connection: Bool { kind == .connection }
@@ -65,7 +68,10 @@ package struct RedisAddress: Sendable, CustomStringConvertible {
 
     /// A URL that is not one of the two forms. Its message never repeats the URL's user or password.
     package struct URLError: Error, CustomStringConvertible {
-        package let description: String
+        /// What is wrong with the URL, with the URL redacted.
+        package let detail: String
+
+        package var description: String { detail }
     }
 
     /// The databases a URL may select: Redis's `databases` setting is 16 by default and rarely more.
@@ -74,9 +80,9 @@ package struct RedisAddress: Sendable, CustomStringConvertible {
     /// Parses a URL of either form.
     /// - Throws: `URLError` naming what is wrong, with the URL shown as `redacted(_:)` makes it.
     package init(parsing url: String) throws(URLError) {
-        func failure(_ reason: String) -> URLError { URLError(description: "'\(Self.redacted(url))': \(reason)") }
+        func failure(_ reason: String) -> URLError { URLError(detail: "'\(Self.redacted(url))': \(reason)") }
         let forms = "expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///path/to/socket"
-        guard let (scheme, rest) = Self.split(url) else { throw URLError(description: forms) }
+        guard let (scheme, rest) = Self.split(url) else { throw URLError(detail: forms) }
         if scheme == "unix" {
             guard let path = Self.percentDecoded(rest), path.first == UInt8(ascii: "/"), path.count > 1 else {
                 throw failure("a unix socket's path must be absolute (unix:///path/to/socket), percent-encoded")
@@ -86,7 +92,7 @@ package struct RedisAddress: Sendable, CustomStringConvertible {
             return
         }
         guard scheme == "redis" else {
-            throw scheme == "rediss" ? failure("rediss:// (TLS) is not supported") : URLError(description: forms)
+            throw scheme == "rediss" ? failure("rediss:// (TLS) is not supported") : URLError(detail: forms)
         }
         // The authority ends at the first '/', '?' or '#'; within it the user information ends at the last '@'.
         let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
@@ -218,7 +224,7 @@ package final class RedisConnection: @unchecked Sendable {
         guard let reply else {
             let reason = Self.reason(context)
             drop()
-            throw RedisError(description: "redis \(address): \(reason)", kind: .connection)
+            throw RedisError(detail: "redis \(address): \(reason)", kind: .connection)
         }
         if case .error(let message) = reply { throw failure(reply: message) }
         return reply
@@ -246,7 +252,7 @@ package final class RedisConnection: @unchecked Sendable {
         guard sent else {
             let reason = Self.reason(context)
             drop()
-            throw RedisError(description: "redis \(address): \(reason)", kind: .connection)
+            throw RedisError(detail: "redis \(address): \(reason)", kind: .connection)
         }
         var reader = RESPReader(SocketSource(descriptor: chiredis_descriptor(context)))
         do throws(RedisError) {
@@ -262,7 +268,7 @@ package final class RedisConnection: @unchecked Sendable {
             return entries
         } catch where error.kind == .connection {
             drop()
-            throw RedisError(description: "redis \(address): \(error.description)", kind: .connection)
+            throw RedisError(detail: "redis \(address): \(error.description)", kind: .connection)
         } catch {
             throw failure(reply: error.description)
         }
@@ -271,9 +277,9 @@ package final class RedisConnection: @unchecked Sendable {
     /// The error for an error reply: a server that requires a password answers every command with NOAUTH until
     /// AUTH succeeds.
     private func failure(reply message: String) -> RedisError {
-        guard message.hasPrefix("NOAUTH") else { return RedisError(description: message, kind: .reply) }
+        guard message.hasPrefix("NOAUTH") else { return RedisError(detail: message, kind: .reply) }
         return RedisError(
-            description: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
+            detail: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
     }
 
     /// Closes the connection; the next command makes a new one.
@@ -285,12 +291,12 @@ package final class RedisConnection: @unchecked Sendable {
     private func connected() throws(RedisError) -> UnsafeMutablePointer<redisContext> {
         if let context { return context }
         guard let made = chiredis_connect(address.host, Int32(address.port), timeoutMilliseconds) else {
-            throw RedisError(description: "redis \(address): out of memory", kind: .connection)
+            throw RedisError(detail: "redis \(address): out of memory", kind: .connection)
         }
         guard made.pointee.err == 0 else {
             let reason = Self.reason(made)
             redisFree(made)
-            throw RedisError(description: "redis \(address): \(reason)", kind: .connection)
+            throw RedisError(detail: "redis \(address): \(reason)", kind: .connection)
         }
         context = made
         do throws(RedisError) {
@@ -301,7 +307,7 @@ package final class RedisConnection: @unchecked Sendable {
                     try run(bytes: [Array("AUTH".utf8)] + (address.user.map { [$0] } ?? []) + [password])
                 } catch where error.kind == .reply {
                     throw RedisError(
-                        description: "redis \(address): authentication failed: \(error.description)",
+                        detail: "redis \(address): authentication failed: \(error.description)",
                         kind: .authentication)
                 }
             }
@@ -310,7 +316,7 @@ package final class RedisConnection: @unchecked Sendable {
                     try run(["SELECT", String(address.database)])
                 } catch where error.kind == .reply {
                     throw RedisError(
-                        description: "redis \(address): SELECT \(address.database): \(error.description)", kind: .reply)
+                        detail: "redis \(address): SELECT \(address.database): \(error.description)", kind: .reply)
                 }
             }
         } catch {

@@ -227,7 +227,7 @@ package final class StreamWorker: LifecycleService {
                 let names = groups.compactMap { Self.field("name", in: $0.elements)?.text }
                 guard names.contains(settings.group) else {
                     throw RedisError(
-                        description:
+                        detail:
                             "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)",
                         kind: .reply)
                 }
@@ -238,7 +238,7 @@ package final class StreamWorker: LifecycleService {
                 if !gate.isOpen { throw error }
             } catch where error.description.hasPrefix("ERR no such key") {
                 throw RedisError(
-                    description: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
+                    detail: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
             }
         }
     }
