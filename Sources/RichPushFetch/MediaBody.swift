@@ -111,17 +111,16 @@ final class MediaBody {
     /// The size a probe reports: the declared length when there was one, else the bytes seen.
     var probedSize: Int { declaredLength >= 0 ? Int(declaredLength) : bytes }
 
-    /// Closes and renames the file to its type's extension: the stored media, described, with an empty `sha256`
-    /// for the digest step to fill.
-    func commit(validators: Validators) -> Result<FetchedMedia, FetchFailure> {
+    /// Closes and renames the file to its type's extension: the stored body, for the digest step to hash.
+    func commit(validators: Validators) -> Result<StoredBody, FetchFailure> {
         guard let partial, let type else { return .failure(FetchFailure(.network, "no body")) }
         self.partial = nil
         do {
             let path = try partial.commit(fileExtension: type.fileExtension)
             return .success(
-                FetchedMedia(
-                    path: path, directory: partial.directory, type: type, bytes: bytes, sha256: "",
-                    validators: validators, dimensions: dimensions))
+                StoredBody(
+                    path: path, directory: partial.directory, type: type, bytes: bytes, validators: validators,
+                    dimensions: dimensions))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }

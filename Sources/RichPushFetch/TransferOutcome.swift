@@ -3,8 +3,8 @@ import RichPushCore
 /// How a transfer ended. Each success says what it delivered; only a failure is a `FetchFailure`, so that no
 /// success travels as a failure code the rest of the engine must know to skip.
 package enum TransferOutcome: Sendable {
-    /// The body, stored and renamed to its type's extension; its `sha256` is filled by the digest stage above.
-    case stored(FetchedMedia)
+    /// The body, stored and renamed to its type's extension, for the digest stage above to hash.
+    case stored(StoredBody)
     /// A conditional request (with validators) was answered 304 Not Modified: the copy the validators came from
     /// stands.
     case notModified

@@ -81,13 +81,19 @@ public final class Fetcher: Sendable {
     /// its structure walked, transformed.
     package func fetch(
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
-    ) async -> TransferOutcome {
-        let outcome = await loop.fetch(TransferRequest(url: url, deadline: deadline, validators: validators))
-        guard case .stored(var media) = outcome else { return outcome }
-        statistics.record { $0.fetchedBytes += media.bytes }
-        switch await digests.digest(media.path, bytes: media.bytes, checking: media.type) {
-        case .success(let digest) where digest.bytes == media.bytes:
-            media.sha256 = digest.sha256
+    ) async -> MediaFetchOutcome {
+        let body: StoredBody
+        switch await loop.fetch(TransferRequest(url: url, deadline: deadline, validators: validators)) {
+        case .stored(let stored): body = stored
+        case .notModified: return .notModified
+        case .failed(let failure): return .failed(failure)
+        case .probed: preconditionFailure("a fetch that is not a probe probes nothing")
+        }
+        statistics.record { $0.fetchedBytes += body.bytes }
+        var media: FetchedMedia
+        switch await digests.digest(body.path, bytes: body.bytes, checking: body.type) {
+        case .success(let digest) where digest.bytes == body.bytes:
+            media = body.media(sha256: digest.sha256)
             switch digest.structure {
             case .showsNothing(let detail)?:
                 root.remove(media)
@@ -98,11 +104,11 @@ public final class Fetcher: Sendable {
                 break
             }
         case .success(let digest):
-            root.remove(media)
+            root.remove(directory: body.directory, path: body.path)
             return .failed(
-                FetchFailure(.storeFailed, "\(media.path) changed size after it was stored: \(digest.bytes) bytes, not \(media.bytes)"))
+                FetchFailure(.storeFailed, "\(body.path) changed size after it was stored: \(digest.bytes) bytes, not \(body.bytes)"))
         case .failure(let error):
-            root.remove(media)
+            root.remove(directory: body.directory, path: body.path)
             return .failed(FetchFailure(.storeFailed, error.detail))
         }
         switch await transformStep?.transform(media, deadline: deadline) ?? .success(media) {

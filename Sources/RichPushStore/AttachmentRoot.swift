@@ -152,9 +152,16 @@ package final class AttachmentRoot: Sendable {
     /// of ours and is gone. A path outside the root, or a directory not named as we name them, is left alone.
     @discardableResult
     package func remove(_ media: FetchedMedia) -> Bool {
+        remove(directory: media.directory, path: media.path)
+    }
+
+    /// Removes the attachment directory `directory`, holding the file at `path`, as `remove(_:)` does: for a file
+    /// stored but not yet described as `FetchedMedia` (not yet hashed).
+    @discardableResult
+    package func remove(directory attachment: String, path: String) -> Bool {
         let prefix = directory.path + "/"
-        guard media.directory.hasPrefix(prefix), media.path.hasPrefix(media.directory + "/") else { return false }
-        let name = String(media.directory.dropFirst(prefix.count))
+        guard attachment.hasPrefix(prefix), path.hasPrefix(attachment + "/") else { return false }
+        let name = String(attachment.dropFirst(prefix.count))
         guard RandomName.isUUID(name), directory.status(of: name) != nil else { return false }
         return directory.removeTree(name)
     }

@@ -170,8 +170,6 @@ package final class MediaCache: Sendable {
         case .failed(let failure):
             settle(url, slot: nil, tell: .failure(failure), replacing: stale)
             return .failure(failure)
-        case .probed:
-            preconditionFailure("a fetch is never a probe")
         }
     }
 

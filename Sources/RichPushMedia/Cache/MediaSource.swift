@@ -1,12 +1,11 @@
 import RichPushCore
-import RichPushFetch
 
 /// Where a media cache gets what it does not hold: a URL fetched by a deadline, conditionally when `validators` are
 /// given. The engine gives the cache its `Fetcher`.
 package protocol MediaSource: Sendable {
     /// Fetches `url` into a new attachment by `deadline`: `stored`, `notModified` (only when `validators` were
-    /// given: the origin answered 304) or `failed`; never `probed`.
-    func fetch(_ url: String, deadline: ContinuousClock.Instant, validators: Validators) async -> TransferOutcome
+    /// given: the origin answered 304) or `failed`.
+    func fetch(_ url: String, deadline: ContinuousClock.Instant, validators: Validators) async -> MediaFetchOutcome
 }
 
 extension MediaSource {
@@ -17,7 +16,7 @@ extension MediaSource {
         switch await fetch(url, deadline: deadline, validators: Validators()) {
         case .stored(let media): return .success(media)
         case .failed(let failure): return .failure(failure)
-        case .notModified, .probed: preconditionFailure("a fetch without validators is neither revalidated nor a probe")
+        case .notModified: preconditionFailure("a fetch without validators is never revalidated")
         }
     }
 }

@@ -439,24 +439,21 @@ final class TransformStep: Sendable {
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }
-        let stored = FetchedMedia(
-            path: path, directory: partial.directory, type: format, bytes: 0, sha256: "",
-            validators: job.media.validators)
         let digest: FileDigest
         switch FileDigest.of(path) {
         case .success(let read):
             digest = read
         case .failure(let error):
-            root.remove(stored)
+            root.remove(directory: partial.directory, path: path)
             return .failure(FetchFailure(.storeFailed, error.detail))
         }
         guard Self.signature(of: format).contains(where: { digest.head.starts(with: $0) }) else {
-            root.remove(stored)
+            root.remove(directory: partial.directory, path: path)
             return .failure(FetchFailure(.transformFailed, "the converter wrote something that is not \(format.mime)"))
         }
-        var media = stored
-        media.bytes = digest.bytes
-        media.sha256 = digest.sha256
+        let media = FetchedMedia(
+            path: path, directory: partial.directory, type: format, bytes: digest.bytes, sha256: digest.sha256,
+            validators: job.media.validators)
         return .success(Written(media: media, size: size))
     }
 

@@ -1,0 +1,25 @@
+import RichPushCore
+
+/// A body stored whole and renamed to its type's extension, not yet hashed: what a transfer delivers. The digest
+/// stage above reads the file and makes it `FetchedMedia` (`media(sha256:)`); until then there is no hash to say.
+package struct StoredBody: Sendable, Hashable {
+    /// The absolute path of the stored file, `<root>/<uuid>/<uuid>.<ext>`.
+    package var path: String
+    /// The directory made for it alone.
+    package var directory: String
+    /// The type the sniffer decided.
+    package var type: MediaType
+    /// The bytes the transfer wrote.
+    package var bytes: Int
+    /// The response's validators.
+    package var validators: Validators
+    /// An image's width and height when its first bytes said them, else nil.
+    package var dimensions: ImageSize?
+
+    /// The stored media, once its bytes hash to `sha256`.
+    package func media(sha256: String) -> FetchedMedia {
+        FetchedMedia(
+            path: path, directory: directory, type: type, bytes: bytes, sha256: sha256, validators: validators,
+            dimensions: dimensions)
+    }
+}
