@@ -4,8 +4,8 @@
 ///
 /// The one admission mechanism of the program: `Enricher` wraps its `enrich`, `explain` and the extension's runs in
 /// one without a limit; `serve` admits its requests through one of `--max-in-flight` slots (refusing with 503 when
-/// it is full or closed), and `worker` its entries through one of `--concurrency` slots, which its reader thread
-/// waits on for room.
+/// it is full or closed), and `worker` its entries through one of `--concurrency` slots: its state machine holds the
+/// gate's `Slots` (the counting, without the waiting) under its own lock.
 package final class WorkGate: Sendable {
     /// What `admit` answers.
     package enum Admission: Sendable, Equatable {
@@ -17,9 +17,54 @@ package final class WorkGate: Sendable {
         case closed
     }
 
+    /// The gate's counting, a value without I/O or waiting: open or closed, the work inside, the limit. A state
+    /// machine that admits work under its own lock (the worker's) holds one; `WorkGate` holds one with its waiters.
+    package struct Slots: Sendable, Equatable {
+        package private(set) var open = true
+        package private(set) var inside = 0
+        /// The most work inside at once; nil for no limit.
+        package let limit: Int?
+
+        package init(limit: Int?) {
+            precondition(limit.map { $0 > 0 } ?? true, "a gate's limit is at least 1")
+            self.limit = limit
+        }
+
+        /// Lets `count` pieces of work in, all or none (see `WorkGate.admit`).
+        package mutating func admit(_ count: Int) -> Admission {
+            guard open else { return .closed }
+            if let limit, inside + count > limit { return .full }
+            inside += count
+            return .admitted
+        }
+
+        /// Counts `count` pieces of work taken before the gate could refuse them (see `WorkGate.enter(taken:)`).
+        package mutating func enter(taken count: Int) { inside += count }
+
+        /// The room left now: 0 when closed or full; `Int.max` without a limit.
+        package var room: Int {
+            guard open else { return 0 }
+            return limit.map { max(0, $0 - inside) } ?? Int.max
+        }
+
+        /// Whether every slot is taken (never without a limit).
+        package var isFull: Bool { limit.map { inside >= $0 } ?? false }
+
+        /// `count` pieces of work have finished.
+        package mutating func leave(_ count: Int) {
+            precondition(inside >= count, "work left a gate it had not entered")
+            inside -= count
+        }
+
+        /// Admits nothing more; whether this call closed it.
+        package mutating func close() -> Bool {
+            defer { open = false }
+            return open
+        }
+    }
+
     private struct State {
-        var open = true
-        var inside = 0
+        var slots: Slots
         var nextWaiter: UInt64 = 0
         /// Who waits until the gate is closed and nothing is inside.
         var idleWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -29,21 +74,21 @@ package final class WorkGate: Sendable {
         var emptyWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let state = LockedValue(State())
+    private let state: LockedValue<State>
     /// The most work inside at once; nil for no limit.
     package let limit: Int?
 
     /// A gate that admits at most `limit` pieces of work at once (nil: any number).
     package init(limit: Int? = nil) {
-        precondition(limit.map { $0 > 0 } ?? true, "a gate's limit is at least 1")
+        state = LockedValue(State(slots: Slots(limit: limit)))
         self.limit = limit
     }
 
     /// Whether the gate still admits work.
-    package var isOpen: Bool { state.withLock { $0.open } }
+    package var isOpen: Bool { state.withLock { $0.slots.open } }
 
     /// How much work is inside.
-    package var inside: Int { state.withLock { $0.inside } }
+    package var inside: Int { state.withLock { $0.slots.inside } }
 
     /// How many wait in `untilClosed()` or `untilIdle()`.
     package var waiting: Int { state.withLock { $0.closeWaiters.count + $0.idleWaiters.count } }
@@ -51,12 +96,7 @@ package final class WorkGate: Sendable {
     /// Lets `count` pieces of work in, all or none: `.full` when they do not fit in the room left, `.closed` once
     /// the gate is closed (the caller then does nothing and says so).
     package func admit(_ count: Int = 1) -> Admission {
-        state.withLock { state in
-            guard state.open else { return .closed }
-            if let limit, state.inside + count > limit { return .full }
-            state.inside += count
-            return .admitted
-        }
+        state.withLock { $0.slots.admit(count) }
     }
 
     /// Lets one piece of work in; false when it was not admitted.
@@ -66,30 +106,25 @@ package final class WorkGate: Sendable {
     /// gate closed): they enter even when it is closed, and leave as any other. The caller took no more than the
     /// room it saw, so the limit holds.
     package func enter(taken count: Int) {
-        state.withLock { $0.inside += count }
+        state.withLock { $0.slots.enter(taken: count) }
     }
 
     /// The room left now: 0 when closed or full; `Int.max` without a limit.
-    package var room: Int {
-        state.withLock { state in
-            guard state.open else { return 0 }
-            return limit.map { max(0, $0 - state.inside) } ?? Int.max
-        }
-    }
+    package var room: Int { state.withLock { $0.slots.room } }
 
     /// `count` pieces of work let in by `admit` have finished.
     package func leave(_ count: Int = 1) {
         let waiters: [CheckedContinuation<Void, Never>] = state.update(wakingIf: { state in
-            precondition(state.inside >= count, "work left a gate it had not entered")
             // A thread waits for room only when there was none.
-            let wasFull = limit.map { state.inside >= $0 } ?? false
-            state.inside -= count
-            guard state.inside == 0 else { return ([], wasFull) }
+            let wasFull = state.slots.isFull
+            state.slots.leave(count)
+            guard state.slots.inside == 0 else { return ([], wasFull) }
+            let open = state.slots.open
             defer {
                 state.emptyWaiters = [:]
-                if !state.open { state.idleWaiters = [:] }
+                if !open { state.idleWaiters = [:] }
             }
-            return (Array(state.emptyWaiters.values) + (state.open ? [] : Array(state.idleWaiters.values)), wasFull)
+            return (Array(state.emptyWaiters.values) + (open ? [] : Array(state.idleWaiters.values)), wasFull)
         })
         for waiter in waiters { waiter.resume() }
     }
@@ -99,13 +134,13 @@ package final class WorkGate: Sendable {
     package func close() -> Bool {
         let (first, waiters, idle): (Bool, [CheckedContinuation<Void, Never>], [CheckedContinuation<Void, Never>]) =
             state.update { state in
-                guard state.open else { return (false, [], []) }
-                state.open = false
+                guard state.slots.close() else { return (false, [], []) }
+                let empty = state.slots.inside == 0
                 defer {
                     state.closeWaiters = [:]
-                    if state.inside == 0 { state.idleWaiters = [:] }
+                    if empty { state.idleWaiters = [:] }
                 }
-                return (true, Array(state.closeWaiters.values), state.inside == 0 ? Array(state.idleWaiters.values) : [])
+                return (true, Array(state.closeWaiters.values), empty ? Array(state.idleWaiters.values) : [])
             }
         for waiter in waiters + idle { waiter.resume() }
         return first
@@ -116,9 +151,8 @@ package final class WorkGate: Sendable {
     /// `Int.max` while open.
     package func waitForRoom(timeout: Duration) -> Int {
         let room = state.wait(timeout: timeout) { state -> Int? in
-            guard state.open else { return 0 }
-            guard let limit else { return Int.max }
-            return state.inside < limit ? limit - state.inside : nil
+            guard state.slots.open else { return 0 }
+            return state.slots.isFull ? nil : state.slots.room
         }
         return room ?? 0
     }
@@ -127,7 +161,7 @@ package final class WorkGate: Sendable {
     /// cancelled, whichever comes first.
     package func untilIdle() async {
         await wait(registering: { state, id, continuation in
-            guard state.open || state.inside > 0 else { return false }
+            guard state.slots.open || state.slots.inside > 0 else { return false }
             state.idleWaiters[id] = continuation
             return true
         }, removing: { state, id in state.idleWaiters.removeValue(forKey: id) })
@@ -137,7 +171,7 @@ package final class WorkGate: Sendable {
     /// cancelled, whichever comes first.
     package func untilEmpty() async {
         await wait(registering: { state, id, continuation in
-            guard state.inside > 0 else { return false }
+            guard state.slots.inside > 0 else { return false }
             state.emptyWaiters[id] = continuation
             return true
         }, removing: { state, id in state.emptyWaiters.removeValue(forKey: id) })
@@ -146,7 +180,7 @@ package final class WorkGate: Sendable {
     /// Returns once the gate is closed, or once the calling task is cancelled, whichever comes first.
     package func untilClosed() async {
         await wait(registering: { state, id, continuation in
-            guard state.open else { return false }
+            guard state.slots.open else { return false }
             state.closeWaiters[id] = continuation
             return true
         }, removing: { state, id in state.closeWaiters.removeValue(forKey: id) })

@@ -1,0 +1,136 @@
+import RichPush
+
+/// The Redis commands of one consumer of a consumer group, as `StreamWorker`'s driver runs them: each a blocking
+/// call on a connection of the calling thread. What to run and when is `WorkerStateMachine`'s decision.
+struct ConsumerGroup: Sendable {
+    let settings: StreamWorker.Settings
+    /// The largest payload kept; a longer one is measured as it is read, never held.
+    let payloadLimit: Int
+    let log: @Sendable (String) -> Void
+
+    /// Checks that the group exists, making it (and the stream) first with `createGroup`.
+    /// - Throws: `RedisError`: the stream or the group is missing (a message naming it and `--create-group`), or
+    ///   any failure of the commands (the caller waits out an outage).
+    func prepare(_ connection: RedisConnection) throws(RedisError) {
+        if settings.createGroup {
+            do throws(RedisError) {
+                try connection.run(["XGROUP", "CREATE", settings.stream, settings.group, "0", "MKSTREAM"])
+            } catch where !error.connection && error.description.hasPrefix("BUSYGROUP") {}
+        }
+        let groups: [RedisValue]
+        do throws(RedisError) {
+            groups = try connection.run(["XINFO", "GROUPS", settings.stream]).elements
+        } catch where error.description.hasPrefix("ERR no such key") {
+            throw RedisError(
+                detail: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
+        }
+        let names = groups.compactMap { Self.field("name", in: $0.elements)?.text }
+        guard names.contains(settings.group) else {
+            throw RedisError(
+                detail: "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)",
+                kind: .reply)
+        }
+    }
+
+    /// Reads up to `count` new entries (XREADGROUP), waiting up to a second for them.
+    func read(_ connection: RedisConnection, count: Int) throws(RedisError) -> [StreamEntry] {
+        try connection.entries(
+            [
+                "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(count), "BLOCK", "1000",
+                "STREAMS", settings.stream, ">",
+            ], reply: .streams, payloadLimit: payloadLimit, most: count)
+    }
+
+    /// Claims up to `count` entries idle longer than `claimIdle` (XAUTOCLAIM), calling `claimed` first with their
+    /// number (Redis answered), then with each entry and how often it was delivered (XPENDING), as soon as that is
+    /// known.
+    func claim(
+        _ connection: RedisConnection, count: Int, claimed: (Int) -> Void, each: (StreamEntry, Int) -> Void
+    ) throws(RedisError) {
+        let idle = String(settings.claimIdle.inMilliseconds)
+        let entries = try connection.entries(
+            ["XAUTOCLAIM", settings.stream, settings.group, settings.consumer, idle, "0-0", "COUNT", String(count)],
+            reply: .autoclaim, payloadLimit: payloadLimit, most: count)
+        claimed(entries.count)
+        for entry in entries {
+            let id = entry.id
+            let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
+            let deliveries =
+                pending.elements.first?.elements.dropFirst(3).first.flatMap {
+                    if case .integer(let count) = $0 { return count }
+                    return nil
+                } ?? 1
+            each(entry, deliveries)
+        }
+    }
+
+    /// Removes the other consumers of the group that have no pending entry and have been idle longer than
+    /// `removeIdleConsumers` (workers killed, or gone without their clean exit), and says which.
+    /// Redis refusing it (an ACL user without XINFO or XGROUP) is logged, not retried: the worker's own work does
+    /// not need it.
+    func removeIdleConsumers(_ connection: RedisConnection) throws(RedisError) {
+        guard let age = settings.removeIdleConsumers else { return }
+        let removed: [String]
+        do throws(RedisError) {
+            removed = try connection.run([
+                "EVAL", StreamWorker.removeIdleConsumersScript, "1", settings.stream, settings.group,
+                String(age.inMilliseconds), settings.consumer,
+            ]).elements.compactMap(\.text)
+        } catch where error.kind == .reply {
+            log("richpush worker: could not remove idle consumers: \(error.description)")
+            return
+        }
+        if !removed.isEmpty {
+            log(
+                "richpush worker: removed consumers idle over \(age) without pending entries: "
+                    + removed.joined(separator: ", "))
+        }
+    }
+
+    /// At a clean exit, removes this consumer from the group unless entries are pending for it (removing it would
+    /// lose them): one attempt, as the process is ending; another worker removes it later otherwise.
+    func removeOwnConsumer(_ connection: RedisConnection) {
+        do throws(RedisError) {
+            try connection.run([
+                "EVAL", StreamWorker.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer,
+            ])
+        } catch {
+            log(
+                "richpush worker: could not remove consumer '\(settings.consumer)' from the group: \(error.description)"
+            )
+        }
+    }
+
+    /// The writes and acknowledgements of a batch of results, or of one dead letter, each only while this
+    /// consumer owns its entry; whether each was done.
+    func write(_ batch: [WorkerStateMachine.Write], _ connection: RedisConnection) throws(RedisError) -> [Bool] {
+        let reply: RedisValue
+        if case .deadLetter(let id, let reason, let deliveries) = batch[0] {
+            reply = try connection.run([
+                "EVAL", StreamWorker.deadLetterScript, "2", settings.stream, settings.deadLetter, settings.group,
+                settings.consumer, id, reason, String(deliveries),
+            ])
+            return [reply == .integer(1)]
+        }
+        var arguments = [
+            Array("EVAL".utf8), Array(StreamWorker.writeScript.utf8), Array("2".utf8), Array(settings.stream.utf8),
+            Array(settings.output.utf8), Array(settings.group.utf8), Array(settings.consumer.utf8),
+        ]
+        for case .result(let id, let json) in batch {
+            arguments.append(Array(id.utf8))
+            arguments.append(json)
+        }
+        reply = try connection.run(bytes: arguments)
+        return reply.elements.map { $0 == .integer(1) }
+    }
+
+    /// The value of `name` in a flat `[field, value, ...]` list.
+    static func field(_ name: String, in fields: [RedisValue]) -> RedisValue? {
+        var index = 0
+        while index + 1 < fields.count {
+            if fields[index].text == name { return fields[index + 1] }
+            index += 2
+        }
+        return nil
+    }
+}

@@ -1,0 +1,163 @@
+import Testing
+
+@testable import RichPushWorker
+
+/// `WorkerStateMachine` driven as the worker's reader and writer drive it, without Redis: each decision that
+/// matters, checked against the event that leads to it.
+@Suite("Worker: the state machine's decisions, without Redis")
+struct WorkerStateMachineTests {
+    static let start = ContinuousClock.now
+
+    /// A machine claiming every 30 s (`--claim-idle 60`), checking its connection every second.
+    static func machine(concurrency: Int = 4, maximumDeliveries: Int = 3) -> WorkerStateMachine {
+        var settings = StreamWorker.Settings(
+            redis: try! RedisAddress(parsing: "redis://localhost"), stream: "in", group: "g", output: "out",
+            consumer: "c", deadLetter: "in:dead")
+        settings.concurrency = concurrency
+        settings.maximumDeliveries = maximumDeliveries
+        settings.claimIdle = .seconds(60)
+        return WorkerStateMachine(settings: settings, connectionCheck: .seconds(1), now: start)
+    }
+
+    static func result(_ id: String) -> WorkerStateMachine.Write { .result(id: id, json: Array(id.utf8)) }
+
+    @Test("backpressure: the reader asks for no more than the free slots; full, it checks the connection and waits")
+    func backpressure() {
+        var machine = Self.machine(concurrency: 3)
+        let now = Self.start
+        // The first look claims (idle entries first), for every slot.
+        let read1 = machine.nextRead(now: now)
+        #expect(read1 == .claim(count: 3))
+        machine.claimed(now: now)
+        machine.taken(2)
+        let read2 = machine.nextRead(now: now)
+        #expect(read2 == .read(count: 1))
+        machine.taken(1)
+        // Full: nothing is read; the connection was checked by the read just asked for, so it waits for room.
+        let read3 = machine.nextRead(now: now)
+        #expect(read3 == .waitForRoom(until: now + .seconds(1)))
+        let read4 = machine.nextRead(now: now + .seconds(1))
+        #expect(read4 == .checkConnection)
+        machine.connectionChecked(now: now + .seconds(1))
+        let read5 = machine.nextRead(now: now + .seconds(1))
+        #expect(read5 == .waitForRoom(until: now + .seconds(2)))
+        // Two written: two slots free, and the reader asks for exactly two.
+        for id in ["a", "b"] { _ = machine.queue(Self.result(id), now: now) }
+        let written = machine.written(2, acknowledged: [true, true], taken: now)
+        #expect(written == .init(results: 2))
+        #expect(machine.inFlight == 1)
+        let read6 = machine.nextRead(now: now + .seconds(2))
+        #expect(read6 == .read(count: 2))
+        // Claims come back every claimEvery, never in between.
+        let read7 = machine.nextRead(now: now + .seconds(29))
+        #expect(read7 == .read(count: 2))
+        let read8 = machine.nextRead(now: now + .seconds(30))
+        #expect(read8 == .claim(count: 2))
+    }
+
+    @Test("the graceful shutdown stops reading; the writer finishes, drained, once every entry taken is written")
+    func drained() {
+        var machine = Self.machine()
+        let now = Self.start
+        machine.taken(2)
+        _ = machine.queue(Self.result("a"), now: now)
+        machine.shutdownRequested()
+        let read1 = machine.nextRead(now: now)
+        #expect(read1 == .stop)
+        #expect(!machine.isReady)
+        // Entries read during the read that raced the shutdown are still counted, and still written.
+        machine.taken(1)
+        _ = machine.queue(Self.result("b"), now: now)
+        #expect(machine.nextWrite(now: now + .milliseconds(5)) == .write([Self.result("a"), Self.result("b")]))
+        _ = machine.written(2, acknowledged: [true, true], taken: now)
+        machine.readerHasStopped()
+        // One entry is still in process: the writer waits for it, it does not finish.
+        #expect(machine.nextWrite(now: now) == .wait(until: nil))
+        _ = machine.queue(Self.result("c"), now: now)
+        #expect(machine.nextWrite(now: now) == .write([Self.result("c")]), "the last in flight fills the batch")
+        _ = machine.written(1, acknowledged: [true], taken: now)
+        #expect(machine.nextWrite(now: now) == .finish(drained: true))
+        #expect(!machine.isFinished)
+        machine.writerHasStopped()
+        #expect(machine.isFinished)
+        #expect(machine.ending == .drained)
+    }
+
+    @Test("the drain ends at its deadline: nothing more is written, and the ending counts what is left")
+    func drainDeadline() {
+        var machine = Self.machine()
+        let now = Self.start
+        machine.taken(3)
+        #expect(machine.inFlight == 3)
+        _ = machine.queue(Self.result("a"), now: now)
+        machine.shutdownRequested()
+        machine.writeFailed("redis down")
+        #expect(machine.nextWrite(now: now + .seconds(1)) == .write([Self.result("a")]), "a failed write is kept")
+        machine.drainDeadlinePassed()
+        #expect(machine.nextWrite(now: now + .seconds(1)) == .finish(drained: false))
+        let read1 = machine.nextRead(now: now)
+        #expect(read1 == .stop)
+        // `run` returns at once, with the reader and the writer still busy.
+        #expect(machine.isFinished)
+        #expect(machine.ending == .timedOut(unwritten: 3, computed: 1, failure: "redis down"))
+    }
+
+    @Test("lost ownership drops the write: not written again, its slot freed, counted as dropped")
+    func lostOwnership() {
+        var machine = Self.machine(concurrency: 2)
+        let now = Self.start
+        machine.taken(2)
+        _ = machine.queue(Self.result("a"), now: now)
+        _ = machine.queue(Self.result("b"), now: now)
+        #expect(machine.nextWrite(now: now) == .write([Self.result("a"), Self.result("b")]))
+        let written = machine.written(2, acknowledged: [true, false], taken: now)
+        #expect(written == .init(results: 1, dropped: 1))
+        #expect(machine.inFlight == 0)
+        #expect(machine.writes.isEmpty)
+        #expect(machine.nextWrite(now: now + .seconds(1)) == .wait(until: nil))
+    }
+
+    @Test("an entry delivered more than the maximum is dead-lettered, alone and at once; results batch before it")
+    func deadLetters() {
+        var machine = Self.machine(concurrency: 64, maximumDeliveries: 3)
+        let now = Self.start
+        #expect(machine.disposition(deliveries: 3) == .process)
+        let reason = "delivered 4 times without a result"
+        #expect(machine.disposition(deliveries: 4) == .deadLetter(reason: reason))
+        machine.taken(3)
+        let letter = WorkerStateMachine.Write.deadLetter(id: "d", reason: reason, deliveries: 4)
+        let wakes1 = machine.queue(Self.result("a"), now: now)
+        #expect(wakes1, "a first result wakes the writer")
+        let wakes2 = machine.queue(Self.result("b"), now: now)
+        #expect(!wakes2, "a second one does not: the linger runs")
+        // Not due yet: the writer waits for the linger of the oldest.
+        #expect(machine.nextWrite(now: now) == .wait(until: now + .milliseconds(2)))
+        let wakes3 = machine.queue(letter, now: now)
+        #expect(wakes3, "a dead letter wakes the writer")
+        // All in flight are queued: the batch is filled; the dead letter is not part of it.
+        #expect(machine.nextWrite(now: now) == .write([Self.result("a"), Self.result("b")]))
+        _ = machine.written(2, acknowledged: [true, true], taken: now)
+        #expect(machine.nextWrite(now: now) == .write([letter]))
+        let outcome1 = machine.written(1, acknowledged: [true], taken: now)
+        #expect(outcome1 == .init(deadLettered: 1))
+    }
+
+    @Test("readiness: Redis answering and the last write not failed, until the shutdown")
+    func readiness() {
+        var machine = Self.machine()
+        #expect(!machine.isReady, "not before Redis answered")
+        machine.redisAnswered()
+        #expect(machine.isReady)
+        machine.redisFailed()
+        #expect(!machine.isReady)
+        machine.redisAnswered()
+        machine.taken(1)
+        _ = machine.queue(Self.result("a"), now: Self.start)
+        machine.writeFailed("down")
+        #expect(!machine.isReady)
+        _ = machine.written(1, acknowledged: [true], taken: Self.start)
+        #expect(machine.isReady)
+        machine.shutdownRequested()
+        #expect(!machine.isReady)
+    }
+}
