@@ -155,6 +155,11 @@ let testTargets: [Target] = [
             "CSystem", "CTestSupport", "RichPushTestSupport",
         ]
     ),
+    // The service application's own suites: access log, request ledger, served attachments (no CLI process).
+    .testTarget(
+        name: "RichPushServerTests",
+        dependencies: ["RichPushCore", "RichPush", "RichPushHTTP", "RichPushServer", "RichPushTestSupport"]
+    ),
     // The HTTP core's own suites: heads, messages, the streamed body (no enrichment).
     .testTarget(
         name: "RichPushHTTPTests",

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import RichPush
+import RichPushCore
+import RichPushTestSupport
+@testable import RichPushConventions
 
 @Suite("Routes")
 struct RouteTests {
@@ -80,20 +82,5 @@ struct RouteTests {
         let custom = try route(text, keys: keys)
         #expect(custom?.id == "r-1")
         #expect(custom?.url == nil)
-    }
-
-    @Test("the result carries the route; the CLI keys replace the defaults")
-    func output() async throws {
-        let bed = try TestBed()
-        let payload = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))","deeplink":"app://x","ref":"9"}"#
-        let run = try await CLI.run(["enrich"] + bed.cliOptions, stdin: payload)
-        let first = run.lines.first?["route"] as? [String: Any]
-        #expect(first?["url"] as? String == "app://x")
-        #expect((first?["url_source"] as? [String: Any])?["key"] as? String == "deeplink")
-        #expect((first?["url_source"] as? [String: Any])?["convention"] == nil)
-        let keyed = try await CLI.run(["enrich", "--route-id-key", "ref", "--route-url-key", "none"] + bed.cliOptions, stdin: payload)
-        let route = keyed.lines.first?["route"] as? [String: Any]
-        #expect(route?["id"] as? String == "9")
-        #expect(route?["url"] == nil)
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import RichPush
+import RichPushCore
+import RichPushTestSupport
+@testable import RichPushConventions
 
 @Suite("User-defined conventions (--conventions FILE)")
 struct ConventionFileTests {
@@ -51,27 +53,5 @@ struct ConventionFileTests {
         } catch {
             #expect(error.message.contains(message), "\(error.message)")
         }
-    }
-
-    @Test("the CLI adds the file's conventions; --convention can name them; a bad file is a usage error")
-    func cli() async throws {
-        let bed = try TestBed()
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let file = directory + "/conventions.json"
-        try Data(#"{"conventions":[{"name":"acme","url":["acme","img"],"hint":["acme","kind"]}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: file))
-        let payload = #"{"aps":{"mutable-content":1},"acme":{"img":"\#(bed.url("/media/logo.png"))","kind":"video"}}"#
-        let run = try await CLI.run(["enrich", "--conventions", file, "--convention", "acme"] + bed.cliOptions, stdin: payload)
-        #expect(run.status == 0)
-        let attachment = (run.lines.first?["attachments"] as? [[String: Any]])?.first
-        #expect(attachment?["convention"] as? String == "acme")
-        #expect(attachment?["type_hint"] as? String == "video")
-        let codes = (run.lines.first?["problems"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
-        #expect(codes == ["type-mismatch"])
-        try Data(#"{"conventions":[{"name":"acme"}]}"#.utf8).write(to: URL(fileURLWithPath: file))
-        let bad = try await CLI.run(["enrich", "--conventions", file], stdin: payload)
-        #expect(bad.status == 64)
-        #expect(bad.stderr.contains("conventions[0] (acme): \"url\" is required"))
     }
 }

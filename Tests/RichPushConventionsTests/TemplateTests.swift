@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import RichPush
+import RichPushCore
+import RichPushTestSupport
 @testable import RichPushConventions
 
 @Suite("Templates (Azure Notification Hubs expressions)")
@@ -81,27 +82,6 @@ struct TemplateTests {
         #expect(try renderer.evaluate(expression)?.stringValue == expected)
     }
 
-    @Test("the CLI renders the JSON-strings fixture: enrich finds ZEGOCLOUD's and Notifee's media in it")
-    func cliJSONStrings() async throws {
-        let run = try await CLI.run([
-            "render", "--strict", "--template", FixtureDirectory.root + "/templates/json-strings.json",
-            "--params", FixtureDirectory.root + "/templates/json-strings-params.json",
-        ])
-        #expect(run.status == 0, "\(run.stderr)")
-        let payload = try PushPayload(parsing: Array(run.stdout.utf8.dropLast()))
-        let scan = ConventionRegistry.standard.scan(payload)
-        #expect(scan.references.map(\.convention) == ["zego", "notifee"])
-        #expect(scan.references.map(\.url) == [
-            "http://media.example.com:8787/media/anim.gif", "http://media.example.com:8787/media/logo.png",
-        ])
-        #expect(scan.overrides.first?.title == "Zoë ...")
-        let alert = payload.root["aps"]?.objectValue?["alert"]?.objectValue
-        #expect(alert?["title"]?.stringValue == "Zoë 👩‍💻 Ko")
-        #expect(alert?["body"]?.stringValue == "$(caller) and more are calling")
-        #expect(payload.root["extra"]?.stringValue == ##"{"keep":"$(img)"}"##)
-        #expect(payload.root["empty"]?.stringValue == "{}")
-    }
-
     @Test("--strict turns a missing property into an error naming it")
     func strict() throws {
         let missing = [(##"{"a":"$(who)"}"##, ##"{"a":""}"##), (##"{"a":"{'x' + $(who)}"}"##, ##"{"a":"x"}"##)]
@@ -111,20 +91,5 @@ struct TemplateTests {
             #expect(try render(template, "{}") == lenient)
         }
         #expect(throws: TemplateError.self) { try render(##"{"a":"$(x)"}"##, ##"{"x":{"deep":1}}"##) }
-    }
-
-    @Test("the CLI renders the fixture into a payload enrich accepts")
-    func cli() async throws {
-        let run = try await CLI.run([
-            "render", "--template", FixtureDirectory.root + "/templates/sale.json",
-            "--params", FixtureDirectory.root + "/templates/sale-params.json",
-        ])
-        #expect(run.status == 0)
-        #expect(run.stdout == ##"{"aps":{"alert":{"title":"Weekend sale starts ","body":"Hi Ada, Everything thirty per..."},"badge":3,"mutable-content":1},"adb_media":"http://media.example.com:8787/media/photo.jpg","campaign":"spring-2026"}"## + "\n")
-        let payload = try PushPayload(parsing: Array(run.stdout.utf8.dropLast()))
-        #expect(ConventionRegistry.standard.scan(payload).references.count == 1)
-        let missing = try await CLI.run(["render", "--template", FixtureDirectory.root + "/templates/sale.json", "--params", "/nonexistent.json"])
-        #expect(missing.status == 64)
-        #expect(missing.stderr.contains("--params"))
     }
 }
