@@ -143,9 +143,10 @@ public final class Fetcher: Sendable {
     }
 
     /// `shutdown()` for synchronous code: blocks the calling thread until the loop has stopped. Not for async
-    /// code, where it would hold a thread of the cooperative pool: there, `await shutdown()`.
+    /// code, where it would hold a thread of the cooperative pool: there, `await shutdown()`. Named apart, as
+    /// async-http-client's `syncShutdown()`, so that `await fetcher.shutdown()` never picks it.
     @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
-    public func shutdown() {
+    public func syncShutdown() {
         loop.stopAndWait()
         digests.stop()
         transformStep?.stop()

@@ -115,6 +115,26 @@ struct LifecycleTests {
         #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
     }
 
+    @Test("syncShutdown(), from synchronous code, cancels a payload in flight rather than draining it")
+    func syncShutdownAborts() async throws {
+        let bed = try Self.stallingBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        let stalled = Task { await enricher.enrich(TestBed.adobePayload(bed.url("/stall")), timeout: .seconds(60)) }
+        try await untilConnected(bed.origin, count: 1)
+        let start = ContinuousClock.now
+        // On a thread of its own, as synchronous code calls it (it is noasync: it blocks its thread until the loop
+        // has stopped).
+        try await offPool { enricher.syncShutdown() }
+        let result = await stalled.value
+        // Generous: a drain would wait for the payload's own deadline, 60 s away.
+        #expect(ContinuousClock.now - start < .seconds(20))
+        #expect(result.outcome == .cancelled)
+        #expect(result.problems.map(\.code) == [.cancelled])
+        #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
+        let late = await enricher.enrich(TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(30))
+        #expect(late.outcome == .cancelled)
+    }
+
     @Test("a payload whose caller is cancelled gets outcome cancelled, not failed")
     func callerCancels() async throws {
         let bed = try Self.stallingBed()

@@ -102,7 +102,7 @@ struct RootTests {
         let root = base + "/a/b/root"
         var configuration = Enricher.Configuration()
         configuration.store = AttachmentStore(root: root)
-        try Fetcher(configuration: configuration).shutdown()
+        try Fetcher(configuration: configuration).syncShutdown()
         for path in [base + "/a", root] {
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o700)
@@ -140,12 +140,12 @@ struct RootTests {
         let made = base + "/made"
         var configuration = Enricher.Configuration()
         configuration.store = AttachmentStore(root: made)
-        try Fetcher(configuration: configuration).shutdown()
+        try Fetcher(configuration: configuration).syncShutdown()
         #expect((Self.attributes(made) ?? 0) & 0x0002_0000 != 0, "the root richpush made")
         let existing = base + "/existing"
         try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         configuration.store = AttachmentStore(root: existing)
-        try Fetcher(configuration: configuration).shutdown()
+        try Fetcher(configuration: configuration).syncShutdown()
         #expect((Self.attributes(existing) ?? 0) & 0x0002_0000 == 0, "a root that existed is left alone")
     }
 

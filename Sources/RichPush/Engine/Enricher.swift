@@ -186,12 +186,15 @@ public final class Enricher: LifecycleService {
         }
     }
 
-    /// `shutdown()` for synchronous code: stops taking payloads, cancels the ones in flight (no drain), stops the
-    /// fetch loop and removes the media cache's links, blocking the calling thread until the loop has stopped.
+    /// Shuts the enricher down from synchronous code, without draining: stops taking payloads, cancels the ones in
+    /// flight (outcome `cancelled`), stops the fetch loop and removes the media cache's links, blocking the calling
+    /// thread until the loop has stopped. Named apart from `shutdown()`, as async-http-client's `syncShutdown()`:
+    /// as an overload of the same name it was the one `await enricher.shutdown()` picked at the top level of a
+    /// `main.swift`, which then aborted where the line meant to drain.
     @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
-    public func shutdown() {
+    public func syncShutdown() {
         gate.close()
-        fetcher.shutdown()
+        fetcher.syncShutdown()
         cache?.removeAll()
     }
 
