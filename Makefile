@@ -14,6 +14,7 @@ demo: build
 
 test: deps
 	scripts/check-layers
+	scripts/check-readme-examples
 	timeout 1200 swift test
 
 clean:

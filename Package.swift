@@ -173,6 +173,10 @@ let package = Package(
     name: "RichPush",
     products: [
         .library(name: "RichPush", targets: ["RichPush"]),
+        // VipsConverter, for `configuration.transform.converter`: a product of its own rather than re-exported by
+        // RichPush, so that the engine's product stays free of the image library (as NIO ships NIOSSL apart) and
+        // the two stay side by side in the layers (scripts/check-layers).
+        .library(name: "RichPushTransform", targets: ["RichPushTransform"]),
         .executable(name: "richpush", targets: ["richpush"]),
     ],
     targets: cTargets + libraryTargets + swiftTargets + supportTargets + testTargets,
