@@ -139,7 +139,10 @@ let testTargets: [Target] = [
     // it); suites that go through the engine, the CLI, the service or the worker are RichPushTests'.
     .testTarget(name: "RichPushCoreTests", dependencies: ["RichPushCore", "RichPushTestSupport"]),
     .testTarget(name: "RichPushStoreTests", dependencies: ["RichPushCore", "RichPushStore", "RichPushTestSupport"]),
-    .testTarget(name: "RichPushFetchTests", dependencies: ["RichPushCore", "RichPushFetch", "RichPushTestSupport"]),
+    // CCurl for the result codes `CurlFailure` maps.
+    .testTarget(
+        name: "RichPushFetchTests", dependencies: ["RichPushCore", "RichPushFetch", "CCurl", "RichPushTestSupport"]
+    ),
     .testTarget(
         name: "RichPushConventionsTests",
         dependencies: ["RichPushCore", "RichPushConventions", "RichPushTestSupport"]

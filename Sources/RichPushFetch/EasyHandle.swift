@@ -107,6 +107,42 @@ final class EasyHandle {
         return String(cString: value)
     }
 
+    /// Sets a transfer's options for its first hop: `options`, `hop`, and the fixed ones every transfer has.
+    func apply(_ options: TransferOptions, hop: TransferOptions.Hop) throws(CurlOptionError) {
+        try set(CURLOPT_URL, hop.url)
+        try set(CURLOPT_NOSIGNAL, 1)
+        // Removing a transfer whose name is still being resolved would otherwise join curl's resolver thread
+        // (getaddrinfo), which waits out the system resolver's own timeouts (10 s and more against a name
+        // server that never answers) with the loop thread blocked. Quick exit detaches that thread instead; it
+        // ends when getaddrinfo returns.
+        try set(CURLOPT_QUICK_EXIT, 1)
+        try set(CURLOPT_PROTOCOLS_STR, options.protocols)
+        // Redirects are followed by the transfer (`RedirectPolicy`), after the same checks as the first URL.
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        try set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds)
+        try set(CURLOPT_LOW_SPEED_LIMIT, options.network.lowSpeedBytesPerSecond)
+        try set(CURLOPT_LOW_SPEED_TIME, options.lowSpeedSeconds)
+        // An empty proxy disables the environment's http_proxy / https_proxy / all_proxy.
+        try set(CURLOPT_PROXY, "")
+        try set(CURLOPT_MAXFILESIZE_LARGE, offset: options.maximumFileSize)
+        try set(CURLOPT_USERAGENT, options.network.userAgent)
+        try apply(hop)
+        try set(CURLOPT_RESOLVE, list: options.network.resolve)
+        try set(CURLOPT_HTTPHEADER, list: options.headers)
+        if let bundle = options.network.caBundle { try set(CURLOPT_CAINFO, bundle) }
+        // CURLOPT_ACCEPT_ENCODING stays unset: no Accept-Encoding is sent and nothing is ever decoded.
+    }
+
+    /// Sets the options that change with each hop: its URL, the time left, and connection sharing.
+    func apply(_ hop: TransferOptions.Hop) throws(CurlOptionError) {
+        try set(CURLOPT_URL, hop.url)
+        try set(CURLOPT_TIMEOUT_MS, hop.timeoutMilliseconds)
+        try set(CURLOPT_PIPEWAIT, hop.pipeWait ? 1 : 0)
+    }
+
+    /// The status of the latest response (CURLINFO_RESPONSE_CODE); 0 before one.
+    var responseCode: Int { info(long: CURLINFO_RESPONSE_CODE) }
+
     private func check(_ option: CURLoption, _ code: CURLcode) throws(CurlOptionError) {
         guard code == CURLE_OK else {
             throw CurlOptionError(

@@ -191,7 +191,7 @@ package final class FetchLoop: @unchecked Sendable {
             // it sleeps without a reason.
             var wait = min(multi.timeout() ?? 1000, 1000)
             if let next = deadlines.next {
-                wait = min(wait, max(0, Transfer.milliseconds(next - .now) + 1))
+                wait = min(wait, max(0, (next - .now).inMilliseconds + 1))
             }
             if wait > 0 { multi.poll(milliseconds: wait) }
         }

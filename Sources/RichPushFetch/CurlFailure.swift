@@ -1,0 +1,58 @@
+internal import CCurl
+import RichPushCore
+
+/// What a curl result code means for a fetch: the `FetchFailure` reported, from curl's code and message and what
+/// the transfer saw (when, whether it connected, what the connection policy refused). Pure: every value comes in.
+struct CurlFailure {
+    /// curl's result code for the request (never CURLE_OK).
+    var code: CURLcode
+    /// curl's message (its error buffer, else the code's generic text).
+    var message: String
+    /// When curl stopped, and the transfer's deadline: a timeout within 2 ms of the deadline is the deadline's.
+    var now: ContinuousClock.Instant
+    var deadline: ContinuousClock.Instant
+    /// Whether the request had a connection (CURLINFO_CONNECT_TIME_T > 0).
+    var connected: Bool
+    /// What the connection policy refused on this hop.
+    var refusals: ConnectionPolicy.Refusals
+    /// Body bytes received.
+    var bytes: Int
+    /// The largest a body may be before its type is known (CURLOPT_MAXFILESIZE_LARGE).
+    var capBeforeType: Int
+
+    /// The failure reported.
+    var failure: FetchFailure {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            if now >= deadline - .milliseconds(2) {
+                return FetchFailure(.expired, "the deadline came first (\(bytes) bytes received)")
+            }
+            return FetchFailure(.timeout, message, cause: connected ? nil : .connectTimeout)
+        case CURLE_COULDNT_CONNECT, CURLE_ABORTED_BY_CALLBACK:
+            if let address = refusals.address { return FetchFailure(.blockedAddress, address) }
+            if let port = refusals.port {
+                return FetchFailure(.blockedPort, "port \(port) is not allowed (see network.allowedPorts)")
+            }
+            return FetchFailure(.network, message, cause: code == CURLE_COULDNT_CONNECT ? .connectionRefused : nil)
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
+            return FetchFailure(.network, message, cause: .connectionDropped)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return FetchFailure(.blockedScheme, message)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return FetchFailure(.tooManyRedirects, message)
+        case CURLE_FILESIZE_EXCEEDED:
+            return FetchFailure(.tooLarge, "declares more than \(capBeforeType) bytes")
+        case CURLE_PARTIAL_FILE:
+            return FetchFailure(.badResponse, "the body ended before its declared length: \(message)")
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return FetchFailure(.badResponse, message)
+        case CURLE_URL_MALFORMAT:
+            return FetchFailure(.badURL, message)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return FetchFailure(.tls, message)
+        default:
+            return FetchFailure(.network, message)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import RichPushCore
+
+/// The response headers of a transfer as curl hands them over, one line at a time: their size across every
+/// response (redirects included) held to a bound, and the latest response's ETag, Last-Modified, Location and
+/// Retry-After as received. It judges what a response means from its status and those values; it reads nothing
+/// from curl (the transfer passes the status in), so each decision is tested without a socket.
+struct ResponseHead {
+    /// What the first body bytes of a response are.
+    enum BodyStart: Equatable {
+        /// A redirect's body: read and dropped (`RedirectPolicy.drop(_:)`), so that the connection can be reused.
+        case redirect
+        /// Not a body to take: the status says why.
+        case refused(FetchFailure)
+        /// The body to take.
+        case take
+    }
+
+    /// What a response that curl finished without an error leads to.
+    enum Ending: Equatable {
+        /// A redirect to follow.
+        case redirect
+        /// 304 Not Modified to a conditional request: the copy its validators came from stands.
+        case notModified
+        /// No body to take, for this reason.
+        case failed(FetchFailure)
+        /// A body was taken: the outcome waits for its type.
+        case body
+    }
+
+    /// The statuses whose Location is followed.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// The most header bytes of all the transfer's responses together.
+    let maximumBytes: Int
+    /// Header bytes so far, of every response of the transfer.
+    private(set) var bytes = 0
+    private(set) var etag: String?
+    private(set) var lastModified: String?
+    private(set) var location: String?
+    private(set) var retryAfter: String?
+
+    init(maximumBytes: Int) {
+        self.maximumBytes = maximumBytes
+    }
+
+    /// Takes one header line (`Name: value\r\n`, or a status line, which starts a response and forgets the last
+    /// one's values). Returns why the transfer must stop (the headers passed their bound), or nil.
+    mutating func take(_ line: UnsafeRawBufferPointer) -> FetchFailure? {
+        bytes += line.count
+        guard bytes <= maximumBytes else {
+            return FetchFailure(.badResponse, "more than \(maximumBytes) bytes of response headers")
+        }
+        guard line.count > 5 else { return nil }
+        if line.starts(with: "HTTP/".utf8) {
+            forgetResponse()
+        } else if let value = Self.headerValue(line, named: "etag") {
+            etag = value
+        } else if let value = Self.headerValue(line, named: "last-modified") {
+            lastModified = value
+        } else if let value = Self.headerValue(line, named: "location") {
+            location = value
+        } else if let value = Self.headerValue(line, named: "retry-after") {
+            retryAfter = value
+        }
+        return nil
+    }
+
+    /// Forgets the latest response's values (a new response, or a new hop); the byte count goes on.
+    mutating func forgetResponse() {
+        etag = nil
+        lastModified = nil
+        location = nil
+        retryAfter = nil
+    }
+
+    /// The value of a header line `Name: value\r\n` when its name is `name` (lowercase), trimmed.
+    static func headerValue(_ line: UnsafeRawBufferPointer, named name: String) -> String? {
+        let nameBytes = Array(name.utf8)
+        guard line.count > nameBytes.count, line[nameBytes.count] == UInt8(ascii: ":") else { return nil }
+        for (index, byte) in nameBytes.enumerated() where (line[index] | 0x20) != byte { return nil }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        var value = line[(nameBytes.count + 1)...]
+        while let first = value.first, isSpace(first) { value = value.dropFirst() }
+        while let last = value.last, isSpace(last) { value = value.dropLast() }
+        return value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
+    }
+
+    /// The validators the response sent, for the stored media.
+    var validators: Validators { Validators(response: etag, lastModified: lastModified) }
+
+    /// Whether a response of `status` with these headers is a redirect to follow.
+    func isRedirect(status: Int) -> Bool {
+        location != nil && Self.redirectStatuses.contains(status)
+    }
+
+    /// Why a response of `status` is not the body asked for (a 206 to a request for the whole, anything outside
+    /// 2xx, with its Retry-After for a caller that retries), or nil.
+    func statusFailure(_ status: Int) -> FetchFailure? {
+        if status == 206 { return FetchFailure(.httpStatus, "HTTP 206: a partial response to a request for the whole") }
+        guard (200...299).contains(status) else {
+            return FetchFailure(.httpStatus, "HTTP \(status)", cause: .status(status, retryAfter: retryAfter))
+        }
+        return nil
+    }
+
+    /// What the first body bytes of a response of `status` are.
+    func bodyStart(status: Int) -> BodyStart {
+        if isRedirect(status: status) { return .redirect }
+        if let failure = statusFailure(status) { return .refused(failure) }
+        return .take
+    }
+
+    /// What a response of `status` that curl finished without an error leads to: `bodyBegun` when its body was
+    /// taken, `probe` for a probe (which never ends `notModified`), `conditional` when validators were sent.
+    func ending(status: Int, bodyBegun: Bool, probe: Bool, conditional: Bool) -> Ending {
+        if isRedirect(status: status) { return .redirect }
+        if bodyBegun { return .body }
+        if !probe, conditional, status == 304 { return .notModified }
+        return .failed(statusFailure(status) ?? FetchFailure(.emptyBody, "HTTP \(status) with no body"))
+    }
+}

@@ -1,0 +1,65 @@
+import CCurl
+import RichPushCore
+import Testing
+
+@testable import RichPushFetch
+
+@Suite("Curl failure: what curl's result code is reported as")
+struct CurlFailureTests {
+    static let deadline = ContinuousClock.now + .seconds(10)
+
+    static func failure(
+        _ code: CURLcode, at now: ContinuousClock.Instant = deadline - .seconds(5), connected: Bool = true,
+        refusals: ConnectionPolicy.Refusals = .init()
+    ) -> FetchFailure {
+        CurlFailure(
+            code: code, message: "curl says", now: now, deadline: deadline, connected: connected,
+            refusals: refusals, bytes: 12, capBeforeType: 1_000
+        ).failure
+    }
+
+    @Test("a timeout at the deadline is the deadline's; before it, a timeout that says whether it had connected")
+    func timeout() {
+        #expect(
+            Self.failure(CURLE_OPERATION_TIMEDOUT, at: Self.deadline - .milliseconds(1))
+                == FetchFailure(.expired, "the deadline came first (12 bytes received)"))
+        #expect(Self.failure(CURLE_OPERATION_TIMEDOUT) == FetchFailure(.timeout, "curl says"))
+        #expect(
+            Self.failure(CURLE_OPERATION_TIMEDOUT, connected: false)
+                == FetchFailure(.timeout, "curl says", cause: .connectTimeout))
+    }
+
+    @Test("a failed connection is the policy's refusal when there was one: the address's before the port's")
+    func refused() {
+        let both = ConnectionPolicy.Refusals(address: "10.0.0.1 is private", port: 25)
+        #expect(
+            Self.failure(CURLE_COULDNT_CONNECT, refusals: both) == FetchFailure(.blockedAddress, "10.0.0.1 is private"))
+        #expect(
+            Self.failure(CURLE_ABORTED_BY_CALLBACK, refusals: .init(port: 25))
+                == FetchFailure(.blockedPort, "port 25 is not allowed (see network.allowedPorts)"))
+        #expect(Self.failure(CURLE_COULDNT_CONNECT) == FetchFailure(.network, "curl says", cause: .connectionRefused))
+        #expect(Self.failure(CURLE_ABORTED_BY_CALLBACK) == FetchFailure(.network, "curl says"))
+    }
+
+    @Test(
+        "every other code maps to its problem code",
+        arguments: [
+            (CURLE_RECV_ERROR, "network"), (CURLE_GOT_NOTHING, "network"),
+            (CURLE_UNSUPPORTED_PROTOCOL, "blocked-scheme"),
+            (CURLE_TOO_MANY_REDIRECTS, "too-many-redirects"), (CURLE_FILESIZE_EXCEEDED, "too-large"),
+            (CURLE_PARTIAL_FILE, "bad-response"), (CURLE_WEIRD_SERVER_REPLY, "bad-response"),
+            (CURLE_HTTP2_STREAM, "bad-response"), (CURLE_URL_MALFORMAT, "bad-url"),
+            (CURLE_PEER_FAILED_VERIFICATION, "tls"), (CURLE_SSL_CACERT_BADFILE, "tls"),
+            (CURLE_COULDNT_RESOLVE_HOST, "network"),
+        ])
+    func mapped(code: CURLcode, expected: String) {
+        #expect(Self.failure(code).code.rawValue == expected)
+    }
+
+    @Test("what the transport saw goes with it, for the retry policy")
+    func causes() {
+        #expect(Self.failure(CURLE_SEND_ERROR).cause == .connectionDropped)
+        #expect(Self.failure(CURLE_FILESIZE_EXCEEDED).detail == "declares more than 1000 bytes")
+        #expect(Self.failure(CURLE_PARTIAL_FILE).detail == "the body ended before its declared length: curl says")
+    }
+}

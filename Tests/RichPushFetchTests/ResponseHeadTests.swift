@@ -1,0 +1,75 @@
+import RichPushCore
+import Testing
+
+@testable import RichPushFetch
+
+@Suite("Response head: headers read, responses judged by status")
+struct ResponseHeadTests {
+    /// `head` after taking each of `lines` (CRLF added), and the first failure, if any.
+    static func taking(_ lines: [String], into head: inout ResponseHead) -> FetchFailure? {
+        for line in lines {
+            let failure = Array((line + "\r\n").utf8).withUnsafeBytes { head.take($0) }
+            if let failure { return failure }
+        }
+        return nil
+    }
+
+    @Test("keeps the latest response's values, names matched in any case, values trimmed; a status line forgets them")
+    func values() {
+        var head = ResponseHead(maximumBytes: 10_000)
+        let lines = [
+            "HTTP/1.1 302 Found", "Location:  /next ", "ETag: \"old\"", "HTTP/1.1 200 OK", "etag: \"v1\"",
+            "LAST-MODIFIED: Tue, 01 Dec 2026 10:00:00 GMT", "Retry-After: 30", "X-Location: /not-this",
+        ]
+        #expect(Self.taking(lines, into: &head) == nil)
+        #expect(head.etag == "\"v1\"")
+        #expect(head.lastModified == "Tue, 01 Dec 2026 10:00:00 GMT")
+        #expect(head.retryAfter == "30")
+        #expect(head.location == nil, "a redirect's Location outlived the status line after it")
+        #expect(head.validators == Validators(etag: "\"v1\"", lastModified: "Tue, 01 Dec 2026 10:00:00 GMT"))
+        #expect(head.bytes == lines.reduce(0) { $0 + $1.utf8.count + 2 })
+    }
+
+    @Test("the bound counts every response's headers, redirects included")
+    func bound() {
+        var head = ResponseHead(maximumBytes: 40)
+        #expect(Self.taking(["HTTP/1.1 301 Moved", "Location: /a"], into: &head) == nil)
+        head.forgetResponse()
+        let failure = Self.taking(["HTTP/1.1 200 OK", "ETag: x"], into: &head)
+        #expect(failure == FetchFailure(.badResponse, "more than 40 bytes of response headers"))
+    }
+
+    @Test(
+        "the first body bytes: a redirect's are dropped, a status other than 2xx or a 206 refuses, else taken",
+        arguments: [
+            (301, "/next", ResponseHead.BodyStart.redirect), (308, "/next", .redirect),
+            (302, nil, .refused(FetchFailure(.httpStatus, "HTTP 302", cause: .status(302, retryAfter: "5")))),
+            (200, "/ignored", .take), (204, nil, .take),
+            (206, nil, .refused(FetchFailure(.httpStatus, "HTTP 206: a partial response to a request for the whole"))),
+            (503, nil, .refused(FetchFailure(.httpStatus, "HTTP 503", cause: .status(503, retryAfter: "5")))),
+        ] as [(Int, String?, ResponseHead.BodyStart)])
+    func bodyStart(status: Int, location: String?, expected: ResponseHead.BodyStart) {
+        var head = ResponseHead(maximumBytes: 10_000)
+        _ = Self.taking(["Retry-After: 5"] + (location.map { ["Location: \($0)"] } ?? []), into: &head)
+        #expect(head.bodyStart(status: status) == expected)
+    }
+
+    @Test("a finished response: redirect, not modified only to a conditional fetch, a body, or why there is none")
+    func ending() {
+        var redirect = ResponseHead(maximumBytes: 10_000)
+        _ = Self.taking(["Location: https://example.com/b"], into: &redirect)
+        #expect(redirect.ending(status: 307, bodyBegun: false, probe: false, conditional: false) == .redirect)
+        let plain = ResponseHead(maximumBytes: 10_000)
+        #expect(plain.ending(status: 304, bodyBegun: false, probe: false, conditional: true) == .notModified)
+        #expect(
+            plain.ending(status: 304, bodyBegun: false, probe: false, conditional: false)
+                == .failed(FetchFailure(.httpStatus, "HTTP 304", cause: .status(304, retryAfter: nil))))
+        #expect(
+            plain.ending(status: 304, bodyBegun: false, probe: true, conditional: true)
+                == .failed(FetchFailure(.httpStatus, "HTTP 304", cause: .status(304, retryAfter: nil))))
+        #expect(plain.ending(status: 200, bodyBegun: true, probe: false, conditional: false) == .body)
+        #expect(
+            plain.ending(status: 200, bodyBegun: false, probe: false, conditional: false)
+                == .failed(FetchFailure(.emptyBody, "HTTP 200 with no body")))
+    }
+}
