@@ -129,7 +129,7 @@ let supportTargets: [Target] = [
     // The test process's own start-up: libvips opened before main (see ctestsupport.c).
     .target(name: "CTestSupport", dependencies: ["CVips"]),
     // What every test target shares: waiting for a condition with a bound.
-    .target(name: "RichPushTestSupport", dependencies: ["FixtureOrigin"], path: "Tests/RichPushTestSupport"),
+    .target(name: "RichPushTestSupport", dependencies: ["FixtureOrigin", "CSystem"], path: "Tests/RichPushTestSupport"),
 ]
 
 // MARK: - Tests
@@ -157,6 +157,11 @@ let testTargets: [Target] = [
             "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush",
             "CSystem", "CTestSupport", "RichPushTestSupport",
         ]
+    ),
+    // The transformation's own suites: VipsConverter on files, without the engine.
+    .testTarget(
+        name: "RichPushTransformTests",
+        dependencies: ["RichPushCore", "RichPushMedia", "RichPushTransform", "FixtureOrigin", "RichPushTestSupport"]
     ),
     // The service application's own suites: access log, request ledger, served attachments (no CLI process).
     .testTarget(

@@ -48,3 +48,11 @@ package func makeOld(_ path: String) throws {
 
 /// A new UUID as RichPush names its directories.
 package func attachmentName() -> String { UUID().uuidString.lowercased() }
+
+extension Array where Element == UInt8 {
+    /// Whether `subsequence` occurs in the bytes (a metadata marker left in a written file).
+    package func contains(subsequence: [UInt8]) -> Bool {
+        guard !subsequence.isEmpty, count >= subsequence.count else { return false }
+        return (0...(count - subsequence.count)).contains { self[$0..<($0 + subsequence.count)].elementsEqual(subsequence) }
+    }
+}

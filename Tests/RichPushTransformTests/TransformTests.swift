@@ -2,7 +2,8 @@ import FixtureOrigin
 import Foundation
 import Testing
 
-@testable import RichPush
+import RichPushCore
+import RichPushTestSupport
 @testable import RichPushMedia
 @testable import RichPushTransform
 
@@ -236,12 +237,5 @@ import Testing
             for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
         }
         return ~crc
-    }
-}
-
-extension Array where Element == UInt8 {
-    func contains(subsequence: [UInt8]) -> Bool {
-        guard !subsequence.isEmpty, count >= subsequence.count else { return false }
-        return (0...(count - subsequence.count)).contains { self[$0..<($0 + subsequence.count)].elementsEqual(subsequence) }
     }
 }

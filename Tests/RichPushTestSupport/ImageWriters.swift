@@ -2,29 +2,45 @@ import Foundation
 
 /// Image files written byte by byte, so that a test holds exactly the layout it is about (a TIFF's pages, signed
 /// samples, tiles with separate planes; a BMP's header and its unused byte), with no tool to install.
-enum ImageWriters {
+package enum ImageWriters {
     // MARK: TIFF
 
     /// One directory (page) of a TIFF.
-    struct TIFFPage {
-        var width: Int
-        var height: Int
-        var samples = 3
-        var bits = 8
+    package struct TIFFPage {
+        package var width: Int
+        package var height: Int
+        package var samples = 3
+        package var bits = 8
         /// SampleFormat 2 (two's complement) rather than 1.
-        var signed = false
+        package var signed = false
         /// Interleaved samples, `width * height * samples * bits / 8` bytes, little-endian.
-        var pixels: [UInt8]
+        package var pixels: [UInt8]
         /// NewSubfileType: 1 for a reduced-resolution image.
-        var subfileType = 0
+        package var subfileType = 0
         /// Tiles of this size with each sample in a plane of its own (PlanarConfiguration 2), rather than strips.
-        var separateTiles: Int? = nil
+        package var separateTiles: Int? = nil
         /// Old-style JPEG (compression 6): this JPEG stream is the image (JPEGInterchangeFormat).
-        var oldJPEG: [UInt8]? = nil
+        package var oldJPEG: [UInt8]? = nil
+
+        /// A page; the defaults are an 8-bit RGB strip image.
+        package init(
+            width: Int, height: Int, samples: Int = 3, bits: Int = 8, signed: Bool = false, pixels: [UInt8],
+            subfileType: Int = 0, separateTiles: Int? = nil, oldJPEG: [UInt8]? = nil
+        ) {
+            self.width = width
+            self.height = height
+            self.samples = samples
+            self.bits = bits
+            self.signed = signed
+            self.pixels = pixels
+            self.subfileType = subfileType
+            self.separateTiles = separateTiles
+            self.oldJPEG = oldJPEG
+        }
     }
 
     /// A little-endian classic TIFF of `pages`, uncompressed unless a page says otherwise.
-    static func tiff(_ pages: [TIFFPage]) -> [UInt8] {
+    package static func tiff(_ pages: [TIFFPage]) -> [UInt8] {
         var file: [UInt8] = Array("II".utf8) + le16(42) + le32(0)
         var previousNext = 4  // where the offset of the next directory goes
         for page in pages {
@@ -91,7 +107,7 @@ enum ImageWriters {
     }
 
     /// `width` x `height` pixels of one colour (RGB).
-    static func solid(_ width: Int, _ height: Int, _ rgb: [UInt8]) -> [UInt8] {
+    package static func solid(_ width: Int, _ height: Int, _ rgb: [UInt8]) -> [UInt8] {
         Array((0..<(width * height)).map { _ in rgb }.joined())
     }
 
@@ -100,7 +116,7 @@ enum ImageWriters {
     /// A 32-bit BMP of `width` x `height` pixels, each `bgra` (blue, green, red, then the fourth byte). With
     /// `alphaMask`, a BITMAPV5HEADER with BI_BITFIELDS and that alpha mask; without, a BITMAPINFOHEADER with BI_RGB,
     /// whose fourth byte Microsoft's format leaves unused.
-    static func bmp(width: Int, height: Int, bgra: [UInt8], alphaMask: UInt32? = nil) -> [UInt8] {
+    package static func bmp(width: Int, height: Int, bgra: [UInt8], alphaMask: UInt32? = nil) -> [UInt8] {
         let pixels = Array((0..<(width * height)).map { _ in bgra }.joined())
         var info: [UInt8]
         if let alphaMask {
@@ -121,7 +137,7 @@ enum ImageWriters {
 
     /// An SVG document whose `<svg>` root comes after `padding` bytes of comment (past the 1,000 bytes libvips's
     /// own SVG sniffer looks at; libmagic still says SVG), drawing a red square of `side` and then `content`.
-    static func lateSVG(padding: Int = 3_100, side: Int = 20, content: String = "") -> [UInt8] {
+    package static func lateSVG(padding: Int = 3_100, side: Int = 20, content: String = "") -> [UInt8] {
         let comment = "<!--" + String(repeating: "x", count: padding) + "-->\n"
         return Array(
             """
@@ -137,9 +153,9 @@ enum ImageWriters {
 }
 
 /// libvips's own command-line tool (libvips-tools), an independent reader of what the converter wrote.
-enum VipsTool {
+package enum VipsTool {
     /// The band values of the pixel at `x`, `y` of the image at `path` (`vips getpoint`).
-    static func pixel(_ path: String, x: Int, y: Int) async throws -> [Double] {
+    package static func pixel(_ path: String, x: Int, y: Int) async throws -> [Double] {
         try await offPool {
             let process = ChildProcess()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")

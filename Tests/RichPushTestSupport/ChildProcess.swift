@@ -1,6 +1,5 @@
 import CSystem
 import Foundation
-import Testing
 
 /// A child process, spawned with `posix_spawn`: the part of Foundation's `Process` the tests use, without its
 /// crash. Swift 6.3.1's `Process.run()` lists `/proc/self/fd` to close the child's inherited descriptors and copies
@@ -11,24 +10,26 @@ import Testing
 /// Standard streams as `Process` takes them: nil inherits the test's, a `FileHandle` is given as it is
 /// (`FileHandle.nullDevice` as /dev/null), a `Pipe` gives the child its reading end (input) or writing end (output),
 /// which the parent then closes, so that the parent reads an end of file when the child exits.
-final class ChildProcess: @unchecked Sendable {
-    var executableURL: URL?
-    var arguments: [String] = []
+package final class ChildProcess: @unchecked Sendable {
+    package var executableURL: URL?
+    package var arguments: [String] = []
     /// The child's working directory; nil for the test's.
-    var currentDirectoryURL: URL?
-    var standardInput: Any?
-    var standardOutput: Any?
-    var standardError: Any?
-    private(set) var processIdentifier: pid_t = 0
+    package var currentDirectoryURL: URL?
+    package var standardInput: Any?
+    package var standardOutput: Any?
+    package var standardError: Any?
+    package private(set) var processIdentifier: pid_t = 0
+
+    package init() {}
     private let lock = NSLock()
     /// The raw wait status once the child has been reaped.
     private var reaped: Int32?
 
-    struct SpawnFailure: Error, CustomStringConvertible {
-        let description: String
+    package struct SpawnFailure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    func run() throws {
+    package func run() throws {
         guard let path = executableURL?.path else { throw SpawnFailure(description: "no executable") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -75,7 +76,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Whether the child has not exited yet (reaping it when it has).
-    var isRunning: Bool {
+    package var isRunning: Bool {
         lock.lock()
         defer { lock.unlock() }
         guard reaped == nil, processIdentifier > 0 else { return false }
@@ -86,12 +87,12 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Blocks until the child has exited. Only off the cooperative pool, as `Process.waitUntilExit`.
-    func waitUntilExit() {
+    package func waitUntilExit() {
         while isRunning { usleep(2_000) }
     }
 
     /// The exit code, or the number of the signal that ended the child (as `Process` reports it).
-    var terminationStatus: Int32 {
+    package var terminationStatus: Int32 {
         lock.lock()
         defer { lock.unlock() }
         guard let status = reaped else { return -1 }
@@ -100,24 +101,5 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Sends SIGTERM.
-    func terminate() { kill(processIdentifier, SIGTERM) }
-}
-
-@Suite("Test support: ChildProcess")
-struct ChildProcessTests {
-    @Test("FileHandle.nullDevice gives the child /dev/null, not the test's own streams", .offPool)
-    func nullDevice() async throws {
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        // What the shell's own standard input and output are (read before any redirection), on its standard error.
-        process.arguments = ["-c", "streams=$(readlink /proc/$$/fd/0 /proc/$$/fd/1); echo \"$streams\" >&2"]
-        let errors = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let written = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(String(decoding: written, as: UTF8.self) == "/dev/null\n/dev/null\n")
-    }
+    package func terminate() { kill(processIdentifier, SIGTERM) }
 }
