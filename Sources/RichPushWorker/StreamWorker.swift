@@ -78,7 +78,7 @@ package final class StreamWorker: LifecycleService {
     package init(settings: Settings, enricher: Enricher, log: @escaping @Sendable (String) -> Void) {
         self.settings = settings
         // The largest payload kept (the engine's `limits.payload.maximumBytes`): a longer one is measured as it is
-        // read, never held, and gets its `too-large` result.
+        // read, never held, and gets its `payload-too-large` result.
         group = ConsumerGroup(
             settings: settings, payloadLimit: enricher.configuration.limits.payload.maximumBytes, log: log)
         self.enricher = enricher
@@ -254,7 +254,7 @@ package final class StreamWorker: LifecycleService {
             case .tooLarge(let length):
                 // As the parser words it for a payload it refuses by size, without the bytes ever held.
                 result = .invalid(
-                    PayloadError(.tooLarge, "the input is \(length) bytes; the limit is \(limit)"), source: id)
+                    PayloadError(.payloadTooLarge, "the input is \(length) bytes; the limit is \(limit)"), source: id)
             case .missing:
                 result = .invalid(PayloadError(.noPayload, "entry \(id) has no 'payload' field"), source: id)
             }

@@ -91,7 +91,7 @@ struct JSONTests {
         #expect(JSONWriter.string(value) == #"{"k":"a\"b\\c\nd\u0001é"}"#)
     }
 
-    static let invalid: [(text: String, code: PayloadError.Code)] = [
+    static let invalid: [(text: String, code: EnrichmentProblem.Code)] = [
         ("", .notJSON),
         ("{", .notJSON),
         (#"{"a":1,}"#, .notJSON),
@@ -106,7 +106,7 @@ struct JSONTests {
     ]
 
     @Test("bad JSON gets a specific code", arguments: invalid)
-    func rejects(text: String, code: PayloadError.Code) {
+    func rejects(text: String, code: EnrichmentProblem.Code) {
         #expect(throws: PayloadError.self) { try JSONParser().parse(Array(text.utf8)) }
         do {
             _ = try JSONParser().parse(Array(text.utf8))

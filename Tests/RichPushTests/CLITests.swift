@@ -361,7 +361,7 @@ struct CLITests {
         #expect(run.status == 0)
         #expect(run.lines.map { $0["outcome"] as? String } == ["invalid", "unchanged"])
         let problem = (run.lines.first?["problems"] as? [[String: Any]])?.first
-        #expect(problem?["code"] as? String == "too-large")
+        #expect(problem?["code"] as? String == "payload-too-large")
     }
 
     @Test("stream: each result is written as soon as it is due, before input ends")

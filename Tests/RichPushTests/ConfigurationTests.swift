@@ -6,7 +6,7 @@ import Testing
 @Suite("Enricher.Configuration: validated in the library, each error naming its field")
 struct ConfigurationTests {
     /// A wrong value for each field that can be wrong, the field's path, and the code.
-    static let wrong: [(change: @Sendable (inout Enricher.Configuration) -> Void, field: String, code: ConfigurationError.Code)] = [
+    static let wrong: [(change: @Sendable (inout Enricher.Configuration) -> Void, field: String, code: EnrichmentProblem.Code)] = [
         ({ $0.deadline = .zero }, "deadline", .outOfRange),
         ({ $0.deadline = .seconds(86_401) }, "deadline", .outOfRange),
         ({ $0.network.maximumRedirects = -1 }, "network.maximumRedirects", .outOfRange),

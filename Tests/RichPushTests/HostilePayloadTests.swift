@@ -51,7 +51,7 @@ struct HostilePayloadTests {
             let text = #"{"s":""# + String(repeating: "a", count: 1 << 20) + #""}"#
             let result = await enricher.enrich(json: Array(text.utf8), source: "big", deadline: .now + .seconds(5))
             #expect(result.outcome == .invalid)
-            #expect(result.problems.map(\.code.rawValue) == ["too-large"])
+            #expect(result.problems.map(\.code.rawValue) == ["payload-too-large"])
         }
     }
 

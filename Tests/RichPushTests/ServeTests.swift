@@ -27,6 +27,10 @@ struct ServeTests {
             #expect(metrics.text.contains("# TYPE \(family) "), "\(family) is missing")
         }
         #expect(metrics.text.contains("richpush_build_info{version=\"\(RichPushVersion.current)\"} 1"))
+        // Every code a result can carry has its series from the start, registered from the code list.
+        for code in EnrichmentProblem.Code.reported {
+            #expect(metrics.text.contains("richpush_problems_total{code=\"\(code)\"} 0\n"), "\(code) is not registered")
+        }
         let unknown = try await server.request("GET", "/v2/enrich")
         #expect(unknown.status == 404)
         #expect(unknown.json["error"] is String)

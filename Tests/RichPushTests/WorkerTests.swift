@@ -588,7 +588,7 @@ struct WorkerTests {
         let results = try redis.client().run(["XRANGE", "out", "-", "+"]).elements.dropFirst()
         for result in results {
             let fields = result.elements.dropFirst().first?.elements.compactMap(\.text) ?? []
-            #expect(fields.last?.contains(#""code":"too-large","detail":"the input is 16777216 bytes; the limit is 1048576""#) == true)
+            #expect(fields.last?.contains(#""code":"payload-too-large","detail":"the input is 16777216 bytes; the limit is 1048576""#) == true)
         }
         #expect(try redis.pending("in", "g") == 0)
         worker.signal(SIGTERM)

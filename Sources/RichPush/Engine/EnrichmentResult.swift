@@ -111,7 +111,7 @@ public struct EnrichmentResult: Sendable, Encodable {
     public static func invalid(_ error: PayloadError, source: String, elapsed: Duration = .zero) -> EnrichmentResult {
         EnrichmentResult(
             outcome: .invalid, content: nil, attachments: [],
-            problems: [EnrichmentProblem(source: source, code: EnrichmentProblem.Code(error.code.rawValue), detail: error.detail)],
+            problems: [EnrichmentProblem(source: source, code: error.code, detail: error.detail)],
             elapsed: elapsed)
     }
 }

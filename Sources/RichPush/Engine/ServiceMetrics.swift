@@ -8,7 +8,8 @@ package final class ServiceMetrics: Sendable {
 
     private struct Counts {
         var outcomes: [String: Int] = Dictionary(uniqueKeysWithValues: EnrichmentResult.Outcome.allCases.map { ($0.rawValue, 0) })
-        var problems: [String: Int] = [:]
+        /// Every code a result can carry, at 0 until reported: a dashboard's series exist from the start.
+        var problems: [String: Int] = Dictionary(uniqueKeysWithValues: EnrichmentProblem.Code.reported.map { ($0.rawValue, 0) })
         var buckets = [Int](repeating: 0, count: ServiceMetrics.durationBuckets.count)
         var durationCount = 0
         var durationSum = 0.0

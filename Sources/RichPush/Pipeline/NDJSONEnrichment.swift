@@ -70,7 +70,7 @@ package enum NDJSONEnrichment {
                     result = await enricher.enrich(json: bytes, source: name, deadline: .now + timeout)
                 case .tooLong(let count):
                     result = .invalid(
-                        PayloadError(.tooLarge, "line \(item.number) is \(count) bytes; the limit is \(limit)"),
+                        PayloadError(.payloadTooLarge, "line \(item.number) is \(count) bytes; the limit is \(limit)"),
                         source: name)
                 }
                 observe(result)

@@ -4,7 +4,7 @@
 
 /// Reads inputs within a byte bound, never holding more than the bound plus one read.
 package enum InputReader {
-    /// The whole of a file (or standard input for `-`), or why it is not a payload (`unreadable`, `too-large`).
+    /// The whole of a file (or standard input for `-`), or why it is not a payload (`unreadable`, `payload-too-large`).
     package static func read(_ path: String, limit: Int) -> Result<[UInt8], PayloadError> {
         let descriptor = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -26,7 +26,7 @@ package enum InputReader {
             if count == 0 { return .success(bytes) }
             bytes += chunk[..<count]
             if bytes.count > limit {
-                return .failure(PayloadError(.tooLarge, "\(path) is larger than \(limit) bytes"))
+                return .failure(PayloadError(.payloadTooLarge, "\(path) is larger than \(limit) bytes"))
             }
         }
     }

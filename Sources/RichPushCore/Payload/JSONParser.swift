@@ -30,13 +30,13 @@ public struct JSONParser: Sendable {
     /// The value returned reads the input in place (see `JSONDocument`): it keeps `bytes` (shared, when they are
     /// an array with at most an eighth spare; else a copy of exactly their size) and a tape of at most 4 bytes per
     /// input byte, so at most 5.2 times the input in all.
-    /// - Throws: `PayloadError` with code `too-large`, `invalid-utf8`, `not-json` or `too-deep`.
+    /// - Throws: `PayloadError` with code `payload-too-large`, `invalid-utf8`, `not-json` or `too-deep`.
     public func parse(_ bytes: some Collection<UInt8>) throws(PayloadError) -> PushPayload.JSON {
         guard bytes.count <= limits.maximumBytes else {
-            throw PayloadError(.tooLarge, "the input is \(bytes.count) bytes; the limit is \(limits.maximumBytes)")
+            throw PayloadError(.payloadTooLarge, "the input is \(bytes.count) bytes; the limit is \(limits.maximumBytes)")
         }
         guard bytes.count <= JSONDocument.maximumBytes else {
-            throw PayloadError(.tooLarge, "the input is \(bytes.count) bytes; a document holds at most \(JSONDocument.maximumBytes)")
+            throw PayloadError(.payloadTooLarge, "the input is \(bytes.count) bytes; a document holds at most \(JSONDocument.maximumBytes)")
         }
         let text = Self.exactArray(bytes)
         if let offset = Self.firstInvalidUTF8(text) {

@@ -9,7 +9,7 @@ public struct PushPayload: Sendable, Hashable {
     }
 
     /// Parses a payload from JSON text.
-    /// - Throws: `PayloadError`: `too-large`, `invalid-utf8`, `not-json`, `too-deep`, or `not-object` when the
+    /// - Throws: `PayloadError`: `payload-too-large`, `invalid-utf8`, `not-json`, `too-deep`, or `not-object` when the
     ///   text is JSON but not an object.
     public init(parsing bytes: some Collection<UInt8>, limits: JSONParser.Limits = .init()) throws(PayloadError) {
         let value = try JSONParser(limits: limits).parse(bytes)
