@@ -392,10 +392,12 @@ public final class HTTPOrigin: Sendable {
 
 /// The origin could not start.
 public struct OriginError: Error, CustomStringConvertible {
-    /// What failed.
-    public let description: String
+    /// What failed: the operation, and the system's reason.
+    public let detail: String
 
     init(_ operation: String, _ code: Int32) {
-        description = "\(operation): \(String(cString: strerror(code)))"
+        detail = "\(operation): \(String(cString: strerror(code)))"
     }
+
+    public var description: String { detail }
 }

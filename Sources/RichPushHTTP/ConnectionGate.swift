@@ -334,7 +334,7 @@ package final class ConnectionGate: @unchecked Sendable {
     }
 
     private static func refusal(_ message: String) -> [UInt8] {
-        guard case .bytes(let body) = HTTPResponse.error(503, message).body else { return [] }
+        guard case .bytes(let body) = HTTPResponse.error(503, .tooManyConnections, message).body else { return [] }
         let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
             + "Retry-After: 1\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + body

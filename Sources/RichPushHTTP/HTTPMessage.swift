@@ -80,8 +80,12 @@ package struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))
     }
 
-    /// An error: `{"error": message}`.
-    package static func error(_ status: Int, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
-        json(status, JSONWriter.bytes(.object(JSONObject([("error", .text(message))]))) + [0x0A], headers: headers)
+    /// An error: `{"code": code, "detail": detail}`, the code one of `EnrichmentProblem.Code.known(in: .http)`.
+    package static func error(
+        _ status: Int, _ code: EnrichmentProblem.Code, _ detail: String, headers: [(String, String)] = []
+    ) -> HTTPResponse {
+        assert(code.domains.contains(.http), "\(code) is not a code of an HTTP error")
+        let body = JSONObject([("code", .text(code.rawValue)), ("detail", .text(detail))])
+        return json(status, JSONWriter.bytes(.object(body)) + [0x0A], headers: headers)
     }
 }

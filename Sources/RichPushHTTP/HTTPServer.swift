@@ -31,7 +31,10 @@ package enum HTTPHead: Sendable {
 
 /// Why a server could not start.
 package struct HTTPServerError: Error, CustomStringConvertible {
-    package let description: String
+    /// What failed: the address, and the system's reason.
+    package let detail: String
+
+    package var description: String { detail }
 }
 
 /// An HTTP/1.1 server on one listening address: libmicrohttpd with one internal thread (epoll), which parses
@@ -93,12 +96,12 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     package init(listening address: String, limits: Limits = Limits(), handler: any HTTPHandler) throws(HTTPServerError) {
         self.handler = handler
         guard let socketAddress = SocketAddress(address) else {
-            throw HTTPServerError(description: "'\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
+            throw HTTPServerError(detail: "'\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
         }
         let listener: Int32
         switch socketAddress.listen() {
         case .success(let descriptor): listener = descriptor
-        case .failure(let error): throw HTTPServerError(description: "cannot listen on \(address): \(error)")
+        case .failure(let error): throw HTTPServerError(detail: "cannot listen on \(address): \(error)")
         }
         gate = ConnectionGate(
             listener: listener,
@@ -120,7 +123,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         guard let started = cmhd_start(&settings, &callbacks) else {
             gate.discard()
             box.release()
-            throw HTTPServerError(description: "cannot serve on \(address): \(Errno(errno))")
+            throw HTTPServerError(detail: "cannot serve on \(address): \(Errno(errno))")
         }
         daemon = started
         self.box = box
@@ -224,7 +227,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
 
     /// The answer to a body that does not fit in what may be held now.
     private static let noRoom = HTTPResponse.error(
-        503, "request bodies being received fill the server's memory bound; retry later", headers: [("Retry-After", "1")])
+        503, .buffersFull, "request bodies being received fill the server's memory bound; retry later", headers: [("Retry-After", "1")])
 
     /// `MHD_OPTION_URI_LOG_CALLBACK`: the request line is in, its target still raw (libmicrohttpd has not yet split
     /// the query or decoded the escapes). The request's `Exchange` starts here.

@@ -12,7 +12,7 @@ package enum HealthRoutes {
         default: return nil
         }
         guard request.method == "GET" || request.method == "HEAD" else {
-            return .error(405, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")])
+            return .error(405, .methodNotAllowed, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")])
         }
         switch request.path {
         case "/healthz": return text(200, "ok")

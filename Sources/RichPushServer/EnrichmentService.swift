@@ -52,11 +52,14 @@ package final class EnrichmentService: HTTPHandler {
         self.log = log
         attachments = ServedAttachments(root: enricher.configuration.store.root)
         admission = WorkGate(limit: settings.maximumInFlight)
-        tooLarge = (Self.tooLarge(settings.maximumBodyBytes), Self.tooLarge(settings.maximumBatchBytes))
+        tooLarge = (
+            Self.tooLarge(settings.maximumBodyBytes, .payloadTooLarge),
+            Self.tooLarge(settings.maximumBatchBytes, .batchTooLarge)
+        )
     }
 
-    private static func tooLarge(_ limit: Int) -> HTTPResponse {
-        .error(413, "the body is larger than \(limit) bytes")
+    private static func tooLarge(_ limit: Int, _ code: EnrichmentProblem.Code) -> HTTPResponse {
+        .error(413, code, "the body is larger than \(limit) bytes")
     }
 
     /// From now on `/readyz` answers 503 and new work is refused with 503.
@@ -181,12 +184,12 @@ package final class EnrichmentService: HTTPHandler {
             if let refusal = only(Self.getOrHead, request) ?? unauthorized(request) { return .respond(refusal) }
             return .respond(attachment(String(path.dropFirst("/v1/attachments/".count))))
         default:
-            return .respond(.error(404, "no such route: \(path)"))
+            return .respond(.error(404, .notFound, "no such route: \(path)"))
         }
     }
 
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
-        guard case .success(let parameters) = parameters(request, assigningID: true) else { return .error(400, "bad parameters") }
+        guard case .success(let parameters) = parameters(request, assigningID: true) else { return .error(400, .badParameter, "bad parameters") }
         // The slot taken at the headers passes to the work.
         if !ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) {
             let admitted = admission.admit()
@@ -318,7 +321,7 @@ package final class EnrichmentService: HTTPHandler {
 
     private func attachment(_ name: String) -> HTTPResponse {
         guard let (descriptor, entry) = attachments.open(name) else {
-            return .error(404, "no such attachment")
+            return .error(404, .notFound, "no such attachment")
         }
         return HTTPResponse(
             status: 200, headers: [("Content-Type", entry.mime), ("ETag", "\"\(entry.sha256)\"")],
@@ -341,14 +344,14 @@ package final class EnrichmentService: HTTPHandler {
         if let text = request.query["deadline"] {
             // Never beyond the server's deadline.
             guard let requested = Duration.requested(text, within: timeout) else {
-                return .failure(Refusal(.error(400, "deadline: expected a positive number of seconds, got '\(text)'")))
+                return .failure(Refusal(.error(400, .badParameter, "deadline: expected a positive number of seconds, got '\(text)'")))
             }
             timeout = requested
         }
         let requestID: String
         if let given = request.headers["x-request-id"] {
             guard (1...200).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-                return .failure(Refusal(.error(400, "X-Request-Id: expected 1 to 200 visible ASCII characters")))
+                return .failure(Refusal(.error(400, .badParameter, "X-Request-Id: expected 1 to 200 visible ASCII characters")))
             }
             requestID = given
         } else {
@@ -371,7 +374,7 @@ package final class EnrichmentService: HTTPHandler {
 
     private func only(_ methods: [String], _ request: HTTPRequest) -> HTTPResponse? {
         methods.contains(request.method)
-            ? nil : .error(405, "\(request.method) is not allowed here", headers: [("Allow", methods.joined(separator: ", "))])
+            ? nil : .error(405, .methodNotAllowed, "\(request.method) is not allowed here", headers: [("Allow", methods.joined(separator: ", "))])
     }
 
     /// 401 when a token is required and the request's does not match it (compared in constant time).
@@ -382,7 +385,7 @@ package final class EnrichmentService: HTTPHandler {
         {
             return nil
         }
-        return .error(401, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")])
+        return .error(401, .unauthorized, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")])
     }
 
     /// The credentials of an `Authorization` value of the Bearer scheme, or nil for another scheme: the scheme's
@@ -411,8 +414,8 @@ package final class EnrichmentService: HTTPHandler {
     private func busy(full: Bool) -> HTTPResponse {
         let retry = [("Retry-After", String(settings.retryAfterSeconds))]
         return full
-            ? .error(503, "\(settings.maximumInFlight) requests are in process; retry later", headers: retry)
-            : .error(503, "the service is draining", headers: retry)
+            ? .error(503, .tooManyInFlight, "\(settings.maximumInFlight) requests are in process; retry later", headers: retry)
+            : .error(503, .draining, "the service is draining", headers: retry)
     }
 
     private func endWork() { admission.leave() }

@@ -62,10 +62,10 @@ package final class WorkerHealth: HTTPHandler {
         return .respond(
             HealthRoutes.answer(request, ready: ready, notReady: "not ready") {
                 worker.metrics.render(engine: enricher.statistics, inFlight: worker.inFlight, draining: !ready)
-            } ?? .error(404, "no such route: \(request.path)"))
+            } ?? .error(404, .notFound, "no such route: \(request.path)"))
     }
 
-    package func respond(to request: HTTPRequest) async -> HTTPResponse { .error(404, "no such route") }
+    package func respond(to request: HTTPRequest) async -> HTTPResponse { .error(404, .notFound, "no such route") }
 
     package func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {}
 }

@@ -4,6 +4,8 @@
 
 /// A system call failed.
 struct POSIXFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ operation: String, _ code: Int32) { description = "\(operation): \(String(cString: strerror(code)))" }
+    /// The operation, and the system's reason.
+    let detail: String
+    init(_ operation: String, _ code: Int32) { detail = "\(operation): \(String(cString: strerror(code)))" }
+    var description: String { detail }
 }

@@ -39,7 +39,7 @@ struct RenderCommand: ParsableCommand {
             Output.write(JSONWriter.bytes(rendered) + [0x0A])
             return 0
         } catch {
-            Output.error("richpush render: \(error.message)")
+            Output.error("richpush render: \(error.detail)")
             return 1
         }
     }

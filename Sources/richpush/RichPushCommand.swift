@@ -56,7 +56,7 @@ enum RichPushCommand {
                 status = 0
             }
         } catch {
-            Output.error("error: \(error.message)")
+            Output.error("error: \(error.detail)")
             exit(64)
         }
         exit(status)

@@ -51,7 +51,7 @@ struct ConventionFileTests {
             _ = try ConventionFile.parse(Array(text.utf8))
             Issue.record("accepted: \(text)")
         } catch {
-            #expect(error.message.contains(message), "\(error.message)")
+            #expect(error.detail.contains(message), "\(error.detail)")
         }
     }
 }

@@ -45,7 +45,7 @@ struct TemplateTests {
             _ = try render(template, ##"{"name":"Ada"}"##)
             Issue.record("accepted \(template)")
         } catch {
-            #expect((error as? TemplateError)?.message.hasPrefix("malformed expression") == true, "\(error)")
+            #expect((error as? TemplateError)?.detail.hasPrefix("malformed expression") == true, "\(error)")
         }
     }
 
@@ -87,7 +87,7 @@ struct TemplateTests {
         let missing = [(##"{"a":"$(who)"}"##, ##"{"a":""}"##), (##"{"a":"{'x' + $(who)}"}"##, ##"{"a":"x"}"##)]
         for (template, lenient) in missing {
             let error = #expect(throws: TemplateError.self) { try render(template, "{}", strict: true) }
-            #expect(error?.message.contains("'who'") == true, "\(template): \(String(describing: error))")
+            #expect(error?.detail.contains("'who'") == true, "\(template): \(String(describing: error))")
             #expect(try render(template, "{}") == lenient)
         }
         #expect(throws: TemplateError.self) { try render(##"{"a":"$(x)"}"##, ##"{"x":{"deep":1}}"##) }

@@ -48,7 +48,11 @@ struct RequestHeadTests {
     func refusals(head: RequestHead, status: Int?) {
         let refusal = head.refusal(RequestHead.Limits())
         #expect(refusal?.status == status)
-        if let refusal, case .bytes(let body) = refusal.body { #expect(String(decoding: body, as: UTF8.self).hasPrefix("{\"error\":")) }
+        if let refusal, case .bytes(let body) = refusal.body {
+            // Each status its code of the one vocabulary, and a detail.
+            let code = [400: "bad-request", 414: "target-too-long", 431: "headers-too-large", 501: "unsupported-transfer-coding"][refusal.status]
+            #expect(String(decoding: body, as: UTF8.self).hasPrefix("{\"code\":\"\(code ?? "?")\",\"detail\":\""))
+        }
     }
 
     @Test("field names are tokens; values may hold no control character but a tab")

@@ -26,11 +26,12 @@ package final class ChildProcess: @unchecked Sendable {
     private var reaped: Int32?
 
     package struct SpawnFailure: Error, CustomStringConvertible {
-        package let description: String
+        package let detail: String
+        package var description: String { detail }
     }
 
     package func run() throws {
-        guard let path = executableURL?.path else { throw SpawnFailure(description: "no executable") }
+        guard let path = executableURL?.path else { throw SpawnFailure(detail: "no executable") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -55,7 +56,7 @@ package final class ChildProcess: @unchecked Sendable {
             case nil:
                 break
             default:
-                throw SpawnFailure(description: "a standard stream must be a FileHandle, a Pipe or nil")
+                throw SpawnFailure(detail: "a standard stream must be a FileHandle, a Pipe or nil")
             }
         }
         if let directory = currentDirectoryURL?.path {
@@ -72,7 +73,7 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     private static func check(_ error: Int32, _ what: String) throws {
-        guard error == 0 else { throw SpawnFailure(description: "\(what): \(String(cString: strerror(error)))") }
+        guard error == 0 else { throw SpawnFailure(detail: "\(what): \(String(cString: strerror(error)))") }
     }
 
     /// Whether the child has not exited yet (reaping it when it has).

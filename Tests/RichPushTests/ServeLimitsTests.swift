@@ -101,7 +101,8 @@ struct ServeLimitsTests {
         }
         #expect(refused.status == 503)
         #expect(refused.headers["retry-after"] == "1")
-        #expect(refused.json["error"] as? String == "3 requests are in process; retry later")
+        #expect(refused.json["code"] as? String == "too-many-in-flight")
+        #expect(refused.json["detail"] as? String == "3 requests are in process; retry later")
         #expect(try await server.request("GET", "/healthz").status == 200)
         // One upload goes: its slot is free again, and a whole request is served.
         uploads[0].disconnect()

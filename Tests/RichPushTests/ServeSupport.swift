@@ -113,8 +113,9 @@ extension ChildProcess {
 }
 
 struct ServeFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+    let detail: String
+    init(_ detail: String) { self.detail = detail }
+    var description: String { detail }
 }
 
 /// A response as read off the wire.

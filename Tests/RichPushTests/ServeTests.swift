@@ -33,14 +33,17 @@ struct ServeTests {
         }
         let unknown = try await server.request("GET", "/v2/enrich")
         #expect(unknown.status == 404)
-        #expect(unknown.json["error"] is String)
+        #expect(unknown.json["code"] as? String == "not-found")
+        #expect(unknown.json["detail"] as? String == "no such route: /v2/enrich")
         let wrong = try await server.request("GET", "/v1/enrich")
         #expect(wrong.status == 405)
         #expect(wrong.headers["allow"] == "POST")
-        #expect(wrong.json["error"] is String)
+        #expect(wrong.json["code"] as? String == "method-not-allowed")
+        #expect(wrong.json["detail"] as? String == "GET is not allowed here")
         let wrongHealth = try await server.request("POST", "/healthz", body: [])
         #expect(wrongHealth.status == 405)
         #expect(wrongHealth.headers["allow"] == "GET, HEAD")
+        #expect(wrongHealth.json["code"] as? String == "method-not-allowed")
         #expect(try await server.terminate() == 0)
     }
 
@@ -160,7 +163,8 @@ struct ServeTests {
         let big = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","pad":"\#(String(repeating: "x", count: 300))"}"#.utf8)
         let declared = try await server.request("POST", "/v1/enrich", body: big)
         #expect(declared.status == 413)
-        #expect(declared.json["error"] is String)
+        #expect(declared.json["code"] as? String == "payload-too-large")
+        #expect(declared.json["detail"] as? String == "the body is larger than 200 bytes")
         // Sent chunked (no declared length): read, dropped, answered 413 on a connection still usable.
         let reply = try await offPool {
             let connection = try HTTPConnection(port: server.port)
@@ -256,6 +260,7 @@ struct ServeTests {
                 "POST", "/v1/enrich", headers: value.map { [("Authorization", $0)] } ?? [], body: payload)
             #expect(refused.status == 401, "\(value ?? "no header") answered \(refused.status)")
             #expect(refused.headers["www-authenticate"] == "Bearer")
+            #expect(refused.json["code"] as? String == "unauthorized")
         }
         #expect(try await server.request("GET", "/v1/attachments/a/b").status == 401)
         #expect(bed.origin.exchanges.isEmpty)
@@ -281,6 +286,7 @@ struct ServeTests {
         let refused = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
         #expect(refused.status == 503)
         #expect(refused.headers["retry-after"] == "1")
+        #expect(refused.json["code"] as? String == "too-many-in-flight")
         #expect(try await slow.value.json["outcome"] as? String == "complete")
         #expect(bed.origin.exchanges.count == 1, "the refused payload must not have been fetched")
         #expect(try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png"))).status == 200)
@@ -402,6 +408,7 @@ struct ServeTests {
         try await waitUntil("readiness to turn 503") { try keepAlive.exchange("GET", "/readyz").status == 503 }
         let refused = try keepAlive.exchange("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
         #expect(refused.status == 503)
+        #expect(refused.json["code"] as? String == "draining")
         for (index, task) in slow.enumerated() {
             let reply = try await task.value
             #expect(reply.status == 200)

@@ -127,11 +127,12 @@ struct ServeTransportTests {
                 afterwards = (try? HTTPConnection(port: port).exchange("GET", "/healthz", within: .seconds(5)).status) ?? 0
                 if afterwards != 200 { usleep(50_000) }
             }
-            return ((refused?.status, refused?.headers, took), afterwards)
+            return ((refused?.status, refused?.headers, took, refused?.json["code"] as? String), afterwards)
         }
         #expect(refused.0 == 503)
         #expect(refused.1?["retry-after"] == "1")
         #expect(refused.1?["connection"] == "close")
+        #expect(refused.3 == "too-many-connections")
         #expect(refused.2 < .seconds(2), "answered after \(refused.2)")
         #expect(afterwards == 200)
         #expect(try await server.terminate() == 0)
@@ -299,7 +300,8 @@ struct ServeTransportTests {
         let port = server.port
         let (reply, closed) = try await offPool { try Self.exchange(Array(request.utf8), port: port) }
         #expect(reply?.status == status, "\(name): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
-        #expect(reply?.json["error"] is String)
+        let code = [400: "bad-request", 414: "target-too-long", 431: "headers-too-large", 501: "unsupported-transfer-coding"][status]
+        #expect(reply?.json["code"] as? String == code, "\(name): \(reply.map(\.text) ?? "")")
         #expect(closed, "\(name): the connection must be closed after the refusal")
         // The access log shows the refusal, and nothing after it: a marker request's line is waited for (lines
         // are written in the order requests end), and no line names the smuggled path.
@@ -344,7 +346,7 @@ struct HTTPServerTests {
         let completions = LockedValue<[(path: String, status: Int)]>([])
 
         func head(_ request: HTTPRequest) -> HTTPHead {
-            request.method == "POST" ? .read(limit: 1 << 20, tooLarge: .error(413, "too large")) : .respond(.json(200, Array("{}".utf8)))
+            request.method == "POST" ? .read(limit: 1 << 20, tooLarge: .error(413, .payloadTooLarge, "too large")) : .respond(.json(200, Array("{}".utf8)))
         }
 
         func respond(to request: HTTPRequest) async -> HTTPResponse {
@@ -384,6 +386,7 @@ struct HTTPServerTests {
         }
         #expect(declared.reply?.status == 503)
         #expect(declared.reply?.headers["retry-after"] == "1")
+        #expect(declared.reply?.json["code"] as? String == "buffers-full")
         #expect(declared.closed)
         #expect(chunked.0.status == 503)
         #expect(chunked.0.headers["retry-after"] == "1")

@@ -9,7 +9,8 @@ import Testing
 /// certificate for `media.test` made for the test.
 final class TLSOrigin: @unchecked Sendable {
     struct Failure: Error, CustomStringConvertible {
-        let description: String
+        let detail: String
+        var description: String { detail }
     }
 
     let port: Int
@@ -32,7 +33,7 @@ final class TLSOrigin: @unchecked Sendable {
         try make.run()
         make.waitUntilExit()
         guard make.terminationStatus == 0 else {
-            throw Failure(description: "openssl req exited \(make.terminationStatus)")
+            throw Failure(detail: "openssl req exited \(make.terminationStatus)")
         }
         for (name, response) in responses ?? [:] {
             try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
@@ -74,7 +75,7 @@ final class TLSOrigin: @unchecked Sendable {
     private static func newFile(_ path: String) throws -> FileHandle {
         guard FileManager.default.createFile(atPath: path, contents: nil),
             let file = FileHandle(forWritingAtPath: path)
-        else { throw Failure(description: "cannot create \(path)") }
+        else { throw Failure(detail: "cannot create \(path)") }
         return file
     }
 
@@ -84,7 +85,7 @@ final class TLSOrigin: @unchecked Sendable {
     private static func acceptedPort(_ server: ChildProcess, output: String, errors: String) throws -> Int {
         func failure(_ what: String) -> Failure {
             let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-            return Failure(description: "openssl s_server \(what) before listening: \(stderr)")
+            return Failure(detail: "openssl s_server \(what) before listening: \(stderr)")
         }
         let end = ContinuousClock.now + .seconds(30)
         while true {

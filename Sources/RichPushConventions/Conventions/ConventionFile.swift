@@ -74,10 +74,10 @@ public enum ConventionFile {
     }
 }
 
-/// A conventions file is unusable; `message` names the entry and the field.
+/// A conventions file is unusable; `detail` names the entry and the field.
 public struct ConventionFileError: Error, Sendable, CustomStringConvertible {
     /// What is wrong, and where.
-    public let message: String
-    init(_ message: String) { self.message = message }
-    public var description: String { message }
+    public let detail: String
+    init(_ detail: String) { self.detail = detail }
+    public var description: String { detail }
 }

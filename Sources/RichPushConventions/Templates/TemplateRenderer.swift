@@ -226,12 +226,12 @@ private struct ExpressionParser {
     }
 }
 
-/// A template cannot be rendered: the message names the expression or property.
+/// A template cannot be rendered: the detail names the expression or property.
 public struct TemplateError: Error, Sendable, CustomStringConvertible {
     /// What is wrong.
-    public let message: String
-    init(_ message: String) { self.message = message }
-    public var description: String { message }
+    public let detail: String
+    init(_ detail: String) { self.detail = detail }
+    public var description: String { detail }
 }
 
 extension String {

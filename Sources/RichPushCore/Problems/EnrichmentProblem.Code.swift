@@ -59,9 +59,13 @@ extension EnrichmentProblem {
             (.tooManyPixels, [.problem]), (.animationDropped, [.problem]), (.damagedImage, [.problem]),
             (.publishFailed, [.problem]), (.transformFailed, [.problem]),
             (.notJSON, [.invalid]), (.notObject, [.invalid]), (.tooDeep, [.invalid]),
-            (.payloadTooLarge, [.invalid]), (.invalidUTF8, [.invalid]), (.unreadable, [.invalid, .configuration]),
+            (.payloadTooLarge, [.invalid, .http]), (.invalidUTF8, [.invalid]), (.unreadable, [.invalid, .configuration]),
             (.noPayload, [.invalid]),
             (.outOfRange, [.configuration]), (.malformed, [.configuration]),
+            (.badRequest, [.http]), (.badParameter, [.http]), (.unauthorized, [.http]), (.notFound, [.http]),
+            (.methodNotAllowed, [.http]), (.batchTooLarge, [.http]), (.targetTooLong, [.http]),
+            (.headersTooLarge, [.http]), (.unsupportedTransferCoding, [.http]), (.tooManyInFlight, [.http]),
+            (.draining, [.http]), (.tooManyConnections, [.http]), (.buffersFull, [.http]),
         ]
 
         // MARK: Problems of a result
@@ -136,8 +140,8 @@ extension EnrichmentProblem {
         public static let notObject = Code(rawValue: "not-object")
         /// Arrays and objects nest deeper than the limit.
         public static let tooDeep = Code(rawValue: "too-deep")
-        /// The input (a file, an NDJSON line, a worker entry) is larger than the payload limit (not `too-large`,
-        /// which is oversize media alone).
+        /// The input (a file, an NDJSON line, a worker entry, a request's JSON body: HTTP 413) is larger than the
+        /// payload limit (not `too-large`, which is oversize media alone).
         public static let payloadTooLarge = Code(rawValue: "payload-too-large")
         /// The input is not valid UTF-8.
         public static let invalidUTF8 = Code(rawValue: "invalid-utf8")
@@ -153,5 +157,35 @@ extension EnrichmentProblem {
         public static let outOfRange = Code(rawValue: "out-of-range")
         /// Text not in the field's form (a `resolve` entry, a relative path, a control character).
         public static let malformed = Code(rawValue: "malformed")
+
+        // MARK: HTTP error bodies (`serve`, the worker's health and metrics routes)
+
+        /// 400: the request could be read two ways (a proxy in front could frame it otherwise): a NUL or control
+        /// byte, a space in the target, a folded or repeated header, Content-Length with Transfer-Encoding.
+        public static let badRequest = Code(rawValue: "bad-request")
+        /// 400: a request parameter is not in its form (`?deadline=`, `X-Request-Id`).
+        public static let badParameter = Code(rawValue: "bad-parameter")
+        /// 401: the route needs the bearer token and the request does not bring it.
+        public static let unauthorized = Code(rawValue: "unauthorized")
+        /// 404: no such route, or no such attachment.
+        public static let notFound = Code(rawValue: "not-found")
+        /// 405: the route does not take this method (the `Allow` header says which it takes).
+        public static let methodNotAllowed = Code(rawValue: "method-not-allowed")
+        /// 413: an NDJSON body is larger than the batch limit (`--max-batch-bytes`).
+        public static let batchTooLarge = Code(rawValue: "batch-too-large")
+        /// 414: the request target is too long, or its query has too many arguments.
+        public static let targetTooLong = Code(rawValue: "target-too-long")
+        /// 431: the request line and headers are too large, or there are too many header fields.
+        public static let headersTooLarge = Code(rawValue: "headers-too-large")
+        /// 501: a transfer coding other than chunked.
+        public static let unsupportedTransferCoding = Code(rawValue: "unsupported-transfer-coding")
+        /// 503: as many requests as allowed are in process (`--max-in-flight`); retry after `Retry-After`.
+        public static let tooManyInFlight = Code(rawValue: "too-many-in-flight")
+        /// 503: the service is draining before it exits; retry elsewhere.
+        public static let draining = Code(rawValue: "draining")
+        /// 503: as many connections as allowed are open (`--max-connections`, `--max-connections-per-address`).
+        public static let tooManyConnections = Code(rawValue: "too-many-connections")
+        /// 503: request bodies being received fill the server's memory bound (`--max-buffered-bytes`).
+        public static let buffersFull = Code(rawValue: "buffers-full")
     }
 }

@@ -117,7 +117,7 @@ struct FetchOptions: ParsableArguments {
             do {
                 for convention in try ConventionFile.parse(bytes) { available.register(convention) }
             } catch {
-                throw UsageError("\($conventionFile.flag) \(file): \(error.message)")
+                throw UsageError("\($conventionFile.flag) \(file): \(error.detail)")
             }
         }
         let names = conventionNames.flatMap { $0.split(separator: ",").map(String.init) }
