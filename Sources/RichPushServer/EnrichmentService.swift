@@ -340,7 +340,7 @@ package final class EnrichmentService: HTTPHandler {
     /// The id is assigned (when the request brings none) only with `assigningID`: the check at the headers needs
     /// none.
     private func parameters(_ request: HTTPRequest, assigningID: Bool) -> Result<Parameters, Refusal> {
-        var timeout = enricher.configuration.deadline
+        var timeout = enricher.configuration.timeout
         if let text = request.query["deadline"] {
             // Never beyond the server's deadline.
             guard let requested = Duration.requested(text, within: timeout) else {

@@ -243,7 +243,7 @@ package final class StreamWorker: LifecycleService {
         let id = entry.id
         let requested = entry.deadline
         let enricher = enricher
-        let configured = enricher.configuration.deadline
+        let configured = enricher.configuration.timeout
         let limit = group.payloadLimit
         Task {
             let result: EnrichmentResult

@@ -55,7 +55,7 @@ struct EnrichCommand: ParsableCommand {
                 next: { cursor.next() },
                 process: { index in
                     let input = inputs[index]
-                    let deadline = ContinuousClock.now + configuration.deadline
+                    let deadline = ContinuousClock.now + configuration.timeout
                     let result: EnrichmentResult
                     switch InputReader.read(input, limit: limit) {
                     case .success(let bytes): result = await enricher.enrich(json: bytes, source: input, deadline: deadline)

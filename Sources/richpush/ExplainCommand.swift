@@ -45,7 +45,7 @@ struct ExplainCommand: ParsableCommand {
                     }
                     continue
                 }
-                let explanation = await enricher.explain(payload, deadline: .now + configuration.deadline)
+                let explanation = await enricher.explain(payload, deadline: .now + configuration.timeout)
                 Output.write(
                     asJSON
                         ? JSONWriter.bytes(explanation.json(input: input)) + [0x0A]

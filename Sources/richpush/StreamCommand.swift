@@ -50,7 +50,7 @@ struct StreamCommand: ParsableCommand {
                     await NDJSONEnrichment.run(
                         enricher: enricher,
                         concurrency: concurrency,
-                        timeout: configuration.deadline,
+                        timeout: configuration.timeout,
                         input: { "-:\($0)" },
                         next: { await lines.next() },
                         emit: { line in

@@ -108,7 +108,7 @@ struct WorkerCommand: ParsableCommand {
         settings.createGroup = createGroup
         settings.maximumDeliveries = maximumDeliveries
         settings.claimIdle = claimIdle
-        guard settings.claimIdle > configuration.deadline else {
+        guard settings.claimIdle > configuration.timeout else {
             throw UsageError(
                 "\($claimIdle.flag) must exceed \(engine.fetch.$deadline.flag): an entry still being processed "
                     + "would be claimed by another consumer")

@@ -106,7 +106,7 @@ struct CommandDeclarationTests {
     func defaultsAreTheLibrarys() throws {
         let library = Enricher.Configuration()
         let enrich = try planned(EnrichCommand.self, []).plan.configuration
-        #expect(enrich.deadline == library.deadline)
+        #expect(enrich.timeout == library.timeout)
         #expect(enrich.cache.enabled == library.cache.enabled && enrich.cache.timeToLive == library.cache.timeToLive)
         #expect(enrich.cache.maximumBytes == library.cache.maximumBytes)
         #expect(enrich.retry.retries == library.retry.retries)

@@ -7,8 +7,8 @@ import Testing
 struct ConfigurationTests {
     /// A wrong value for each field that can be wrong, the field's path, and the code.
     static let wrong: [(change: @Sendable (inout Enricher.Configuration) -> Void, field: String, code: EnrichmentProblem.Code)] = [
-        ({ $0.deadline = .zero }, "deadline", .outOfRange),
-        ({ $0.deadline = .seconds(86_401) }, "deadline", .outOfRange),
+        ({ $0.timeout = .zero }, "timeout", .outOfRange),
+        ({ $0.timeout = .seconds(86_401) }, "timeout", .outOfRange),
         ({ $0.network.maximumRedirects = -1 }, "network.maximumRedirects", .outOfRange),
         ({ $0.network.connectTimeout = .seconds(-1) }, "network.connectTimeout", .outOfRange),
         ({ $0.network.lowSpeedBytesPerSecond = -1 }, "network.lowSpeedBytesPerSecond", .outOfRange),
@@ -69,7 +69,7 @@ struct ConfigurationTests {
         try Enricher.Configuration().validate()
         var configuration = try TestBed().configuration
         try configuration.validate()
-        configuration.deadline = .milliseconds(1)
+        configuration.timeout = .milliseconds(1)
         configuration.cache.timeToLive = .zero
         configuration.network.maximumRedirects = 0
         configuration.network.allowedPorts = [1...65535]
@@ -100,4 +100,36 @@ struct ConfigurationTests {
         #expect(Enricher.Configuration.seconds(.milliseconds(2500)) == "2.5")
         #expect(Enricher.Configuration.seconds(.milliseconds(-500)) == "-0.5")
     }
+
+    @Test("the deprecated `deadline` reads and writes `timeout`, and `deadlineRange` is `timeoutRange`")
+    func deprecatedDeadline() {
+        var configuration = Enricher.Configuration()
+        #expect(Self.oldDeadline(of: configuration) == .seconds(25))
+        Self.setOldDeadline(of: &configuration, to: .milliseconds(7500))
+        #expect(configuration.timeout == .milliseconds(7500))
+        configuration.timeout = .seconds(3)
+        #expect(Self.oldDeadline(of: configuration) == .seconds(3))
+        #expect(Self.oldRange(of: Enricher.Configuration.self) == Enricher.Configuration.timeoutRange)
+    }
+
+    // Through a protocol, so that using the deprecated names here is not itself a deprecation warning.
+    private static func oldDeadline(of configuration: some DeprecatedConfigurationNames) -> Duration {
+        configuration.deadline
+    }
+
+    private static func setOldDeadline(of configuration: inout some DeprecatedConfigurationNames, to value: Duration) {
+        configuration.deadline = value
+    }
+
+    private static func oldRange<C: DeprecatedConfigurationNames>(of type: C.Type) -> ClosedRange<Duration> {
+        C.deadlineRange
+    }
 }
+
+/// The names `Enricher.Configuration` keeps, deprecated, for one release.
+protocol DeprecatedConfigurationNames {
+    var deadline: Duration { get set }
+    static var deadlineRange: ClosedRange<Duration> { get }
+}
+
+extension Enricher.Configuration: DeprecatedConfigurationNames {}

@@ -44,7 +44,7 @@ struct PublicAPITests {
         let bed = try TestBed()
         let bytes = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#.utf8)
         var configuration = bed.configuration
-        configuration.deadline = .seconds(10)
+        configuration.timeout = .seconds(10)
         let enricher = try Enricher(configuration: configuration)
         let payload = try PushPayload(parsing: bytes)
         let result = await enricher.enrich(payload, deadline: .now + .seconds(10))

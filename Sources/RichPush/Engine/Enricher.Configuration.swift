@@ -27,9 +27,16 @@ extension Enricher {
         public var limits = Limits()
         /// Where attachments go. Default `$TMPDIR/richpush`.
         public var store = AttachmentStore(root: AttachmentStore.defaultRoot)
-        /// How long each payload may take. Default 25 s: the phone gives an extension about 30 s, and a stage in
-        /// front of it should hand back its best attempt with time to spare.
-        public var deadline: Duration = .seconds(25)
+        /// How long each payload may take: its deadline is this long after `enrich` is called (an interval, not
+        /// a point in time; `enrich(_:deadline:)` takes the point). Default 25 s: the phone gives an extension about
+        /// 30 s, and a stage in front of it should hand back its best attempt with time to spare.
+        public var timeout: Duration = .seconds(25)
+        /// The old name of `timeout`, which named an interval as a point in time; it reads and writes `timeout`.
+        @available(*, deprecated, renamed: "timeout", message: "an interval: 'timeout'; to be removed in the next release")
+        public var deadline: Duration {
+            get { timeout }
+            set { timeout = newValue }
+        }
         /// The conventions applied, in order. Default: `ConventionRegistry.standard`.
         public var conventions = ConventionRegistry.standard
         /// When a failed fetch is made again within the deadline. Defaults: see `RetryPolicy` (2 retries).
@@ -48,11 +55,14 @@ extension Enricher {
 // MARK: - Validation
 
 extension Enricher.Configuration {
-    /// The range of `deadline`: from a millisecond, the resolution deadlines are kept at, to a day, beyond any push
+    /// The range of `timeout`: from a millisecond, the resolution deadlines are kept at, to a day, beyond any push
     /// pipeline.
-    public static let deadlineRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(86_400)
-    /// The range of `network.connectTimeout`: as `deadlineRange`.
-    public static let connectTimeoutRange = deadlineRange
+    public static let timeoutRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(86_400)
+    /// The old name of `timeoutRange`.
+    @available(*, deprecated, renamed: "timeoutRange", message: "to be removed in the next release")
+    public static var deadlineRange: ClosedRange<Duration> { timeoutRange }
+    /// The range of `network.connectTimeout`: as `timeoutRange`.
+    public static let connectTimeoutRange = timeoutRange
     /// The range of `network.lowSpeedWindow`: curl counts it in whole seconds (CURLOPT_LOW_SPEED_TIME), from 1,
     /// to a day.
     public static let lowSpeedWindowRange: ClosedRange<Duration> = .seconds(1) ... .seconds(86_400)
@@ -70,14 +80,14 @@ extension Enricher.Configuration {
     public static let redirectsRange = 0...50
     /// The range of `retry.retries`: up to 10 retries, which the deadline bounds long before.
     public static let retriesRange = 0...10
-    /// The range of `retry.initialBackoff`, `retry.maximumBackoff` and `retry.minimumTimeLeft`: as `deadlineRange`,
+    /// The range of `retry.initialBackoff`, `retry.maximumBackoff` and `retry.minimumTimeLeft`: as `timeoutRange`,
     /// with zero allowed.
     public static let backoffRange: ClosedRange<Duration> = .zero ... .seconds(86_400)
 
     /// Checks every field that can be wrong, in declaration order; the first wrong one is thrown.
     /// - Throws: `ConfigurationError` naming the field (`limits.maximumReferences`), with a stable code.
     public func validate() throws(ConfigurationError) {
-        try Self.check("deadline", deadline, in: Self.deadlineRange)
+        try Self.check("timeout", timeout, in: Self.timeoutRange)
         try network.validate()
         try Self.check("limits.imageBytes", limits.imageBytes, atLeast: 1)
         try Self.check("limits.audioBytes", limits.audioBytes, atLeast: 1)

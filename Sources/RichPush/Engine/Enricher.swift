@@ -44,9 +44,9 @@ public final class Enricher: LifecycleService {
         return run.close()
     }
 
-    /// Processes one payload within `timeout` from now (default: the configured deadline).
+    /// Processes one payload within `timeout` from now (default: the configured `timeout`).
     public func enrich(_ payload: PushPayload, timeout: Duration? = nil) async -> EnrichmentResult {
-        await enrich(payload, deadline: .now + (timeout ?? configuration.deadline))
+        await enrich(payload, deadline: .now + (timeout ?? configuration.timeout))
     }
 
     /// Parses and processes one input; an input that is not a payload gives an `invalid` result.

@@ -26,7 +26,7 @@ public final class MediaServiceExtension: Sendable {
             contentHandler(run.refused())
             return
         }
-        let deadline = deadline ?? .now + enricher.configuration.deadline
+        let deadline = deadline ?? .now + enricher.configuration.timeout
         let delivery = Delivery(run: run, handler: contentHandler)
         // The task exists before the delivery is published: an expiry that finds this delivery always finds a
         // task to cancel (before, an expiry between the two left the work running to completion, unseen).

@@ -5,10 +5,10 @@ import RichPushTransform
 /// `EngineOptions` part of what every command that attaches reads.
 struct FetchOptions: ParsableArguments {
     @Option(
-        "deadline", .seconds(in: Enricher.Configuration.deadlineRange),
+        "deadline", .seconds(in: Enricher.Configuration.timeoutRange),
         help: "Time each payload may take, fractions allowed; at the deadline the best attempt is returned.",
-        field: "deadline")
-    var deadline: Duration = Enricher.Configuration().deadline
+        field: "timeout")
+    var deadline: Duration = Enricher.Configuration().timeout
 
     @OptionGroup var store: StoreOptions
 
@@ -86,7 +86,7 @@ struct FetchOptions: ParsableArguments {
 
     /// Sets the fields these options decide in `configuration`.
     func apply(to configuration: inout Enricher.Configuration) throws(UsageError) {
-        configuration.deadline = deadline
+        configuration.timeout = deadline
         if let root = try store.root() { configuration.store = AttachmentStore(root: root) }
         configuration.network.allowHTTP = allowHTTP
         configuration.network.addressPolicy.allowed += allowedNetworks

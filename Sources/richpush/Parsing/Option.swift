@@ -3,8 +3,8 @@
 /// option collects every value (they replace its default); any other refuses the second.
 ///
 /// ```
-/// @Option("deadline", .seconds(in: Enricher.Configuration.deadlineRange), help: "Time each payload may take.")
-/// var deadline = Enricher.Configuration().deadline
+/// @Option("deadline", .seconds(in: Enricher.Configuration.timeoutRange), help: "Time each payload may take.")
+/// var deadline = Enricher.Configuration().timeout
 /// ```
 @propertyWrapper
 struct Option<Value>: DeclaredArgument, NamedOption {
