@@ -55,6 +55,32 @@ struct PublicAPITests {
         #expect(bed.filesOnDisk().isEmpty)
     }
 
+    @Test("contentBytes: the mutated payload byte-exact, as the result's line holds it; nil for an invalid input")
+    func contentBytes() async throws {
+        let bed = try TestBed()
+        // Escapes, a duplicate key and a 30-digit number, which a JSONEncoder would not keep.
+        let sent = #"{"aps":{"mutable-content":1,"alert":"caf\u00e9 \/ ok"},"n":123456789012345678901234567890,"k":1,"k":2,"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
+        let enricher = try Enricher(configuration: bed.configuration)
+        let result = await enricher.enrich(json: Array(sent.utf8), source: "push-1", deadline: .now + .seconds(10))
+        let invalid = await enricher.enrich(json: Array("[1]".utf8), source: "push-2", deadline: .now + .seconds(10))
+        await enricher.shutdown()
+        #expect(result.outcome == .complete)
+        let bytes = try #require(result.contentBytes)
+        let text = String(decoding: bytes, as: UTF8.self)
+        // The payload as sent, then the attachments the engine adds.
+        #expect(text.hasPrefix(String(sent.dropLast()) + #","richpush":{"attachments":[{"identifier":"#), "\(text)")
+        #expect(String(decoding: result.jsonBytes(), as: UTF8.self).contains(#""content":"# + text + #","attachments":"#))
+        let richpush = try PushPayload(parsing: bytes).root["richpush"]?.objectValue
+        guard case .array(let attached)? = richpush?["attachments"] else {
+            Issue.record("no richpush.attachments in \(text)")
+            return
+        }
+        #expect(attached.count == 1)
+        #expect(invalid.outcome == .invalid)
+        #expect(invalid.contentBytes == nil)
+        enricher.removeAttachments(of: result)
+    }
+
     @Test("the README's private-origin configuration is valid; an unreadable CA bundle names its field")
     func privateOrigin() throws {
         var configuration = Enricher.Configuration()
