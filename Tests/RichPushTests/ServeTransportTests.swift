@@ -3,6 +3,8 @@ import RichPush
 import RichPushHTTP
 import Testing
 
+import RichPushTestSupport
+
 /// `richpush serve`'s transport against clients that misbehave: connections held with trickled bytes or none,
 /// heads past the documented limits, bodies past the memory bound, and requests framed two ways. Misbehaving
 /// clients connect from 127.0.0.2 or 127.0.0.3; the well-behaved ones (the probes) from 127.0.0.1.
@@ -191,38 +193,24 @@ struct ServeTransportTests {
 
     // MARK: - The head's limits
 
-    /// A request head of exactly `bytes` bytes (when it can be made that long): the request line with `arguments`
-    /// query arguments, then `fields` header fields (Host first), the last padded.
-    static func head(bytes: Int? = nil, arguments: Int = 0, fields: Int = 1, method: String = "GET", path: String = "/healthz", extra: [String] = []) -> [UInt8] {
-        let query = arguments == 0 ? "" : "?" + (0..<arguments).map { "a\($0)=1" }.joined(separator: "&")
-        let line = "\(method) \(path)\(query) HTTP/1.1\r\n"
-        var lines = ["Host: x"] + extra + (0..<max(0, fields - 1 - extra.count)).map { "X-\($0): y" }
-        var text = line + lines.map { $0 + "\r\n" }.joined() + "\r\n"
-        if let bytes, text.utf8.count < bytes {
-            lines[lines.count - 1] += String(repeating: "y", count: bytes - text.utf8.count)
-            text = line + lines.map { $0 + "\r\n" }.joined() + "\r\n"
-        }
-        return Array(text.utf8)
-    }
-
     @Test("heads up to the documented limits are served; past them every one is answered (414, 431), never left hanging")
     func headLimits() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
         let port = server.port
         let cases: [(String, [UInt8], Int)] = [
-            ("16 KiB, 100 fields, 100 arguments", Self.head(bytes: 16384, arguments: 100, fields: 100), 200),
-            ("16 KiB and one byte", Self.head(bytes: 16385, arguments: 100, fields: 100), 431),
-            ("16 KiB in one field", Self.head(bytes: 16384), 200),
+            ("16 KiB, 100 fields, 100 arguments", HTTPWire.head(bytes: 16384, arguments: 100, fields: 100), 200),
+            ("16 KiB and one byte", HTTPWire.head(bytes: 16385, arguments: 100, fields: 100), 431),
+            ("16 KiB in one field", HTTPWire.head(bytes: 16384), 200),
             ("16 KiB, nearly all target", Array("GET /healthz?a=\(String(repeating: "b", count: 16384 - 37)) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 200),
-            ("101 arguments", Self.head(arguments: 101), 414),
-            ("240 arguments", Self.head(arguments: 240), 414),
-            ("5,000 arguments (33 KB)", Self.head(arguments: 5000), 414),
+            ("101 arguments", HTTPWire.head(arguments: 101), 414),
+            ("240 arguments", HTTPWire.head(arguments: 240), 414),
+            ("5,000 arguments (33 KB)", HTTPWire.head(arguments: 5000), 414),
             // Short enough to fit in the connection's memory, too many for its records of arguments.
             ("4,000 one-letter arguments", Array("GET /healthz?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 414),
-            ("101 header fields", Self.head(fields: 101), 431),
-            ("250 tiny header fields", Self.head(fields: 250), 431),
-            ("48 KiB of headers", Self.head(bytes: 48 * 1024, fields: 10), 431),
+            ("101 header fields", HTTPWire.head(fields: 101), 431),
+            ("250 tiny header fields", HTTPWire.head(fields: 250), 431),
+            ("48 KiB of headers", HTTPWire.head(bytes: 48 * 1024, fields: 10), 431),
         ]
         let replies = try await offPool {
             try cases.map { name, bytes, _ -> (String, Result<HTTPReply?, Error>, Bool) in
@@ -246,7 +234,7 @@ struct ServeTransportTests {
         }
         // A head of 16 KiB with its 100 fields and 100 arguments, followed by a body in the same packet: read whole.
         let body = Array(#"{"aps":{"alert":"hi"}}"#.utf8)
-        let post = Self.head(
+        let post = HTTPWire.head(
             bytes: 16384, arguments: 100, fields: 100, method: "POST", path: "/v1/explain",
             extra: ["Content-Length: \(body.count)", "Content-Type: application/json"])
         let explained = try await offPool {
@@ -261,44 +249,12 @@ struct ServeTransportTests {
 
     // MARK: - Framing
 
-    /// Sends `bytes` on a new connection: the response (nil when the connection closed first) and, when
-    /// `waitingForClose`, whether the server then closed the connection (within a bound: false after it).
-    static func exchange(_ bytes: [UInt8], port: Int, waitingForClose: Bool = true) throws -> (reply: HTTPReply?, closed: Bool) {
-        let connection = try HTTPConnection(port: port)
-        try connection.send(bytes)
-        guard let reply = try connection.responseOrClose(within: .seconds(10)) else { return (nil, true) }
-        return (reply, waitingForClose && ((try? connection.isClosed(within: .seconds(10))) ?? false))
-    }
-
-    /// Requests framed two ways, or with bytes a field does not account for: what each earns.
-    static let framingCases: [(String, String, Int)] = [
-        ("Content-Length and Transfer-Encoding", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("Transfer-Encoding and Content-Length", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("two different Content-Lengths", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("two equal Content-Lengths", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400),
-        ("Transfer-Encoding gzip", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
-        ("Transfer-Encoding gzip, chunked", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
-        ("whitespace before a colon", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length : 38\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("a folded header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\r\n c\r\n\r\n", 400),
-        ("an encoded NUL in the path", "GET /v1/enrich%00/x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("an encoded NUL in the query", "GET /healthz?deadline=1%00x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("a NUL byte in the path", "GET /healthz\u{0}/x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("a NUL byte in a header value", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\u{0}b\r\n\r\n", 400),
-        ("a NUL byte before the line end", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\u{0}\r\n\r\n", 400),
-        ("a lone CR in a header value", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\rc\r\n\r\n", 400),
-        ("a space in the target", "GET /healthz /x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("two Authorization headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n", 400),
-        ("two Host headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
-        ("two X-Request-Ids", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\r\nx-request-id: b\r\n\r\n", 400),
-        ("two Content-Types", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: application/x-ndjson\r\nContent-Length: 2\r\n\r\n{}", 400),
-        ]
-
-    @Test("requests framed two ways are refused and their connection closed: a smuggled request never runs", arguments: framingCases)
+    @Test("requests framed two ways are refused and their connection closed: a smuggled request never runs", arguments: HTTPWire.framingCases)
     func framing(name: String, request: String, status: Int) async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
         let port = server.port
-        let (reply, closed) = try await offPool { try Self.exchange(Array(request.utf8), port: port) }
+        let (reply, closed) = try await offPool { try HTTPWire.exchange(Array(request.utf8), port: port) }
         #expect(reply?.status == status, "\(name): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
         let code = [400: "bad-request", 414: "target-too-long", 431: "headers-too-large", 501: "unsupported-transfer-coding"][status]
         #expect(reply?.json["code"] as? String == code, "\(name): \(reply.map(\.text) ?? "")")
@@ -314,119 +270,13 @@ struct ServeTransportTests {
         #expect(try await server.terminate() == 0)
     }
 
-    /// Heads well-formed in odd but valid shapes: bare LFs, tabs, empty values, extra spaces, a leading empty
-    /// line, repeated headers that may repeat.
-    static let validCases: [String] = [
-        "GET /healthz HTTP/1.1\nHost: x\nX-A:   b  \n\n",
-        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A:\t\tb\r\nX-B:\r\n\r\n",
-        "GET  /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
-        "GET /healthz?deadline=1&&x=%41+b HTTP/1.1\r\nhost: x\r\nauthorization: Bearer a\r\nUser-Agent: a\r\nuser-agent: b\r\n\r\n",
-        "\r\nGET /healthz HTTP/1.0\r\n\r\n",
-        ]
-
-    @Test("well-formed heads in their odd but valid shapes are served", arguments: validCases)
+    @Test("well-formed heads in their odd but valid shapes are served", arguments: HTTPWire.validCases)
     func validHeads(request: String) async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
         let port = server.port
-        let (reply, _) = try await offPool { try Self.exchange(Array(request.utf8), port: port, waitingForClose: false) }
+        let (reply, _) = try await offPool { try HTTPWire.exchange(Array(request.utf8), port: port, waitingForClose: false) }
         #expect(reply?.status == 200, "\(request.debugDescription): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
         #expect(try await server.terminate() == 0)
-    }
-}
-
-/// The server in this process, with a handler of the tests' own: what the transport does, seen from inside (the
-/// gate's statistics); under the sanitizers (`make asan`, `make tsan`), its threads and its reading of
-/// libmicrohttpd's buffer.
-@Suite(.serialized)
-struct HTTPServerTests {
-    /// The transport's own handler for the in-process server: a POST reads its body (up to 1 MiB) and is answered
-    /// with its length; anything else is answered at once. Every completed request is recorded.
-    final class Recorder: HTTPHandler {
-        let completions = LockedValue<[(path: String, status: Int)]>([])
-
-        func head(_ request: HTTPRequest) -> HTTPHead {
-            request.method == "POST" ? .read(limit: 1 << 20, tooLarge: .error(413, .payloadTooLarge, "too large")) : .respond(.json(200, Array("{}".utf8)))
-        }
-
-        func respond(to request: HTTPRequest) async -> HTTPResponse {
-            .json(200, Array("{\"bytes\":\(request.body.count)}".utf8))
-        }
-
-        func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {
-            completions.withLock { $0.append((request.path, status)) }
-        }
-    }
-
-    @Test("bodies being received count against --max-buffered-bytes: one that does not fit is refused with 503 before it is read, one that runs out of room midway is dropped and answered 503, and the room comes back when a request ends")
-    func bufferedBodies() async throws {
-        var limits = HTTPServer.Limits()
-        limits.bufferedBodyBytes = 1 << 20
-        let recorder = Recorder()
-        let server = try HTTPServer(listening: "127.0.0.1:0", limits: limits, handler: recorder)
-        let port = server.port
-        // A declares 1 MiB and sends 600 KiB: its buffer (grown by doubling) holds at least that.
-        let first = try HTTPConnection(port: port, from: "127.0.0.2")
-        try await offPool {
-            try first.send(Array("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n".utf8) + [UInt8](repeating: 0x61, count: 600 << 10))
-        }
-        try await waitUntil("A's body held") { server.statistics.bufferedBodyBytes >= 600 << 10 }
-        let (declared, chunked) = try await offPool {
-            // B declares 512 KiB, more than is left: refused at once, its body unread, its connection closed.
-            let declared = try ServeTransportTests.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 524288\r\n\r\n".utf8), port: port)
-            // C sends 512 KiB chunked: dropped once it runs out of room, answered 503 at its end, its connection
-            // still usable.
-            let connection = try HTTPConnection(port: port, from: "127.0.0.3")
-            try connection.send(
-                Array("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n80000\r\n".utf8)
-                    + [UInt8](repeating: 0x62, count: 0x80000) + Array("\r\n0\r\n\r\n".utf8))
-            let chunked = try connection.readResponse(within: .seconds(20))
-            let next = try connection.exchange("GET", "/after")
-            return (declared, (chunked, next.status))
-        }
-        #expect(declared.reply?.status == 503)
-        #expect(declared.reply?.headers["retry-after"] == "1")
-        #expect(declared.reply?.json["code"] as? String == "buffers-full")
-        #expect(declared.closed)
-        #expect(chunked.0.status == 503)
-        #expect(chunked.0.headers["retry-after"] == "1")
-        #expect(chunked.1 == 200)
-        // A's end: answered with its whole body, and its buffer no longer counted.
-        let reply = try await offPool {
-            try first.send([UInt8](repeating: 0x61, count: 424 << 10))
-            return try first.readResponse(within: .seconds(20))
-        }
-        #expect(reply.text == "{\"bytes\":1048576}")
-        try await waitUntil("A's buffer released") { server.statistics.bufferedBodyBytes == 0 }
-        let again = try await offPool {
-            try ServeTransportTests.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8), port: port, waitingForClose: false)
-        }
-        #expect(again.reply?.text == "{\"bytes\":2}")
-        try await waitUntil("every request completed") { recorder.completions.withLock { $0.count } == 5 }
-        let statuses = recorder.completions.withLock { $0.map { "\($0.path) \($0.status)" } }
-        #expect(Set(statuses) == ["/b 503", "/c 503", "/after 200", "/a 200", "/b 200"])
-    }
-
-    @Test("every head of the framing and limit cases gets its answer from the server in this process")
-    func headsInProcess() async throws {
-        let server = try HTTPServer(listening: "127.0.0.1:0", handler: Recorder())
-        let port = server.port
-        let cases = ServeTransportTests.framingCases.map { ($0.0, Array($0.1.utf8), $0.2) }
-            + ServeTransportTests.validCases.map { ($0, Array($0.utf8), 200) }
-            + [
-                ("16 KiB, 100 fields, 100 arguments", ServeTransportTests.head(bytes: 16384, arguments: 100, fields: 100), 200),
-                ("16 KiB and one byte", ServeTransportTests.head(bytes: 16385, arguments: 100, fields: 100), 431),
-                ("101 arguments", ServeTransportTests.head(arguments: 101), 414),
-                ("4,000 one-letter arguments", Array("GET /x?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 414),
-                ("101 header fields", ServeTransportTests.head(fields: 101), 431),
-            ]
-        let statuses = try await offPool {
-            try cases.map { name, bytes, _ in
-                (name, try ServeTransportTests.exchange(bytes, port: port, waitingForClose: false).reply?.status)
-            }
-        }
-        for ((name, status), (_, _, expected)) in zip(statuses, cases) {
-            #expect(status == expected, "\(name.debugDescription): \(status.map(String.init) ?? "no answer")")
-        }
     }
 }

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+import RichPushCore
+import RichPushTestSupport
+@testable import RichPushHTTP
+
+/// The server in this process, with a handler of the tests' own: what the transport does, seen from inside (the
+/// gate's statistics); under the sanitizers (`make asan`, `make tsan`), its threads and its reading of
+/// libmicrohttpd's buffer.
+@Suite(.serialized)
+struct HTTPServerTests {
+    /// The transport's own handler for the in-process server: a POST reads its body (up to 1 MiB) and is answered
+    /// with its length; anything else is answered at once. Every completed request is recorded.
+    final class Recorder: HTTPHandler {
+        let completions = LockedValue<[(path: String, status: Int)]>([])
+
+        func head(_ request: HTTPRequest) -> HTTPHead {
+            request.method == "POST" ? .read(limit: 1 << 20, tooLarge: .error(413, .payloadTooLarge, "too large")) : .respond(.json(200, Array("{}".utf8)))
+        }
+
+        func respond(to request: HTTPRequest) async -> HTTPResponse {
+            .json(200, Array("{\"bytes\":\(request.body.count)}".utf8))
+        }
+
+        func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {
+            completions.withLock { $0.append((request.path, status)) }
+        }
+    }
+
+    @Test("bodies being received count against --max-buffered-bytes: one that does not fit is refused with 503 before it is read, one that runs out of room midway is dropped and answered 503, and the room comes back when a request ends")
+    func bufferedBodies() async throws {
+        var limits = HTTPServer.Limits()
+        limits.bufferedBodyBytes = 1 << 20
+        let recorder = Recorder()
+        let server = try HTTPServer(listening: "127.0.0.1:0", limits: limits, handler: recorder)
+        let port = server.port
+        // A declares 1 MiB and sends 600 KiB: its buffer (grown by doubling) holds at least that.
+        let first = try HTTPConnection(port: port, from: "127.0.0.2")
+        try await offPool {
+            try first.send(Array("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n".utf8) + [UInt8](repeating: 0x61, count: 600 << 10))
+        }
+        try await waitUntil("A's body held") { server.statistics.bufferedBodyBytes >= 600 << 10 }
+        let (declared, chunked) = try await offPool {
+            // B declares 512 KiB, more than is left: refused at once, its body unread, its connection closed.
+            let declared = try HTTPWire.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 524288\r\n\r\n".utf8), port: port)
+            // C sends 512 KiB chunked: dropped once it runs out of room, answered 503 at its end, its connection
+            // still usable.
+            let connection = try HTTPConnection(port: port, from: "127.0.0.3")
+            try connection.send(
+                Array("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n80000\r\n".utf8)
+                    + [UInt8](repeating: 0x62, count: 0x80000) + Array("\r\n0\r\n\r\n".utf8))
+            let chunked = try connection.readResponse(within: .seconds(20))
+            let next = try connection.exchange("GET", "/after")
+            return (declared, (chunked, next.status))
+        }
+        #expect(declared.reply?.status == 503)
+        #expect(declared.reply?.headers["retry-after"] == "1")
+        #expect(declared.reply?.json["code"] as? String == "buffers-full")
+        #expect(declared.closed)
+        #expect(chunked.0.status == 503)
+        #expect(chunked.0.headers["retry-after"] == "1")
+        #expect(chunked.1 == 200)
+        // A's end: answered with its whole body, and its buffer no longer counted.
+        let reply = try await offPool {
+            try first.send([UInt8](repeating: 0x61, count: 424 << 10))
+            return try first.readResponse(within: .seconds(20))
+        }
+        #expect(reply.text == "{\"bytes\":1048576}")
+        try await waitUntil("A's buffer released") { server.statistics.bufferedBodyBytes == 0 }
+        let again = try await offPool {
+            try HTTPWire.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8), port: port, waitingForClose: false)
+        }
+        #expect(again.reply?.text == "{\"bytes\":2}")
+        try await waitUntil("every request completed") { recorder.completions.withLock { $0.count } == 5 }
+        let statuses = recorder.completions.withLock { $0.map { "\($0.path) \($0.status)" } }
+        #expect(Set(statuses) == ["/b 503", "/c 503", "/after 200", "/a 200", "/b 200"])
+    }
+
+    @Test("every head of the framing and limit cases gets its answer from the server in this process")
+    func headsInProcess() async throws {
+        let server = try HTTPServer(listening: "127.0.0.1:0", handler: Recorder())
+        let port = server.port
+        let cases = HTTPWire.framingCases.map { ($0.0, Array($0.1.utf8), $0.2) }
+            + HTTPWire.validCases.map { ($0, Array($0.utf8), 200) }
+            + [
+                ("16 KiB, 100 fields, 100 arguments", HTTPWire.head(bytes: 16384, arguments: 100, fields: 100), 200),
+                ("16 KiB and one byte", HTTPWire.head(bytes: 16385, arguments: 100, fields: 100), 431),
+                ("101 arguments", HTTPWire.head(arguments: 101), 414),
+                ("4,000 one-letter arguments", Array("GET /x?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 414),
+                ("101 header fields", HTTPWire.head(fields: 101), 431),
+            ]
+        let statuses = try await offPool {
+            try cases.map { name, bytes, _ in
+                (name, try HTTPWire.exchange(bytes, port: port, waitingForClose: false).reply?.status)
+            }
+        }
+        for ((name, status), (_, _, expected)) in zip(statuses, cases) {
+            #expect(status == expected, "\(name.debugDescription): \(status.map(String.init) ?? "no answer")")
+        }
+    }
+}
