@@ -1,6 +1,6 @@
 extension EnrichmentResult {
     /// One attachment made for a payload.
-    public struct Attachment: Sendable, Hashable {
+    public struct Attachment: Sendable, Hashable, Codable {
         /// Unique within the payload (from the convention's field), as UNNotificationAttachment's identifier.
         public var identifier: String
         /// The URL it was fetched from, as the payload gave it.
@@ -29,5 +29,31 @@ extension EnrichmentResult {
             self.typeHint = typeHint
             self.attempts = attempts
         }
+
+        /// The attachment object of the output: its own members around its media's, in the README's order.
+        package var json: PushPayload.JSON {
+            let (path, rest) = media.members(complete: false)
+            var members: [(key: String, value: PushPayload.JSON)] = [("identifier", .text(identifier))] + path
+            members += [("source", .text(source)), ("convention", .text(convention))] + rest
+            if let typeHint { members.append(("type_hint", .text(typeHint))) }
+            if let thumbnail { members.append(("thumbnail", thumbnail.json)) }
+            members.append(("attempts", .integer(attempts)))
+            return .object(JSONObject(members))
+        }
+
+        /// The attachment in an attachment object of the output (`json`). What the output leaves out of the media
+        /// is not known: no validators, dimensions or damage; its directory is its path's.
+        package init(json: PushPayload.JSON, path: String) throws {
+            let fields = try JSONFields(json, path: path)
+            self.init(
+                identifier: try fields.required(fields.string("identifier"), "identifier"),
+                source: try fields.required(fields.string("source"), "source"),
+                convention: try fields.required(fields.string("convention"), "convention"),
+                media: try FetchedMedia(fields: fields), thumbnail: try fields.object("thumbnail", Thumbnail.init(json:path:)),
+                typeHint: try fields.string("type_hint"), attempts: try fields.required(fields.int("attempts"), "attempts"))
+        }
+
+        public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+        public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
     }
 }

@@ -1,6 +1,6 @@
 extension EnrichmentResult {
     /// How a payload's processing ended. The raw values are stable and go into JSON output.
-    public enum Outcome: String, Sendable, Hashable, CaseIterable {
+    public enum Outcome: String, Sendable, Hashable, CaseIterable, Codable {
         /// Every reference attached.
         case complete
         /// Some references attached, some failed.

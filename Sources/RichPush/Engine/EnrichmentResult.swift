@@ -1,8 +1,9 @@
 /// What RichPush made of one payload: the mutated content, the attachments, the problems.
 ///
-/// It encodes (`Encodable`, `jsonBytes()`) as the JSON object the CLI writes for one payload. The attachments'
+/// It encodes (`Encodable`, `jsonBytes()`) as the JSON object the CLI writes for one payload, and decodes from it
+/// (`Decodable`, `init(parsing:)`): a gateway's client reads what the service returns. The attachments'
 /// files are the caller's: hand them on, then remove them (`Enricher.removeAttachments(of:)`, or `richpush gc`).
-public struct EnrichmentResult: Sendable, Encodable {
+public struct EnrichmentResult: Sendable, Hashable, Codable {
     /// How it ended.
     public var outcome: EnrichmentResult.Outcome
     /// The payload with its mutations, or nil when the input was not a payload.
@@ -46,6 +47,50 @@ public struct EnrichmentResult: Sendable, Encodable {
         try json.encode(to: encoder)
     }
 
+    /// Decodes the object `encode(to:)` and `jsonBytes()` write. What the output does not hold is not known: the
+    /// attachments' validators, dimensions and damage, a failed publication (its problem is in `problems`), and
+    /// `elapsed` beyond the tenth of a millisecond. Through a `JSONDecoder`, `content` is as exact as the decoder
+    /// allows (it gives an object's members in no order, numbers as `Int64` or `Double`); `init(parsing:)` keeps it
+    /// byte-exact.
+    public init(from decoder: any Decoder) throws {
+        self = try PushPayload.JSON.decode(decoder, Self.init(json:path:))
+    }
+
+    /// Parses one line of RichPush's output (`jsonBytes()`, a line of `enrich`, `stream`, `serve` or `worker`),
+    /// `content` exactly as written: the same members in the same order, numbers and escapes as they are.
+    /// - Throws: `PayloadError` when the bytes are not JSON, `DecodingError` when they are not a result.
+    public init(parsing bytes: some Collection<UInt8>) throws {
+        var limits = JSONParser.Limits()
+        limits.maximumBytes = .max  // a line holds a payload and more; the parser's own bound still holds
+        limits.maximumDepth = 256
+        try self.init(json: try JSONParser(limits: limits).parse(bytes), path: "")
+    }
+
+    /// The result in `json`, the object `json` writes.
+    package init(json: PushPayload.JSON, path: String) throws {
+        let fields = try JSONFields(json, path: path)
+        let outcome = try fields.required(fields.string("outcome"), "outcome")
+        guard let known = Outcome(rawValue: outcome) else { throw JSONFields.error("outcome", "'\(outcome)' is not an outcome") }
+        let content = try fields.object("content") { json, path in try PushPayload(JSONFields(json, path: path).object) }
+        let elapsed = try fields.required(fields.value("elapsed_ms"), "elapsed_ms")
+        guard case .number(let milliseconds) = elapsed, let tenths = Self.tenths(milliseconds) else {
+            throw JSONFields.error("elapsed_ms", "expected milliseconds, got \(elapsed.kindDescription)")
+        }
+        self.init(
+            outcome: known, content: content,
+            attachments: try fields.required(fields.elements("attachments", Attachment.init(json:path:)), "attachments"),
+            route: try fields.object("route", DeepLinkRoute.init(json:path:)),
+            problems: try fields.required(fields.elements("problems", EnrichmentProblem.init(json:path:)), "problems"),
+            elapsed: .microseconds(tenths * 100), input: try fields.string("input"))
+    }
+
+    /// `12.5` as 125 tenths; nil for text that is not a number of milliseconds. A decoder may give `12.5` back
+    /// as `12.500000000000002` or `12` as `12`: the tenths are rounded.
+    private static func tenths(_ text: String) -> Int64? {
+        guard let milliseconds = Double(text), milliseconds >= 0, milliseconds < 1e15 else { return nil }
+        return Int64((milliseconds * 10).rounded())
+    }
+
     /// The result as the JSON object RichPush writes, one per payload (see the README for the format), with
     /// `input` as its `input` member.
     public func json(input: String) -> PushPayload.JSON {
@@ -56,53 +101,15 @@ public struct EnrichmentResult: Sendable, Encodable {
 
     /// The result as the JSON object RichPush writes, with `input` only when set.
     private var json: PushPayload.JSON {
-        let attachmentValues: [PushPayload.JSON] = attachments.map { attachment in
-            var members: [(key: String, value: PushPayload.JSON)] = [
-                ("identifier", .text(attachment.identifier)),
-                ("path", .text(attachment.media.path)),
-                ("source", .text(attachment.source)),
-                ("convention", .text(attachment.convention)),
-                ("type", .text(attachment.media.type.uti)),
-                ("mime", .text(attachment.media.type.mime)),
-                ("bytes", .integer(attachment.media.bytes)),
-                ("sha256", .text(attachment.media.sha256)),
-            ]
-            if let transformation = attachment.media.transformation {
-                let original = transformation.original
-                members.append(("transformed", .array(transformation.steps.map { .text($0.rawValue) })))
-                members.append(
-                    (
-                        "original",
-                        .object(
-                            JSONObject([
-                                ("type", .text(original.type.uti)), ("mime", .text(original.type.mime)),
-                                ("bytes", .integer(original.bytes)), ("sha256", .text(original.sha256)),
-                            ])
-                        )
-                    ))
-            }
-            if case .published(let url)? = attachment.media.publication { members.append(("published_url", .text(url))) }
-            if let hint = attachment.typeHint { members.append(("type_hint", .text(hint))) }
-            if let thumbnail = attachment.thumbnail { members.append(("thumbnail", thumbnail.json)) }
-            members.append(("attempts", .integer(attachment.attempts)))
-            return .object(JSONObject(members))
-        }
-        let problemValues: [PushPayload.JSON] = problems.map { problem in
-            .object(
-                JSONObject([
-                    ("source", .text(problem.source)), ("code", .text(problem.code.rawValue)),
-                    ("detail", .text(problem.detail)),
-                ] + (problem.attempts.map { [("attempts", .integer($0))] } ?? [])))
-        }
         // Tenths of a millisecond, written without Foundation's String(format:).
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         var members: [(key: String, value: PushPayload.JSON)] = []
         if let input { members.append(("input", .text(input))) }
         members.append(("outcome", .text(outcome.rawValue)))
         members.append(("content", content?.json ?? .null))
-        members.append(("attachments", .array(attachmentValues)))
+        members.append(("attachments", .array(attachments.map(\.json))))
         if let route { members.append(("route", route.json)) }
-        members.append(("problems", .array(problemValues)))
+        members.append(("problems", .array(problems.map(\.json))))
         members.append(("elapsed_ms", .number("\(tenths / 10).\(tenths % 10)")))
         return .object(JSONObject(members))
     }

@@ -47,13 +47,7 @@ public struct Thumbnail: Sendable, Hashable {
         var members: [(key: String, value: PushPayload.JSON)] = []
         if let primary { members.append(("primary", .bool(primary))) }
         if let hidden { members.append(("hidden", .bool(hidden))) }
-        if let clip {
-            members.append(
-                ("clip", .object(JSONObject([
-                    ("x", .number(Self.text(clip.x))), ("y", .number(Self.text(clip.y))),
-                    ("width", .number(Self.text(clip.width))), ("height", .number(Self.text(clip.height))),
-                ]))))
-        }
+        if let clip { members.append(("clip", clip.json)) }
         if let time { members.append(("time", .number(Self.text(time)))) }
         return .object(JSONObject(members))
     }
@@ -62,4 +56,39 @@ public struct Thumbnail: Sendable, Hashable {
     static func text(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
+}
+
+extension Thumbnail: Codable {
+    /// Reads the output's `thumbnail` object (`json`).
+    package init(json: PushPayload.JSON, path: String) throws {
+        let fields = try JSONFields(json, path: path)
+        self.init(
+            primary: try fields.bool("primary"), hidden: try fields.bool("hidden"),
+            clip: try fields.object("clip", Clip.init(json:path:)), time: try fields.double("time"))
+    }
+
+    public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+}
+
+extension Thumbnail.Clip: Codable {
+    /// `x`, `y`, `width`, `height`.
+    package var json: PushPayload.JSON {
+        .object(
+            JSONObject([
+                ("x", .number(Thumbnail.text(x))), ("y", .number(Thumbnail.text(y))),
+                ("width", .number(Thumbnail.text(width))), ("height", .number(Thumbnail.text(height))),
+            ]))
+    }
+
+    package init(json: PushPayload.JSON, path: String) throws {
+        let fields = try JSONFields(json, path: path)
+        self.init(
+            x: try fields.required(fields.double("x"), "x"), y: try fields.required(fields.double("y"), "y"),
+            width: try fields.required(fields.double("width"), "width"),
+            height: try fields.required(fields.double("height"), "height"))
+    }
+
+    public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }

@@ -28,7 +28,7 @@ public struct DeepLinkRoute: Sendable, Hashable {
             self.key = key
         }
 
-        var json: PushPayload.JSON {
+        package var json: PushPayload.JSON {
             .object(JSONObject((convention.map { [("convention", PushPayload.JSON.text($0))] } ?? []) + [("key", .text(key))]))
         }
     }
@@ -109,4 +109,30 @@ public struct DeepLinkRoute: Sendable, Hashable {
             return
         }
     }
+}
+
+extension DeepLinkRoute: Codable {
+    /// Reads the output's `route` object (`json`).
+    package init(json: PushPayload.JSON, path: String) throws {
+        let fields = try JSONFields(json, path: path)
+        self.init()
+        id = try fields.string("id")
+        url = try fields.string("url")
+        idSource = try fields.object("id_source", Source.init(json:path:))
+        urlSource = try fields.object("url_source", Source.init(json:path:))
+    }
+
+    public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+}
+
+extension DeepLinkRoute.Source: Codable {
+    /// Reads `{"convention", "key"}` (`json`).
+    package init(json: PushPayload.JSON, path: String) throws {
+        let fields = try JSONFields(json, path: path)
+        self.init(convention: try fields.string("convention"), key: try fields.required(fields.string("key"), "key"))
+    }
+
+    public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }

@@ -46,3 +46,85 @@ public struct FetchedMedia: Sendable, Hashable {
         self.dimensions = dimensions
     }
 }
+
+extension FetchedMedia: Codable {
+    /// The members the media adds to its attachment's object, in the output's order: `path`, then `type`, `mime`,
+    /// `bytes`, `sha256`, then `transformed` and `original` when transformed, `published_url` when published.
+    /// What the output leaves out (the directory, validators, dimensions, damage, a failed publication) comes
+    /// with `complete`.
+    package func members(complete: Bool) -> (path: [(key: String, value: PushPayload.JSON)], rest: [(key: String, value: PushPayload.JSON)]) {
+        var rest: [(key: String, value: PushPayload.JSON)] = [
+            ("type", .text(type.uti)), ("mime", .text(type.mime)), ("bytes", .integer(bytes)), ("sha256", .text(sha256)),
+        ]
+        if let transformation { rest += transformation.members }
+        if let publication, complete || publication.isPublished { rest.append(publication.member) }
+        if complete {
+            rest.append(("directory", .text(directory)))
+            if !validators.isEmpty { rest.append(("validators", validators.json)) }
+            if let dimensions { rest.append(("dimensions", dimensions.json)) }
+            if let damage { rest.append(("damage", .text(damage))) }
+        }
+        return ([("path", .text(path))], rest)
+    }
+
+    /// The media an object's members say: those `members(complete:)` writes. Without `directory` (an attachment of
+    /// the output), the directory is the path's: each attachment has a directory of its own.
+    package init(fields: JSONFields) throws {
+        let path = try fields.required(fields.string("path"), "path")
+        let directory = try fields.string("directory") ?? String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        self.init(
+            path: path, directory: directory, type: try MediaType(fields: fields),
+            bytes: try fields.required(fields.int("bytes"), "bytes"),
+            sha256: try fields.required(fields.string("sha256"), "sha256"),
+            validators: try fields.object("validators", Validators.init(json:path:)) ?? Validators(),
+            transformation: try Transformation(fields: fields),
+            dimensions: try fields.object("dimensions", ImageSize.init(json:path:)))
+        damage = try fields.string("damage")
+        publication = try Publication(fields: fields)
+    }
+
+    /// Reads what `encode(to:)` writes, or an attachment object of the output.
+    public init(from decoder: any Decoder) throws {
+        self = try PushPayload.JSON.decode(decoder) { json, path in try FetchedMedia(fields: JSONFields(json, path: path)) }
+    }
+
+    /// Writes every member: the output's, and what it leaves out (`directory`, `validators`, `dimensions`,
+    /// `damage`, `publication_failed`).
+    public func encode(to encoder: any Encoder) throws {
+        let (path, rest) = members(complete: true)
+        try PushPayload.JSON.object(JSONObject(path + rest)).encode(to: encoder)
+    }
+}
+
+extension FetchedMedia.Publication: Codable {
+    var isPublished: Bool {
+        if case .published = self { return true }
+        return false
+    }
+
+    /// The member it adds to its media's object: `published_url`, or `publication_failed` with the reason.
+    package var member: (key: String, value: PushPayload.JSON) {
+        switch self {
+        case .published(let url): return ("published_url", .text(url))
+        case .failed(let reason): return ("publication_failed", .text(reason))
+        }
+    }
+
+    /// The publication an object's members say, nil when neither member is there.
+    package init?(fields: JSONFields) throws {
+        if let url = try fields.string("published_url") {
+            self = .published(url)
+        } else if let reason = try fields.string("publication_failed") {
+            self = .failed(reason)
+        } else {
+            return nil
+        }
+    }
+
+    /// Reads `{"published_url": url}` or `{"publication_failed": reason}`.
+    public init(from decoder: any Decoder) throws {
+        self = try PushPayload.JSON.decodeMembers(decoder, missing: "neither published_url nor publication_failed", Self.init(fields:))
+    }
+
+    public func encode(to encoder: any Encoder) throws { try PushPayload.JSON.object(JSONObject([member])).encode(to: encoder) }
+}

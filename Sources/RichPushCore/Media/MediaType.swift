@@ -72,3 +72,37 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
     /// Whether iOS attaches this type (one of `all`).
     public var isAttachable: Bool { Self.all.contains(self) }
 }
+
+extension MediaType: Codable {
+    /// The type with this UTI, among those RichPush attaches or transcodes; nil for another.
+    package init?(uti: String) {
+        guard let type = (Self.all + Self.convertible).first(where: { $0.uti == uti }) else { return nil }
+        self = type
+    }
+
+    /// Reads a UTI (`"public.jpeg"`) of a type RichPush knows.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let uti = try container.decode(String.self)
+        guard let type = MediaType(uti: uti) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(uti)' is not a type RichPush knows")
+        }
+        self = type
+    }
+
+    /// Writes the UTI.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uti)
+    }
+
+    /// The type of an object's `type` member (a UTI), checked against its `mime` member when there is one.
+    package init(fields: JSONFields) throws {
+        let uti = try fields.required(fields.string("type"), "type")
+        guard let type = MediaType(uti: uti) else { throw JSONFields.error(fields.path, "'\(uti)' is not a type RichPush knows") }
+        if let mime = try fields.string("mime"), mime != type.mime {
+            throw JSONFields.error(fields.path, "mime '\(mime)' is not \(uti)'s \(type.mime)")
+        }
+        self = type
+    }
+}

@@ -35,3 +35,21 @@ public struct Validators: Sendable, Hashable {
         (etag.map { ["If-None-Match: \($0)"] } ?? []) + (lastModified.map { ["If-Modified-Since: \($0)"] } ?? [])
     }
 }
+
+extension Validators: Codable {
+    /// `etag` and `last_modified`, each when known.
+    package var json: PushPayload.JSON {
+        .object(
+            JSONObject(
+                (etag.map { [("etag", PushPayload.JSON.text($0))] } ?? [])
+                    + (lastModified.map { [("last_modified", PushPayload.JSON.text($0))] } ?? [])))
+    }
+
+    package init(json: PushPayload.JSON, path: String) throws {
+        let fields = try JSONFields(json, path: path)
+        self.init(etag: try fields.string("etag"), lastModified: try fields.string("last_modified"))
+    }
+
+    public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+}

@@ -92,3 +92,46 @@ extension PushPayload.JSON: Encodable {
         init?(intValue: Int) { nil }
     }
 }
+
+extension PushPayload.JSON: Decodable {
+    /// Decodes any JSON value through any `Decoder`. Objects keep the members in the order the decoder gives them
+    /// (a `JSONDecoder` gives no order), numbers are written as the decoder returns them (an `Int64` when it is one,
+    /// else a `Double`); `JSONParser` keeps the text exactly.
+    public init(from decoder: any Decoder) throws {
+        if let object = try? decoder.container(keyedBy: MemberKey.self) {
+            self = .object(
+                JSONObject(try object.allKeys.map { ($0.stringValue, try object.decode(PushPayload.JSON.self, forKey: $0)) }))
+        } else if var array = try? decoder.unkeyedContainer() {
+            var elements: [PushPayload.JSON] = []
+            while !array.isAtEnd { elements.append(try array.decode(PushPayload.JSON.self)) }
+            self = .array(elements)
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() {
+                self = .null
+            } else if let flag = try? single.decode(Bool.self) {
+                self = .bool(flag)
+            } else if let integer = try? single.decode(Int64.self) {
+                self = .integer(integer)
+            } else if let number = try? single.decode(Double.self) {
+                self = .number(String(number))
+            } else {
+                self = .text(try single.decode(String.self))
+            }
+        }
+    }
+
+    /// `Self`, decoded from the JSON value `decoder` holds by `make` (a type's reading of the object it writes).
+    package static func decode<T>(_ decoder: any Decoder, _ make: (PushPayload.JSON, String) throws -> T) throws -> T {
+        try make(PushPayload.JSON(from: decoder), "")
+    }
+
+    /// `Self`, read by `make` from the members of the object `decoder` holds; `make` gives nil when they say
+    /// nothing of it, and the error then says `missing`.
+    package static func decodeMembers<T>(_ decoder: any Decoder, missing: String, _ make: (JSONFields) throws -> T?) throws -> T {
+        try decode(decoder) { json, path in
+            guard let value = try make(JSONFields(json, path: path)) else { throw JSONFields.error(path, missing) }
+            return value
+        }
+    }
+}

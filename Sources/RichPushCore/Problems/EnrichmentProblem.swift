@@ -22,3 +22,26 @@ public struct EnrichmentProblem: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(code) (\(source)): \(detail)" }
 }
+
+extension EnrichmentProblem: Codable {
+    /// The problem as the output writes it: `source`, `code`, `detail`, and `attempts` when known.
+    package var json: PushPayload.JSON {
+        var members: [(key: String, value: PushPayload.JSON)] = [
+            ("source", .text(source)), ("code", .text(code.rawValue)), ("detail", .text(detail)),
+        ]
+        if let attempts { members.append(("attempts", .integer(attempts))) }
+        return .object(JSONObject(members))
+    }
+
+    /// The problem in `json` (at `path`, for errors), as `json` writes it.
+    package init(json: PushPayload.JSON, path: String) throws {
+        let fields = try JSONFields(json, path: path)
+        self.init(
+            source: try fields.required(fields.string("source"), "source"),
+            code: Code(rawValue: try fields.required(fields.string("code"), "code")),
+            detail: try fields.required(fields.string("detail"), "detail"), attempts: try fields.int("attempts"))
+    }
+
+    public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+}
