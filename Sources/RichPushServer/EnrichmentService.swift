@@ -304,7 +304,7 @@ package final class EnrichmentService: HTTPHandler {
     private func explain(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
         let payload: PushPayload
         do {
-            payload = try PushPayload(parsing: body, limits: enricher.configuration.limits.payload)
+            payload = try enricher.payload(parsing: body)
         } catch {
             var response = HTTPResponse.json(400, JSONWriter.bytes(Explanation.json(input: parameters.requestID, invalid: error)) + [0x0A])
             response.log.outcome = EnrichmentResult.Outcome.invalid.rawValue

@@ -35,7 +35,7 @@ struct ExplainCommand: ParsableCommand {
                 let payload: PushPayload
                 do throws(PayloadError) {
                     let bytes = try InputReader.read(input, limit: configuration.limits.payload.maximumBytes).get()
-                    payload = try PushPayload(parsing: bytes, limits: configuration.limits.payload)
+                    payload = try enricher.payload(parsing: bytes)
                 } catch {
                     status = 1
                     if asJSON {

@@ -81,6 +81,37 @@ struct PublicAPITests {
         enricher.removeAttachments(of: result)
     }
 
+    @Test(
+        "one payload limit: enrich(json:) and payload(parsing:) accept a payload at limits.payload.maximumBytes and refuse one a byte over (payload-too-large), below and above the default limit",
+        arguments: [100, 1_500_000])
+    func onePayloadLimit(limit: Int) async throws {
+        let bed = try TestBed()
+        var configuration = bed.configuration
+        configuration.limits.payload.maximumBytes = limit
+        let enricher = try Enricher(configuration: configuration)
+        /// A payload of exactly `count` bytes, with no reference (nothing is fetched).
+        func payload(bytes count: Int) -> [UInt8] {
+            let head = Array(#"{"aps":{"mutable-content":1},"pad":""#.utf8)
+            return head + [UInt8](repeating: UInt8(ascii: "x"), count: count - head.count - 2) + Array(#""}"#.utf8)
+        }
+        for (count, accepted) in [(limit, true), (limit + 1, false)] {
+            let bytes = payload(bytes: count)
+            #expect(bytes.count == count)
+            let whole = await enricher.enrich(json: bytes, source: "p", deadline: .now + .seconds(10))
+            #expect(whole.outcome == (accepted ? .unchanged : .invalid), "\(count) bytes: \(whole.problems)")
+            #expect(whole.problems.map(\.code) == (accepted ? [] : [.payloadTooLarge]))
+            do {
+                let parsed = try enricher.payload(parsing: bytes)
+                #expect(accepted, "\(count) bytes parsed over a limit of \(limit)")
+                #expect(await enricher.enrich(parsed, timeout: .seconds(10)).outcome == .unchanged)
+            } catch {
+                #expect(!accepted, "\(count) bytes refused under a limit of \(limit): \(error)")
+                #expect(error.code == .payloadTooLarge)
+            }
+        }
+        await enricher.shutdown()
+    }
+
     @Test("the README's private-origin configuration is valid; an unreadable CA bundle names its field")
     func privateOrigin() throws {
         var configuration = Enricher.Configuration()

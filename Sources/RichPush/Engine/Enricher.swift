@@ -49,14 +49,24 @@ public final class Enricher: LifecycleService {
         await enrich(payload, deadline: .now + (timeout ?? configuration.timeout))
     }
 
-    /// Parses and processes one input; an input that is not a payload gives an `invalid` result.
+    /// Parses a payload under this enricher's limits (`configuration.limits.payload`): the one parse behind every
+    /// entry point (`enrich(json:source:deadline:)`, the service, `explain`), so that the same bytes are accepted
+    /// or refused alike whichever way they come in. `PushPayload(parsing:)` alone applies the default limits,
+    /// whatever the configuration says.
+    /// - Throws: `PayloadError`: `too-large`, `too-deep`, `invalid-utf8`, `not-json`, `not-object`.
+    public func payload(parsing bytes: some Collection<UInt8>) throws(PayloadError) -> PushPayload {
+        try PushPayload(parsing: bytes, limits: configuration.limits.payload)
+    }
+
+    /// Parses (`payload(parsing:)`) and processes one input; an input that is not a payload gives an `invalid`
+    /// result.
     /// - Parameter source: the input's name, used as the problem's source when it is invalid.
     public func enrich(
         json bytes: some Collection<UInt8>, source: String, deadline: ContinuousClock.Instant
     ) async -> EnrichmentResult {
         let start = ContinuousClock.now
         do {
-            let payload = try PushPayload(parsing: bytes, limits: configuration.limits.payload)
+            let payload = try self.payload(parsing: bytes)
             var result = await enrich(payload, deadline: deadline)
             result.input = source
             return result
