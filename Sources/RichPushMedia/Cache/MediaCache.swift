@@ -20,6 +20,9 @@ import RichPushStore
 /// has it pays one fetch more than with a link at once, not a fetch per payload.
 /// Entries are bounded in number and bytes (least recently used out first); the directory is removed at
 /// shutdown and by `gc`. Failures are never cached.
+///
+/// The bookkeeping (entries, time to live, eviction, who waits for which URL) is `CacheState`, tested without I/O;
+/// this is its driver: it reads the clock, does the fetches and the links, and resumes the waiters.
 package final class MediaCache: Sendable {
     private let source: any MediaSource
     private let store: AttachmentRoot
@@ -28,43 +31,14 @@ package final class MediaCache: Sendable {
     private let id = RandomName.uuid()
     /// `<root>/.cache-<id>`, made and opened at the first entry; its links are made and removed through it.
     private let linksDirectory = LockedValue<Directory?>(nil)
-    private let state = LockedValue(State())
-    private let nextWaiter = LockedValue<UInt64>(0)
+    private let state: LockedValue<CacheState<CheckedContinuation<Shared, Never>>>
 
     /// What a waiter is told when the fetch it waited for ends.
     private enum Shared: Sendable {
-        case media(Entry)
+        case media(CacheEntry)
         case failure(FetchFailure)
         /// The leader's own deadline or cancellation ended it: try again under your own deadline.
         case retry
-    }
-
-    private struct Entry {
-        var media: FetchedMedia
-        /// Whether `media.path` is the cache's own link; else it is the first payload's file.
-        var linked: Bool
-        var fetchedAt: ContinuousClock.Instant
-        var lastUsed: ContinuousClock.Instant
-
-        /// The cache's link to the file, when it has one (what eviction unlinks).
-        var link: String? { linked ? media.path : nil }
-    }
-
-    private enum Slot {
-        case ready(Entry)
-        case inFlight(waiters: [UInt64: CheckedContinuation<Shared, Never>], stale: Entry?)
-    }
-
-    private struct State {
-        var slots: [String: Slot] = [:]
-        var bytes = 0
-        var entries = 0
-    }
-
-    private enum Plan {
-        case use(Entry)
-        case lead(stale: Entry?)
-        case wait
     }
 
     /// A cache in front of `source`, keeping its links under `root` (the root `source` stores into), counting its
@@ -74,6 +48,7 @@ package final class MediaCache: Sendable {
         store = root
         self.statistics = statistics
         self.settings = settings
+        state = LockedValue(CacheState(settings: settings))
     }
 
     /// An attachment of `url` for one payload, by `deadline`: linked from the cache, from a fetch in flight, or
@@ -84,24 +59,7 @@ package final class MediaCache: Sendable {
         // A retry happens only when a leader gave up under its own deadline; three bound the loop.
         for _ in 0..<3 {
             let now = ContinuousClock.now
-            let plan: Plan = state.withLock { state in
-                switch state.slots[url] {
-                case .ready(var entry)?:
-                    if now - entry.fetchedAt < settings.timeToLive {
-                        entry.lastUsed = now
-                        state.slots[url] = .ready(entry)
-                        return .use(entry)
-                    }
-                    state.slots[url] = .inFlight(waiters: [:], stale: entry)
-                    return .lead(stale: entry)
-                case .inFlight?:
-                    return .wait
-                case nil:
-                    state.slots[url] = .inFlight(waiters: [:], stale: nil)
-                    return .lead(stale: nil)
-                }
-            }
-            switch plan {
+            switch state.withLock({ $0.plan(url, now: now) }) {
             case .use(let entry):
                 if let linked = attach(entry, url: url) {
                     statistics.record { $0.cacheHits += 1 }
@@ -131,7 +89,7 @@ package final class MediaCache: Sendable {
 
     /// Fetches `url` for the waiters, caches the result, and hands it over.
     private func lead(
-        _ url: String, deadline: ContinuousClock.Instant, stale: Entry?, seenBefore: Bool
+        _ url: String, deadline: ContinuousClock.Instant, stale: CacheEntry?, seenBefore: Bool
     ) async -> Result<FetchedMedia, FetchFailure> {
         let outcome = await source.fetch(url, deadline: deadline, validators: stale?.media.validators ?? Validators())
         let now = ContinuousClock.now
@@ -143,125 +101,59 @@ package final class MediaCache: Sendable {
         switch outcome {
         case .stored(let media):
             // Wanted twice (payloads wait for it, or it was fetched before): the cache links it now.
-            let wanted = seenBefore || stale != nil || state.withLock { state in
-                if case .inFlight(let waiters, _)? = state.slots[url] { return !waiters.isEmpty }
-                return false
-            }
+            let wanted = seenBefore || stale != nil || state.withLock { $0.hasWaiters(url) }
             let entry = wanted
-                ? cache(media).map { Entry(media: $0, linked: true, fetchedAt: now, lastUsed: now) }
-                : Entry(media: media, linked: false, fetchedAt: now, lastUsed: now)
-            settle(url, slot: entry.map { .ready($0) }, tell: entry.map { .media($0) } ?? .retry, replacing: stale)
+                ? cache(media).map { CacheEntry(media: $0, linked: true, fetchedAt: now, lastUsed: now) }
+                : CacheEntry(media: media, linked: false, fetchedAt: now, lastUsed: now)
+            settle(url, entry: entry, tell: entry.map { .media($0) } ?? .retry, replacing: stale)
             return .success(media)
         case .notModified:
             // Asked again: the cache links the first payload's file now if it had not.
             let kept = stale.flatMap { $0.linked ? $0 : promoted($0) }
             guard var entry = kept, let linked = link(entry.media) else {
                 if let made = kept?.link, stale?.linked == false { unlinkCached(made) }
-                settle(url, slot: nil, tell: .retry, replacing: stale)
+                settle(url, entry: nil, tell: .retry, replacing: stale)
                 return await source.unconditionalFetch(url, deadline: deadline)
             }
             entry.fetchedAt = now
             entry.lastUsed = now
-            settle(url, slot: .ready(entry), tell: .media(entry), replacing: stale)
+            settle(url, entry: entry, tell: .media(entry), replacing: stale)
             return .success(linked)
         case .failed(let failure) where failure.code == .expired || failure.code == .cancelled:
-            settle(url, slot: nil, tell: .retry, replacing: stale)
+            settle(url, entry: nil, tell: .retry, replacing: stale)
             return .failure(failure)
         case .failed(let failure):
-            settle(url, slot: nil, tell: .failure(failure), replacing: stale)
+            settle(url, entry: nil, tell: .failure(failure), replacing: stale)
             return .failure(failure)
         }
     }
 
-    /// Ends the in-flight slot of `url`: stores `slot` (or drops it), wakes every waiter with `tell`, and
-    /// accounts for the stale entry it replaces.
-    private func settle(_ url: String, slot: Slot?, tell: Shared, replacing stale: Entry?) {
-        var evicted: [String] = []
-        let waiters: [CheckedContinuation<Shared, Never>] = state.withLock { state in
-            guard case .inFlight(let waiters, _)? = state.slots[url] else { return [] }
-            if let stale {
-                state.bytes -= stale.media.bytes
-                state.entries -= 1
-                if case .ready(let fresh)? = slot, fresh.media.path == stale.media.path {
-                    // Revalidated in place: same file, counted again below.
-                } else if let link = stale.link {
-                    evicted.append(link)
-                }
-            }
-            state.slots[url] = slot
-            if case .ready(let entry)? = slot {
-                state.bytes += entry.media.bytes
-                state.entries += 1
-                evicted += evict(&state, keeping: url)
-            }
-            return Array(waiters.values)
-        }
-        for path in evicted { unlinkCached(path) }
-        for waiter in waiters { waiter.resume(returning: tell) }
-    }
-
-    /// When a bound is passed, drops least recently used entries (never `keeping`) down to 90% of the bounds in
-    /// one sorted pass; returns their files to unlink. Evicting a tenth at a time keeps a full cache from
-    /// scanning every entry on every insertion (a day of unique URLs would otherwise pay O(entries) each).
-    private func evict(_ state: inout State, keeping: String) -> [String] {
-        guard state.entries > settings.maximumEntries || state.bytes > settings.maximumBytes else { return [] }
-        let entryTarget = settings.maximumEntries - settings.maximumEntries / 10
-        let byteTarget = settings.maximumBytes - settings.maximumBytes / 10
-        let candidates = state.slots.compactMap { key, slot -> (String, Entry)? in
-            if case .ready(let entry) = slot, key != keeping { return (key, entry) }
-            return nil
-        }.sorted { $0.1.lastUsed < $1.1.lastUsed }
-        var removed: [String] = []
-        for (key, entry) in candidates {
-            guard state.entries > entryTarget || state.bytes > byteTarget else { break }
-            state.slots[key] = nil
-            state.entries -= 1
-            state.bytes -= entry.media.bytes
-            if let link = entry.link { removed.append(link) }
-        }
-        return removed
+    /// Ends the fetch in flight for `url`: caches `entry` (or nothing), unlinks what it replaced or evicted, and
+    /// wakes every waiter with `tell`.
+    private func settle(_ url: String, entry: CacheEntry?, tell: Shared, replacing stale: CacheEntry?) {
+        let settled = state.withLock { $0.settle(url, entry: entry, replacing: stale) }
+        for path in settled.unlink { unlinkCached(path) }
+        for waiter in settled.waiters { waiter.resume(returning: tell) }
     }
 
     private func forget(_ url: String) {
-        let path: String? = state.withLock { state in
-            guard case .ready(let entry)? = state.slots[url] else { return nil }
-            state.slots[url] = nil
-            state.entries -= 1
-            state.bytes -= entry.media.bytes
-            return entry.link
-        }
-        if let path { unlinkCached(path) }
+        if let path = state.withLock({ $0.forget(url) }) { unlinkCached(path) }
     }
 
     /// Waits for the fetch in flight for `url`, or for `deadline`, or for cancellation, whichever comes first.
     private func wait(for url: String, until deadline: ContinuousClock.Instant) async -> Shared {
-        let id = nextWaiter.withLock { value in
-            value += 1
-            return value
-        }
+        let id = state.withLock { $0.nextWaiterID() }
         return await withTaskGroup(of: Shared?.self) { group in
             group.addTask {
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Shared, Never>) in
                         let registered = self.state.withLock { state -> Bool in
-                            guard case .inFlight(var waiters, let stale)? = state.slots[url], !Task.isCancelled else {
-                                return false
-                            }
-                            waiters[id] = continuation
-                            state.slots[url] = .inFlight(waiters: waiters, stale: stale)
-                            return true
+                            !Task.isCancelled && state.addWaiter(continuation, id: id, for: url)
                         }
                         if !registered { continuation.resume(returning: .retry) }
                     }
                 } onCancel: {
-                    let continuation = self.state.withLock { state -> CheckedContinuation<Shared, Never>? in
-                        guard case .inFlight(var waiters, let stale)? = state.slots[url],
-                            let continuation = waiters.removeValue(forKey: id)
-                        else { return nil }
-                        state.slots[url] = .inFlight(waiters: waiters, stale: stale)
-                        return continuation
-                    }
-                    continuation?.resume(returning: .retry)
+                    self.state.withLock { $0.removeWaiter(id: id, for: url) }?.resume(returning: .retry)
                 }
             }
             group.addTask {
@@ -319,25 +211,17 @@ package final class MediaCache: Sendable {
 
     /// A new attachment for one payload from `entry` of `url`: linked to the cache's own link, made first from the
     /// first payload's file when the entry has none yet; nil when the file is gone.
-    private func attach(_ entry: Entry, url: String) -> FetchedMedia? {
+    private func attach(_ entry: CacheEntry, url: String) -> FetchedMedia? {
         if entry.linked { return link(entry.media) }
         guard let kept = promoted(entry) else { return nil }
         // Record the link, unless another payload did first (or the entry changed): then drop ours.
-        let recorded = state.withLock { state -> Bool in
-            guard case .ready(var current)? = state.slots[url], current.media.path == entry.media.path else {
-                return false
-            }
-            current.media = kept.media
-            current.linked = true
-            state.slots[url] = .ready(current)
-            return true
-        }
+        let recorded = state.withLock { $0.recordLink(kept.media, for: url, replacing: entry.media.path) }
         defer { if !recorded { unlinkCached(kept.media.path) } }
         return link(kept.media)
     }
 
     /// `entry` with a cache link of its own to the first payload's file; nil when that file is gone.
-    private func promoted(_ entry: Entry) -> Entry? {
+    private func promoted(_ entry: CacheEntry) -> CacheEntry? {
         guard let media = cache(entry.media) else { return nil }
         var kept = entry
         kept.media = media
@@ -359,11 +243,7 @@ package final class MediaCache: Sendable {
 
     /// Removes the cache directory (attachments handed out keep their own links).
     package func removeAll() {
-        state.withLock { state in
-            state.slots = state.slots.filter { if case .inFlight = $0.value { return true } else { return false } }
-            state.entries = 0
-            state.bytes = 0
-        }
+        state.withLock { $0.removeAll() }
         store.directory.removeTree(".cache-" + id)
     }
 }
