@@ -15,20 +15,20 @@ struct ConsumerGroup: Sendable {
         if settings.createGroup {
             do throws(RedisError) {
                 try connection.run(["XGROUP", "CREATE", settings.stream, settings.group, "0", "MKSTREAM"])
-            } catch where !error.connection && error.description.hasPrefix("BUSYGROUP") {}
+            } catch where error.code == .busyGroup {}
         }
         let groups: [RedisValue]
         do throws(RedisError) {
             groups = try connection.run(["XINFO", "GROUPS", settings.stream]).elements
-        } catch where error.description.hasPrefix("ERR no such key") {
+        } catch where error.code == .noSuchKey {
             throw RedisError(
-                detail: "stream '\(settings.stream)' does not exist (--create-group makes it)", kind: .reply)
+                .noSuchKey, detail: "stream '\(settings.stream)' does not exist (--create-group makes it)")
         }
         let names = groups.compactMap { Self.field("name", in: $0.elements)?.text }
         guard names.contains(settings.group) else {
             throw RedisError(
-                detail: "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)",
-                kind: .reply)
+                .noGroup,
+                detail: "stream '\(settings.stream)' has no group '\(settings.group)' (--create-group makes it)")
         }
     }
 

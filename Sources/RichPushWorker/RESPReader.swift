@@ -148,7 +148,7 @@ struct RESPReader<Source: RESPSource> {
             }
         }
         let count = try read.get()
-        guard count > 0 else { throw RedisError(detail: "the server closed the connection", kind: .connection) }
+        guard count > 0 else { throw RedisError(.closed, detail: "the server closed the connection") }
         end += count
     }
 
@@ -168,7 +168,7 @@ struct RESPReader<Source: RESPSource> {
     }
 
     static func protocolError(_ what: String) -> RedisError {
-        RedisError(detail: "protocol error: \(what) in the server's reply", kind: .connection)
+        RedisError(.protocolViolation, detail: "protocol error: \(what) in the server's reply")
     }
 }
 
@@ -184,7 +184,7 @@ struct SocketSource: RESPSource {
             let reason =
                 errno == EAGAIN || errno == EWOULDBLOCK
                 ? "timed out reading the reply" : String(cString: strerror(errno))
-            throw RedisError(detail: reason, kind: .connection)
+            throw RedisError(.io, detail: reason)
         }
     }
 }

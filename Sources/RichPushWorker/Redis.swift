@@ -28,31 +28,6 @@ package enum RedisValue: Sendable, Equatable {
     }
 }
 
-/// A Redis command failed: on the connection (it is then dropped and made again at the next command), at
-/// authentication (a wrong password or user, or none given to a server that requires one), or the server refused
-/// the command (its error reply).
-package struct RedisError: Error, CustomStringConvertible {
-    package enum Kind: Sendable, Equatable {
-        case connection
-        case authentication
-        case reply
-    }
-
-    /// What failed, with the server's or the system's words.
-    package let detail: String
-    package let kind: Kind
-
-    package init(detail: String, kind: Kind) {
-        self.detail = detail
-        self.kind = kind
-    }
-
-    package var description: String { detail }
-
-    /// Whether the connection failed (an outage: waited out), not the server's answer.
-    package var connection: Bool { kind == .connection }
-}
-
 /// Where the Redis server is and who to be there: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` or
 /// `unix:///path/to/socket`, read as RFC 3986 says (the user and password percent-decoded), with Redis's
 /// conventions: port 6379 when none is given, an empty user for the default user (`AUTH password`), a named one
@@ -221,12 +196,8 @@ package final class RedisConnection: @unchecked Sendable {
     package func run(bytes arguments: [[UInt8]]) throws(RedisError) -> RedisValue {
         let context = try connected()
         let reply = Self.send(context, arguments)
-        guard let reply else {
-            let reason = Self.reason(context)
-            drop()
-            throw RedisError(detail: "redis \(address): \(reason)", kind: .connection)
-        }
-        if case .error(let message) = reply { throw failure(reply: message) }
+        guard let reply else { throw failure(context) }
+        if case .error(let message) = reply { throw failure(RedisError(reply: message)) }
         return reply
     }
 
@@ -249,11 +220,7 @@ package final class RedisConnection: @unchecked Sendable {
         let sent = Self.withArguments(arguments.map { Array($0.utf8) }) { count, pointers, lengths in
             chiredis_send(context, count, pointers, lengths) == 0
         }
-        guard sent else {
-            let reason = Self.reason(context)
-            drop()
-            throw RedisError(detail: "redis \(address): \(reason)", kind: .connection)
-        }
+        guard sent else { throw failure(context) }
         var reader = RESPReader(SocketSource(descriptor: chiredis_descriptor(context)))
         do throws(RedisError) {
             let entries: [StreamEntry]
@@ -266,20 +233,28 @@ package final class RedisConnection: @unchecked Sendable {
                 throw RESPReader<SocketSource>.protocolError("bytes after the reply")
             }
             return entries
-        } catch where error.kind == .connection {
+        } catch where error.connection {
             drop()
-            throw RedisError(detail: "redis \(address): \(error.description)", kind: .connection)
+            throw RedisError(error.code, detail: "redis \(address): \(error.detail)")
         } catch {
-            throw failure(reply: error.description)
+            throw failure(error)
         }
     }
 
     /// The error for an error reply: a server that requires a password answers every command with NOAUTH until
     /// AUTH succeeds.
-    private func failure(reply message: String) -> RedisError {
-        guard message.hasPrefix("NOAUTH") else { return RedisError(detail: message, kind: .reply) }
-        return RedisError(
-            detail: "redis \(address): the server requires authentication: \(message)", kind: .authentication)
+    private func failure(_ reply: RedisError) -> RedisError {
+        guard reply.code == .noAuth else { return reply }
+        return RedisError(.noAuth, detail: "redis \(address): the server requires authentication: \(reply.detail)")
+    }
+
+    /// The error for a command that failed on the connection, which is dropped.
+    private func failure(_ context: UnsafeMutablePointer<redisContext>) -> RedisError {
+        let error = RedisError(
+            RedisError.Code(hiredis: context.pointee.err, connecting: false),
+            detail: "redis \(address): \(Self.reason(context))")
+        drop()
+        return error
     }
 
     /// Closes the connection; the next command makes a new one.
@@ -291,12 +266,14 @@ package final class RedisConnection: @unchecked Sendable {
     private func connected() throws(RedisError) -> UnsafeMutablePointer<redisContext> {
         if let context { return context }
         guard let made = chiredis_connect(address.host, Int32(address.port), timeoutMilliseconds) else {
-            throw RedisError(detail: "redis \(address): out of memory", kind: .connection)
+            throw RedisError(.outOfMemory, detail: "redis \(address): out of memory")
         }
         guard made.pointee.err == 0 else {
-            let reason = Self.reason(made)
+            let error = RedisError(
+                RedisError.Code(hiredis: made.pointee.err, connecting: true),
+                detail: "redis \(address): \(Self.reason(made))")
             redisFree(made)
-            throw RedisError(detail: "redis \(address): \(reason)", kind: .connection)
+            throw error
         }
         context = made
         do throws(RedisError) {
@@ -305,10 +282,11 @@ package final class RedisConnection: @unchecked Sendable {
                 // answer never repeats the password.
                 do throws(RedisError) {
                     try run(bytes: [Array("AUTH".utf8)] + (address.user.map { [$0] } ?? []) + [password])
-                } catch where error.kind == .reply {
+                } catch where !error.connection {
+                    // WRONGPASS (Redis 6), or ERR from an older one: the credentials, whatever the code.
                     throw RedisError(
-                        detail: "redis \(address): authentication failed: \(error.description)",
-                        kind: .authentication)
+                        error.code, kind: .authentication,
+                        detail: "redis \(address): authentication failed: \(error.detail)")
                 }
             }
             if address.database != 0 {
@@ -316,7 +294,7 @@ package final class RedisConnection: @unchecked Sendable {
                     try run(["SELECT", String(address.database)])
                 } catch where error.kind == .reply {
                     throw RedisError(
-                        detail: "redis \(address): SELECT \(address.database): \(error.description)", kind: .reply)
+                        error.code, detail: "redis \(address): SELECT \(address.database): \(error.detail)")
                 }
             }
         } catch {

@@ -113,7 +113,7 @@ extension RESPReader {
     /// An error reply is the server's answer (`reply`); any other shape means the connection is out of step.
     private static func unexpected(_ header: Header) -> RedisError {
         if case .error(let message) = header {
-            return RedisError(detail: String(decoding: message, as: UTF8.self), kind: .reply)
+            return RedisError(reply: String(decoding: message, as: UTF8.self))
         }
         return protocolError("an unexpected reply")
     }
