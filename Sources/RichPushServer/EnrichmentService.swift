@@ -18,8 +18,9 @@ package final class EnrichmentService: HTTPHandler {
         /// counts) to the end of their work (an NDJSON request counts once); beyond it, 503 before the body is
         /// read. Default 256.
         package var maximumInFlight = 256
-        /// How many lines of one NDJSON request are processed at once. Default 32, as `stream`.
-        package var concurrency = 32
+        /// How many lines of one NDJSON request are processed at once. Default
+        /// `Enricher.Configuration.defaultConcurrency` (32), as `stream`.
+        package var concurrency = Enricher.Configuration.defaultConcurrency
         /// The bearer token `/v1/` routes require, or nil for none.
         package var token: [UInt8]? = nil
         /// The `Retry-After` of a 503, in seconds. Default 1: work in flight ends within a deadline, and most

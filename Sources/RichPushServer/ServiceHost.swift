@@ -6,6 +6,10 @@ package final class ServiceHost: LifecycleService {
     package let service: EnrichmentService
     private let servers: LockedValue<[HTTPServer]>
 
+    /// Where the service listens unless told: loopback, port 8080. Exposing the service is a decision, made
+    /// explicitly (with a token: `serve` warns about a listener beyond loopback without one).
+    package static let defaultAddresses = ["127.0.0.1:8080"]
+
     /// Listens on every address in `addresses`; throws when one cannot be listened on (none is kept).
     package init(
         enricher: Enricher, settings: EnrichmentService.Settings, limits: HTTPServer.Limits, addresses: [String],

@@ -27,10 +27,12 @@ package final class StreamWorker: LifecycleService {
         package var claimIdle: Duration = .seconds(60)
         /// Create the group (and the stream) when missing, reading the stream from its start.
         package var createGroup = false
-        /// Entries in process at once (read, not yet written).
-        package var concurrency = 32
-        /// How long a drain may wait for the entries in flight to be written.
-        package var drainTimeout: Duration = .seconds(30)
+        /// Entries in process at once (read, not yet written). Default `Enricher.Configuration.defaultConcurrency`
+        /// (32), as `stream` and `serve`.
+        package var concurrency = Enricher.Configuration.defaultConcurrency
+        /// How long a drain may wait for the entries in flight to be written. Default
+        /// `ServiceRunner.defaultDrainTimeout` (30 s), as every mode.
+        package var drainTimeout = ServiceRunner.defaultDrainTimeout
         /// Other consumers of the group with no pending entry, idle longer than this, are removed (nil: never).
         /// Default an hour: removing one loses nothing (Redis makes a consumer again at its next read), so the age
         /// only keeps the workers of the last hour in `XINFO CONSUMERS` for an operator looking back at an

@@ -22,7 +22,7 @@ struct ServeCommand: ParsableCommand {
 
     @Option(
         "listen", .text("address:port"), help: "Listen here (an IPv6 address in brackets; port 0 picks a free one).")
-    var listen: [String] = ["127.0.0.1:8080"]
+    var listen: [String] = ServiceHost.defaultAddresses
 
     @Option(
         "max-body-bytes", .whole("bytes", in: ServeCommand.bodyRange),
@@ -74,10 +74,7 @@ struct ServeCommand: ParsableCommand {
             + "not fit: 503 with Retry-After.")
     var maximumBufferedBytes: Int = HTTPServer.Limits().bufferedBodyBytes
 
-    @Option(
-        "drain-timeout", .seconds(in: ServeCommand.drainRange),
-        help: "On SIGTERM/SIGINT, how long requests in flight may take before their work is cancelled.")
-    var drainTimeout: Duration = ServeCommand.defaultDrainTimeout
+    @OptionGroup var drain: DrainOptions
 
     @Option(
         "token-file", .text("file"),
@@ -99,11 +96,6 @@ struct ServeCommand: ParsableCommand {
     static let idleRange = 1...3600
     /// `--min-body-rate`: up to 1 GiB a second; 0 turns the minimum off.
     static let bodyRateRange = 0...(1 << 30)
-    /// `--drain-timeout`: up to an hour; 0 cancels work in flight at once.
-    static let drainRange: ClosedRange<Duration> = .zero ... .seconds(3600)
-    /// `--drain-timeout`'s default: longer than the 25 s default deadline, so every request in flight ends by its
-    /// own deadline.
-    static let defaultDrainTimeout: Duration = .seconds(30)
 
     struct Plan: Sendable {
         let configuration: Enricher.Configuration
@@ -149,7 +141,7 @@ struct ServeCommand: ParsableCommand {
             }
         }
         return Plan(
-            configuration: configuration, settings: settings, limits: limits, drainTimeout: drainTimeout,
+            configuration: configuration, settings: settings, limits: limits, drainTimeout: drain.timeout,
             addresses: listen)
     }
 

@@ -14,21 +14,25 @@ struct StreamCommand: ParsableCommand {
 
     @OptionGroup var engine: EngineOptions
 
+    @OptionGroup var drain: DrainOptions
+
     struct Plan: Sendable {
         let configuration: Enricher.Configuration
         let concurrency: Int
+        let drainTimeout: Duration
     }
 
     func plan() throws(UsageError) -> Plan {
-        Plan(configuration: try engine.configuration(), concurrency: engine.concurrency)
+        Plan(configuration: try engine.configuration(), concurrency: engine.concurrency, drainTimeout: drain.timeout)
     }
 
     static func run(_ plan: Plan) async -> Int32 {
-        let (configuration, concurrency) = (plan.configuration, plan.concurrency)
+        let (configuration, concurrency, drainTimeout) = (plan.configuration, plan.concurrency, plan.drainTimeout)
         return await withEnricher(configuration) { enricher in
-            // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline: no drain
-            // timeout) and their results are written, then the command exits 0. So does the end of the input.
-            let runner = ServiceRunner(drainTimeout: nil)
+            // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline, or
+            // cancelled at the drain timeout) and their results are written, then the command exits 0. The end of
+            // the input drains the same way, without the timeout.
+            let runner = ServiceRunner(drainTimeout: drainTimeout)
             let stream = ClosureService {
                 let progress = Progress(total: nil, enabled: Progress.shouldShow(inputs: nil))
                 var pending: [UInt8] = []

@@ -71,10 +71,7 @@ struct WorkerCommand: ParsableCommand {
         help: "Remove the group's other consumers idle this long with no pending entry; 0 never.")
     var removeIdleConsumers: Duration = WorkerCommand.defaults.removeIdleConsumers ?? .zero
 
-    @Option(
-        "drain-timeout", .seconds(in: WorkerCommand.drainRange),
-        help: "On SIGTERM/SIGINT, how long entries in flight may take to be written.")
-    var drainTimeout: Duration = WorkerCommand.defaults.drainTimeout
+    @OptionGroup var drain: DrainOptions
 
     @OptionGroup var engine: EngineOptions
 
@@ -87,8 +84,6 @@ struct WorkerCommand: ParsableCommand {
     static let deliveriesRange = 1...1000
     /// `--claim-idle`: from a second to a day.
     static let claimRange: ClosedRange<Duration> = .seconds(1) ... .seconds(86_400)
-    /// `--drain-timeout`: up to an hour.
-    static let drainRange: ClosedRange<Duration> = .zero ... .seconds(3600)
     /// `--remove-idle-consumers`: up to 30 days; 0 turns it off.
     static let consumerIdleRange: ClosedRange<Duration> = .zero ... .seconds(2_592_000)
 
@@ -113,7 +108,7 @@ struct WorkerCommand: ParsableCommand {
                 "\($claimIdle.flag) must exceed \(engine.fetch.$deadline.flag): an entry still being processed "
                     + "would be claimed by another consumer")
         }
-        settings.drainTimeout = drainTimeout
+        settings.drainTimeout = drain.timeout
         settings.removeIdleConsumers = removeIdleConsumers == .zero ? nil : removeIdleConsumers
         if let address = metricsAddress, SocketAddress(address) == nil {
             throw UsageError("\($metricsAddress.flag): '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")

@@ -429,6 +429,7 @@ extension CLITests {
         func applies(to command: String) -> Bool {
             if scope.contains("`enrich` only") { return command == "enrich" }
             if scope.contains("`explain` only") { return command == "explain" }
+            if scope.contains("`stream` only") { return command == "stream" }
             if scope.contains("(not `explain`)") { return command != "explain" }
             return true
         }

@@ -145,3 +145,42 @@ struct CommandDeclarationTests {
         #expect(worker.createGroup == defaults.createGroup)
     }
 }
+
+extension CommandDeclarationTests {
+    /// The default `type`'s `--help` shows for `option`: the text after "default: ".
+    static func shownDefault<Command: ParsableCommand>(_ type: Command.Type, _ option: String) throws -> String {
+        let entry = try #require(CLITests.helpEntries(type.help).first { $0.option == option }, "\(option)")
+        return try #require(entry.entry.firstMatch(of: /default: ([^)]*)\)$/).map { String($0.1) }, "\(entry.entry)")
+    }
+
+    @Test("the default --help shows is the one the command runs with, the library's: --drain-timeout and --concurrency in stream, serve and worker, --listen in serve")
+    func shownDefaultsAreUsed() throws {
+        let stream = try planned(StreamCommand.self, []).plan
+        let serve = try planned(ServeCommand.self, []).plan
+        let worker = try planned(WorkerCommand.self, Self.required("worker", files: "")).plan.settings
+        let drains: [(String, Duration)] = [
+            (try Self.shownDefault(StreamCommand.self, "--drain-timeout"), stream.drainTimeout),
+            (try Self.shownDefault(ServeCommand.self, "--drain-timeout"), serve.drainTimeout),
+            (try Self.shownDefault(WorkerCommand.self, "--drain-timeout"), worker.drainTimeout),
+        ]
+        for (shown, used) in drains {
+            #expect(Double(shown).map { Duration.milliseconds(Int($0 * 1000)) } == used, "shown \(shown)")
+            #expect(used == ServiceRunner.defaultDrainTimeout)
+        }
+        let concurrencies: [(String, Int)] = [
+            (try Self.shownDefault(StreamCommand.self, "--concurrency"), stream.concurrency),
+            (try Self.shownDefault(ServeCommand.self, "--concurrency"), serve.settings.concurrency),
+            (try Self.shownDefault(WorkerCommand.self, "--concurrency"), worker.concurrency),
+        ]
+        for (shown, used) in concurrencies {
+            #expect(Int(shown) == used, "shown \(shown)")
+            #expect(used == Enricher.Configuration.defaultConcurrency)
+        }
+        #expect(try Self.shownDefault(ServeCommand.self, "--listen") == serve.addresses.joined(separator: ", "))
+        #expect(serve.addresses == ServiceHost.defaultAddresses)
+        // The library's settings types start from the same defaults the CLI shows.
+        #expect(EnrichmentService.Settings().concurrency == Enricher.Configuration.defaultConcurrency)
+        #expect(WorkerCommand.defaults.concurrency == Enricher.Configuration.defaultConcurrency)
+        #expect(WorkerCommand.defaults.drainTimeout == ServiceRunner.defaultDrainTimeout)
+    }
+}

@@ -5,6 +5,11 @@
 extension Enricher {
     /// Everything RichPush can be told; every default is documented with its reason (and in the README).
     public struct Configuration: Sendable {
+        /// How many payloads the runners built on the engine (`stream`, `serve`'s NDJSON requests, `worker`) process
+        /// at once unless told otherwise: 32, enough to fill the fetch loop's 64 connections with one or two
+        /// references each.
+        package static let defaultConcurrency = 32
+
         /// How transfers are made and where they may go: `NetworkSettings`.
         public typealias Network = NetworkSettings
 

@@ -13,6 +13,10 @@
 package final class ServiceRunner: Sendable {
     /// How long the services may drain after the graceful shutdown starts; nil for no bound.
     package let drainTimeout: Duration?
+
+    /// The drain timeout of every mode (`stream`, `serve`, `worker`) unless told otherwise: 30 s, longer than the
+    /// 25 s default deadline, so that every payload in flight ends by its own deadline before the drain is cut.
+    package static let defaultDrainTimeout: Duration = .seconds(30)
     private let requests: AsyncStream<Void>
     private let requester: AsyncStream<Void>.Continuation
     private let signals: TerminationSignals?

@@ -7,7 +7,7 @@ struct EngineOptions: ParsableArguments {
     @OptionGroup var fetch: FetchOptions
 
     @Option("concurrency", .whole("payloads", in: EngineOptions.concurrencyRange), help: "Payloads processed at once.")
-    var concurrency: Int = EngineOptions.defaultConcurrency
+    var concurrency: Int = Enricher.Configuration.defaultConcurrency
 
     @Option(
         "route-id-key", .text("key"), help: "A key holding the route id; given once or more, replaces the defaults.")
@@ -65,9 +65,6 @@ struct EngineOptions: ParsableArguments {
     @Option("publish-url", .text("url"), help: "The URL --publish-dir is served under (http or https).")
     var publishURL: String?
 
-    /// `--concurrency`'s default: enough payloads in flight to fill the fetch loop's 64 connections with one or two
-    /// references each.
-    static let defaultConcurrency = 32
     /// `--concurrency`: up to 10,000 payloads in flight, 150 times what the 64 connections can serve.
     static let concurrencyRange = 1...10_000
     /// `--cache-max-mb`: up to a terabyte, beyond any disk this runs beside.
