@@ -1,6 +1,6 @@
 /// Why a fetch did not produce a file.
 public struct FetchFailure: Error, Sendable, Hashable {
-    /// The stable problem code.
+    /// The stable problem code, one of `EnrichmentProblem.Code.known(in: .problem)`.
     public var code: EnrichmentProblem.Code
     /// The specifics (curl's message, the refused address, the sniffed type).
     public var detail: String
@@ -23,6 +23,7 @@ public struct FetchFailure: Error, Sendable, Hashable {
 
     /// A failure.
     public init(_ code: EnrichmentProblem.Code, _ detail: String, cause: Cause? = nil) {
+        assert(code.domains.contains(.problem), "\(code) is not a problem code")
         self.code = code
         self.detail = detail
         self.cause = cause
