@@ -32,14 +32,24 @@ public struct VipsConverter: ImageConverter {
     /// first image to convert or check does it.
     public func prepare() { _ = cvips_start() }
 
+    /// The header, read by the loader of `type` alone (so its `decoder` is `type`).
     public func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader {
+        try probe(path, type: type).header
+    }
+
+    /// The header, and the name libvips gives the loader that read it (`jpegload`, `svgload_buffer`, ...): what the
+    /// tests check each type is read by.
+    package func probe(_ path: String, type: MediaType) throws(TransformFailure) -> (header: ImageHeader, loader: String) {
         let source = try Source(path: path, type: type)
         var header = cvips_header()
         try source.call("cannot read the image") { input, error in cvips_probe(input, &header, error, Self.errorCapacity) }
         let loader = withUnsafeBytes(of: header.loader) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return ImageHeader(
-            width: Int(header.width), height: Int(header.height), pages: Int(header.pages),
-            hasAlpha: header.has_alpha != 0, loader: loader)
+        return (
+            ImageHeader(
+                width: Int(header.width), height: Int(header.height), pages: Int(header.pages),
+                hasAlpha: header.has_alpha != 0, decoder: type),
+            loader
+        )
     }
 
     public func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
@@ -50,7 +60,7 @@ public struct VipsConverter: ImageConverter {
         try Self.stoppable(stop) { handle throws(TransformFailure) in
             try source.call(nil) { input, error in
                 cvips_convert(
-                    input, request.output, format, Int32(clamping: request.maximumSide ?? 0), Int32(request.quality),
+                    input, request.output.fileDescriptor, format, Int32(clamping: request.maximumSide ?? 0), Int32(request.quality),
                     request.animated ? 1 : 0, handle, &width, &height, error, Self.errorCapacity)
             }
         }

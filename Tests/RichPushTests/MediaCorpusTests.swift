@@ -133,7 +133,7 @@ struct MediaCorpusTests {
             // What is attached is whole, readable as its type, and what the record says.
             #expect(try await sha256sum(media.path) == media.sha256)
             let loaders: [MediaType: String] = [.jpeg: "jpegload", .png: "pngload", .gif: "gifload"]
-            #expect(try VipsConverter().header(of: media.path, type: type).loader.hasPrefix(loaders[type] ?? "?"))
+            #expect(try VipsConverter().probe(media.path, type: type).loader.hasPrefix(loaders[type] ?? "?"))
             #expect(enricher.removeAttachments(of: result) == 1)
         case .refused(let code):
             #expect(result.attachments.isEmpty)
@@ -167,7 +167,7 @@ struct MediaCorpusTests {
                 // The picture is the source's: the same IDAT bytes.
                 let idat = { (png: PNGChunks) in png.chunks.filter { $0.type == "IDAT" }.map { Array(png.bytes[$0.data]) } }
                 #expect(idat(written) == idat(source), "\(item.file)")
-                #expect(try VipsConverter().header(of: media.path, type: .png).loader.hasPrefix("pngload"), "\(item.file)")
+                #expect(try VipsConverter().probe(media.path, type: .png).loader.hasPrefix("pngload"), "\(item.file)")
                 _ = enricher.removeAttachments(of: result)
             }
         }

@@ -56,7 +56,7 @@ extension TransformTests {
         #expect(notBMP.detail.contains("improper image header") && !notBMP.detail.contains("unable to open"), "\(notBMP.detail)")
         // Without a reference, libvips's own SVG loader renders it, from memory.
         let clean = try write(late, "late.svg")
-        #expect(try header(clean).loader == "svgload_buffer")
+        #expect(try VipsConverter().probe(clean, type: .svg).loader == "svgload_buffer")
         #expect(try convert(clean, to: "late.png", as: .png) == .init(width: 20, height: 20))
     }
 
@@ -92,7 +92,7 @@ extension TransformTests {
             #expect(!error.detail.lowercased().contains("tga") && !error.detail.contains(Self.media("")), "\(error.detail)")
         }
         // A still AVIF is heifload's.
-        #expect(try header(Self.media("photo.avif")).loader == "heifload")
+        #expect(try VipsConverter().probe(Self.media("photo.avif"), type: .avif).loader == "heifload")
     }
 
     @Test("conversions failing side by side each report their own failure: never empty, never a path")

@@ -1,13 +1,13 @@
 import RichPushCore
 
-/// One conversion the step asks for.
-public struct ConversionRequest: Sendable, Hashable {
+/// One conversion the step asks for, on the thread it calls `convert` on (its output is not `Sendable`).
+public struct ConversionRequest {
     /// The image's path.
     public var input: String
     /// What libmagic decided its bytes are: the only decoder it is read with.
     public var type: MediaType
-    /// An open, empty file to write into; the step owns it (the converter neither closes nor renames it).
-    public var output: Int32
+    /// Where to write the image (empty at the start); the step owns the file behind it.
+    public var output: ImageOutput
     /// The type to write: JPEG, PNG or GIF (for an animation).
     public var format: MediaType
     /// The longest side of the output (aspect kept, never enlarged); nil keeps the size.
@@ -18,7 +18,7 @@ public struct ConversionRequest: Sendable, Hashable {
     public var animated: Bool
 
     public init(
-        input: String, type: MediaType, output: Int32, format: MediaType, maximumSide: Int?, quality: Int, animated: Bool
+        input: String, type: MediaType, output: ImageOutput, format: MediaType, maximumSide: Int?, quality: Int, animated: Bool
     ) {
         self.input = input
         self.type = type

@@ -11,12 +11,13 @@ public protocol ImageConverter: Sendable {
     func prepare()
 
     /// What the header of the image at `path` says, read without decoding a pixel. `type` is what libmagic decided
-    /// the bytes are: the file is read only by that type's decoder, never by one a library guesses.
+    /// the bytes are: the file is read only by that type's decoder, never by one a library guesses, and the
+    /// header says so (`decoder` is `type`; another is refused).
     /// - Throws: `transform-failed` when it cannot be read, or that decoder does not recognise it.
     func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader
 
     /// Decodes `request.input` (with the decoder of `request.type` only), turns it upright by its orientation, shrinks it to fit `request.maximumSide`
-    /// (never enlarging), and writes it to `request.output` (an open, empty file) as `request.format` without
+    /// (never enlarging), and writes it with `request.output` as `request.format` without
     /// any metadata. Returns the size written. Must return soon after `stop` is signalled, throwing.
     /// - Throws: `transform-failed` with the library's reason.
     func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize

@@ -10,20 +10,23 @@ public struct ImageHeader: Sendable, Hashable {
     public var pages: Int
     /// Whether it has an alpha channel.
     public var hasAlpha: Bool
-    /// The decoder that reads it (libvips's loader: `jpegload`, `webpload`, `svgload`...).
-    public var loader: String
+    /// The format its decoder read it as, whichever library the converter uses: the type it was asked to read
+    /// (`ImageConverter.header(of:type:)`), or the step refuses the image (`transform-failed`) rather than let a
+    /// decoder of another format read it. Nil when no decoder read it (the first bytes' dimensions).
+    public var decoder: MediaType?
 
-    public init(width: Int, height: Int, pages: Int, hasAlpha: Bool, loader: String) {
+    /// A header read by the decoder of `decoder`.
+    public init(width: Int, height: Int, pages: Int, hasAlpha: Bool, decoder: MediaType?) {
         self.width = width
         self.height = height
         self.pages = pages
         self.hasAlpha = hasAlpha
-        self.loader = loader
+        self.decoder = decoder
     }
 
-    /// What the first bytes of a still JPEG or PNG say (`ImageDimensions`): its size, one frame, no decoder named.
+    /// What the first bytes of a still JPEG or PNG say (`ImageDimensions`): its size, one frame, no decoder.
     init(size: ImageSize) {
-        self.init(width: size.width, height: size.height, pages: 1, hasAlpha: false, loader: "")
+        self.init(width: size.width, height: size.height, pages: 1, hasAlpha: false, decoder: nil)
     }
 
     /// Pixels in all frames, saturating.

@@ -178,6 +178,12 @@ final class TransformStep: Sendable {
                 return .failure(FetchFailure(error.code, error.detail))
             }
         }
+        if let decoder = header.decoder, decoder != media.type {
+            return .failure(
+                FetchFailure(
+                    .transformFailed,
+                    "the converter read the \(media.type.mime) as \(decoder.mime); it is read only as what its bytes are"))
+        }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
         var damage = media.damage
         // A verifying decode of an image whose structure is damaged would say what is known already.
@@ -405,7 +411,7 @@ final class TransformStep: Sendable {
     private func write(_ job: Job, _ plan: Plan) -> Result<Written, FetchFailure> {
         write(job, format: plan.format) { partial throws(FetchFailure) in
             let request = ConversionRequest(
-                input: job.media.path, type: job.media.type, output: partial.fileDescriptor, format: plan.format,
+                input: job.media.path, type: job.media.type, output: ImageOutput(partial), format: plan.format,
                 maximumSide: plan.maximumSide, quality: settings.jpegQuality, animated: plan.animated)
             do throws(TransformFailure) {
                 return try converter.convert(request, stop: job.stop)
