@@ -55,7 +55,7 @@ package final class FetchLoop: @unchecked Sendable {
         multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, settings.network.maximumConnectionsPerHost)
         // Keep every connection we may reuse: the cache defaults to 4 x the number of handles added.
         multi.set(CURLMOPT_MAXCONNECTS, settings.network.maximumConnections)
-        startDedicatedThread { [self] in run() }
+        startDedicatedThread(named: "rp-fetch-loop") { [self] in run() }
     }
 
     private static let initializeCurl: Void = {

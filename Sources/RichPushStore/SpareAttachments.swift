@@ -1,7 +1,7 @@
 import RichPushCore
 
-/// EnrichmentResult.Attachment directories with their empty partial files, made ahead on a thread of their own, so that the fetch
-/// loop's thread takes one when a body starts instead of making it there.
+/// Attachment directories with their empty partial files, made ahead on a thread of their own (`WorkerThreads`), so
+/// that the fetch loop's thread takes one when a body starts instead of making it there.
 ///
 /// Measured (`perf record` of `stream`, bench (a), 2,000 bodies of 100 KB): on ext4 right after many deletions,
 /// the `mkdirat` and `openat` of `AttachmentRoot.begin()` were ~40% of the process's CPU, nearly all of it in
@@ -11,8 +11,8 @@ import RichPushCore
 /// A spare is an attachment as `begin()` makes it (its own new directory, a hidden partial file opened `O_EXCL`)
 /// under a hidden directory name, `.spare-<uuid>`, renamed to `<uuid>` when taken (a rename allocates no inode):
 /// until then no listing, `gc` or `remove` sees an attachment in it. Nothing else about an attachment changes
-/// but the thread that makes its directory and file. Spares are made only after the
-/// first `take()` (an idle fetcher makes none), at most `capacity` at once; a spare older than `maximumAge` is
+/// but the thread that makes its directory and file. Spares are made only after the first `take()` (an idle fetcher
+/// makes none, and starts no thread), by one refill at a time, at most `capacity` at once; a spare older than `maximumAge` is
 /// discarded rather than used (an old directory is what `gc` removes); `stop()` removes every one left.
 ///
 /// A fetcher whose root is on a tmpfs (`AttachmentRoot.isInMemory`) makes none (`makesAhead` false: every `take()`
@@ -31,15 +31,11 @@ package final class SpareAttachments: Sendable {
         var ready: [Spare] = []
         /// Spares to remove, handed to the maker's thread (stale ones).
         var discarded: [Spare] = []
-        /// Whether a `take()` asked for more since the last refill.
+        /// Whether a refill is queued or running (a `take()` asked for more since the last refill ended).
         var wanted = false
         /// How many times a `take()` asked the maker for more.
         var asked = 0
-        /// Whether the maker is between making a spare and shelving (or removing) it.
-        var making = false
         var stopped = false
-        /// Whether the maker's thread was started (at the first `take()`: a fetcher that stores nothing has none).
-        var started = false
     }
 
     private let root: AttachmentRoot
@@ -48,6 +44,7 @@ package final class SpareAttachments: Sendable {
     private let capacity: Int
     private let maximumAge: Duration
     private let shelf = LockedValue(Shelf())
+    private let maker = WorkerThreads(name: "rp-spares")
 
     /// How many times a `take()` asked the maker for more spares (started it, or woke it).
     var timesAsked: Int { shelf.withLock { $0.asked } }
@@ -67,26 +64,25 @@ package final class SpareAttachments: Sendable {
     package func take() throws(StoreError) -> PartialAttachment {
         guard makesAhead else { return try root.begin() }
         let now = ContinuousClock.now
-        let (spare, wake, start) = shelf.withLock { shelf -> (Spare?, Bool, Bool) in
+        let (spare, refill) = shelf.withLock { shelf -> (Spare?, Bool) in
             if let newest = shelf.ready.last, now - newest.made > maximumAge {
                 // The newest is stale, so is every one: the maker removes them and makes fresh ones.
                 shelf.discarded += shelf.ready
                 shelf.ready = []
             }
             let spare = shelf.ready.popLast()
-            let wake = !shelf.stopped && !shelf.wanted && shelf.ready.count <= capacity / 2
-            if wake {
+            let refill = !shelf.stopped && !shelf.wanted && shelf.ready.count <= capacity / 2
+            if refill {
                 shelf.wanted = true
                 shelf.asked += 1
             }
-            defer { shelf.started = shelf.started || wake }
-            return (spare, wake, wake && !shelf.started)
+            return (spare, refill)
         }
-        if start {
-            // The thread holds the service until `stop()` ends it.
-            startDedicatedThread { [self] in run() }
-        } else if wake {
-            shelf.update { _ in }
+        if refill {
+            // The queued refill holds the service until it has run (or `stop()` dropped it).
+            maker.submit { [self] turn in
+                if case .run = turn { self.refill() }
+            }
         }
         if let spare {
             // A failed rename removes the spare; `begin()` then tries, and reports why the store refuses.
@@ -98,7 +94,7 @@ package final class SpareAttachments: Sendable {
     /// Removes every spare left and ends the thread; returns once no spare is being made, so that nothing is
     /// left behind when the process exits right after.
     package func stop() {
-        let (ready, discarded) = shelf.update { shelf -> ([Spare], [Spare]) in
+        let (ready, discarded) = shelf.withLock { shelf -> ([Spare], [Spare]) in
             shelf.stopped = true
             defer {
                 shelf.ready = []
@@ -107,40 +103,35 @@ package final class SpareAttachments: Sendable {
             return (shelf.ready, shelf.discarded)
         }
         for spare in ready + discarded { spare.partial.discard() }
-        shelf.wait { shelf in shelf.making ? nil : () }
+        // A refill under way sees the stop after the spare it is making, and removes that one itself.
+        maker.shutdownAndWait(.refuse)
     }
 
-    private func run() {
+    /// Makes spares until the shelf is full (removing the stale ones first), or the service stops.
+    private func refill() {
         while true {
-            let stale = shelf.wait { shelf -> [Spare]?? in
-                if shelf.stopped { return .some(nil) }
-                if !shelf.discarded.isEmpty || (shelf.wanted && shelf.ready.count < capacity) {
-                    shelf.making = true
-                    defer { shelf.discarded = [] }
-                    return shelf.discarded
+            let stale = shelf.withLock { shelf -> [Spare]? in
+                guard !shelf.stopped, !shelf.discarded.isEmpty || shelf.ready.count < capacity else {
+                    shelf.wanted = false
+                    return nil
                 }
-                shelf.wanted = false
-                return nil
+                defer { shelf.discarded = [] }
+                return shelf.discarded
             }
             guard let stale else { return }
             for spare in stale { spare.partial.discard() }
-            let made = try? root.beginSpare()
-            let leftover = shelf.update { shelf -> PartialAttachment? in
-                if let made, !shelf.stopped {
-                    shelf.ready.append(Spare(partial: made, made: .now))
-                    shelf.making = false
-                    return nil
-                }
+            guard let made = try? root.beginSpare() else {
                 // The store refuses (the next take() reports why): wait for it rather than retry at once.
-                if made == nil { shelf.wanted = false }
-                shelf.making = made != nil
-                return made
+                shelf.withLock { $0.wanted = false }
+                return
             }
-            if let leftover {
-                // Stopped while it was being made: removed before `stop()` returns.
-                leftover.discard()
-                shelf.update { $0.making = false }
+            let shelved = shelf.withLock { shelf -> Bool in
+                guard !shelf.stopped else { return false }
+                shelf.ready.append(Spare(partial: made, made: .now))
+                return true
             }
+            // Stopped while it was being made: removed before `stop()` returns.
+            if !shelved { made.discard() }
         }
     }
 }

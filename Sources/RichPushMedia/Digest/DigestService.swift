@@ -10,11 +10,11 @@ import RichPushStore
 /// 10% more CPU in that run (0.54 against 0.49 s), for 5% less wall time; the inline rule below takes most of the
 /// CPU back.
 ///
-/// One thread of its own, not Dispatch's shared pool (see `SniffService`): a file's hash takes about 0.5 ms per
-/// MB (OpenSSL with SHA-NI here), so one thread keeps up with the fetch loop's disk writes. Files are hashed first
-/// come, first served. A file of at most `inlineBytes` is hashed by the caller instead, on its own thread: the
-/// handoff to this thread and back (two wake-ups) cost more than hashing 100 KB (bench (a), 16 alternated runs:
-/// 0.37 s wall and 0.52 s CPU against 0.39 s and 0.56 s).
+/// One thread (`WorkerThreads`): a file's hash takes about 0.5 ms per MB (OpenSSL with SHA-NI here), so one thread
+/// keeps up with the fetch loop's disk writes. Files are hashed first come, first served. A file of at most
+/// `inlineBytes` is hashed by the caller instead, on its own thread: the handoff to this thread and back (two
+/// wake-ups) cost more than hashing 100 KB (bench (a), 16 alternated runs: 0.37 s wall and 0.52 s CPU against
+/// 0.39 s and 0.56 s).
 ///
 /// The same read walks a JPEG's, PNG's or GIF's structure (`ImageStructure`), so that a file cut short is known
 /// without a second read, and off the fetch loop's thread like the hash.
@@ -24,26 +24,10 @@ final class DigestService: Sendable {
 
     typealias Completion = @Sendable (Result<FileDigest, StoreError>) -> Void
 
-    private struct Job {
-        var path: String
-        var type: MediaType?
-        var completion: Completion
-    }
-
-    private struct Pending {
-        var jobs: [Job] = []
-        /// Index of the next job in `jobs` (taken from the front without shifting the array).
-        var next = 0
-        var stopped = false
-    }
-
-    private let pending = LockedValue(Pending())
-
-    /// Starts the service's thread; it ends at `stop()`.
-    init() {
-        let pending = pending
-        startDedicatedThread { Self.run(pending) }
-    }
+    private let thread = WorkerThreads(name: "rp-digest")
+    /// The thread's read buffer, made at its first file (most processes hash only files under `inlineBytes` and
+    /// never need it). Touched only on `thread`'s one thread.
+    private nonisolated(unsafe) var buffer: [UInt8] = []
 
     /// The digest of the file at `path` (never through a link), of `bytes` bytes as stored, with the structure of
     /// an image of `type` walked in the same read: hashed here when it is at most `inlineBytes`, else on the
@@ -60,45 +44,17 @@ final class DigestService: Sendable {
     /// Queues the file at `path`; `completion` is called once, on the service's thread, or at once when the
     /// service has stopped.
     private func digest(_ path: String, type: MediaType?, completion: @escaping Completion) {
-        let queued = pending.update { pending -> Bool in
-            guard !pending.stopped else { return false }
-            pending.jobs.append(Job(path: path, type: type, completion: completion))
-            return true
+        thread.submit { [self] turn in
+            guard case .run = turn else { return completion(.failure(Self.stopped)) }
+            if buffer.isEmpty { buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes) }
+            completion(FileDigest.of(path, buffer: &buffer, checking: type))
         }
-        if !queued { completion(.failure(Self.stopped)) }
     }
 
     /// Ends the thread; files still queued get a `StoreError`.
     func stop() {
-        let dropped = pending.update { pending -> ArraySlice<Job> in
-            pending.stopped = true
-            defer { pending.jobs = [] }
-            return pending.jobs[pending.next...]
-        }
-        for job in dropped { job.completion(.failure(Self.stopped)) }
+        thread.shutdown(.refuse)
     }
 
     private static let stopped = StoreError(detail: "the fetcher shut down before the file was hashed")
-
-    private static func run(_ pending: LockedValue<Pending>) {
-        // Made at the first file: most processes hash only files under `inlineBytes` and never need it.
-        var buffer: [UInt8] = []
-        while true {
-            let next = pending.wait { pending -> Job?? in
-                if pending.stopped { return .some(nil) }
-                guard pending.next < pending.jobs.count else { return nil }
-                defer {
-                    pending.next += 1
-                    if pending.next == pending.jobs.count {
-                        pending.jobs.removeAll(keepingCapacity: pending.jobs.capacity <= 1024)
-                        pending.next = 0
-                    }
-                }
-                return pending.jobs[pending.next]
-            }
-            guard let job = next else { return }
-            if buffer.isEmpty { buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes) }
-            job.completion(FileDigest.of(job.path, buffer: &buffer, checking: job.type))
-        }
-    }
 }

@@ -10,16 +10,18 @@ import RichPushStore
 /// iOS does not attach its type, downscaled when over the image cap or `maximumDimension`, re-encoded without
 /// metadata when asked; everything else passes through untouched, at no cost.
 ///
-/// Conversions run on `concurrency` threads of their own (never the fetch loop, never the cooperative pool),
-/// first come first served, each within its payload's deadline: one still waiting at the deadline never starts,
-/// one running is stopped (`StopSignal`), and either ends `expired` with no file left. The fetched file is removed
+/// Conversions run on `concurrency` threads of their own (`WorkerThreads`: never the fetch loop, never the
+/// cooperative pool), first come first served, each within its payload's deadline: one still waiting at the
+/// deadline or its caller's cancellation is withdrawn from the queue and ends then, not when a thread frees; one
+/// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. The fetched file is removed
 /// once it has been transformed or refused; the result is a new attachment directory of its own.
 final class TransformStep: Sendable {
     private let settings: TransformSettings
     private let converter: any ImageConverter
     private let imageBytes: Int
     private let root: AttachmentRoot
-    private let queue = LockedValue(Queue())
+    private let threads: WorkerThreads
+    private let runningJobs = LockedValue(Running())
 
     private struct Job: Sendable {
         var media: FetchedMedia
@@ -28,11 +30,10 @@ final class TransformStep: Sendable {
         var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
     }
 
-    private struct Queue {
-        var jobs: [Job] = []
-        /// The stop signals of the jobs running now, by thread.
-        var running: [Int: StopSignal] = [:]
-        var stopped = false
+    /// The jobs running now, to stop them at `stop()`.
+    private struct Running {
+        var signals: [ObjectIdentifier: StopSignal] = [:]
+        var stopping = false
     }
 
     /// Re-encodes over the image cap are made again smaller, at most this many times in all.
@@ -43,9 +44,7 @@ final class TransformStep: Sendable {
         self.converter = converter
         self.imageBytes = imageBytes
         self.root = root
-        for thread in 0..<settings.concurrency {
-            startDedicatedThread { [self] in work(thread) }
-        }
+        threads = WorkerThreads(name: "rp-transform", count: settings.concurrency)
     }
 
     /// Whether `media` goes through the step's threads. Every image's pixel count is checked, even one that needs
@@ -72,91 +71,87 @@ final class TransformStep: Sendable {
             return .failure(refusal)
         }
         let stop = StopSignal()
-        let timer = DispatchWorkItem { [self] in withdraw(stop) }
+        let ticket = LockedValue<WorkerThreads.Ticket?>(nil)
+        let timer = DispatchWorkItem { [self] in withdraw(stop, ticket) }
         let remaining = max(0, (deadline - .now).inMilliseconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(remaining), execute: timer)
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let job = Job(media: media, deadline: deadline, stop: stop) { continuation.resume(returning: $0) }
-                // The stop is read under the queue's lock, as `withdraw` takes it after stopping: a job stopped
-                // before this is never queued, and one stopped after is found there.
-                let refusal: FetchFailure? = queue.update { queue in
-                    guard !queue.stopped else { return FetchFailure(.cancelled, "the engine is shutting down") }
-                    if let ended = ended(job) { return ended }
-                    queue.jobs.append(job)
-                    return nil
-                }
-                if let refusal {
-                    root.remove(media)
-                    job.completion(.failure(refusal))
-                }
+                let queued = threads.submit { [self] turn in take(job, turn) }
+                ticket.withLock { $0 = queued }
+                // `withdraw` stops the signal before it reads the ticket: a job stopped before the ticket was
+                // there (its deadline passed, or its caller gave up) is withdrawn here.
+                if let queued, ended(job) != nil { threads.withdraw(queued) }
             }
         } onCancel: {
-            withdraw(stop)
+            withdraw(stop, ticket)
         }
     }
 
     /// Stops the job of `stop` (its deadline came, or its caller gave up): one running is told to stop; one still
     /// waiting for a thread leaves the queue and ends now, not when a thread frees.
-    private func withdraw(_ stop: StopSignal) {
+    private func withdraw(_ stop: StopSignal, _ ticket: LockedValue<WorkerThreads.Ticket?>) {
         stop.stop()
-        let waiting: Job? = queue.update { queue in
-            guard let index = queue.jobs.firstIndex(where: { $0.stop === stop }) else { return nil }
-            return queue.jobs.remove(at: index)
-        }
-        guard let job = waiting else { return }
-        root.remove(job.media)
-        job.completion(.failure(ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")))
+        if let queued = ticket.withLock({ $0 }) { threads.withdraw(queued) }
     }
 
     /// How many conversions are running now (for tests that must act while one is).
-    var running: Int { queue.withLock { $0.running.count } }
+    var running: Int { threads.running }
 
     /// How many conversions wait for a thread now (for tests that must act once one does).
-    var waiting: Int { queue.withLock { $0.jobs.count } }
+    var waiting: Int { threads.waiting }
 
     /// Ends the threads: a job still queued ends `cancelled` at once, a running one is stopped (`cancelled`).
     func stop() {
-        let (dropped, running) = queue.update { queue in
-            queue.stopped = true
-            defer { queue.jobs = [] }
-            return (queue.jobs, Array(queue.running.values))
+        threads.shutdown(.refuse)
+        // After the shutdown, so that no queued job starts unstopped: one taken before it and not yet registered
+        // stops itself when it registers.
+        let signals = runningJobs.withLock { running in
+            running.stopping = true
+            return Array(running.signals.values)
         }
-        for signal in running { signal.stop() }
-        for job in dropped {
+        for signal in signals { signal.stop() }
+    }
+
+    /// A job's turn on the step's threads: converted on one, or ended without a conversion.
+    private func take(_ job: Job, _ turn: WorkerThreads.Turn) {
+        switch turn {
+        case .run:
+            work(job)
+        case .withdrawn:
+            root.remove(job.media)
+            job.completion(.failure(ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")))
+        case .dropped:
             root.remove(job.media)
             job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
         }
     }
 
-    private func work(_ thread: Int) {
-        while true {
-            let next: Job? = queue.wait { queue -> Job?? in
-                queue.running[thread] = nil
-                if !queue.jobs.isEmpty {
-                    let job = queue.jobs.removeFirst()
-                    queue.running[thread] = job.stop
-                    return .some(job)
-                }
-                return queue.stopped ? .some(nil) : nil
-            }
-            guard let job = next else { return }
-            var outcome = run(job)
-            if case .success(let result) = outcome {
-                if result.path == job.media.path {
-                    job.completion(outcome)
-                    continue
-                }
-                // A converter that finished after its deadline despite the stop: too late to be attached.
-                if let ended = ended(job) {
-                    root.remove(result)
-                    outcome = .failure(FetchFailure(ended.code, "the image was transformed only after the deadline (the converter did not stop)"))
-                }
-            }
-            root.remove(job.media)
-            job.completion(outcome)
+    /// One job, on a step thread, stoppable by `stop()` while it runs.
+    private func work(_ job: Job) {
+        let id = ObjectIdentifier(job.stop)
+        let stopping = runningJobs.withLock { running in
+            running.signals[id] = job.stop
+            return running.stopping
         }
+        if stopping { job.stop.stop() }
+        defer { runningJobs.withLock { $0.signals[id] = nil } }
+        var outcome = run(job)
+        if case .success(let result) = outcome {
+            if result.path == job.media.path {
+                job.completion(outcome)
+                return
+            }
+            // A converter that finished after its deadline despite the stop: too late to be attached.
+            if let ended = ended(job) {
+                root.remove(result)
+                outcome = .failure(FetchFailure(ended.code, "the image was transformed only after the deadline (the converter did not stop)"))
+            }
+        }
+        root.remove(job.media)
+        job.completion(outcome)
     }
 
     /// One job, on a step thread: the plan from the header, then the conversion(s).
