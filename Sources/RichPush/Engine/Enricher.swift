@@ -161,8 +161,8 @@ public final class Enricher: LifecycleService {
     /// the task running it is cancelled, it shuts the enricher down itself, draining as `shutdown()` does, and
     /// returns when that is done. Cancellation drains rather than aborts because the work is not this task's:
     /// each payload runs in its caller's task, and a caller that is cancelled ends its own payload (`cancelled`).
-    /// This is the shape of swift-service-lifecycle's `LifecycleService.run()`; without that package, start it in a task
-    /// and cancel the task (or call `shutdown()`) to stop.
+    /// This is the shape of swift-service-lifecycle's `Service.run()`; without that package, start it in a task and
+    /// cancel the task (or call `shutdown()`) to stop.
     public func run() async throws {
         await gate.untilClosed()
         await shutdown()
