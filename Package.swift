@@ -163,6 +163,8 @@ let testTargets: [Target] = [
         name: "RichPushTransformTests",
         dependencies: ["RichPushCore", "RichPushMedia", "RichPushTransform", "FixtureOrigin", "RichPushTestSupport"]
     ),
+    // The worker's own suites: its state machine's decisions, without Redis.
+    .testTarget(name: "RichPushWorkerTests", dependencies: ["RichPushCore", "RichPushWorker", "RichPushTestSupport"]),
     // The service application's own suites: access log, request ledger, served attachments (no CLI process).
     .testTarget(
         name: "RichPushServerTests",
