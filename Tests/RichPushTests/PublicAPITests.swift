@@ -112,6 +112,51 @@ struct PublicAPITests {
         await enricher.shutdown()
     }
 
+    @Test("state: running, then shuttingDown while a payload drains (new ones refused), then stopped")
+    func state() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        #expect(enricher.state == .running)
+        // The whole file comes 800 ms after the first byte: in flight when the shutdown begins.
+        let slow = Task {
+            await enricher.enrich(TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=800")), timeout: .seconds(30))
+        }
+        try await untilConnected(bed.origin, count: 1)
+        let stopping = Task { await enricher.shutdown() }
+        try await waitUntil("the shutdown to begin") { enricher.state != .running }
+        // The slow payload is still in flight: the drain waits for it, so the shutdown cannot have finished.
+        #expect(enricher.state == .shuttingDown)
+        let late = await enricher.enrich(TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(30))
+        #expect(late.outcome == .cancelled)
+        await stopping.value
+        #expect(enricher.state == .stopped)
+        #expect(await slow.value.outcome == .complete)
+
+        let other = try Enricher(configuration: bed.configuration)
+        try await offPool { other.syncShutdown() }
+        #expect(other.state == .stopped)
+    }
+
+    @Test("statistics: a read-only snapshot of the cache's lookups and the bytes fetched")
+    func statistics() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        #expect(enricher.statistics == EngineStatistics())
+        // The cache links a URL the second time it is asked (see MediaCacheTests): the third is a hit.
+        for _ in 0..<3 {
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(20))
+            #expect(result.outcome == .complete, "\(result.problems)")
+            enricher.removeAttachments(of: result)
+        }
+        var snapshot = enricher.statistics
+        #expect(snapshot.cacheMisses == 2)
+        #expect(snapshot.cacheHits == 1)
+        #expect(snapshot.fetchedBytes == 2 * fixture("photo.jpg").count)
+        snapshot.cacheHits = 99
+        #expect(enricher.statistics.cacheHits == 1)
+        await enricher.shutdown()
+    }
+
     @Test("the README's private-origin configuration is valid; an unreadable CA bundle names its field")
     func privateOrigin() throws {
         var configuration = Enricher.Configuration()

@@ -14,6 +14,27 @@ public final class Enricher: LifecycleService {
     let gate = WorkGate()
     /// The shutdown under way, once one began; every `shutdown()` and `run()` awaits the same one.
     private let stopping = LockedValue<Task<Void, Never>?>(nil)
+    /// Set once a shutdown has finished (the loop stopped, the cache's links removed).
+    private let stopped = LockedValue(false)
+
+    /// Where an enricher is in its life.
+    public enum State: Sendable, Hashable {
+        /// Taking payloads.
+        case running
+        /// A shutdown has begun: no payload is taken (`enrich` returns `cancelled` at once); the ones in flight
+        /// are draining, or being cancelled.
+        case shuttingDown
+        /// Shut down: the fetch loop has stopped and the media cache's links are removed.
+        case stopped
+    }
+
+    /// Where this enricher is in its life, for a host that must know whether to route work to it (a readiness
+    /// check, a load balancer's health route): `running` until a shutdown begins, then `shuttingDown`, then
+    /// `stopped` once that shutdown has finished.
+    public var state: State {
+        if stopped.withLock({ $0 }) { return .stopped }
+        return gate.isOpen ? .running : .shuttingDown
+    }
 
     /// An enricher with this configuration.
     /// - Throws: `ConfigurationError` naming the first wrong field (nothing is started); `FetcherError` when
@@ -124,7 +145,9 @@ public final class Enricher: LifecycleService {
     /// How many images wait to be transformed now (tests).
     var transformsWaiting: Int { fetcher.transformsWaiting }
 
-    /// What this engine has done so far: cache lookups and bytes fetched.
+    /// What this engine has done so far (cache hits, misses and revalidations, bytes fetched), as a snapshot: the
+    /// counts the service's `/metrics` exposes, for a host with metrics of its own. Read it as often as wanted (one
+    /// lock, no I/O); changing the copy changes nothing in the engine.
     public var statistics: EngineStatistics { fetcher.statistics.snapshot }
 
     /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`); `cancelled` once shutdown began.
@@ -174,7 +197,7 @@ public final class Enricher: LifecycleService {
         stopping.withLock { stopping in
             if let stopping { return stopping }
             gate.close()
-            let task = Task { [gate, fetcher, cache] in
+            let task = Task { [gate, fetcher, cache, stopped] in
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { await gate.untilIdle() }
                     if let drainDeadline {
@@ -190,6 +213,7 @@ public final class Enricher: LifecycleService {
                 // link is made after the links are removed.
                 await gate.untilIdle()
                 cache?.removeAll()
+                stopped.withLock { $0 = true }
             }
             stopping = task
             return task
@@ -206,6 +230,7 @@ public final class Enricher: LifecycleService {
         gate.close()
         fetcher.syncShutdown()
         cache?.removeAll()
+        stopped.withLock { $0 = true }
     }
 
     /// Removes the attachments of `result` that this enricher stored (each one's directory, `<root>/<uuid>/`):
