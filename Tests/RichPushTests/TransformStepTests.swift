@@ -391,6 +391,7 @@ final class HoldingConverter: ImageConverter, @unchecked Sendable {
     // Guarded by `condition`.
     private var armed = false
     private var holding = false
+    private var ended: [String] = []
 
     /// Holds the next conversion until `release()`.
     func holdNext() { locked { armed = true } }
@@ -421,8 +422,6 @@ final class HoldingConverter: ImageConverter, @unchecked Sendable {
     /// How each conversion that reached libvips ended, in order: `finished`, `stopped` (it failed with its stop
     /// signal set: libvips was told to stop) or `failed`.
     var endings: [String] { locked { ended } }
-    // Guarded by `condition`.
-    private var ended: [String] = []
 
     func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
         condition.lock()
