@@ -14,6 +14,7 @@ demo: build
 
 test: deps
 	scripts/check-layers
+	scripts/format-check
 	scripts/check-readme-examples
 	timeout 1200 swift test
 
@@ -57,7 +58,8 @@ bench: bench-build
 bench-quick: bench-build
 	python3 bench/run.py --scale 0.05 --repeat 1 $(BENCH_ARGS)
 
-# --- Formatting (issue 21): .swift-format is the house style; see scripts/format-check. Changes no file. ---
+# --- Formatting (issue 21): .swift-format is the house style, checked by `make test`; see scripts/format-check.
+# It changes no file: `swift format -i --configuration .swift-format FILE...` does. ---
 
 .PHONY: format-check
 

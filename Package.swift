@@ -129,7 +129,8 @@ let supportTargets: [Target] = [
     // The test process's own start-up: libvips opened before main (see ctestsupport.c).
     .target(name: "CTestSupport", dependencies: ["CVips"]),
     // What every test target shares: waiting for a condition with a bound.
-    .target(name: "RichPushTestSupport", dependencies: ["FixtureOrigin", "CSystem"], path: "Tests/RichPushTestSupport"),
+    .target(
+        name: "RichPushTestSupport", dependencies: ["FixtureOrigin", "CSystem"], path: "Tests/RichPushTestSupport"),
 ]
 
 // MARK: - Tests

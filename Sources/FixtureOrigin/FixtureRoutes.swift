@@ -29,9 +29,11 @@ public enum FixtureRoutes {
     }
 
     /// A handler serving `mediaDirectory` through the routes above.
-    public static func handler(mediaDirectory: String = fixturesDirectory + "/media") -> @Sendable (
-        HTTPOrigin.Request
-    ) -> HTTPOrigin.Response {
+    public static func handler(mediaDirectory: String = fixturesDirectory + "/media")
+        -> @Sendable (
+            HTTPOrigin.Request
+        ) -> HTTPOrigin.Response
+    {
         let cache = MediaCache(directory: mediaDirectory)
         let seen = TargetCounts()
         return { request in route(request, cache, seen) }
@@ -131,8 +133,9 @@ public enum FixtureRoutes {
             return .init(headers: [("Content-Type", "image/jpeg")], body: .bytes([]))
         case "partial":
             guard let bytes = file(rest) else { return notFound }
-            return .init(status: 206, headers: headers(rest) + [("Content-Range", "bytes 0-\(bytes.count - 1)/*")],
-                         body: .bytes(bytes))
+            return .init(
+                status: 206, headers: headers(rest) + [("Content-Range", "bytes 0-\(bytes.count - 1)/*")],
+                body: .bytes(bytes))
         default:
             return notFound
         }

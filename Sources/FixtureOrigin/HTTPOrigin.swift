@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
 
 /// A small HTTP/1.1 origin on a loopback address, for tests and the demo: one thread accepts, one thread per
 /// connection answers, keep-alive supported. Its responses can misbehave on purpose (drip, stall, lie about
@@ -123,7 +124,9 @@ public final class HTTPOrigin: Sendable {
             throw OriginError("inet_pton \(host)", EINVAL)
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 512) == 0 else {
             let code = errno
@@ -224,8 +227,10 @@ public final class HTTPOrigin: Sendable {
             let exchange = Exchange(
                 method: request.method, target: request.target,
                 headers: request.headers, status: silent ? nil : response.status,
-                responseHeaders: silent ? [:] : Dictionary(
-                    response.headers.map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { first, _ in first }),
+                responseHeaders: silent
+                    ? [:]
+                    : Dictionary(
+                        response.headers.map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { first, _ in first }),
                 received: received)
             withState { $0.exchanges.append(exchange) }
             guard send(response, to: fd, method: request.method) else { return }
@@ -260,7 +265,8 @@ public final class HTTPOrigin: Sendable {
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        for index in 0...(haystack.count - needle.count) where haystack[index..<(index + needle.count)].elementsEqual(needle) {
+        for index in 0...(haystack.count - needle.count)
+        where haystack[index..<(index + needle.count)].elementsEqual(needle) {
             return index
         }
         return nil
@@ -284,7 +290,8 @@ public final class HTTPOrigin: Sendable {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         return Request(method: String(parts[0]), path: String(pieces[0]), query: query, headers: headers)
     }
@@ -363,7 +370,9 @@ public final class HTTPOrigin: Sendable {
     private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return false }
             offset += count

@@ -203,7 +203,9 @@ package final class FetchLoop: @unchecked Sendable {
     private func expireDue() {
         for id in deadlines.popDue(.now) {
             guard let transfer = transfers[id] else { continue }
-            settle(id: id, with: .failed(FetchFailure(.expired, "the deadline came first (\(transfer.bytes) bytes received)")))
+            settle(
+                id: id,
+                with: .failed(FetchFailure(.expired, "the deadline came first (\(transfer.bytes) bytes received)")))
         }
         // Transfers that finished early leave their entries behind; keep the heap within 4x the live ones.
         if deadlines.count > 1024, deadlines.count > 4 * transfers.count {

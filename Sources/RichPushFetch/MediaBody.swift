@@ -92,7 +92,8 @@ final class MediaBody {
     func decide(_ verdict: SniffVerdict) -> Decision {
         guard let (type, cap, name) = caps.cap(for: verdict) else {
             switch verdict {
-            case .unsupported(let what), .convertible(_, let what): return .refused(FetchFailure(.unsupportedType, what))
+            case .unsupported(let what), .convertible(_, let what):
+                return .refused(FetchFailure(.unsupportedType, what))
             case .supported: preconditionFailure("a supported type always has a cap")
             }
         }

@@ -1,6 +1,7 @@
 internal import CCurl
 import RichPushCore
 import RichPushStore
+
 #if canImport(Glibc)
     import Glibc
 #endif

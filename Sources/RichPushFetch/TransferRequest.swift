@@ -9,7 +9,9 @@ package struct TransferRequest: Sendable {
     /// Fetch only the headers and the first bytes, to tell what the media is; nothing is stored (`explain`).
     package var probe = false
 
-    package init(url: String, deadline: ContinuousClock.Instant, validators: Validators = Validators(), probe: Bool = false) {
+    package init(
+        url: String, deadline: ContinuousClock.Instant, validators: Validators = Validators(), probe: Bool = false
+    ) {
         self.url = url
         self.deadline = deadline
         self.validators = validators

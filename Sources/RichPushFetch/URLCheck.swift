@@ -34,7 +34,8 @@ struct URLCheck: Sendable {
             if scheme == "http" {
                 return FetchFailure(.blockedScheme, "http is not allowed (only https; see network.allowHTTP)")
             }
-            return FetchFailure(.blockedScheme, "scheme '\(scheme)' is not allowed (only \(allowed.joined(separator: ", ")))")
+            return FetchFailure(
+                .blockedScheme, "scheme '\(scheme)' is not allowed (only \(allowed.joined(separator: ", ")))")
         }
         guard let handle = curl_url() else { fatalError("curl_url failed") }
         defer { curl_url_cleanup(handle) }

@@ -1,7 +1,8 @@
+import RichPushCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPushCore
 
 /// Log lines written by a thread of its own, in batches: the server's thread hands a line over and never waits
 /// on standard error (a slow reader, a full pipe). Bounded: past `capacity` bytes waiting, lines are dropped and

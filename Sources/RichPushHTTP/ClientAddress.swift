@@ -18,8 +18,10 @@ struct ClientAddress: Hashable, Sendable {
             case AF_INET6:
                 let address = raw.load(as: sockaddr_in6.self).sin6_addr
                 return withUnsafeBytes(of: address) { bytes in
-                    (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                     UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                    (
+                        UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                    )
                 }
             default:
                 return (0, 0)

@@ -1,8 +1,9 @@
+import CMicroHTTPD
+import RichPushCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CMicroHTTPD
-import RichPushCore
 
 /// A listener's door and watch: takes the connections from the listening socket itself, counts them in total and
 /// per client address, and answers those over either limit at once (`503`, `Connection: close`); hands the rest to
@@ -110,7 +111,8 @@ package final class ConnectionGate: @unchecked Sendable {
         (wakeRead, wakeWrite) = (ends[0], ends[1])
         refusals = (
             Self.refusal("\(policy.connectionsPerAddress) connections are open from this address; retry later"),
-            Self.refusal("\(policy.connections) connections are open; retry later"))
+            Self.refusal("\(policy.connections) connections are open; retry later")
+        )
     }
 
     deinit { close(wakeWrite) }
@@ -335,7 +337,8 @@ package final class ConnectionGate: @unchecked Sendable {
 
     private static func refusal(_ message: String) -> [UInt8] {
         guard case .bytes(let body) = HTTPResponse.error(503, .tooManyConnections, message).body else { return [] }
-        let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+        let head =
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
             + "Retry-After: 1\r\nConnection: close\r\n\r\n"
         return Array(head.utf8) + body
     }

@@ -1,8 +1,9 @@
+import CMicroHTTPD
+import RichPushCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CMicroHTTPD
-import RichPushCore
 
 /// An HTTP/1.1 server on one listening address: libmicrohttpd with one internal thread (epoll), which parses
 /// requests, reads bodies and writes responses; a request that needs time suspends its connection until its
@@ -60,7 +61,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     package let port: Int
 
     /// Starts listening on `address` (`HOST:PORT`, an IPv6 host in brackets) and serving.
-    package init(listening address: String, limits: Limits = Limits(), handler: any HTTPHandler) throws(HTTPServerError) {
+    package init(listening address: String, limits: Limits = Limits(), handler: any HTTPHandler) throws(HTTPServerError)
+    {
         self.handler = handler
         guard let socketAddress = SocketAddress(address) else {
             throw HTTPServerError(detail: "'\(address)' is not ADDRESS:PORT (an IPv6 address in brackets)")
@@ -194,7 +196,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
 
     /// The answer to a body that does not fit in what may be held now.
     private static let noRoom = HTTPResponse.error(
-        503, .buffersFull, "request bodies being received fill the server's memory bound; retry later", headers: [("Retry-After", "1")])
+        503, .buffersFull, "request bodies being received fill the server's memory bound; retry later",
+        headers: [("Retry-After", "1")])
 
     /// `MHD_OPTION_URI_LOG_CALLBACK`: the request line is in, its target still raw (libmicrohttpd has not yet split
     /// the query or decoded the escapes). The request's `Exchange` starts here.
@@ -204,21 +207,22 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     /// and the connection then hangs unanswered until the idle timeout. The query's first byte is set to NUL, in
     /// the read buffer libmicrohttpd itself writes the target's separators into (it passes it as `const`), so that
     /// it finds no argument; the request is answered 414 when its head is in.
-    private static let target: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-        context, uri, _ in
-        let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
-        var scanned = RequestTarget()
-        if let uri {
-            let length = strlen(uri)
-            scanned = uri.withMemoryRebound(to: UInt8.self, capacity: length) {
-                RequestTarget(UnsafeBufferPointer(start: $0, count: length))
+    private static let target:
+        @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+            context, uri, _ in
+            let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
+            var scanned = RequestTarget()
+            if let uri {
+                let length = strlen(uri)
+                scanned = uri.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    RequestTarget(UnsafeBufferPointer(start: $0, count: length))
+                }
+                if scanned.arguments > box.head.queryArguments, let query = scanned.query {
+                    UnsafeMutablePointer(mutating: uri)[query + 1] = 0
+                }
             }
-            if scanned.arguments > box.head.queryArguments, let query = scanned.query {
-                UnsafeMutablePointer(mutating: uri)[query + 1] = 0
-            }
+            return Unmanaged.passRetained(Exchange(target: scanned)).toOpaque()
         }
-        return Unmanaged.passRetained(Exchange(target: scanned)).toOpaque()
-    }
 
     /// `MHD_OPTION_NOTIFY_CONNECTION`: a connection the gate handed over starts (its tenant becomes the
     /// connection's context), or is closed.
@@ -235,7 +239,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         }
     }
 
-    private static let access: MHD_AccessHandlerCallback = { context, connection, url, method, version, upload, uploadSize, slot in
+    private static let access: MHD_AccessHandlerCallback = {
+        context, connection, url, method, version, upload, uploadSize, slot in
         let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
         guard let connection, let url, let method, let version, let slot, let uploadSize else { return cmhd_no }
         let exchange: Exchange
@@ -340,7 +345,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
                 // The buffer grows by doubling, to the declared length at most; the growth is counted (as asked
                 // for, not as the allocator rounds it) before it is allocated.
                 let capacity = exchange.charged
-                let target = needed > capacity ? min(max(needed, 2 * capacity), exchange.declared ?? exchange.limit) : capacity
+                let target =
+                    needed > capacity ? min(max(needed, 2 * capacity), exchange.declared ?? exchange.limit) : capacity
                 if box.gate.received(bytes.count, growth: target - capacity, on: exchange.tenant) {
                     exchange.charged = target
                     if target > capacity { exchange.body.reserveCapacity(target) }
@@ -374,12 +380,15 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     }
 
     /// Queues `response` on `connection`.
-    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, for exchange: Exchange) -> MHD_Result {
+    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, for exchange: Exchange)
+        -> MHD_Result
+    {
         let made: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
             made = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), cmhd_must_copy)
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), cmhd_must_copy)
             }
         case .file(let descriptor, let size):
             made = MHD_create_response_from_fd(size, descriptor)
@@ -486,7 +495,8 @@ private struct HeadReader {
         if let lineEnd {
             // The last line's end and the empty line: two to four bytes, all NUL (LF or CRLF, twice).
             let rest = end - lineEnd
-            if !(2...4).contains(rest) || UnsafeBufferPointer(start: lineEnd, count: rest).contains(where: { $0 != 0 }) {
+            if !(2...4).contains(rest) || UnsafeBufferPointer(start: lineEnd, count: rest).contains(where: { $0 != 0 })
+            {
                 head.unaccounted = true
             }
         }
@@ -494,7 +504,9 @@ private struct HeadReader {
         head.transferEncoding = headers["transfer-encoding"]
     }
 
-    private mutating func add(_ key: UnsafePointer<CChar>, _ keySize: Int, _ value: UnsafePointer<CChar>?, _ valueSize: Int) {
+    private mutating func add(
+        _ key: UnsafePointer<CChar>, _ keySize: Int, _ value: UnsafePointer<CChar>?, _ valueSize: Int
+    ) {
         head.headerFields += 1
         let name = HTTPServer.lowercasedName(key)
         let text = value.map { String(cString: $0) } ?? ""
@@ -511,7 +523,9 @@ private struct HeadReader {
         // The bounds first: nothing outside the head is read.
         guard let value, key > start, value > key + keySize, value + valueSize < end,
             key == previous + 1 || (key == previous + 2 && previous[1] == 0),
-            UnsafeBufferPointer(start: key + keySize + 1, count: value - key - keySize - 1).allSatisfy({ $0 == 0x20 || $0 == 0x09 })
+            UnsafeBufferPointer(start: key + keySize + 1, count: value - key - keySize - 1).allSatisfy({
+                $0 == 0x20 || $0 == 0x09
+            })
         else {
             head.unaccounted = true
             lineEnd = nil

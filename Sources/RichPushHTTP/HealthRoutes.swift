@@ -12,13 +12,15 @@ package enum HealthRoutes {
         default: return nil
         }
         guard request.method == "GET" || request.method == "HEAD" else {
-            return .error(405, .methodNotAllowed, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")])
+            return .error(
+                405, .methodNotAllowed, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")])
         }
         switch request.path {
         case "/healthz": return text(200, "ok")
         case "/readyz": return ready ? text(200, "ready") : text(503, notReady)
         default:
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(metrics()))
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(metrics()))
         }
     }
 

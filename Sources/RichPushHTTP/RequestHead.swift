@@ -47,23 +47,38 @@ package struct RequestHead: Sendable {
     /// Why the request is refused, as the response that says so, or nil when it may go on.
     package func refusal(_ limits: Limits) -> HTTPResponse? {
         if target.encodedNUL { return .error(400, .badRequest, "the request target holds an encoded NUL byte (%00)") }
-        if target.invalidByte { return .error(400, .badRequest, "the request target holds a space or a control character") }
-        if unaccounted { return .error(400, .badRequest, "the request's head holds a NUL byte or a header folded over lines") }
-        if target.bytes > limits.bytes { return .error(414, .targetTooLong, "the request target is longer than \(limits.bytes) bytes") }
+        if target.invalidByte {
+            return .error(400, .badRequest, "the request target holds a space or a control character")
+        }
+        if unaccounted {
+            return .error(400, .badRequest, "the request's head holds a NUL byte or a header folded over lines")
+        }
+        if target.bytes > limits.bytes {
+            return .error(414, .targetTooLong, "the request target is longer than \(limits.bytes) bytes")
+        }
         if target.arguments > limits.queryArguments {
             return .error(414, .targetTooLong, "the query has more than \(limits.queryArguments) arguments")
         }
-        if bytes > limits.bytes { return .error(431, .headersTooLarge, "the request line and headers are larger than \(limits.bytes) bytes") }
-        if headerFields > limits.headerFields { return .error(431, .headersTooLarge, "the request has more than \(limits.headerFields) header fields") }
+        if bytes > limits.bytes {
+            return .error(431, .headersTooLarge, "the request line and headers are larger than \(limits.bytes) bytes")
+        }
+        if headerFields > limits.headerFields {
+            return .error(431, .headersTooLarge, "the request has more than \(limits.headerFields) header fields")
+        }
         if let invalidName { return .error(400, .badRequest, "'\(invalidName)' is not a header name") }
-        if let invalidValue { return .error(400, .badRequest, "the value of \(invalidValue) holds a control character") }
+        if let invalidValue {
+            return .error(400, .badRequest, "the value of \(invalidValue) holds a control character")
+        }
         if let repeated { return .error(400, .badRequest, "\(repeated) appears more than once") }
         if let coding = transferEncoding {
-            if contentLength != nil { return .error(400, .badRequest, "both Content-Length and Transfer-Encoding are given") }
+            if contentLength != nil {
+                return .error(400, .badRequest, "both Content-Length and Transfer-Encoding are given")
+            }
             // libmicrohttpd reads a chunked body only when the whole value is `chunked`; with any other value it
             // would wait for a body it cannot delimit.
             guard Self.equalIgnoringCase(coding, "chunked") else {
-                return .error(501, .unsupportedTransferCoding, "Transfer-Encoding '\(coding)' is not supported; only chunked is")
+                return .error(
+                    501, .unsupportedTransferCoding, "Transfer-Encoding '\(coding)' is not supported; only chunked is")
             }
         }
         return nil
@@ -81,7 +96,8 @@ package struct RequestHead: Sendable {
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         default:
             "!#$%&'*+-.^_`|~".utf8.contains(byte)
@@ -118,7 +134,8 @@ package struct RequestTarget: Sendable {
             switch bytes[index] {
             case UInt8(ascii: "?") where query == nil: query = index
             case UInt8(ascii: "&") where query != nil: ampersands += 1
-            case UInt8(ascii: "%") where index + 2 < bytes.count && bytes[index + 1] == 0x30 && bytes[index + 2] == 0x30:
+            case UInt8(ascii: "%")
+            where index + 2 < bytes.count && bytes[index + 1] == 0x30 && bytes[index + 2] == 0x30:
                 encodedNUL = true
             case 0...0x20, 0x7F: invalidByte = true
             default: break

@@ -1,8 +1,9 @@
+import CMicroHTTPD
+import RichPushCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CMicroHTTPD
-import RichPushCore
 
 /// A response body written while it is sent (chunked): a task writes, libmicrohttpd's thread reads. When the
 /// reader finds nothing to send, it suspends the connection; the next write (or the end) resumes it.
@@ -132,7 +133,8 @@ package final class ResponseStream: Sendable {
             if available > 0 {
                 let count = min(available, capacity)
                 state.buffer.withUnsafeBytes { bytes in
-                    UnsafeMutableRawPointer(destination!).copyMemory(from: bytes.baseAddress! + state.offset, byteCount: count)
+                    UnsafeMutableRawPointer(destination!).copyMemory(
+                        from: bytes.baseAddress! + state.offset, byteCount: count)
                 }
                 state.offset += count
                 state.sent += count

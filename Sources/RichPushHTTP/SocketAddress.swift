@@ -13,7 +13,9 @@ package struct SocketAddress: Sendable {
     private let storage: Storage
 
     package init?(_ text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
         var host = String(text[..<colon])
         let bracketed = host.hasPrefix("[") && host.hasSuffix("]")
         if bracketed { host = String(host.dropFirst().dropLast()) }
@@ -50,11 +52,15 @@ package struct SocketAddress: Sendable {
         switch storage {
         case .v4(var address):
             return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         case .v6(var address):
             return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         }
     }
@@ -63,11 +69,14 @@ package struct SocketAddress: Sendable {
     /// the kernel's largest backlog; its descriptor, or the `errno` that stopped it.
     func listen() -> Result<Int32, Errno> {
         let family = withSockaddr { address, _ in Int32(address.pointee.sa_family) }
-        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(
+            family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return .failure(Errno(errno)) }
         var on: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        if family == AF_INET6 { setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size)) }
+        if family == AF_INET6 {
+            setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
         let bound = withSockaddr { address, length in bind(descriptor, address, length) }
         // SOMAXCONN: the kernel caps the backlog at net.core.somaxconn; connections wait there only until the
         // accepting thread takes them, which it does at once, over a limit or not.

@@ -106,7 +106,9 @@ public final class Fetcher: Sendable {
         case .success(let digest):
             root.remove(directory: body.directory, path: body.path)
             return .failed(
-                FetchFailure(.storeFailed, "\(body.path) changed size after it was stored: \(digest.bytes) bytes, not \(body.bytes)"))
+                FetchFailure(
+                    .storeFailed,
+                    "\(body.path) changed size after it was stored: \(digest.bytes) bytes, not \(body.bytes)"))
         case .failure(let error):
             root.remove(directory: body.directory, path: body.path)
             return .failed(FetchFailure(.storeFailed, error.detail))

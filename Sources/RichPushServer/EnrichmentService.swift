@@ -1,8 +1,9 @@
+import RichPush
+import RichPushHTTP
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPush
-import RichPushHTTP
 
 /// The service's routes over one engine: `/v1/enrich` (JSON or NDJSON), `/v1/explain`, `/v1/attachments/...`,
 /// `/healthz`, `/readyz` and `/metrics`; with the token, the in-flight bound, the drain state and the access log.
@@ -128,10 +129,13 @@ package final class EnrichmentService: HTTPHandler {
             members.append(("elapsed_ms", .integer(request.elapsed.inMilliseconds)))
             lines += JSONWriter.bytes(.object(JSONObject(members))) + [0x0A]
         }
-        lines += JSONWriter.bytes(.object(JSONObject([
-            ("drain", .text("done")), ("cut_off", .integer(report.cutOff.count)),
-            ("elapsed_ms", .integer(report.elapsed.inMilliseconds)),
-        ]))) + [0x0A]
+        lines +=
+            JSONWriter.bytes(
+                .object(
+                    JSONObject([
+                        ("drain", .text("done")), ("cut_off", .integer(report.cutOff.count)),
+                        ("elapsed_ms", .integer(report.elapsed.inMilliseconds)),
+                    ]))) + [0x0A]
         return lines
     }
 
@@ -190,7 +194,9 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
-        guard case .success(let parameters) = parameters(request, assigningID: true) else { return .error(400, .badParameter, "bad parameters") }
+        guard case .success(let parameters) = parameters(request, assigningID: true) else {
+            return .error(400, .badParameter, "bad parameters")
+        }
         // The slot taken at the headers passes to the work.
         if !ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) {
             let admitted = admission.admit()
@@ -266,7 +272,8 @@ package final class EnrichmentService: HTTPHandler {
     // MARK: - Work
 
     private func enrich(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
-        let result = await enricher.enrich(json: body, source: parameters.requestID, deadline: .now + parameters.timeout)
+        let result = await enricher.enrich(
+            json: body, source: parameters.requestID, deadline: .now + parameters.timeout)
         observe(result)
         var response = HTTPResponse.json(
             result.outcome == .invalid ? 400 : 200, JSONWriter.bytes(result.json(input: parameters.requestID)) + [0x0A])
@@ -278,7 +285,8 @@ package final class EnrichmentService: HTTPHandler {
     /// does not read holds its batch (what waits is `responseBufferBytes` and the results of the lines in progress),
     /// and a client that goes cancels it (the lines in progress end `cancelled`, no other line is taken).
     private func enrichLines(_ body: [UInt8], _ parameters: Parameters) -> HTTPResponse {
-        let lines = LockedValue(NDJSONEnrichment.BodyLines(body, limit: enricher.configuration.limits.payload.maximumBytes))
+        let lines = LockedValue(
+            NDJSONEnrichment.BodyLines(body, limit: enricher.configuration.limits.payload.maximumBytes))
         let stream = ResponseStream(capacity: settings.responseBufferBytes)
         let enricher = enricher
         let concurrency = settings.concurrency
@@ -307,7 +315,8 @@ package final class EnrichmentService: HTTPHandler {
         do {
             payload = try enricher.payload(parsing: body)
         } catch {
-            var response = HTTPResponse.json(400, JSONWriter.bytes(Explanation.json(input: parameters.requestID, invalid: error)) + [0x0A])
+            var response = HTTPResponse.json(
+                400, JSONWriter.bytes(Explanation.json(input: parameters.requestID, invalid: error)) + [0x0A])
             response.log.outcome = EnrichmentResult.Outcome.invalid.rawValue
             return response
         }
@@ -345,14 +354,17 @@ package final class EnrichmentService: HTTPHandler {
         if let text = request.query["deadline"] {
             // Never beyond the server's deadline.
             guard let requested = Duration.requested(text, within: timeout) else {
-                return .failure(Refusal(.error(400, .badParameter, "deadline: expected a positive number of seconds, got '\(text)'")))
+                return .failure(
+                    Refusal(
+                        .error(400, .badParameter, "deadline: expected a positive number of seconds, got '\(text)'")))
             }
             timeout = requested
         }
         let requestID: String
         if let given = request.headers["x-request-id"] {
             guard (1...200).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-                return .failure(Refusal(.error(400, .badParameter, "X-Request-Id: expected 1 to 200 visible ASCII characters")))
+                return .failure(
+                    Refusal(.error(400, .badParameter, "X-Request-Id: expected 1 to 200 visible ASCII characters")))
             }
             requestID = given
         } else {
@@ -375,7 +387,10 @@ package final class EnrichmentService: HTTPHandler {
 
     private func only(_ methods: [String], _ request: HTTPRequest) -> HTTPResponse? {
         methods.contains(request.method)
-            ? nil : .error(405, .methodNotAllowed, "\(request.method) is not allowed here", headers: [("Allow", methods.joined(separator: ", "))])
+            ? nil
+            : .error(
+                405, .methodNotAllowed, "\(request.method) is not allowed here",
+                headers: [("Allow", methods.joined(separator: ", "))])
     }
 
     /// 401 when a token is required and the request's does not match it (compared in constant time).
@@ -396,7 +411,9 @@ package final class EnrichmentService: HTTPHandler {
         let bytes = Array(value.utf8)
         let scheme = "bearer".utf8
         guard bytes.count > scheme.count,
-            zip(bytes, scheme).allSatisfy({ byte, expected in ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == expected }),
+            zip(bytes, scheme).allSatisfy({ byte, expected in
+                ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == expected
+            }),
             bytes[scheme.count] == 0x20
         else { return nil }
         return Array(bytes[scheme.count...].drop { $0 == 0x20 })
@@ -415,7 +432,9 @@ package final class EnrichmentService: HTTPHandler {
     private func busy(full: Bool) -> HTTPResponse {
         let retry = [("Retry-After", String(settings.retryAfterSeconds))]
         return full
-            ? .error(503, .tooManyInFlight, "\(settings.maximumInFlight) requests are in process; retry later", headers: retry)
+            ? .error(
+                503, .tooManyInFlight, "\(settings.maximumInFlight) requests are in process; retry later",
+                headers: retry)
             : .error(503, .draining, "the service is draining", headers: retry)
     }
 

@@ -1,7 +1,8 @@
+import RichPush
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPush
 
 /// The ids the service gives requests that bring no `X-Request-Id`: `<16 hex digits>-<n>`, a random prefix drawn
 /// once per service and a counter. Unique within the service; two services (restarts, replicas) share a prefix

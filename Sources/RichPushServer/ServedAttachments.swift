@@ -1,8 +1,9 @@
+import RichPush
+import RichPushHTTP
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPush
-import RichPushHTTP
 
 /// The attachments this server stored, which `GET /v1/attachments/<directory>/<file>` may serve: nothing else
 /// under the root (another process's files, the cache's links, names a client makes up) is ever opened.
@@ -92,7 +93,8 @@ package final class ServedAttachments: Sendable {
                         state.oldest = (state.oldest + 1) % capacity
                     }
                 }
-                state.entries[key] = Stored(mime: media.type.mime, digest: digest, bytes: media.bytes, identity: identity)
+                state.entries[key] = Stored(
+                    mime: media.type.mime, digest: digest, bytes: media.bytes, identity: identity)
             }
         }
     }
@@ -155,7 +157,8 @@ struct Name: Hashable {
     /// letters or digits; nil for anything else.
     init?(_ text: Substring.UTF8View) {
         // A native string's bytes are read in place; only a bridged one is copied first.
-        let parsed = text.withContiguousStorageIfAvailable { Self.parse($0) }
+        let parsed =
+            text.withContiguousStorageIfAvailable { Self.parse($0) }
             ?? Array(text).withUnsafeBufferPointer { Self.parse($0) }
         guard let parsed else { return nil }
         self = parsed

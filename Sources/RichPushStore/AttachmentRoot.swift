@@ -1,5 +1,6 @@
 internal import CSystem
 import RichPushCore
+
 #if canImport(Glibc)
     import Glibc
 #endif

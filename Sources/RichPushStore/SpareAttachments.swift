@@ -12,8 +12,8 @@ import RichPushCore
 /// under a hidden directory name, `.spare-<uuid>`, renamed to `<uuid>` when taken (a rename allocates no inode):
 /// until then no listing, `gc` or `remove` sees an attachment in it. Nothing else about an attachment changes
 /// but the thread that makes its directory and file. Spares are made only after the first `take()` (an idle fetcher
-/// makes none, and starts no thread), by one refill at a time, at most `capacity` at once; a spare older than `maximumAge` is
-/// discarded rather than used (an old directory is what `gc` removes); `stop()` removes every one left.
+/// makes none, and starts no thread), by one refill at a time, at most `capacity` at once; a spare older than
+/// `maximumAge` is discarded rather than used (an old directory is what `gc` removes); `stop()` removes every one left.
 ///
 /// A fetcher whose root is on a tmpfs (`AttachmentRoot.isInMemory`) makes none (`makesAhead` false: every `take()`
 /// is a `begin()`): there a spare's rename and second open cost the loop's thread more than the `mkdirat` and
@@ -52,7 +52,8 @@ package final class SpareAttachments: Sendable {
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
     /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)).
     /// `maximumAge` (default 2 s) bounds how long a spare directory sits unused before it is replaced.
-    package init(root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, maximumAge: Duration = .seconds(2)) {
+    package init(root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, maximumAge: Duration = .seconds(2))
+    {
         self.root = root
         self.makesAhead = makesAhead
         self.capacity = capacity

@@ -29,7 +29,10 @@ enum FailureDetail {
             if character == "/", !inWord {
                 // A path runs to the next space or quote.
                 cleaned += "<path>"
-                index = text[index...].firstIndex { $0 == " " || $0 == "\"" || $0 == "'" || $0 == "`" || $0 == ";" || $0 == ")" }
+                index =
+                    text[index...].firstIndex {
+                        $0 == " " || $0 == "\"" || $0 == "'" || $0 == "`" || $0 == ";" || $0 == ")"
+                    }
                     ?? text.endIndex
                 continue
             }

@@ -29,18 +29,26 @@ enum SVGReferences {
                 var index = found.upperBound
                 if marker == "href" {
                     // `href` (any prefix, `xlink:href`) then spaces, `=`, spaces and a quote.
-                    while index < text.endIndex, text[index] == 0x20 || text[index] == 0x09 || text[index] == 0x0A { index += 1 }
+                    while index < text.endIndex, text[index] == 0x20 || text[index] == 0x09 || text[index] == 0x0A {
+                        index += 1
+                    }
                     guard index < text.endIndex, text[index] == UInt8(ascii: "=") else { continue }
                     index += 1
-                    while index < text.endIndex, text[index] == 0x20 || text[index] == 0x09 || text[index] == 0x0A { index += 1 }
+                    while index < text.endIndex, text[index] == 0x20 || text[index] == 0x09 || text[index] == 0x0A {
+                        index += 1
+                    }
                     guard index < text.endIndex, closers.contains(text[index]) else { continue }
                     index += 1
                 } else {
-                    while index < text.endIndex, text[index] == 0x20 || text[index] == UInt8(ascii: "\"") || text[index] == UInt8(ascii: "'") {
+                    while index < text.endIndex,
+                        text[index] == 0x20 || text[index] == UInt8(ascii: "\"") || text[index] == UInt8(ascii: "'")
+                    {
                         index += 1
                     }
                 }
-                let value = text[index...].prefix { !closers.contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'") }
+                let value = text[index...].prefix {
+                    !closers.contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'")
+                }
                 let trimmed = value.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
                 if trimmed.first == UInt8(ascii: "#") || trimmed.starts(with: Array("data:".utf8)) { continue }
                 return String(decoding: document[index..<(index + min(value.count, 200))], as: UTF8.self)

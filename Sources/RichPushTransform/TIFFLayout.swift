@@ -26,7 +26,8 @@ enum TIFFLayout {
             let tag = number(entries[start..<(start + 2)])
             let type = number(entries[(start + 2)..<(start + 4)])
             // A SHORT value sits in the first two bytes of the value field, a LONG in all four.
-            fields[tag] = type == 3 ? number(entries[(start + 8)..<(start + 10)]) : number(entries[(start + 8)..<(start + 12)])
+            fields[tag] =
+                type == 3 ? number(entries[(start + 8)..<(start + 10)]) : number(entries[(start + 8)..<(start + 12)])
         }
         if fields[259] == 6 {
             return "old-style JPEG compression (TIFF compression 6, replaced by 7 in 1995)"

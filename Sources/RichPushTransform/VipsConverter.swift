@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import CVips
 import RichPushCore
 import RichPushMedia
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The transformation step's converter on libvips: each file read only by the decoder of the type libmagic decided
 /// (refused when that decoder does not recognise the bytes), headers read without decoding, images shrunk on load,
@@ -39,10 +40,14 @@ public struct VipsConverter: ImageConverter {
 
     /// The header, and the name libvips gives the loader that read it (`jpegload`, `svgload_buffer`, ...): what the
     /// tests check each type is read by.
-    package func probe(_ path: String, type: MediaType) throws(TransformFailure) -> (header: ImageHeader, loader: String) {
+    package func probe(_ path: String, type: MediaType) throws(TransformFailure) -> (
+        header: ImageHeader, loader: String
+    ) {
         let source = try Source(path: path, type: type)
         var header = cvips_header()
-        try source.call("cannot read the image") { input, error in cvips_probe(input, &header, error, Self.errorCapacity) }
+        try source.call("cannot read the image") { input, error in
+            cvips_probe(input, &header, error, Self.errorCapacity)
+        }
         let loader = withUnsafeBytes(of: header.loader) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         return (
             ImageHeader(
@@ -60,7 +65,8 @@ public struct VipsConverter: ImageConverter {
         try Self.stoppable(stop) { handle throws(TransformFailure) in
             try source.call(nil) { input, error in
                 cvips_convert(
-                    input, request.output.fileDescriptor, format, Int32(clamping: request.maximumSide ?? 0), Int32(request.quality),
+                    input, request.output.fileDescriptor, format, Int32(clamping: request.maximumSide ?? 0),
+                    Int32(request.quality),
                     request.animated ? 1 : 0, handle, &width, &height, error, Self.errorCapacity)
             }
         }
@@ -84,7 +90,9 @@ public struct VipsConverter: ImageConverter {
             guard status == CVIPS_OK.rawValue else {
                 let reason = FailureDetail.clean(error)
                 throw TransformFailure(
-                    .damagedImage, reason.isEmpty ? "libvips could not decode the \(request.type.mime) whole and gave no reason" : reason)
+                    .damagedImage,
+                    reason.isEmpty
+                        ? "libvips could not decode the \(request.type.mime) whole and gave no reason" : reason)
             }
         }
     }
@@ -128,12 +136,15 @@ private struct Source {
         if type == .svg {
             guard let document = try? InputReader.read(path, limit: VipsConverter.maximumSVGBytes).get() else {
                 throw TransformFailure(
-                    .transformFailed, "the SVG document is unreadable or larger than \(VipsConverter.maximumSVGBytes) bytes")
+                    .transformFailed,
+                    "the SVG document is unreadable or larger than \(VipsConverter.maximumSVGBytes) bytes")
             }
             if let reference = SVGReferences.firstExternal(in: document) {
                 throw TransformFailure(
                     .transformFailed,
-                    "the SVG document references an external resource ('\(FailureDetail.clean(reference))'); it is not rendered")
+                    "the SVG document references an external resource ('\(FailureDetail.clean(reference))'); it is "
+                        + "not rendered"
+                )
             }
             self.document = document
         } else {
@@ -191,7 +202,8 @@ private struct Source {
         if loader == CVIPS_HEIFLOAD {
             let head = ImageFile.bytes(path, count: 12)
             if head.count == 12, head[4..<8].elementsEqual("ftyp".utf8) {
-                let brand = String(decoding: head[8..<12].map { (0x20..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+                let brand = String(
+                    decoding: head[8..<12].map { (0x20..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
                 reason += " (major brand '\(brand)'\(brand == "avis" ? ", an AVIF image sequence" : ""))"
             }
         }

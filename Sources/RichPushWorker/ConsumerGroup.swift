@@ -15,12 +15,12 @@ struct ConsumerGroup: Sendable {
         if settings.createGroup {
             do throws(RedisError) {
                 try connection.run(["XGROUP", "CREATE", settings.stream, settings.group, "0", "MKSTREAM"])
-            } catch where error.code == .busyGroup {}
+            } catch  where error.code == .busyGroup {}
         }
         let groups: [RedisValue]
         do throws(RedisError) {
             groups = try connection.run(["XINFO", "GROUPS", settings.stream]).elements
-        } catch where error.code == .noSuchKey {
+        } catch  where error.code == .noSuchKey {
             throw RedisError(
                 .noSuchKey, detail: "stream '\(settings.stream)' does not exist (--create-group makes it)")
         }
@@ -76,7 +76,7 @@ struct ConsumerGroup: Sendable {
                 "EVAL", StreamWorker.removeIdleConsumersScript, "1", settings.stream, settings.group,
                 String(age.inMilliseconds), settings.consumer,
             ]).elements.compactMap(\.text)
-        } catch where error.kind == .reply {
+        } catch  where error.kind == .reply {
             log("richpush worker: could not remove idle consumers: \(error.description)")
             return
         }

@@ -1,8 +1,9 @@
+import CHiredis
+import RichPush
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import CHiredis
-import RichPush
 
 /// A Redis reply, copied out of hiredis's.
 package enum RedisValue: Sendable, Equatable {
@@ -233,7 +234,7 @@ package final class RedisConnection: @unchecked Sendable {
                 throw RESPReader<SocketSource>.protocolError("bytes after the reply")
             }
             return entries
-        } catch where error.connection {
+        } catch  where error.connection {
             drop()
             throw RedisError(error.code, detail: "redis \(address): \(error.detail)")
         } catch {
@@ -282,7 +283,7 @@ package final class RedisConnection: @unchecked Sendable {
                 // answer never repeats the password.
                 do throws(RedisError) {
                     try run(bytes: [Array("AUTH".utf8)] + (address.user.map { [$0] } ?? []) + [password])
-                } catch where !error.connection {
+                } catch  where !error.connection {
                     // WRONGPASS (Redis 6), or ERR from an older one: the credentials, whatever the code.
                     throw RedisError(
                         error.code, kind: .authentication,
@@ -292,7 +293,7 @@ package final class RedisConnection: @unchecked Sendable {
             if address.database != 0 {
                 do throws(RedisError) {
                     try run(["SELECT", String(address.database)])
-                } catch where error.kind == .reply {
+                } catch  where error.kind == .reply {
                     throw RedisError(
                         error.code, detail: "redis \(address): SELECT \(address.database): \(error.detail)")
                 }

@@ -35,7 +35,8 @@ extension StreamWorker {
             if entry[2][i] == 'payload' then payload = entry[2][i + 1] break end
           end
         end
-        redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'payload', payload, 'reason', ARGV[4], 'deliveries', ARGV[5])
+        redis.call('XADD', KEYS[2], '*', 'source', ARGV[3], 'payload', payload,
+          'reason', ARGV[4], 'deliveries', ARGV[5])
         redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
         return 1
         """

@@ -170,7 +170,7 @@ package final class StreamWorker: LifecycleService {
         while true {
             do throws(RedisError) {
                 return try group.prepare(connection)
-            } catch where error.connection {
+            } catch  where error.connection {
                 log("richpush worker: \(error.description); retrying in \(delay.current)")
                 pause(&delay) { $0.readingStopped }
                 if core.withLock({ $0.machine.readingStopped }) { throw error }

@@ -32,13 +32,18 @@ package final class WorkerMetrics: Sendable {
         let counts = snapshot
         var text = "# HELP richpush_worker_entries_total Entries taken (read or claimed), by what became of them.\n"
         text += "# TYPE richpush_worker_entries_total counter\n"
-        for (result, value) in [("written", counts.written), ("dead-lettered", counts.deadLettered), ("dropped", counts.lost)] {
+        for (result, value) in [
+            ("written", counts.written), ("dead-lettered", counts.deadLettered), ("dropped", counts.lost),
+        ] {
             text += "richpush_worker_entries_total{result=\"\(result)\"} \(value)\n"
         }
         for (name, help, value) in [
             ("richpush_worker_entries_read_total", "Entries taken from the stream (read or claimed).", counts.read),
             ("richpush_worker_claimed_total", "Entries claimed from idle consumers.", counts.claimed),
-            ("richpush_worker_redis_reconnects_total", "Redis commands that failed on the connection (each is followed by a reconnection).", counts.redisErrors),
+            (
+                "richpush_worker_redis_reconnects_total",
+                "Redis commands that failed on the connection (each is followed by a reconnection).", counts.redisErrors
+            ),
         ] {
             text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
         }

@@ -13,7 +13,9 @@ guard arguments.count >= 3 else {
     FileHandle.standardError.write(Data("usage: richpush-bench-urlsession URLS-FILE OUT-DIR [PARALLEL]\n".utf8))
     exit(64)
 }
-let urls = try String(contentsOfFile: arguments[1], encoding: .utf8).split(separator: "\n").compactMap { URL(string: String($0)) }
+let urls = try String(contentsOfFile: arguments[1], encoding: .utf8).split(separator: "\n").compactMap {
+    URL(string: String($0))
+}
 let outDirectory = URL(fileURLWithPath: arguments[2])
 let parallel = arguments.count > 3 ? Int(arguments[3]) ?? 64 : 64
 try FileManager.default.createDirectory(at: outDirectory, withIntermediateDirectories: true)

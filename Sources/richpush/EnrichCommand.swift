@@ -1,7 +1,8 @@
+import RichPush
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPush
 
 /// `richpush enrich`: one payload per file.
 struct EnrichCommand: ParsableCommand {
@@ -58,7 +59,8 @@ struct EnrichCommand: ParsableCommand {
                     let deadline = ContinuousClock.now + configuration.timeout
                     let result: EnrichmentResult
                     switch InputReader.read(input, limit: limit) {
-                    case .success(let bytes): result = await enricher.enrich(json: bytes, source: input, deadline: deadline)
+                    case .success(let bytes):
+                        result = await enricher.enrich(json: bytes, source: input, deadline: deadline)
                     case .failure(let error): result = .invalid(error, source: input)
                     }
                     let line = JSONWriter.bytes(result.json(input: input)) + [0x0A]

@@ -1,7 +1,8 @@
+import RichPush
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPush
 
 /// Writes to a file descriptor without buffering (each call is written whole at once), so a result line is
 /// out as soon as it is due.

@@ -1,7 +1,8 @@
+import RichPush
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPush
 
 /// Progress on standard error (done/total and rate), shown only when standard error is a terminal and there
 /// are many inputs; redrawn at most five times a second, on one line.

@@ -28,7 +28,8 @@ struct RenderCommand: ParsableCommand {
 
     func plan() throws(UsageError) -> Plan {
         Plan(
-            template: try Self.load(template, option: $template.flag), params: try Self.load(params, option: $params.flag),
+            template: try Self.load(template, option: $template.flag),
+            params: try Self.load(params, option: $params.flag),
             strict: strict)
     }
 

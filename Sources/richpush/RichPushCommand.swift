@@ -1,7 +1,8 @@
+import RichPush
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import RichPush
 
 /// `richpush`: the top-level command, dispatching to its subcommands.
 @main

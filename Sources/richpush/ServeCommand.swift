@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import RichPush
 import RichPushHTTP
 import RichPushServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `richpush serve`: the engine behind HTTP.
 struct ServeCommand: ParsableCommand {
@@ -176,9 +177,9 @@ struct ServeCommand: ParsableCommand {
     }
 
     /// The shortest token accepted, in bytes: 16, at least 64 bits even when they are hex digits (`openssl rand -hex
-    /// 32` makes 64 of them, 256 bits). The token is all that guards `/v1/` on a listener that may be reached from elsewhere, and a
-    /// refusal costs a guesser only a request; a short one is refused at start, where it is fixed once, rather than
-    /// warned about in a log nobody reads.
+    /// 32` makes 64 of them, 256 bits). The token is all that guards `/v1/` on a listener that may be reached from
+    /// elsewhere, and a refusal costs a guesser only a request; a short one is refused at start, where it is fixed
+    /// once, rather than warned about in a log nobody reads.
     static let minimumTokenBytes = 16
 
     /// The token in `file`: its first line (a regular file, opened without blocking; a warning when group or others

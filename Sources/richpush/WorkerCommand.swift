@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
 import RichPush
 import RichPushHTTP
 import RichPushWorker
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `richpush worker`: a consumer of a Redis Streams consumer group.
 struct WorkerCommand: ParsableCommand {
@@ -126,7 +127,8 @@ struct WorkerCommand: ParsableCommand {
             var services: [any LifecycleService] = []
             if let address = metricsAddress {
                 do {
-                    let health = try HTTPServer(listening: address, handler: WorkerHealth(worker: worker, enricher: enricher))
+                    let health = try HTTPServer(
+                        listening: address, handler: WorkerHealth(worker: worker, enricher: enricher))
                     services.append(health)
                     Output.listening(address, port: health.port)
                 } catch {
@@ -139,7 +141,9 @@ struct WorkerCommand: ParsableCommand {
                 // awaited.
                 try await runner.run(services + [worker], enricher: enricher)
             } catch let error as RedisError {
-                let hint = error.kind == .authentication ? " (the password comes from the --redis URL, --redis-password-file or REDISCLI_AUTH)" : ""
+                let hint =
+                    error.kind == .authentication
+                    ? " (the password comes from the --redis URL, --redis-password-file or REDISCLI_AUTH)" : ""
                 Output.error("richpush worker: \(error.description)\(hint)")
                 return 70
             } catch {
@@ -182,7 +186,8 @@ struct WorkerCommand: ParsableCommand {
     }
 
     /// The line that says what a drain cut short by `--drain-timeout` left unwritten, and where it is.
-    static func drainReport(unwritten: Int, computed: Int, failure: String?, settings: StreamWorker.Settings) -> String {
+    static func drainReport(unwritten: Int, computed: Int, failure: String?, settings: StreamWorker.Settings) -> String
+    {
         let entries = unwritten == 1 ? "1 entry" : "\(unwritten) entries"
         let cause = failure.map { "; writes were failing: \($0)" } ?? ""
         return "richpush worker: the drain timeout (\(settings.drainTimeout)) passed with \(entries) not written "

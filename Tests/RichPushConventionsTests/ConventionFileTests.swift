@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushConventions
 
 @Suite("User-defined conventions (--conventions FILE)")
@@ -19,8 +19,10 @@ struct ConventionFileTests {
         #expect(conventions.map(\.name) == ["acme", "legacy"])
         var registry = ConventionRegistry([])
         for convention in conventions { registry.register(convention) }
-        let payload = try PushPayload(parsing: Array(
-            #"{"acme":{"media":{"url":"https://a/1.jpg","type":"image"}},"extra":"{\"image\":\"https://l/2.png\"}"}"#.utf8))
+        let payload = try PushPayload(
+            parsing: Array(
+                (#"{"acme":{"media":{"url":"https://a/1.jpg","type":"image"}},"#
+                    + #""extra":"{\"image\":\"https://l/2.png\"}"}"#).utf8))
         let scan = registry.scan(payload)
         #expect(scan.references.map(\.url) == ["https://a/1.jpg", "https://l/2.png"])
         #expect(scan.references.map(\.identifier) == ["hero", "legacy"])

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushConventions
 
 @Suite("Conventions")
@@ -14,9 +14,12 @@ struct ConventionTests {
     @Test("Adobe: top-level adb_media")
     func adobe() throws {
         let result = try scan(#"{"aps":{},"adb_media":"https://cdn.example/a.jpg"}"#)
-        #expect(result.references == [
-            MediaReference(url: "https://cdn.example/a.jpg", convention: "adb_media", identifier: "adb_media", field: "adb_media")
-        ])
+        #expect(
+            result.references == [
+                MediaReference(
+                    url: "https://cdn.example/a.jpg", convention: "adb_media", identifier: "adb_media",
+                    field: "adb_media")
+            ])
         #expect(result.problems.isEmpty)
     }
 
@@ -85,7 +88,8 @@ struct ConventionTests {
     func custom() throws {
         var registry = ConventionRegistry.standard
         registry.register(Custom())
-        let payload = try PushPayload(parsing: Array(#"{"media":"https://c/3.gif","adb_media":"https://a/1.jpg"}"#.utf8))
+        let payload = try PushPayload(
+            parsing: Array(#"{"media":"https://c/3.gif","adb_media":"https://a/1.jpg"}"#.utf8))
         let result = registry.scan(payload)
         #expect(result.references.map(\.url) == ["https://a/1.jpg", "https://c/3.gif"])
         #expect(result.references.map(\.identifier) == ["adb_media", "adb_media-2"])
@@ -93,7 +97,8 @@ struct ConventionTests {
 
     @Test("a key written with escapes is found by what it means; the convention finds its media")
     func escapedKeyLookup() throws {
-        let payload = try PushPayload(parsing: Array(#"{"aps":{"mutable\u002dcontent":1},"adb\u005fmedia":"https://m.example/a.jpg"}"#.utf8))
+        let payload = try PushPayload(
+            parsing: Array(#"{"aps":{"mutable\u002dcontent":1},"adb\u005fmedia":"https://m.example/a.jpg"}"#.utf8))
         #expect(payload.isMutable)
         #expect(payload.root["adb_media"]?.stringValue == "https://m.example/a.jpg")
         let scan = AdobeMediaConvention().scan(payload)
@@ -121,7 +126,10 @@ struct VendorConventionTests {
         #expect(clip == Thumbnail.Clip(x: 0.1, y: 0.2, width: 0.5, height: 0.5))
         #expect(result.references.first?.thumbnail?.time == 0)
         #expect(result.references.first?.thumbnail?.hidden == false)
-        #expect(result.overrides.map { [$0.title, $0.subtitle, $0.body] } == [["48 hours only", "Everything -30%", "Tap to shop"]])
+        #expect(
+            result.overrides.map { [$0.title, $0.subtitle, $0.body] } == [
+                ["48 hours only", "Everything -30%", "Tap to shop"]
+            ])
         // The text goes with the media: it applies only once both are attached.
         #expect(result.overrides.first?.requiredURLs == result.references.map(\.url))
         #expect(result.problems.isEmpty)
@@ -131,10 +139,14 @@ struct VendorConventionTests {
         "Airship url as a string or an array; urls win over url",
         arguments: [
             (#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg"}}"#, ["https://a/1.jpg"], ["airship"]),
-            (#"{"com.urbanairship.media_attachment":{"url":["https://a/1.jpg","https://a/2.jpg"]}}"#,
-             ["https://a/1.jpg", "https://a/2.jpg"], ["airship-1", "airship-2"]),
-            (#"{"com.urbanairship.media_attachment":{"url":"https://a/0.jpg","urls":[{"url":"https://a/3.jpg"}]}}"#,
-             ["https://a/3.jpg"], ["airship"]),
+            (
+                #"{"com.urbanairship.media_attachment":{"url":["https://a/1.jpg","https://a/2.jpg"]}}"#,
+                ["https://a/1.jpg", "https://a/2.jpg"], ["airship-1", "airship-2"]
+            ),
+            (
+                #"{"com.urbanairship.media_attachment":{"url":"https://a/0.jpg","urls":[{"url":"https://a/3.jpg"}]}}"#,
+                ["https://a/3.jpg"], ["airship"]
+            ),
         ])
     func airshipURLs(text: String, urls: [String], identifiers: [String]) throws {
         let result = try scan(text)
@@ -149,7 +161,10 @@ struct VendorConventionTests {
             (#"{"x":0,"y":0,"width":1}"#, "crop"),
         ])
     func airshipBadCrop(crop: String, named: String) throws {
-        let result = try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","options":{"crop":\#(crop),"time":-1,"hidden":"yes"}}}"#)
+        let result = try scan(
+            #"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","options":{"crop":\#(crop),"time":-1,"#
+                + #""hidden":"yes"}}}"#
+        )
         #expect(result.references.count == 1)
         #expect(result.references.first?.thumbnail == Thumbnail(time: -1))
         #expect(result.problems.map(\.code) == [.badOption, .badOption])
@@ -158,19 +173,34 @@ struct VendorConventionTests {
 
     @Test("Airship wrong types are specific problems")
     func airshipWrongTypes() throws {
-        #expect(try scan(#"{"com.urbanairship.media_attachment":"https://a/1.jpg"}"#).problems.map(\.code) == [.badReference])
-        #expect(try scan(#"{"com.urbanairship.media_attachment":{"urls":[7]}}"#).problems.map(\.code) == [.badReference])
-        #expect(try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","content":{"title":3}}}"#).problems.map(\.code) == [.badOption])
+        #expect(
+            try scan(#"{"com.urbanairship.media_attachment":"https://a/1.jpg"}"#).problems.map(\.code) == [
+                .badReference
+            ])
+        #expect(
+            try scan(#"{"com.urbanairship.media_attachment":{"urls":[7]}}"#).problems.map(\.code) == [.badReference])
+        #expect(
+            try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","content":{"title":3}}}"#).problems
+                .map(\.code) == [.badOption])
     }
 
     @Test(
         "OneSignal att at the top level or under os_data, ids as identifiers",
         arguments: [
             (#"{"att":{"id1":"https://o/1.png","id2":"https://o/2.mp4"}}"#, ["id1", "id2"], "att.id1"),
-            (#"{"os_data":{"att":{"box":"https://o/3.jpg"}},"att":{"x":"https://o/ignored.jpg"}}"#, ["box"], "os_data.att.box"),
+            (
+                #"{"os_data":{"att":{"box":"https://o/3.jpg"}},"att":{"x":"https://o/ignored.jpg"}}"#, ["box"],
+                "os_data.att.box"
+            ),
             (#"{"aps":{"content-available":1},"m":"hi","at":{"s":"https://o/4.jpg"}}"#, ["s"], "at.s"),
-            (#"{"aps":{},"os_data":{"buttons":{"m":"hi","at":{"t":"https://o/5.jpg"}}}}"#, ["t"], "os_data.buttons.at.t"),
-            (#"{"aps":{"alert":"x"},"m":"hi","att":{"u":"https://o/6.jpg"},"at":{"v":"https://o/7.jpg"}}"#, ["u"], "att.u"),
+            (
+                #"{"aps":{},"os_data":{"buttons":{"m":"hi","at":{"t":"https://o/5.jpg"}}}}"#, ["t"],
+                "os_data.buttons.at.t"
+            ),
+            (
+                #"{"aps":{"alert":"x"},"m":"hi","att":{"u":"https://o/6.jpg"},"at":{"v":"https://o/7.jpg"}}"#, ["u"],
+                "att.u"
+            ),
         ])
     func oneSignal(text: String, identifiers: [String], field: String) throws {
         let result = try scan(text)
@@ -191,7 +221,9 @@ struct VendorConventionTests {
     func alertOverride() throws {
         var payload = try PushPayload(parsing: Array(#"{"aps":{"sound":"x","alert":"Sale","badge":1},"k":2}"#.utf8))
         AlertOverride(title: "T", body: "B").apply(to: &payload)
-        #expect(JSONWriter.string(payload.json) == #"{"aps":{"sound":"x","alert":{"body":"B","title":"T"},"badge":1},"k":2}"#)
+        #expect(
+            JSONWriter.string(payload.json)
+                == #"{"aps":{"sound":"x","alert":{"body":"B","title":"T"},"badge":1},"k":2}"#)
     }
 }
 
@@ -200,9 +232,12 @@ struct TypeHintTests {
     @Test(
         "hints in every form are judged against the sniffed type",
         arguments: [
-            ("image", MediaType.jpeg, true as Bool?), ("video", .jpeg, false), ("JPG", .jpeg, true), (".jpeg", .jpeg, true),
-            ("gif", .jpeg, false), ("image/jpeg", .jpeg, true), ("image/webp", .jpeg, false), ("public.mpeg-4", .mp4, true),
-            ("audio", .m4a, true), ("mpg", .mpeg2, true), ("mp4", .m4a, false), ("banana", .png, nil), ("text/html", .png, nil),
+            ("image", MediaType.jpeg, true as Bool?), ("video", .jpeg, false), ("JPG", .jpeg, true),
+            (".jpeg", .jpeg, true),
+            ("gif", .jpeg, false), ("image/jpeg", .jpeg, true), ("image/webp", .jpeg, false),
+            ("public.mpeg-4", .mp4, true),
+            ("audio", .m4a, true), ("mpg", .mpeg2, true), ("mp4", .m4a, false), ("banana", .png, nil),
+            ("text/html", .png, nil),
         ])
     func matches(hint: String, type: MediaType, expected: Bool?) {
         #expect(type.matches(hint: hint) == expected)
@@ -210,12 +245,17 @@ struct TypeHintTests {
 
     @Test("Firebase and CleverTap key paths, with CleverTap's declared type as the hint")
     func keyPaths() throws {
-        let payload = try PushPayload(parsing: Array(#"{"fcm_options":{"image":"https://f/1.jpg"},"ct_mediaUrl":"https://c/2.gif","ct_mediaType":"gif"}"#.utf8))
+        let payload = try PushPayload(
+            parsing: Array(
+                #"{"fcm_options":{"image":"https://f/1.jpg"},"ct_mediaUrl":"https://c/2.gif","ct_mediaType":"gif"}"#
+                    .utf8))
         let result = ConventionRegistry.standard.scan(payload)
         #expect(result.references.map(\.convention) == ["fcm", "clevertap"])
         #expect(result.references.map(\.field) == ["fcm_options.image", "ct_mediaUrl"])
         #expect(result.references.map(\.typeHint) == [nil, "gif"])
-        let wrong = ConventionRegistry.standard.scan(try PushPayload(parsing: Array(#"{"fcm_options":"x","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
+        let wrong = ConventionRegistry.standard.scan(
+            try PushPayload(
+                parsing: Array(#"{"fcm_options":"x","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
         #expect(wrong.problems.map(\.code) == [.badReference, .badOption])
         #expect(wrong.references.count == 1)
     }
@@ -233,7 +273,10 @@ struct KeyPathConventionTests {
             (#"{"itbl":{"attachment-url":"https://i/1.png"}}"#, "iterable", "itbl.attachment-url", nil as String?),
             (#"{"CIO":{"push":{"image":"https://c/1.jpg"}}}"#, "customerio", "CIO.push.image", nil),
             (#"{"attachment":"https://p/1.wav"}"#, "pushwoosh", "attachment", nil),
-            (#"{"com.batch":{"at":{"u":"https://b/1.mpg","t":"public.mpeg"}}}"#, "batch", "com.batch.at.u", "public.mpeg"),
+            (
+                #"{"com.batch":{"at":{"u":"https://b/1.mpg","t":"public.mpeg"}}}"#, "batch", "com.batch.at.u",
+                "public.mpeg"
+            ),
             (#"{"data":{"media-url":"https://a/1.m4a","pinpoint":{}}}"#, "amplify", "data.media-url", nil),
             (#"{"ab":{"att":{"url":"https://br/1.gif","type":"gif"}}}"#, "braze", "ab.att.url", "gif"),
         ])
@@ -277,7 +320,10 @@ struct NotifeeConventionTests {
 
     @Test("ios.attachments take precedence over image; ids, type hints and thumbnail options are kept")
     func attachments() throws {
-        let result = try scan(#"{"notifee_options":{"image":"https://n/0.png","ios":{"attachments":[{"id":"a","url":"https://n/1.jpg","typeHint":"public.jpeg","thumbnailHidden":true},{"url":"https://n/2.mp4","thumbnailTime":2}]}}}"#)
+        let result = try scan(
+            #"{"notifee_options":{"image":"https://n/0.png","ios":{"attachments":[{"id":"a","url":"https://n/1.jpg","#
+                + #""typeHint":"public.jpeg","thumbnailHidden":true},{"url":"https://n/2.mp4","thumbnailTime":2}]}}}"#
+        )
         #expect(result.references.map(\.url) == ["https://n/1.jpg", "https://n/2.mp4"])
         #expect(result.references.map(\.identifier) == ["a", "notifee-2"])
         #expect(result.references.map(\.typeHint) == ["public.jpeg", nil])
@@ -286,15 +332,24 @@ struct NotifeeConventionTests {
 
     @Test("image alone, in an object or a JSON string")
     func image() throws {
-        #expect(try scan(#"{"notifee_options":{"image":"https://n/0.png"}}"#).references.map(\.field) == ["notifee_options.image"])
-        #expect(try scan(#"{"notifee_options":"{\"image\":\"https://n/0.png\"}"}"#).references.map(\.url) == ["https://n/0.png"])
+        #expect(
+            try scan(#"{"notifee_options":{"image":"https://n/0.png"}}"#).references.map(\.field) == [
+                "notifee_options.image"
+            ])
+        #expect(
+            try scan(#"{"notifee_options":"{\"image\":\"https://n/0.png\"}"}"#).references.map(\.url) == [
+                "https://n/0.png"
+            ])
         #expect(try scan(#"{"notifee_options":"not json"}"#).references.isEmpty)
     }
 
     @Test("wrong types and invalid options are specific problems")
     func problems() throws {
         #expect(try scan(#"{"notifee_options":5}"#).problems.map(\.code) == [.badReference])
-        let bad = try scan(#"{"notifee_options":{"ios":{"attachments":[7,{"url":"https://n/1.jpg","thumbnailClippingRect":{"x":2},"thumbnailTime":-1,"thumbnailHidden":"no"}]}}}"#)
+        let bad = try scan(
+            #"{"notifee_options":{"ios":{"attachments":[7,{"url":"https://n/1.jpg","thumbnailClippingRect":{"x":2},"#
+                + #""thumbnailTime":-1,"thumbnailHidden":"no"}]}}}"#
+        )
         #expect(bad.references.count == 1)
         #expect(bad.problems.map(\.code) == [.badReference, .badOption, .badOption, .badOption])
     }

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushConventions
 
 @Suite("Routes")
@@ -18,7 +18,10 @@ struct RouteTests {
     @Test(
         "the route comes from the matched conventions' custom data, then the root",
         arguments: [
-            (#"{"com.batch":{"l":"app://match/7","at":{"u":"https://b/1.jpg","t":"public.jpeg"}}}"#, nil as String?, "app://match/7" as String?),
+            (
+                #"{"com.batch":{"l":"app://match/7","at":{"u":"https://b/1.jpg","t":"public.jpeg"}}}"#, nil as String?,
+                "app://match/7" as String?
+            ),
             (#"{"CIO":{"push":{"link":"app://welcome","image":"https://c/1.jpg"}}}"#, nil, "app://welcome"),
             (#"{"att":{"a":"https://o/1.png"},"custom":{"a":{"id":42,"deeplink":"app://o"}}}"#, "42", "app://o"),
             (#"{"payload":"{\"image_attachment\":\"https://z/1.png\",\"id\":\"call-9\"}"}"#, "call-9", nil),
@@ -51,10 +54,13 @@ struct RouteTests {
 
     @Test("ids keep their own source: OneSignal's custom data, else the root beside os_data")
     func idSources() throws {
-        let custom = try #require(try route(String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal-custom.json", encoding: .utf8)))
+        let custom = try #require(
+            try route(
+                String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal-custom.json", encoding: .utf8)))
         #expect(custom.id == "order-6")
         #expect(custom.idSource == DeepLinkRoute.Source(convention: "onesignal", key: "custom.a.id"))
-        let osData = try #require(try route(String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal.json", encoding: .utf8)))
+        let osData = try #require(
+            try route(String(contentsOfFile: FixtureDirectory.payloads + "/route-onesignal.json", encoding: .utf8)))
         #expect(osData.id == "order-5")
         #expect(osData.idSource == DeepLinkRoute.Source(convention: nil, key: "id"))
     }
@@ -63,7 +69,11 @@ struct RouteTests {
         "a vendor's key counts only for a matched convention, and Iterable's only for an openUrl action",
         arguments: [
             (#"{"^d":"app://airship","deeplink":"app://generic"}"#, "app://generic"),
-            (#"{"itbl":{"attachment-url":"https://i/1.png","defaultAction":{"type":"buyNow","data":"sku-1"}},"url":"app://generic"}"#, "app://generic"),
+            (
+                #"{"itbl":{"attachment-url":"https://i/1.png","defaultAction":{"type":"buyNow","data":"sku-1"}},"#
+                    + #""url":"app://generic"}"#,
+                "app://generic"
+            ),
             (#"{"adb_media":"https://a/1.jpg","adb_uri":7,"uri":"app://generic"}"#, "app://generic"),
         ])
     func vendorKeysNotTaken(text: String, url: String) throws {

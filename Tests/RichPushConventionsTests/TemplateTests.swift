@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushConventions
 
 @Suite("Templates (Azure Notification Hubs expressions)")
@@ -28,7 +28,10 @@ struct TemplateTests {
             (##"{"a":"{'n=' + #(count)}"}"##, ##"{"a":"n=42"}"##),
             (##"{"a":"{$(name, 3) + \" & \" + 'co'}"}"##, ##"{"a":"Ada & co"}"##),
             (##"{"a":"$(missing)"}"##, ##"{"a":""}"##),
-            (##"{"a":"Hello $(name)","$(name)":1,"n":[true,"$(name, 1)"]}"##, ##"{"a":"Hello $(name)","$(name)":1,"n":[true,"A"]}"##),
+            (
+                ##"{"a":"Hello $(name)","$(name)":1,"n":[true,"$(name, 1)"]}"##,
+                ##"{"a":"Hello $(name)","$(name)":1,"n":[true,"A"]}"##
+            ),
         ])
     func forms(template: String, expected: String) throws {
         #expect(try render(template, ##"{"name":"Ada Lovelace","count":42,"price":"1.5e3"}"##) == expected)
@@ -64,9 +67,14 @@ struct TemplateTests {
     @Test("ZEGOCLOUD's and Notifee's JSON-string objects are rendered inside and encoded again")
     func jsonStrings() throws {
         let rendered = try render(
-            ##"{"payload":"{\"image_attachment\":\"$(img)\",\"n\":\"#(n)\"}","notifee_options":"{\"body\":\"{'Hi ' + $(name)}\"}"}"##,
+            ##"{"payload":"{\"image_attachment\":\"$(img)\",\"n\":\"#(n)\"}","notifee_options":"{\"body\":\"{'Hi ' "##
+                + ##"+ $(name)}\"}"}"##,
             ##"{"img":"https://z/1.png","n":3,"name":"Ada"}"##)
-        #expect(rendered == ##"{"payload":"{\"image_attachment\":\"https://z/1.png\",\"n\":3}","notifee_options":"{\"body\":\"Hi Ada\"}"}"##)
+        #expect(
+            rendered
+                == ##"{"payload":"{\"image_attachment\":\"https://z/1.png\",\"n\":3}","##
+                + ##""notifee_options":"{\"body\":\"Hi Ada\"}"}"##
+        )
         // A malformed expression inside is an error too.
         #expect(throws: TemplateError.self) { try render(##"{"payload":"{\"a\":\"$(img\"}"}"##, "{}") }
     }
@@ -78,7 +86,8 @@ struct TemplateTests {
             (".(s, 18)", "Zoë 👩‍💻 Kowalski"), (".(s, 17)", "Zoë 👩‍💻 Kowa..."),
         ])
     func utf16Lengths(expression: String, expected: String) throws {
-        let renderer = try TemplateRenderer(properties: try JSONParser().parse(Array(##"{"s":"Zoë 👩‍💻 Kowalski"}"##.utf8)))
+        let renderer = try TemplateRenderer(
+            properties: try JSONParser().parse(Array(##"{"s":"Zoë 👩‍💻 Kowalski"}"##.utf8)))
         #expect(try renderer.evaluate(expression)?.stringValue == expected)
     }
 

@@ -54,7 +54,9 @@ struct CodeTests {
     @Test("the codes a result can carry are every problem and invalid code, each once")
     func reported() {
         let reported = EnrichmentProblem.Code.reported
-        #expect(Set(reported) == Set(EnrichmentProblem.Code.known(in: .problem) + EnrichmentProblem.Code.known(in: .invalid)))
+        #expect(
+            Set(reported)
+                == Set(EnrichmentProblem.Code.known(in: .problem) + EnrichmentProblem.Code.known(in: .invalid)))
         #expect(Set(reported).count == reported.count)
         #expect(!reported.contains(.outOfRange))
     }
@@ -63,7 +65,8 @@ struct CodeTests {
     func codable() throws {
         let encoded = try JSONEncoder().encode([EnrichmentProblem.Code.tooLarge, .payloadTooLarge])
         #expect(String(decoding: encoded, as: UTF8.self) == #"["too-large","payload-too-large"]"#)
-        let decoded = try JSONDecoder().decode([EnrichmentProblem.Code].self, from: Data(#"["bad-url","from-a-newer-richpush"]"#.utf8))
+        let decoded = try JSONDecoder().decode(
+            [EnrichmentProblem.Code].self, from: Data(#"["bad-url","from-a-newer-richpush"]"#.utf8))
         #expect(decoded == [.badURL, EnrichmentProblem.Code(rawValue: "from-a-newer-richpush")])
         #expect(decoded[1].domains.isEmpty)
         for code in EnrichmentProblem.Code.known {

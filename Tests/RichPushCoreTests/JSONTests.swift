@@ -1,7 +1,7 @@
 import Foundation
+import RichPushTestSupport
 import Testing
 
-import RichPushTestSupport
 @testable import RichPushCore
 
 @Suite("Lossless JSON")

@@ -18,7 +18,9 @@ struct PolicyTests {
         #expect(AddressPolicy().refusal(of: address) != nil)
     }
 
-    @Test("public addresses are admitted", arguments: ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8", "172.32.0.1"])
+    @Test(
+        "public addresses are admitted",
+        arguments: ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8", "172.32.0.1"])
     func admitted(_ text: String) throws {
         #expect(AddressPolicy().refusal(of: try #require(IPAddress(text))) == nil)
     }
@@ -36,8 +38,13 @@ struct PolicyTests {
         #expect(policy.refusal(of: IPAddress("8.8.8.8")!)?.contains("denied") == true)
     }
 
-    @Test("CIDR parsing", arguments: [("10.0.0.0/8", true), ("10.1.2.3", true), ("::1/128", true), ("fc00::/7", true),
-        ("10.0.0.0/33", false), ("10.0.0/8", false), ("x", false), ("10.0.0.0/-1", false), ("::/129", false), ("1.2.3.4/", false)])
+    @Test(
+        "CIDR parsing",
+        arguments: [
+            ("10.0.0.0/8", true), ("10.1.2.3", true), ("::1/128", true), ("fc00::/7", true),
+            ("10.0.0.0/33", false), ("10.0.0/8", false), ("x", false), ("10.0.0.0/-1", false), ("::/129", false),
+            ("1.2.3.4/", false),
+        ])
     func cidr(text: String, valid: Bool) {
         #expect((CIDRRange(text) != nil) == valid)
     }

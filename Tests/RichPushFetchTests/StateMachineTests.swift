@@ -1,6 +1,6 @@
+import RichPushTestSupport
 import Testing
 
-import RichPushTestSupport
 @testable import RichPushFetch
 
 @Suite("Register-versus-cancel state machine")

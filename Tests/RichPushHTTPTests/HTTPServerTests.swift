@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushHTTP
 
 /// The server in this process, with a handler of the tests' own: what the transport does, seen from inside (the
@@ -16,7 +16,9 @@ struct HTTPServerTests {
         let completions = LockedValue<[(path: String, status: Int)]>([])
 
         func head(_ request: HTTPRequest) -> HTTPHead {
-            request.method == "POST" ? .read(limit: 1 << 20, tooLarge: .error(413, .payloadTooLarge, "too large")) : .respond(.json(200, Array("{}".utf8)))
+            request.method == "POST"
+                ? .read(limit: 1 << 20, tooLarge: .error(413, .payloadTooLarge, "too large"))
+                : .respond(.json(200, Array("{}".utf8)))
         }
 
         func respond(to request: HTTPRequest) async -> HTTPResponse {
@@ -28,7 +30,13 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("bodies being received count against --max-buffered-bytes: one that does not fit is refused with 503 before it is read, one that runs out of room midway is dropped and answered 503, and the room comes back when a request ends")
+    @Test(
+        """
+        bodies being received count against --max-buffered-bytes: one that does not fit is refused with 503 before it \
+        is read, one that runs out of room midway is dropped and answered 503, and the room comes back when a request \
+        ends
+        """
+    )
     func bufferedBodies() async throws {
         var limits = HTTPServer.Limits()
         limits.bufferedBodyBytes = 1 << 20
@@ -38,12 +46,15 @@ struct HTTPServerTests {
         // A declares 1 MiB and sends 600 KiB: its buffer (grown by doubling) holds at least that.
         let first = try HTTPConnection(port: port, from: "127.0.0.2")
         try await offPool {
-            try first.send(Array("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n".utf8) + [UInt8](repeating: 0x61, count: 600 << 10))
+            try first.send(
+                Array("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n".utf8)
+                    + [UInt8](repeating: 0x61, count: 600 << 10))
         }
         try await waitUntil("A's body held") { server.statistics.bufferedBodyBytes >= 600 << 10 }
         let (declared, chunked) = try await offPool {
             // B declares 512 KiB, more than is left: refused at once, its body unread, its connection closed.
-            let declared = try HTTPWire.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 524288\r\n\r\n".utf8), port: port)
+            let declared = try HTTPWire.exchange(
+                Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 524288\r\n\r\n".utf8), port: port)
             // C sends 512 KiB chunked: dropped once it runs out of room, answered 503 at its end, its connection
             // still usable.
             let connection = try HTTPConnection(port: port, from: "127.0.0.3")
@@ -69,7 +80,9 @@ struct HTTPServerTests {
         #expect(reply.text == "{\"bytes\":1048576}")
         try await waitUntil("A's buffer released") { server.statistics.bufferedBodyBytes == 0 }
         let again = try await offPool {
-            try HTTPWire.exchange(Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8), port: port, waitingForClose: false)
+            try HTTPWire.exchange(
+                Array("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8), port: port,
+                waitingForClose: false)
         }
         #expect(again.reply?.text == "{\"bytes\":2}")
         try await waitUntil("every request completed") { recorder.completions.withLock { $0.count } == 5 }
@@ -81,13 +94,19 @@ struct HTTPServerTests {
     func headsInProcess() async throws {
         let server = try HTTPServer(listening: "127.0.0.1:0", handler: Recorder())
         let port = server.port
-        let cases = HTTPWire.framingCases.map { ($0.0, Array($0.1.utf8), $0.2) }
+        let cases =
+            HTTPWire.framingCases.map { ($0.0, Array($0.1.utf8), $0.2) }
             + HTTPWire.validCases.map { ($0, Array($0.utf8), 200) }
             + [
                 ("16 KiB, 100 fields, 100 arguments", HTTPWire.head(bytes: 16384, arguments: 100, fields: 100), 200),
                 ("16 KiB and one byte", HTTPWire.head(bytes: 16385, arguments: 100, fields: 100), 431),
                 ("101 arguments", HTTPWire.head(arguments: 101), 414),
-                ("4,000 one-letter arguments", Array("GET /x?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 414),
+                (
+                    "4,000 one-letter arguments",
+                    Array(
+                        ("GET /x?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: "
+                            + "x\r\n\r\n").utf8), 414
+                ),
                 ("101 header fields", HTTPWire.head(fields: 101), 431),
             ]
         let statuses = try await offPool {

@@ -27,30 +27,96 @@ struct RequestHeadTests {
         #expect(Self.target("/a\tb").invalidByte)
     }
 
-    @Test("what each finding earns, in order of precedence", arguments: [
-        (RequestHead(), nil),
-        ({ var head = RequestHead(); head.target = target("/a%00"); return head }(), 400),
-        ({ var head = RequestHead(); head.unaccounted = true; return head }(), 400),
-        ({ var head = RequestHead(); head.target.bytes = 16385; return head }(), 414),
-        ({ var head = RequestHead(); head.target.arguments = 101; head.bytes = 99999; return head }(), 414),
-        ({ var head = RequestHead(); head.target.arguments = 100; head.headerFields = 100; head.bytes = 16384; return head }(), nil),
-        ({ var head = RequestHead(); head.bytes = 16385; return head }(), 431),
-        ({ var head = RequestHead(); head.headerFields = 101; return head }(), 431),
-        ({ var head = RequestHead(); head.invalidName = "a b"; return head }(), 400),
-        ({ var head = RequestHead(); head.invalidValue = "x-a"; return head }(), 400),
-        ({ var head = RequestHead(); head.repeated = "host"; return head }(), 400),
-        ({ var head = RequestHead(); head.transferEncoding = "chunked"; head.contentLength = "5"; return head }(), 400),
-        ({ var head = RequestHead(); head.transferEncoding = "gzip"; return head }(), 501),
-        ({ var head = RequestHead(); head.transferEncoding = "chunked "; return head }(), 501),
-        ({ var head = RequestHead(); head.transferEncoding = "Chunked"; return head }(), nil),
-        ({ var head = RequestHead(); head.contentLength = "5"; return head }(), nil),
-    ] as [(RequestHead, Int?)])
+    @Test(
+        "what each finding earns, in order of precedence",
+        arguments: [
+            (RequestHead(), nil),
+            (
+                {
+                    var head = RequestHead(); head.target = target("/a%00"); return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.unaccounted = true; return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.target.bytes = 16385; return head
+                }(), 414
+            ),
+            (
+                {
+                    var head = RequestHead(); head.target.arguments = 101; head.bytes = 99999; return head
+                }(), 414
+            ),
+            (
+                {
+                    var head = RequestHead(); head.target.arguments = 100; head.headerFields = 100; head.bytes = 16384;
+                    return head
+                }(), nil
+            ),
+            (
+                {
+                    var head = RequestHead(); head.bytes = 16385; return head
+                }(), 431
+            ),
+            (
+                {
+                    var head = RequestHead(); head.headerFields = 101; return head
+                }(), 431
+            ),
+            (
+                {
+                    var head = RequestHead(); head.invalidName = "a b"; return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.invalidValue = "x-a"; return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.repeated = "host"; return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.transferEncoding = "chunked"; head.contentLength = "5"; return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.transferEncoding = "gzip"; return head
+                }(), 501
+            ),
+            (
+                {
+                    var head = RequestHead(); head.transferEncoding = "chunked "; return head
+                }(), 501
+            ),
+            (
+                {
+                    var head = RequestHead(); head.transferEncoding = "Chunked"; return head
+                }(), nil
+            ),
+            (
+                {
+                    var head = RequestHead(); head.contentLength = "5"; return head
+                }(), nil
+            ),
+        ] as [(RequestHead, Int?)])
     func refusals(head: RequestHead, status: Int?) {
         let refusal = head.refusal(RequestHead.Limits())
         #expect(refusal?.status == status)
         if let refusal, case .bytes(let body) = refusal.body {
             // Each status its code of the one vocabulary, and a detail.
-            let code = [400: "bad-request", 414: "target-too-long", 431: "headers-too-large", 501: "unsupported-transfer-coding"][refusal.status]
+            let code = [
+                400: "bad-request", 414: "target-too-long", 431: "headers-too-large",
+                501: "unsupported-transfer-coding",
+            ][refusal.status]
             #expect(String(decoding: body, as: UTF8.self).hasPrefix("{\"code\":\"\(code ?? "?")\",\"detail\":\""))
         }
     }

@@ -22,7 +22,9 @@ import Testing
         /// One call of the reader for up to `count` bytes: what it returned, and the bytes it gave.
         func read(_ count: Int) -> (result: Int, bytes: [UInt8]) {
             var buffer = [CChar](repeating: 0, count: count)
-            let result = buffer.withUnsafeMutableBufferPointer { ResponseStream.reader(context, 0, $0.baseAddress, count) }
+            let result = buffer.withUnsafeMutableBufferPointer {
+                ResponseStream.reader(context, 0, $0.baseAddress, count)
+            }
             return (result, buffer.prefix(max(result, 0)).map { UInt8(bitPattern: $0) })
         }
 
@@ -55,7 +57,12 @@ import Testing
         held.release()
     }
 
-    @Test("a connection gone before the end abandons the stream: the held writer hears false, the action runs once, writes are dropped")
+    @Test(
+        """
+        a connection gone before the end abandons the stream: the held writer hears false, the action runs once, \
+        writes are dropped
+        """
+    )
     func abandoned() async throws {
         let held = Held(capacity: 10)
         let cancelled = LockedValue(0)

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushMedia
 
 /// The structure walks of JPEG, PNG and GIF (`ImageStructure`), without I/O: files built here byte by byte, whole,
@@ -53,7 +53,9 @@ struct ImageStructureTests {
 
     /// A baseline JPEG's structure (its tables are not meant to decode): SOI, APP0, DQT, SOF0, DHT, DRI, SOS, scan
     /// data holding stuffed 0xFF00 and restart markers, EOI. With `progressive`, a second scan follows a DHT.
-    static func jpeg(progressive: Bool = false, fill: Bool = false, garbage: Bool = false, trailing: [UInt8] = []) -> Built {
+    static func jpeg(progressive: Bool = false, fill: Bool = false, garbage: Bool = false, trailing: [UInt8] = [])
+        -> Built
+    {
         var bytes: [UInt8] = [0xFF, 0xD8]
         bytes += segment(0xE0, Array("JFIF\0".utf8) + [1, 1, 0, 0, 1, 0, 1, 0, 0])
         if garbage { bytes += [0x12, 0x34, 0x00] }  // extraneous bytes between segments: libjpeg skips them
@@ -75,7 +77,11 @@ struct ImageStructureTests {
         bytes += [0xFF, 0xD9]
         let endsAt = bytes.count
         return Built(
-            name: "JPEG\(progressive ? ", progressive" : "")\(fill ? ", fill bytes" : "")\(garbage ? ", extraneous bytes" : "")\(trailing.isEmpty ? "" : ", trailing bytes")",
+            name: (["JPEG"]
+                + [
+                    progressive ? "progressive" : nil, fill ? "fill bytes" : nil, garbage ? "extraneous bytes" : nil,
+                    trailing.isEmpty ? nil : "trailing bytes",
+                ].compactMap { $0 }).joined(separator: ", "),
             type: .jpeg, bytes: bytes + trailing, pictureFrom: pictureFrom, endsAt: endsAt)
     }
 
@@ -145,7 +151,9 @@ struct ImageStructureTests {
         #expect(Self.verdict(file.bytes, file.type) == .whole)
     }
 
-    @Test("cut at every byte: nothing before the picture data, part after it (a PNG: nothing), whole from its end marker", arguments: built)
+    @Test(
+        "cut at every byte: nothing before the picture data, part after it (a PNG: nothing), whole from its end marker",
+        arguments: built)
     func cutEverywhere(_ file: Built) {
         for length in 0..<file.bytes.count {
             let expected: Kind
@@ -202,10 +210,13 @@ struct ImageStructureTests {
         let stuffedFirst = replacing(jpeg, [0x3F, 0x00, 0x12], [0x3F, 0x00, 0xFF, 0x00])
         let ihdr = chunk("IHDR", [0, 0, 0, 4, 0, 0, 0, 4, 8, 3, 0, 0, 0])
         return [
-            Fault(name: "JPEG without SOI", type: .jpeg, bytes: Array(jpeg.dropFirst(2)), expected: .showsNothing, detail: "start-of-image"),
+            Fault(
+                name: "JPEG without SOI", type: .jpeg, bytes: Array(jpeg.dropFirst(2)), expected: .showsNothing,
+                detail: "start-of-image"),
             Fault(
                 name: "JPEG with a segment length of 1 among its headers", type: .jpeg,
-                bytes: replacing(jpeg, [0xFF, 0xDD, 0, 4], [0xFF, 0xDD, 0, 1]), expected: .showsNothing, detail: "less than 2"),
+                bytes: replacing(jpeg, [0xFF, 0xDD, 0, 4], [0xFF, 0xDD, 0, 1]), expected: .showsNothing,
+                detail: "less than 2"),
             Fault(
                 name: "JPEG with a scan before its frame header", type: .jpeg, bytes: replacing(jpeg, sof, []),
                 expected: .showsNothing, detail: "before any frame header"),
@@ -218,7 +229,8 @@ struct ImageStructureTests {
                 detail: "before any scan data"),
             Fault(
                 name: "JPEG cut after a stuffed 0xFF00 opening its scan data", type: .jpeg,
-                bytes: Array(stuffedFirst.prefix(position(of: [0x3F, 0x00, 0xFF, 0x00], in: stuffedFirst) + 4)), expected: .showsPart,
+                bytes: Array(stuffedFirst.prefix(position(of: [0x3F, 0x00, 0xFF, 0x00], in: stuffedFirst) + 4)),
+                expected: .showsPart,
                 detail: "no end-of-image marker"),
             Fault(
                 name: "JPEG with a reserved marker in its scan data", type: .jpeg,
@@ -229,28 +241,36 @@ struct ImageStructureTests {
                 detail: "less than 2"),
             Fault(
                 name: "JPEG cut inside a segment after its scan", type: .jpeg,
-                bytes: replacing(jpeg, [0xBC, 0xFF, 0xD9], [0xBC, 0xFF, 0xFE, 0x10, 0x00, 1, 2, 0xFF, 0xD9]), expected: .showsPart,
+                bytes: replacing(jpeg, [0xBC, 0xFF, 0xD9], [0xBC, 0xFF, 0xFE, 0x10, 0x00, 1, 2, 0xFF, 0xD9]),
+                expected: .showsPart,
                 detail: "FF FE at byte"),
-            Fault(name: "PNG without its signature", type: .png, bytes: [0x89] + Array(png.dropFirst(2)), expected: .showsNothing, detail: "signature"),
+            Fault(
+                name: "PNG without its signature", type: .png, bytes: [0x89] + Array(png.dropFirst(2)),
+                expected: .showsNothing, detail: "signature"),
             Fault(
                 name: "PNG whose IDAT fails its CRC", type: .png,
                 bytes: replacing(png, idat, Array(idat.prefix(9)) + [idat[9] ^ 1] + Array(idat.dropFirst(10))),
                 expected: .showsNothing, detail: "IDAT chunk at byte 76 fails its CRC"),
             Fault(
                 name: "PNG whose IHDR fails its CRC", type: .png,
-                bytes: replacing(png, ihdr, Array(ihdr.dropLast()) + [ihdr.last! ^ 1]), expected: .showsNothing, detail: "IHDR"),
+                bytes: replacing(png, ihdr, Array(ihdr.dropLast()) + [ihdr.last! ^ 1]), expected: .showsNothing,
+                detail: "IHDR"),
             Fault(
                 name: "PNG starting with another chunk than IHDR", type: .png,
                 bytes: replacing(png, ihdr, []), expected: .showsNothing, detail: "does not start with IHDR"),
             Fault(
-                name: "PNG with no IDAT", type: .png, bytes: replacing(replacing(png, idat, []), chunk("IDAT", [0x60, 0x00, 0x00, 0x00, 0x05, 0x00, 0x01]), []),
+                name: "PNG with no IDAT", type: .png,
+                bytes: replacing(
+                    replacing(png, idat, []), chunk("IDAT", [0x60, 0x00, 0x00, 0x00, 0x05, 0x00, 0x01]), []),
                 expected: .showsNothing, detail: "no IDAT"),
             Fault(
                 name: "PNG with a chunk type that is no letters", type: .png,
-                bytes: replacing(png, Array("tEXt".utf8), [0x74, 0x45, 0x31, 0x74]), expected: .showsNothing, detail: "no valid chunk"),
+                bytes: replacing(png, Array("tEXt".utf8), [0x74, 0x45, 0x31, 0x74]), expected: .showsNothing,
+                detail: "no valid chunk"),
             Fault(
                 name: "PNG declaring a chunk over 2^31 - 1 bytes", type: .png,
-                bytes: replacing(png, [0, 0, 0, 13, 0x74, 0x45, 0x58, 0x74], [0x80, 0, 0, 13, 0x74, 0x45, 0x58, 0x74]),
+                bytes: replacing(
+                    png, [0, 0, 0, 13, 0x74, 0x45, 0x58, 0x74], [0x80, 0, 0, 13, 0x74, 0x45, 0x58, 0x74]),
                 expected: .showsNothing, detail: "more than a PNG chunk may hold"),
             Fault(
                 name: "GIF with another signature", type: .gif, bytes: Array("GIF88a".utf8) + Array(gif.dropFirst(6)),
@@ -259,7 +279,8 @@ struct ImageStructureTests {
                 name: "GIF with a trailer and no image", type: .gif, bytes: Array(gif.prefix(25)) + [0x3B],
                 expected: .showsNothing, detail: "no image before its trailer"),
             Fault(
-                name: "GIF with a byte that starts no block before any image", type: .gif, bytes: Array(gif.prefix(25)) + [0x00, 0x3B],
+                name: "GIF with a byte that starts no block before any image", type: .gif,
+                bytes: Array(gif.prefix(25)) + [0x00, 0x3B],
                 expected: .showsNothing, detail: "starts no block"),
             Fault(
                 name: "GIF with a byte that starts no block after an image", type: .gif,
@@ -267,7 +288,9 @@ struct ImageStructureTests {
         ]
     }()
 
-    @Test("a damaged file: refused where a phone shows nothing, else shown in part; the detail says where", arguments: faults)
+    @Test(
+        "a damaged file: refused where a phone shows nothing, else shown in part; the detail says where",
+        arguments: faults)
     func fault(_ fault: Fault) {
         let verdict = Self.verdict(fault.bytes, fault.type)
         #expect(Kind(verdict) == fault.expected, "\(verdict)")
@@ -298,7 +321,8 @@ struct ImageStructureTests {
     @Test(
         "the corpus's JPEG, PNG and GIF files: the sound ones whole, the truncated and damaged ones found",
         arguments: [
-            ("jpeg-truncated.jpg", Kind.showsPart), ("jpeg-bitflip.jpg", .showsPart), ("png-truncated.png", .showsNothing),
+            ("jpeg-truncated.jpg", Kind.showsPart), ("jpeg-bitflip.jpg", .showsPart),
+            ("png-truncated.png", .showsNothing),
             ("png-bad-crc.png", .showsNothing), ("gif-truncated.gif", .showsPart),
             // A broken zlib stream under a recomputed CRC is whole to its structure: the verifying decode's case.
             ("png-bad-zlib.png", .whole), ("png-ztxt-bomb.png", .whole), ("png-trailing-html.png", .whole),

@@ -55,9 +55,11 @@ import Testing
     func drainLines() throws {
         let report = ServiceHost.DrainReport(
             cutOff: [
-                .init(method: "POST", path: "/v1/enrich", requestID: "a", stage: "sending-response", sentBytes: 42,
+                .init(
+                    method: "POST", path: "/v1/enrich", requestID: "a", stage: "sending-response", sentBytes: 42,
                     elapsed: .milliseconds(5100)),
-                .init(method: "GET", path: "/v1/attachments/\"x\n", requestID: nil, stage: "sending-response",
+                .init(
+                    method: "GET", path: "/v1/attachments/\"x\n", requestID: nil, stage: "sending-response",
                     sentBytes: nil, elapsed: .milliseconds(7)),
             ],
             elapsed: .milliseconds(3012))

@@ -9,7 +9,12 @@ import Testing
 @Suite struct RequestLedgerTests {
     let now = ContinuousClock.now
 
-    @Test("an upload holds its slot from its headers; the request past the last slot is refused by the gate and not recorded")
+    @Test(
+        """
+        an upload holds its slot from its headers; the request past the last slot is refused by the gate and not \
+        recorded
+        """
+    )
     func uploadsTakeSlots() {
         let gate = WorkGate(limit: 2)
         var ledger = RequestLedger()

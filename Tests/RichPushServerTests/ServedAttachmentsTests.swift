@@ -87,7 +87,9 @@ import Testing
         }
     }
 
-    @Test("a same-size file renamed over a stored one is not served under the stored ETag; links made to it are no change")
+    @Test(
+        "a same-size file renamed over a stored one is not served under the stored ETag; links made to it are no change"
+    )
     func replacedFile() throws {
         let root = NSTemporaryDirectory() + "served-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -98,9 +100,13 @@ import Testing
         try FileManager.default.createDirectory(atPath: root + "/" + directory, withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: path, contents: Data([UInt8](repeating: 1, count: 64))))
         let media = FetchedMedia(
-            path: path, directory: root + "/" + directory, type: .jpeg, bytes: 64, sha256: String(repeating: "a", count: 64))
-        served.remember(EnrichmentResult(
-            outcome: .complete, content: nil, attachments: [EnrichmentResult.Attachment(identifier: "a", source: "s", convention: "c", media: media)]))
+            path: path, directory: root + "/" + directory, type: .jpeg, bytes: 64,
+            sha256: String(repeating: "a", count: 64))
+        served.remember(
+            EnrichmentResult(
+                outcome: .complete, content: nil,
+                attachments: [EnrichmentResult.Attachment(identifier: "a", source: "s", convention: "c", media: media)])
+        )
         func opens() -> Bool {
             guard let (descriptor, _) = served.open("\(directory)/\(file)") else { return false }
             close(descriptor)

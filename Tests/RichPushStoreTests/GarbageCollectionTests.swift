@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushStore
 
 @Suite("gc: by descriptors only, never following a link, never crossing a device", .offPool)
@@ -40,7 +40,8 @@ struct GarbageCollectionTests {
         try FileManager.default.createDirectory(atPath: holder + "/nested", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: holder + "/file", withDestinationPath: outside + "/keep.jpg")
         try FileManager.default.createSymbolicLink(atPath: holder + "/dir", withDestinationPath: outside)
-        try FileManager.default.createSymbolicLink(atPath: holder + "/nested/dir", withDestinationPath: outside + "/inner")
+        try FileManager.default.createSymbolicLink(
+            atPath: holder + "/nested/dir", withDestinationPath: outside + "/inner")
         try makeOld(holder)
         #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 1)
         #expect(entries(root) == [linked])

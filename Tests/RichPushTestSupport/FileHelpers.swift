@@ -53,6 +53,8 @@ extension Array where Element == UInt8 {
     /// Whether `subsequence` occurs in the bytes (a metadata marker left in a written file).
     package func contains(subsequence: [UInt8]) -> Bool {
         guard !subsequence.isEmpty, count >= subsequence.count else { return false }
-        return (0...(count - subsequence.count)).contains { self[$0..<($0 + subsequence.count)].elementsEqual(subsequence) }
+        return (0...(count - subsequence.count)).contains {
+            self[$0..<($0 + subsequence.count)].elementsEqual(subsequence)
+        }
     }
 }

@@ -18,7 +18,9 @@ package struct HTTPReply: Sendable {
     package var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:] }
     /// The body's lines, each parsed as JSON.
     package var lines: [[String: Any]] {
-        text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 }
 
@@ -40,7 +42,9 @@ package final class HTTPConnection: @unchecked Sendable {
         local.sin_family = sa_family_t(AF_INET)
         local.sin_addr.s_addr = inet_addr(source)
         let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else {
             close(descriptor)
@@ -51,7 +55,9 @@ package final class HTTPConnection: @unchecked Sendable {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             close(descriptor)
@@ -71,7 +77,9 @@ package final class HTTPConnection: @unchecked Sendable {
     package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Foundation.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Foundation.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw ServeFailure("send: \(String(cString: strerror(errno)))") }
             offset += count
         }
@@ -97,11 +105,14 @@ package final class HTTPConnection: @unchecked Sendable {
         buffer.removeSubrange(..<(headEnd + 4))
         var lines = head.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw ServeFailure("bad status line: \(head)") }
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw ServeFailure("bad status line: \(head)")
+        }
         var headers: [String: String] = [:]
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         var reply = HTTPReply(status: status, headers: headers, body: [])
         if let length = headers["content-length"].flatMap({ Int($0) }) {
@@ -177,7 +188,9 @@ package final class HTTPConnection: @unchecked Sendable {
 
     private func fill(_ count: Int, before end: ContinuousClock.Instant) throws {
         while buffer.count < count {
-            guard try readMore(before: end) else { throw ServeFailure("connection closed with \(buffer.count) of \(count) bytes") }
+            guard try readMore(before: end) else {
+                throw ServeFailure("connection closed with \(buffer.count) of \(count) bytes")
+            }
         }
     }
 

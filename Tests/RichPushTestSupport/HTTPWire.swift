@@ -5,7 +5,10 @@ import Foundation
 package enum HTTPWire {
     /// A request head of exactly `bytes` bytes (when it can be made that long): the request line with `arguments`
     /// query arguments, then `fields` header fields (Host first), the last padded.
-    package static func head(bytes: Int? = nil, arguments: Int = 0, fields: Int = 1, method: String = "GET", path: String = "/healthz", extra: [String] = []) -> [UInt8] {
+    package static func head(
+        bytes: Int? = nil, arguments: Int = 0, fields: Int = 1, method: String = "GET", path: String = "/healthz",
+        extra: [String] = []
+    ) -> [UInt8] {
         let query = arguments == 0 ? "" : "?" + (0..<arguments).map { "a\($0)=1" }.joined(separator: "&")
         let line = "\(method) \(path)\(query) HTTP/1.1\r\n"
         var lines = ["Host: x"] + extra + (0..<max(0, fields - 1 - extra.count)).map { "X-\($0): y" }
@@ -19,7 +22,9 @@ package enum HTTPWire {
 
     /// Sends `bytes` on a new connection: the response (nil when the connection closed first) and, when
     /// `waitingForClose`, whether the server then closed the connection (within a bound: false after it).
-    package static func exchange(_ bytes: [UInt8], port: Int, waitingForClose: Bool = true) throws -> (reply: HTTPReply?, closed: Bool) {
+    package static func exchange(_ bytes: [UInt8], port: Int, waitingForClose: Bool = true) throws -> (
+        reply: HTTPReply?, closed: Bool
+    ) {
         let connection = try HTTPConnection(port: port)
         try connection.send(bytes)
         guard let reply = try connection.responseOrClose(within: .seconds(10)) else { return (nil, true) }
@@ -28,13 +33,39 @@ package enum HTTPWire {
 
     /// Requests framed two ways, or with bytes a field does not account for: what each earns.
     package static let framingCases: [(String, String, Int)] = [
-        ("Content-Length and Transfer-Encoding", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("Transfer-Encoding and Content-Length", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("two different Content-Lengths", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("two equal Content-Lengths", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400),
+        (
+            "Content-Length and Transfer-Encoding",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 44\r\nTransfer-Encoding: "
+                + "chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+            400
+        ),
+        (
+            "Transfer-Encoding and Content-Length",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+                + "3\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+            400
+        ),
+        (
+            "two different Content-Lengths",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\nGET /smuggled "
+                + "HTTP/1.1\r\nHost: x\r\n\r\n",
+            400
+        ),
+        (
+            "two equal Content-Lengths",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400
+        ),
         ("Transfer-Encoding gzip", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
-        ("Transfer-Encoding gzip, chunked", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
-        ("whitespace before a colon", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length : 38\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        (
+            "Transfer-Encoding gzip, chunked",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501
+        ),
+        (
+            "whitespace before a colon",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length : 38\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: "
+                + "x\r\n\r\n",
+            400
+        ),
         ("a folded header", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\r\n c\r\n\r\n", 400),
         ("an encoded NUL in the path", "GET /v1/enrich%00/x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
         ("an encoded NUL in the query", "GET /healthz?deadline=1%00x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
@@ -43,11 +74,19 @@ package enum HTTPWire {
         ("a NUL byte before the line end", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\u{0}\r\n\r\n", 400),
         ("a lone CR in a header value", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: b\rc\r\n\r\n", 400),
         ("a space in the target", "GET /healthz /x HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("two Authorization headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n", 400),
+        (
+            "two Authorization headers",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n", 400
+        ),
         ("two Host headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
         ("two X-Request-Ids", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\r\nx-request-id: b\r\n\r\n", 400),
-        ("two Content-Types", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: application/x-ndjson\r\nContent-Length: 2\r\n\r\n{}", 400),
-        ]
+        (
+            "two Content-Types",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: "
+                + "application/x-ndjson\r\nContent-Length: 2\r\n\r\n{}",
+            400
+        ),
+    ]
 
     /// Heads well-formed in odd but valid shapes: bare LFs, tabs, empty values, extra spaces, a leading empty
     /// line, repeated headers that may repeat.
@@ -55,7 +94,8 @@ package enum HTTPWire {
         "GET /healthz HTTP/1.1\nHost: x\nX-A:   b  \n\n",
         "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A:\t\tb\r\nX-B:\r\n\r\n",
         "GET  /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
-        "GET /healthz?deadline=1&&x=%41+b HTTP/1.1\r\nhost: x\r\nauthorization: Bearer a\r\nUser-Agent: a\r\nuser-agent: b\r\n\r\n",
+        "GET /healthz?deadline=1&&x=%41+b HTTP/1.1\r\nhost: x\r\nauthorization: Bearer a\r\nUser-Agent: "
+            + "a\r\nuser-agent: b\r\n\r\n",
         "\r\nGET /healthz HTTP/1.0\r\n\r\n",
-        ]
+    ]
 }

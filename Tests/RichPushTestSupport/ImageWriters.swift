@@ -68,7 +68,9 @@ package enum ImageWriters {
                     offsets.append(file.count)
                     var bytes = [UInt8](repeating: 0, count: planeBytes)
                     for y in 0..<page.height {
-                        for x in 0..<page.width { bytes[y * tile + x] = page.pixels[(y * page.width + x) * page.samples + plane] }
+                        for x in 0..<page.width {
+                            bytes[y * tile + x] = page.pixels[(y * page.width + x) * page.samples + plane]
+                        }
                     }
                     file += bytes
                 }
@@ -120,13 +122,15 @@ package enum ImageWriters {
         let pixels = Array((0..<(width * height)).map { _ in bgra }.joined())
         var info: [UInt8]
         if let alphaMask {
-            info = le32(124) + le32(width) + le32(height) + le16(1) + le16(32) + le32(3) + le32(pixels.count)
+            info =
+                le32(124) + le32(width) + le32(height) + le16(1) + le16(32) + le32(3) + le32(pixels.count)
                 + le32(2835) + le32(2835) + le32(0) + le32(0)
             info += le32(0x00FF_0000) + le32(0x0000_FF00) + le32(0x0000_00FF) + le32(Int(alphaMask))
             info += Array("BGRs".utf8)  // LCS_sRGB (0x73524742), little-endian
             info += [UInt8](repeating: 0, count: 36 + 12) + le32(4) + le32(0) + le32(0) + le32(0)
         } else {
-            info = le32(40) + le32(width) + le32(height) + le16(1) + le16(32) + le32(0) + le32(pixels.count)
+            info =
+                le32(40) + le32(width) + le32(height) + le16(1) + le16(32) + le32(0) + le32(pixels.count)
                 + le32(2835) + le32(2835) + le32(0) + le32(0)
         }
         let offset = 14 + info.count

@@ -18,7 +18,8 @@ struct CLI {
     }
 
     static var binary: String {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return (executable as NSString).deletingLastPathComponent + "/richpush"
     }
 
@@ -56,7 +57,9 @@ struct CLI {
 
     /// Runs the CLI; with `prefix`, through that program (`prlimit ...`), which gets the CLI's path and
     /// arguments after its own, or only `arguments` when `direct`.
-    static func runBlocking(_ arguments: [String], stdin: String?, prefix: [String] = [], direct: Bool = false) throws -> Run {
+    static func runBlocking(_ arguments: [String], stdin: String?, prefix: [String] = [], direct: Bool = false) throws
+        -> Run
+    {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: prefix.first ?? binary)
         process.arguments =
@@ -97,8 +100,11 @@ struct CLI {
 extension TestBed {
     /// The CLI options that reach this bed's origin and store.
     var cliOptions: [String] {
-        ["--allow-http", "--allow-network", "127.0.0.1/32", "--allow-port", "1024-65535", "--resolve", "media.test:\(origin.port):127.0.0.1",
-            "--attachments-dir", attachments]
+        [
+            "--allow-http", "--allow-network", "127.0.0.1/32", "--allow-port", "1024-65535", "--resolve",
+            "media.test:\(origin.port):127.0.0.1",
+            "--attachments-dir", attachments,
+        ]
     }
 
     /// A fixture payload file rewritten for this bed, in a temporary directory.
@@ -139,7 +145,10 @@ struct CLITests {
         let lines = run.lines
         #expect(lines.count == inputs.count)
         #expect(lines.map { $0["input"] as? String } == inputs)
-        #expect(lines.map { $0["outcome"] as? String } == ["complete", "invalid", "invalid", "invalid", "invalid", "invalid", "complete", "invalid"])
+        #expect(
+            lines.map { $0["outcome"] as? String } == [
+                "complete", "invalid", "invalid", "invalid", "invalid", "invalid", "complete", "invalid",
+            ])
         let codes = lines.map { (($0["problems"] as? [[String: Any]])?.first?["code"] as? String) ?? "" }
         #expect(codes == ["", "not-json", "unreadable", "invalid-utf8", "too-deep", "not-object", "", "unreadable"])
     }
@@ -161,10 +170,11 @@ struct CLITests {
         let media = bed.url("/media/logo.png")
         try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(media)","id":"sale-1","uri":"app://sale"}"#.utf8)
             .write(to: URL(fileURLWithPath: routed))
-        let inputs = try [
-            "adobe-photo.json", "airship.json", "clevertap-mismatch.json", "airship-failed.json",
-            "route-onesignal-custom.json", "webp-transcoded.json", "invalid/not-json.json",
-        ]
+        let inputs =
+            try [
+                "adobe-photo.json", "airship.json", "clevertap-mismatch.json", "airship-failed.json",
+                "route-onesignal-custom.json", "webp-transcoded.json", "invalid/not-json.json",
+            ]
             .map { try bed.payloadFile($0, directory: directory) } + [routed]
         var contract = try OutputContract()
         let run = try await CLI.run(["enrich"] + bed.cliOptions + inputs)
@@ -198,7 +208,9 @@ struct CLITests {
     @Test("enrich: standard input when no file is named")
     func enrichStdin() async throws {
         let bed = try TestBed()
-        let run = try await CLI.run(["enrich"] + bed.cliOptions, stdin: #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}"#)
+        let run = try await CLI.run(
+            ["enrich"] + bed.cliOptions,
+            stdin: #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}"#)
         #expect(run.status == 0)
         #expect(run.lines.first?["input"] as? String == "-")
         #expect(run.lines.first?["outcome"] as? String == "complete")
@@ -213,11 +225,14 @@ struct CLITests {
             try? FileManager.default.removeItem(atPath: directory)
             try? FileManager.default.removeItem(atPath: out)
         }
-        let inputs = try ["adobe-photo.json", "invalid/not-json.json"].map { try bed.payloadFile($0, directory: directory) }
+        let inputs = try ["adobe-photo.json", "invalid/not-json.json"].map {
+            try bed.payloadFile($0, directory: directory)
+        }
         let run = try await CLI.run(["enrich", "--out", out] + bed.cliOptions + inputs)
         #expect(run.status == 1)
         #expect(run.stdout.isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["adobe-photo.json", "not-json.json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["adobe-photo.json", "not-json.json"])
         let written = try String(contentsOfFile: out + "/adobe-photo.json", encoding: .utf8)
         #expect(written.contains(#""outcome":"complete""#))
     }
@@ -265,10 +280,15 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let input = try bed.payloadFile("two-conventions.json", directory: directory)
         let zegoOnly = try await CLI.run(["enrich", "--convention", "zego"] + bed.cliOptions + [input])
-        let conventions = (zegoOnly.lines.first?["attachments"] as? [[String: Any]])?.compactMap { $0["convention"] as? String }
+        let conventions = (zegoOnly.lines.first?["attachments"] as? [[String: Any]])?.compactMap {
+            $0["convention"] as? String
+        }
         #expect(conventions == ["zego"])
-        let reversed = try await CLI.run(["enrich", "--convention", "zego", "--convention", "adb_media"] + bed.cliOptions + [input])
-        let order = (reversed.lines.first?["attachments"] as? [[String: Any]])?.compactMap { $0["convention"] as? String }
+        let reversed = try await CLI.run(
+            ["enrich", "--convention", "zego", "--convention", "adb_media"] + bed.cliOptions + [input])
+        let order = (reversed.lines.first?["attachments"] as? [[String: Any]])?.compactMap {
+            $0["convention"] as? String
+        }
         #expect(order == ["zego", "adb_media"])
     }
 
@@ -317,7 +337,8 @@ struct CLITests {
             for row in tables.joined() {
                 guard let entry = entries.first(where: { $0.option == row.option })?.entry else { continue }
                 if row.default == "(required)" {
-                    #expect(entry.hasSuffix("required)"), "\(command) --help: \(row.option) not marked required: \(entry)")
+                    #expect(
+                        entry.hasSuffix("required)"), "\(command) --help: \(row.option) not marked required: \(entry)")
                     continue
                 }
                 let shownDefault = entry.firstMatch(of: /default: ([^)]*)\)$/).map { String($0.1) }
@@ -347,10 +368,12 @@ struct CLITests {
             #"{"aps":{"mutable-content":1}}"#,
             "[]",
         ]
-        let run = try await CLI.run(["stream", "--concurrency", "4"] + bed.cliOptions, stdin: lines.joined(separator: "\n"))
+        let run = try await CLI.run(
+            ["stream", "--concurrency", "4"] + bed.cliOptions, stdin: lines.joined(separator: "\n"))
         #expect(run.status == 0)
         #expect(run.lines.map { $0["input"] as? String } == ["-:1", "-:2", "-:4", "-:5", "-:6"])
-        #expect(run.lines.map { $0["outcome"] as? String } == ["complete", "invalid", "complete", "unchanged", "invalid"])
+        #expect(
+            run.lines.map { $0["outcome"] as? String } == ["complete", "invalid", "complete", "unchanged", "invalid"])
     }
 
     @Test("stream: a line over the size limit is invalid and the stream goes on")
@@ -406,7 +429,8 @@ struct CLITests {
     @Test("a file size limit (ulimit -f) gives store-failed, not a crash, and leaves no partial file")
     func fileSizeLimit() async throws {
         let bed = try TestBed()
-        let payload = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/generated?prefix=photo.jpg&bytes=2000000"))"}"#
+        let payload =
+            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/generated?prefix=photo.jpg&bytes=2000000"))"}"#
         let options = bed.cliOptions
         let run = try await offPool {
             try CLI.runBlocking(["enrich"] + options, stdin: payload, prefix: ["/usr/bin/prlimit", "--fsize=100000"])
@@ -455,7 +479,9 @@ extension CLITests {
             .flatMap { row -> [OptionRow] in
                 let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
                 let value = cells[1].replacingOccurrences(of: "`", with: "")
-                return cells[0].matches(of: /--[a-z-]+/).map { OptionRow(option: String($0.output), default: value, scope: cells[0]) }
+                return cells[0].matches(of: /--[a-z-]+/).map {
+                    OptionRow(option: String($0.output), default: value, scope: cells[0])
+                }
             } ?? []
     }
 
@@ -479,7 +505,8 @@ extension CLITests {
         for line in lines[(start + 1)...] {
             guard !line.isEmpty else { break }
             let text = line.drop { $0 == " " }
-            if line.count - text.count == 2, let name = text.split(separator: " ").first(where: { $0.hasPrefix("--") }) {
+            if line.count - text.count == 2, let name = text.split(separator: " ").first(where: { $0.hasPrefix("--") })
+            {
                 entries.append((String(name), String(text)))
             } else if !entries.isEmpty {
                 entries[entries.count - 1].entry += " " + text
@@ -500,7 +527,8 @@ struct OutputContract {
         var keys: [String] = []
         /// Its optional keys.
         var optional: Set<String> = []
-        /// The kind of each value as `PushPayload.JSON.kindDescription` writes it ("a string"); none for "object or null".
+        /// The kind of each value as `PushPayload.JSON.kindDescription` writes it ("a string"); none for "object or
+        /// null".
         var kinds: [String: String] = [:]
     }
 

@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import RichPushTestSupport
+import Testing
 
 @Suite("Test support: ChildProcess")
 struct ChildProcessTests {

@@ -153,7 +153,12 @@ extension CommandDeclarationTests {
         return try #require(entry.entry.firstMatch(of: /default: ([^)]*)\)$/).map { String($0.1) }, "\(entry.entry)")
     }
 
-    @Test("the default --help shows is the one the command runs with, the library's: --drain-timeout and --concurrency in stream, serve and worker, --listen in serve")
+    @Test(
+        """
+        the default --help shows is the one the command runs with, the library's: --drain-timeout and --concurrency in \
+        stream, serve and worker, --listen in serve
+        """
+    )
     func shownDefaultsAreUsed() throws {
         let stream = try planned(StreamCommand.self, []).plan
         let serve = try planned(ServeCommand.self, []).plan

@@ -6,44 +6,45 @@ import Testing
 @Suite("Enricher.Configuration: validated in the library, each error naming its field")
 struct ConfigurationTests {
     /// A wrong value for each field that can be wrong, the field's path, and the code.
-    static let wrong: [(change: @Sendable (inout Enricher.Configuration) -> Void, field: String, code: EnrichmentProblem.Code)] = [
-        ({ $0.timeout = .zero }, "timeout", .outOfRange),
-        ({ $0.timeout = .seconds(86_401) }, "timeout", .outOfRange),
-        ({ $0.network.maximumRedirects = -1 }, "network.maximumRedirects", .outOfRange),
-        ({ $0.network.connectTimeout = .seconds(-1) }, "network.connectTimeout", .outOfRange),
-        ({ $0.network.lowSpeedBytesPerSecond = -1 }, "network.lowSpeedBytesPerSecond", .outOfRange),
-        ({ $0.network.lowSpeedWindow = .milliseconds(500) }, "network.lowSpeedWindow", .outOfRange),
-        ({ $0.network.allowedPorts.append(0...80) }, "network.allowedPorts[1]", .outOfRange),
-        ({ $0.network.allowedPorts = [443...70_000] }, "network.allowedPorts[0]", .outOfRange),
-        ({ $0.network.resolve = ["a.test:443:127.0.0.1", "a.test:443"] }, "network.resolve[1]", .malformed),
-        ({ $0.network.resolve = ["a.test:0:127.0.0.1"] }, "network.resolve[0]", .malformed),
-        ({ $0.network.resolve = ["a.test:443:127.0.0.1,nope"] }, "network.resolve[0]", .malformed),
-        ({ $0.network.resolve = [":443:127.0.0.1"] }, "network.resolve[0]", .malformed),
-        ({ $0.network.caBundle = "/nonexistent.pem" }, "network.caBundle", .unreadable),
-        ({ $0.network.caBundle = "/" }, "network.caBundle", .unreadable),
-        ({ $0.network.maximumURLLength = 0 }, "network.maximumURLLength", .outOfRange),
-        ({ $0.network.maximumConnections = 0 }, "network.maximumConnections", .outOfRange),
-        ({ $0.network.maximumConnectionsPerHost = -3 }, "network.maximumConnectionsPerHost", .outOfRange),
-        ({ $0.network.userAgent = "RichPush\r\nX-Evil: 1" }, "network.userAgent", .malformed),
-        ({ $0.limits.imageBytes = 0 }, "limits.imageBytes", .outOfRange),
-        ({ $0.limits.audioBytes = -5 }, "limits.audioBytes", .outOfRange),
-        ({ $0.limits.videoBytes = 0 }, "limits.videoBytes", .outOfRange),
-        ({ $0.limits.sniffBytes = 0 }, "limits.sniffBytes", .outOfRange),
-        ({ $0.limits.maximumHeaderBytes = 0 }, "limits.maximumHeaderBytes", .outOfRange),
-        ({ $0.limits.maximumReferences = -1 }, "limits.maximumReferences", .outOfRange),
-        ({ $0.limits.maximumReferences = 0 }, "limits.maximumReferences", .outOfRange),
-        ({ $0.limits.payload.maximumBytes = 0 }, "limits.payload.maximumBytes", .outOfRange),
-        ({ $0.limits.payload.maximumDepth = 100_000 }, "limits.payload.maximumDepth", .outOfRange),
-        ({ $0.cache.timeToLive = .seconds(-1) }, "cache.timeToLive", .outOfRange),
-        ({ $0.cache.maximumEntries = 0 }, "cache.maximumEntries", .outOfRange),
-        ({ $0.cache.maximumBytes = 0 }, "cache.maximumBytes", .outOfRange),
-        ({ $0.transform.maximumDimension = 15 }, "transform.maximumDimension", .outOfRange),
-        ({ $0.transform.maximumSourceBytes = 9_999_999 }, "transform.maximumSourceBytes", .outOfRange),
-        ({ $0.transform.maximumPixels = 0 }, "transform.maximumPixels", .outOfRange),
-        ({ $0.transform.concurrency = 0 }, "transform.concurrency", .outOfRange),
-        ({ $0.transform.jpegQuality = 101 }, "transform.jpegQuality", .outOfRange),
-        ({ $0.store = AttachmentStore(root: "relative/dir") }, "store.root", .malformed),
-    ]
+    static let wrong:
+        [(change: @Sendable (inout Enricher.Configuration) -> Void, field: String, code: EnrichmentProblem.Code)] = [
+            ({ $0.timeout = .zero }, "timeout", .outOfRange),
+            ({ $0.timeout = .seconds(86_401) }, "timeout", .outOfRange),
+            ({ $0.network.maximumRedirects = -1 }, "network.maximumRedirects", .outOfRange),
+            ({ $0.network.connectTimeout = .seconds(-1) }, "network.connectTimeout", .outOfRange),
+            ({ $0.network.lowSpeedBytesPerSecond = -1 }, "network.lowSpeedBytesPerSecond", .outOfRange),
+            ({ $0.network.lowSpeedWindow = .milliseconds(500) }, "network.lowSpeedWindow", .outOfRange),
+            ({ $0.network.allowedPorts.append(0...80) }, "network.allowedPorts[1]", .outOfRange),
+            ({ $0.network.allowedPorts = [443...70_000] }, "network.allowedPorts[0]", .outOfRange),
+            ({ $0.network.resolve = ["a.test:443:127.0.0.1", "a.test:443"] }, "network.resolve[1]", .malformed),
+            ({ $0.network.resolve = ["a.test:0:127.0.0.1"] }, "network.resolve[0]", .malformed),
+            ({ $0.network.resolve = ["a.test:443:127.0.0.1,nope"] }, "network.resolve[0]", .malformed),
+            ({ $0.network.resolve = [":443:127.0.0.1"] }, "network.resolve[0]", .malformed),
+            ({ $0.network.caBundle = "/nonexistent.pem" }, "network.caBundle", .unreadable),
+            ({ $0.network.caBundle = "/" }, "network.caBundle", .unreadable),
+            ({ $0.network.maximumURLLength = 0 }, "network.maximumURLLength", .outOfRange),
+            ({ $0.network.maximumConnections = 0 }, "network.maximumConnections", .outOfRange),
+            ({ $0.network.maximumConnectionsPerHost = -3 }, "network.maximumConnectionsPerHost", .outOfRange),
+            ({ $0.network.userAgent = "RichPush\r\nX-Evil: 1" }, "network.userAgent", .malformed),
+            ({ $0.limits.imageBytes = 0 }, "limits.imageBytes", .outOfRange),
+            ({ $0.limits.audioBytes = -5 }, "limits.audioBytes", .outOfRange),
+            ({ $0.limits.videoBytes = 0 }, "limits.videoBytes", .outOfRange),
+            ({ $0.limits.sniffBytes = 0 }, "limits.sniffBytes", .outOfRange),
+            ({ $0.limits.maximumHeaderBytes = 0 }, "limits.maximumHeaderBytes", .outOfRange),
+            ({ $0.limits.maximumReferences = -1 }, "limits.maximumReferences", .outOfRange),
+            ({ $0.limits.maximumReferences = 0 }, "limits.maximumReferences", .outOfRange),
+            ({ $0.limits.payload.maximumBytes = 0 }, "limits.payload.maximumBytes", .outOfRange),
+            ({ $0.limits.payload.maximumDepth = 100_000 }, "limits.payload.maximumDepth", .outOfRange),
+            ({ $0.cache.timeToLive = .seconds(-1) }, "cache.timeToLive", .outOfRange),
+            ({ $0.cache.maximumEntries = 0 }, "cache.maximumEntries", .outOfRange),
+            ({ $0.cache.maximumBytes = 0 }, "cache.maximumBytes", .outOfRange),
+            ({ $0.transform.maximumDimension = 15 }, "transform.maximumDimension", .outOfRange),
+            ({ $0.transform.maximumSourceBytes = 9_999_999 }, "transform.maximumSourceBytes", .outOfRange),
+            ({ $0.transform.maximumPixels = 0 }, "transform.maximumPixels", .outOfRange),
+            ({ $0.transform.concurrency = 0 }, "transform.concurrency", .outOfRange),
+            ({ $0.transform.jpegQuality = 101 }, "transform.jpegQuality", .outOfRange),
+            ({ $0.store = AttachmentStore(root: "relative/dir") }, "store.root", .malformed),
+        ]
 
     @Test("Enricher.init throws ConfigurationError naming the wrong field", arguments: wrong.indices)
     func rejected(index: Int) throws {
@@ -87,8 +88,10 @@ struct ConfigurationTests {
     func negativeReferences() async throws {
         var configuration = try TestBed().configuration
         configuration.limits.maximumReferences = -1
-        #expect(throws: ConfigurationError(
-            field: "limits.maximumReferences", code: .outOfRange, detail: "expected 1 or more, got -1")) {
+        #expect(
+            throws: ConfigurationError(
+                field: "limits.maximumReferences", code: .outOfRange, detail: "expected 1 or more, got -1")
+        ) {
             try Enricher(configuration: configuration)
         }
     }

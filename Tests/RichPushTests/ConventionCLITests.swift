@@ -11,13 +11,16 @@ struct ConventionCLITests {
     @Test("the result carries the route; the CLI keys replace the defaults")
     func routes() async throws {
         let bed = try TestBed()
-        let payload = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))","deeplink":"app://x","ref":"9"}"#
+        let payload =
+            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))","deeplink":"app://x","#
+            + #""ref":"9"}"#
         let run = try await CLI.run(["enrich"] + bed.cliOptions, stdin: payload)
         let first = run.lines.first?["route"] as? [String: Any]
         #expect(first?["url"] as? String == "app://x")
         #expect((first?["url_source"] as? [String: Any])?["key"] as? String == "deeplink")
         #expect((first?["url_source"] as? [String: Any])?["convention"] == nil)
-        let keyed = try await CLI.run(["enrich", "--route-id-key", "ref", "--route-url-key", "none"] + bed.cliOptions, stdin: payload)
+        let keyed = try await CLI.run(
+            ["enrich", "--route-id-key", "ref", "--route-url-key", "none"] + bed.cliOptions, stdin: payload)
         let route = keyed.lines.first?["route"] as? [String: Any]
         #expect(route?["id"] as? String == "9")
         #expect(route?["url"] == nil)
@@ -32,7 +35,8 @@ struct ConventionCLITests {
         try Data(#"{"conventions":[{"name":"acme","url":["acme","img"],"hint":["acme","kind"]}]}"#.utf8)
             .write(to: URL(fileURLWithPath: file))
         let payload = #"{"aps":{"mutable-content":1},"acme":{"img":"\#(bed.url("/media/logo.png"))","kind":"video"}}"#
-        let run = try await CLI.run(["enrich", "--conventions", file, "--convention", "acme"] + bed.cliOptions, stdin: payload)
+        let run = try await CLI.run(
+            ["enrich", "--conventions", file, "--convention", "acme"] + bed.cliOptions, stdin: payload)
         #expect(run.status == 0)
         let attachment = (run.lines.first?["attachments"] as? [[String: Any]])?.first
         #expect(attachment?["convention"] as? String == "acme")
@@ -55,9 +59,10 @@ struct ConventionCLITests {
         let payload = try PushPayload(parsing: Array(run.stdout.utf8.dropLast()))
         let scan = ConventionRegistry.standard.scan(payload)
         #expect(scan.references.map(\.convention) == ["zego", "notifee"])
-        #expect(scan.references.map(\.url) == [
-            "http://media.example.com:8787/media/anim.gif", "http://media.example.com:8787/media/logo.png",
-        ])
+        #expect(
+            scan.references.map(\.url) == [
+                "http://media.example.com:8787/media/anim.gif", "http://media.example.com:8787/media/logo.png",
+            ])
         #expect(scan.overrides.first?.title == "Zoë ...")
         let alert = payload.root["aps"]?.objectValue?["alert"]?.objectValue
         #expect(alert?["title"]?.stringValue == "Zoë 👩‍💻 Ko")
@@ -73,10 +78,17 @@ struct ConventionCLITests {
             "--params", FixtureDirectory.root + "/templates/sale-params.json",
         ])
         #expect(run.status == 0)
-        #expect(run.stdout == ##"{"aps":{"alert":{"title":"Weekend sale starts ","body":"Hi Ada, Everything thirty per..."},"badge":3,"mutable-content":1},"adb_media":"http://media.example.com:8787/media/photo.jpg","campaign":"spring-2026"}"## + "\n")
+        #expect(
+            run.stdout
+                == ##"{"aps":{"alert":{"title":"Weekend sale starts ","body":"Hi Ada, Everything thirty per..."},"##
+                + ##""badge":3,"mutable-content":1},"adb_media":"http://media.example.com:8787/media/photo.jpg","##
+                + ##""campaign":"spring-2026"}"##
+                + "\n")
         let payload = try PushPayload(parsing: Array(run.stdout.utf8.dropLast()))
         #expect(ConventionRegistry.standard.scan(payload).references.count == 1)
-        let missing = try await CLI.run(["render", "--template", FixtureDirectory.root + "/templates/sale.json", "--params", "/nonexistent.json"])
+        let missing = try await CLI.run([
+            "render", "--template", FixtureDirectory.root + "/templates/sale.json", "--params", "/nonexistent.json",
+        ])
         #expect(missing.status == 64)
         #expect(missing.stderr.contains("--params"))
     }

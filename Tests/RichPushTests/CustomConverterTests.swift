@@ -37,7 +37,9 @@ struct PlaceholderConverter: ImageConverter {
 
 @Suite("A custom ImageConverter (no libvips) through the engine")
 struct CustomConverterTests {
-    @Test("a converter of its own decodes nothing libvips names: its header's decoder is a MediaType, its output a writer")
+    @Test(
+        "a converter of its own decodes nothing libvips names: its header's decoder is a MediaType, its output a writer"
+    )
     func placeholder() async throws {
         let placeholder = fixture("logo.png")
         let bed = try TestBed { $0.transform.converter = PlaceholderConverter(placeholder: placeholder) }
@@ -63,7 +65,8 @@ struct CustomConverterTests {
         await enricher.shutdown()
         #expect(result.outcome == .failed)
         #expect(result.problems.map(\.code) == [.transformFailed])
-        #expect(result.problems.first?.detail.contains("read the image/webp as image/bmp") == true, "\(result.problems)")
+        #expect(
+            result.problems.first?.detail.contains("read the image/webp as image/bmp") == true, "\(result.problems)")
         #expect(bed.filesOnDisk().isEmpty)
     }
 }

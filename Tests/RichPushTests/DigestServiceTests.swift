@@ -45,9 +45,13 @@ struct DigestServiceTests {
     func manyAtOnce() async throws {
         let service = DigestService()
         defer { service.stop() }
-        let paths = try (0..<40).map { index in try write("f\(index)", Array(repeating: UInt8(index), count: 1000 + index)) }
+        let paths = try (0..<40).map { index in
+            try write("f\(index)", Array(repeating: UInt8(index), count: 1000 + index))
+        }
         let digests = await withTaskGroup(of: (String, Result<FileDigest, StoreError>).self) { group in
-            for path in paths { group.addTask { (path, await service.digest(path, bytes: DigestService.inlineBytes + 1)) } }
+            for path in paths {
+                group.addTask { (path, await service.digest(path, bytes: DigestService.inlineBytes + 1)) }
+            }
             return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
         for (index, path) in paths.enumerated() {

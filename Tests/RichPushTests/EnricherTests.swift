@@ -46,7 +46,10 @@ struct EnricherTests {
             ("notifee.json", .complete, ["notifee:public.jpeg", "notifee:public.mpeg-4"]),
             ("home-assistant.json", .complete, ["home_assistant:public.jpeg"]),
             ("braze.json", .complete, ["braze:com.compuserve.gif"]),
-            ("airship-thumbnail.json", .complete, ["airship:public.jpeg", "airship:com.compuserve.gif", "airship:public.png"]),
+            (
+                "airship-thumbnail.json", .complete,
+                ["airship:public.jpeg", "airship:com.compuserve.gif", "airship:public.png"]
+            ),
             ("airship-failed.json", .partial, ["airship:public.jpeg"]),
             ("airship-bad-types.json", .complete, ["airship:public.mpeg-4"]),
             ("accengage.json", .complete, ["airship:public.jpeg", "airship:public.mp3"]),
@@ -117,7 +120,9 @@ struct EnricherTests {
             }
             #expect(list.compactMap { $0.objectValue?["identifier"]?.stringValue } == ["loop", "hero"])
             let thumbnail = list.first?.objectValue?["thumbnail"]
-            #expect(thumbnail.map { JSONWriter.string($0) } == #"{"primary":true,"hidden":false,"clip":{"x":0.1,"y":0.2,"width":0.5,"height":0.5},"time":0}"#)
+            #expect(
+                thumbnail.map { JSONWriter.string($0) }
+                    == #"{"primary":true,"hidden":false,"clip":{"x":0.1,"y":0.2,"width":0.5,"height":0.5},"time":0}"#)
             #expect(JSONWriter.string(result.json(input: "x")).contains(#""thumbnail":{"primary":false"#))
         }
     }
@@ -129,7 +134,8 @@ struct EnricherTests {
             let agreeing = await enricher.enrich(try bed.fixturePayload("clevertap.json"), timeout: .seconds(10))
             #expect(agreeing.problems.isEmpty)
             #expect(agreeing.attachments.first?.typeHint == "gif")
-            let mismatch = await enricher.enrich(try bed.fixturePayload("clevertap-mismatch.json"), timeout: .seconds(10))
+            let mismatch = await enricher.enrich(
+                try bed.fixturePayload("clevertap-mismatch.json"), timeout: .seconds(10))
             #expect(mismatch.outcome == .complete)
             #expect(mismatch.problems.map(\.code) == [.typeMismatch])
             #expect(mismatch.problems.first?.detail.contains("'video'") == true)
@@ -153,7 +159,9 @@ struct EnricherTests {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             let payload = try bed.payload(
-                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/logo.png","payload":{"image_attachment":"ORIGIN/media/icon.svg"}}"#)
+                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/logo.png","#
+                    + #""payload":{"image_attachment":"ORIGIN/media/icon.svg"}}"#
+            )
             let result = await enricher.enrich(payload, timeout: .seconds(10))
             #expect(result.outcome == .partial)
             #expect(result.problems.map(\.code) == [.unsupportedType])
@@ -165,7 +173,8 @@ struct EnricherTests {
     func badReference() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let result = await enricher.enrich(try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":7}"#), timeout: .seconds(5))
+            let result = await enricher.enrich(
+                try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":7}"#), timeout: .seconds(5))
             #expect(result.outcome == .failed)
             #expect(result.problems.map(\.code) == [.badReference])
         }
@@ -203,7 +212,8 @@ struct DeadlineTests {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             // 5,905 bytes at 100 bytes per 100 ms would take 6 s.
-            let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=100&ms=100"}"#)
+            let payload = try bed.payload(
+                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=100&ms=100"}"#)
             let deadline = ContinuousClock.now + .milliseconds(800)
             let control = DeadlineControl(at: deadline)
             let result = await enricher.enrich(payload, deadline: deadline)
@@ -224,7 +234,9 @@ struct DeadlineTests {
             // The photo is in the cache: it finishes however loaded the machine is, and the deadline can be short.
             try await fetchOnce("/media/photo.jpg", through: enricher, on: bed)
             let payload = try bed.payload(
-                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/photo.jpg","payload":{"image_attachment":"ORIGIN/stall"}}"#)
+                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/photo.jpg","#
+                    + #""payload":{"image_attachment":"ORIGIN/stall"}}"#
+            )
             let result = await enricher.enrich(payload, timeout: .milliseconds(500))
             #expect(result.outcome == .expired)
             #expect(result.attachments.map(\.media.type) == [.jpeg])
@@ -252,7 +264,8 @@ struct DeadlineTests {
     func cancellation() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
+            let payload = try bed.payload(
+                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
             let task = Task { await enricher.enrich(payload, timeout: .seconds(20)) }
             try await waitUntil("the transfer to write its partial file") {
                 bed.filesOnDisk().contains { $0.hasSuffix(".partial") }

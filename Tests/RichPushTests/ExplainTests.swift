@@ -10,8 +10,10 @@ struct ExplainTests {
     func verdicts() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let payload = try bed.payload(#"""
-                {"aps":{"alert":"x"},"adb_media":"ORIGIN/media/clip.mp4","payload":{"image_attachment":"ORIGIN/media/error-page.html?type=image/jpeg"},
+            let payload = try bed.payload(
+                #"""
+                {"aps":{"alert":"x"},"adb_media":"ORIGIN/media/clip.mp4",
+                 "payload":{"image_attachment":"ORIGIN/media/error-page.html?type=image/jpeg"},
                  "fcm_options":{"image":"ORIGIN/media/clip.mp4"},"att":{"a":"ORIGIN/status/404","b":7},
                  "ct_mediaUrl":"ORIGIN/generated?prefix=photo.jpg&bytes=20000000&nolength=1"}
                 """#)
@@ -26,10 +28,16 @@ struct ExplainTests {
             #expect(code == .unsupportedType)
             #expect(detail.contains("text/html"))
             #expect(byName["fcm"]?.findings.first?.verdict == .duplicate(of: "adb_media"))
-            #expect(byName["onesignal"]?.findings.first.map { if case .refuse(.httpStatus, _) = $0.verdict { true } else { false } } == true)
+            #expect(
+                byName["onesignal"]?.findings.first.map {
+                    if case .refuse(.httpStatus, _) = $0.verdict { true } else { false }
+                } == true)
             #expect(byName["onesignal"]?.problems.map(\.code) == [.badReference])
             // A 20 MB image without a length: the probe stops after the first bytes, so the cap is not reached.
-            #expect(byName["clevertap"]?.findings.first.map { if case .attach(.jpeg, _) = $0.verdict { true } else { false } } == true)
+            #expect(
+                byName["clevertap"]?.findings.first.map {
+                    if case .attach(.jpeg, _) = $0.verdict { true } else { false }
+                } == true)
             #expect(byName["airship"]?.matched == false)
             #expect(bed.entriesOnDisk().isEmpty)
             #expect(bed.cacheFiles().isEmpty)

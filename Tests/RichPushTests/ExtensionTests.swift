@@ -43,7 +43,8 @@ struct ExtensionTests {
                 await service.settle()
                 let results = delivered.withLock { $0 }
                 try #require(results.count == 1, "run \(run): delivered \(results.count) times")
-                let named = Set(results[0].attachments.map { String($0.media.path.dropFirst(bed.attachments.count + 1)) })
+                let named = Set(
+                    results[0].attachments.map { String($0.media.path.dropFirst(bed.attachments.count + 1)) })
                 for file in bed.filesOnDisk() where !named.contains(file) { orphans.append("run \(run): \(file)") }
                 for path in named { #expect(FileManager.default.fileExists(atPath: bed.attachments + "/" + path)) }
                 try Self.clear(bed)
@@ -69,7 +70,8 @@ struct ExtensionTests {
 
     /// Removes every attachment directory (the media cache's own links stay).
     static func clear(_ bed: TestBed) throws {
-        for name in try FileManager.default.contentsOfDirectory(atPath: bed.attachments) where !name.hasPrefix(".cache-") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: bed.attachments)
+        where !name.hasPrefix(".cache-") {
             try FileManager.default.removeItem(atPath: bed.attachments + "/" + name)
         }
     }

@@ -73,7 +73,10 @@ struct FetcherTests {
 
     @Test(
         "a lying URL extension does not change the sniffed type",
-        arguments: [("/as/photo.jpg?file=logo.png", "public.png"), ("/as/clip.mp4?file=chime.wav", "com.microsoft.waveform-audio")])
+        arguments: [
+            ("/as/photo.jpg?file=logo.png", "public.png"),
+            ("/as/clip.mp4?file=chime.wav", "com.microsoft.waveform-audio"),
+        ])
     func lyingExtension(path: String, uti: String) async throws {
         let bed = try TestBed()
         try await withFetcher(bed.configuration) { fetcher in
@@ -86,7 +89,8 @@ struct FetcherTests {
     func htmlBehindJPEG() async throws {
         let bed = try TestBed()
         try await withFetcher(bed.configuration) { fetcher in
-            let result = await fetcher.fetch(bed.url("/as/banner.jpg?file=error-page.html&type=image/jpeg"), timeout: .seconds(10))
+            let result = await fetcher.fetch(
+                bed.url("/as/banner.jpg?file=error-page.html&type=image/jpeg"), timeout: .seconds(10))
             #expect((try? result.get()) == nil)
             if case .failure(let failure) = result { #expect(failure.code == .unsupportedType) }
         }

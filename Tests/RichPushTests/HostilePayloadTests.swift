@@ -73,7 +73,8 @@ struct ManyReferencesTests {
     func thousands() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let entries = (0..<5000).map { #""id\#($0)":"\#(bed.url("/media/logo.png?n=\($0)"))""# }.joined(separator: ",")
+            let entries = (0..<5000).map { #""id\#($0)":"\#(bed.url("/media/logo.png?n=\($0)"))""# }.joined(
+                separator: ",")
             let payload = try PushPayload(parsing: Array(#"{"aps":{"mutable-content":1},"att":{\#(entries)}}"#.utf8))
             // No timed bound here (speed belongs to `make bench`; a 10 s bound failed at 11.8 s under load 17-20):
             // `partial` rather than `expired` says the 5,000 were scanned and refused before the deadline.

@@ -21,7 +21,9 @@ struct HostileURLTests {
 
     @Test(
         "every spelling of a refused address is refused where the connection is made",
-        arguments: ["127.0.0.2", "2130706434", "0x7f000002", "0177.0.0.2", "127.2", "[::ffff:127.0.0.2]", "[::ffff:7f00:2]"])
+        arguments: [
+            "127.0.0.2", "2130706434", "0x7f000002", "0177.0.0.2", "127.2", "[::ffff:127.0.0.2]", "[::ffff:7f00:2]",
+        ])
     func spellings(host: String) async throws {
         let bed = try TestBed()
         let failure = try await failure("http://\(host):\(decoy.port)/photo.jpg", bed)
@@ -49,7 +51,9 @@ struct HostileURLTests {
         configuration.network.resolve = ["multi.test:\(bed.origin.port):127.0.0.2,127.0.0.1"]
         try await withFetcher(configuration) { fetcher in
             for _ in 0..<3 {
-                let media = try await fetcher.fetch("http://multi.test:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(5)).get()
+                let media = try await fetcher.fetch(
+                    "http://multi.test:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(5)
+                ).get()
                 #expect(media.type == .jpeg)
             }
             #expect(sameport.connectionCount == 0)
@@ -59,8 +63,10 @@ struct HostileURLTests {
 
     @Test(
         "a redirect to a refused address is refused",
-        arguments: ["http://127.0.0.2:PORT/photo.jpg", "http://169.254.169.254/latest/meta-data/", "http://[::1]:PORT/x",
-            "http://0.0.0.0:PORT/x", "http://10.0.0.5/x"])
+        arguments: [
+            "http://127.0.0.2:PORT/photo.jpg", "http://169.254.169.254/latest/meta-data/", "http://[::1]:PORT/x",
+            "http://0.0.0.0:PORT/x", "http://10.0.0.5/x",
+        ])
     func redirectToRefused(target: String) async throws {
         let bed = try TestBed()
         let url = target.replacingOccurrences(of: "PORT", with: String(decoy.port))
@@ -82,7 +88,8 @@ struct HostileURLTests {
         configuration.network.allowedPorts = [open.origin.port...open.origin.port]
         configuration.network.resolve.append("media.test:\(decoy.port):127.0.0.1")
         try await withFetcher(configuration) { fetcher in
-            let target = "http://media.test:\(decoy.port)/photo.jpg".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let target = "http://media.test:\(decoy.port)/photo.jpg".addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics)!
             let result = await fetcher.fetch(open.url("/redirect-to?url=\(target)"), timeout: .seconds(5))
             guard case .failure(let redirected) = result else {
                 Issue.record("expected a refusal, got \(result)")
@@ -161,7 +168,9 @@ struct HostileServerTests {
     func longerThanDeclared() async throws {
         let bed = try TestBed()
         try await withFetcher(bed.configuration) { fetcher in
-            let media = try await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=20000&declare=10000"), timeout: .seconds(5)).get()
+            let media = try await fetcher.fetch(
+                bed.url("/generated?prefix=photo.jpg&bytes=20000&declare=10000"), timeout: .seconds(5)
+            ).get()
             #expect(media.bytes == 10000)
         }
     }
@@ -174,7 +183,8 @@ struct DiskTests {
         try await withTmpfs(size: "256k") { point in
             let bed = try TestBed { $0.store = AttachmentStore(root: point + "/attachments") }
             try await withFetcher(bed.configuration) { fetcher in
-                let result = await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
+                let result = await fetcher.fetch(
+                    bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
                 guard case .failure(let failure) = result else {
                     Issue.record("expected store-failed, got \(result)")
                     return

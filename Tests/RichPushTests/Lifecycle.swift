@@ -66,7 +66,9 @@ struct LifecycleTests {
     }
 
     @Test(
-        "shutdown drains: a payload in flight finishes by its own deadline, one arriving meanwhile is cancelled at once",
+        """
+        shutdown drains: a payload in flight finishes by its own deadline, one arriving meanwhile is cancelled at once
+        """,
         arguments: Stop.allCases)
     func shutdownDrains(stop: Stop) async throws {
         let bed = try TestBed()
@@ -160,7 +162,9 @@ struct LifecycleTests {
             ended.withLock { $0 = true }
         }
         // Asked twice, the URL gets a cache link (see MediaCacheTests).
-        for _ in 0..<2 { _ = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30)) }
+        for _ in 0..<2 {
+            _ = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30))
+        }
         #expect(bed.cacheFiles().count == 1)
         // run() has reached its wait for the shutdown (or returned, wrongly): it waits on the gate.
         try await waitUntil("run() to wait for the shutdown") { ended.withLock { $0 } || enricher.gate.waiting > 0 }
@@ -179,7 +183,8 @@ struct LifecycleTests {
             let enricher = try Enricher(configuration: bed.configuration)
             // Asked twice, the URL gets a cache link (see MediaCacheTests).
             for _ in 0..<2 {
-                let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30))
+                let result = await enricher.enrich(
+                    TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30))
                 #expect(result.outcome == .complete)
             }
             #expect(bed.cacheFiles().count == 1)
@@ -228,7 +233,12 @@ struct WorkGateTests {
 }
 
 extension WorkGateTests {
-    @Test("with a limit: work past the room is refused as full, all or none; room comes back as work leaves; a closed gate refuses as closed but counts work already taken")
+    @Test(
+        """
+        with a limit: work past the room is refused as full, all or none; room comes back as work leaves; a closed \
+        gate refuses as closed but counts work already taken
+        """
+    )
     func limit() {
         let gate = WorkGate(limit: 3)
         #expect(gate.admit(2) == .admitted)
@@ -246,7 +256,12 @@ extension WorkGateTests {
         #expect(gate.inside == 2)
     }
 
-    @Test("a thread waiting for room is let go when work leaves a full gate (with the room) or the gate closes (with none); untilEmpty needs no close")
+    @Test(
+        """
+        a thread waiting for room is let go when work leaves a full gate (with the room) or the gate closes (with \
+        none); untilEmpty needs no close
+        """
+    )
     func waitingForRoom() async throws {
         let gate = WorkGate(limit: 1)
         #expect(gate.enter())
@@ -275,5 +290,6 @@ func untilConnected(_ origin: HTTPOrigin, count: Int, sourceLocation: SourceLoca
         if origin.connectionCount >= count { return }
         try await Task.sleep(for: .milliseconds(10))
     }
-    Issue.record("the origin saw \(origin.connectionCount) connections after 10 s, not \(count)", sourceLocation: sourceLocation)
+    Issue.record(
+        "the origin saw \(origin.connectionCount) connections after 10 s, not \(count)", sourceLocation: sourceLocation)
 }

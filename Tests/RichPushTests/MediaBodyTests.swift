@@ -17,7 +17,8 @@ struct MediaBodyTests {
     }
 
     func body(
-        limits: Enricher.Configuration.Limits = Enricher.Configuration.Limits(), transform: Enricher.Configuration.Transform = .init(),
+        limits: Enricher.Configuration.Limits = Enricher.Configuration.Limits(),
+        transform: Enricher.Configuration.Transform = .init(),
         storing: Bool = true
     ) -> MediaBody {
         let root = root
@@ -74,7 +75,12 @@ struct MediaBodyTests {
         #expect(BodyCaps(limits: limits, transform: transform).cap(for: .unsupported("text/html")) == nil)
     }
 
-    @Test("a body is stored and its first bytes handed over once; the commit names its type and leaves the hash to the digest step")
+    @Test(
+        """
+        a body is stored and its first bytes handed over once; the commit names its type and leaves the hash to the \
+        digest step
+        """
+    )
     func storeAndCommit() throws {
         let body = body()
         #expect(body.begin(declaredLength: -1) == nil)
@@ -113,7 +119,8 @@ struct MediaBodyTests {
         #expect(grown.begin(declaredLength: -1) == nil)
         #expect(append(grown, [UInt8](repeating: 0, count: 12)) == nil, "within the largest cap before the type")
         // Now known to be an image: over its cap.
-        #expect(grown.decide(.supported(.png)) == .refused(FetchFailure(.tooLarge, "more than 10 bytes (the image cap)")))
+        #expect(
+            grown.decide(.supported(.png)) == .refused(FetchFailure(.tooLarge, "more than 10 bytes (the image cap)")))
         grown.discard()
         #expect(entries().isEmpty)
         let typed = body(limits: limits)
@@ -128,7 +135,9 @@ struct MediaBodyTests {
     func convertible() {
         let refused = body()
         #expect(refused.begin(declaredLength: -1) == nil)
-        #expect(refused.decide(.convertible(.webp, "image/webp (RIFF)")) == .refused(FetchFailure(.unsupportedType, "image/webp (RIFF)")))
+        #expect(
+            refused.decide(.convertible(.webp, "image/webp (RIFF)"))
+                == .refused(FetchFailure(.unsupportedType, "image/webp (RIFF)")))
         refused.discard()
         let taken = body(transform: Self.transforming)
         #expect(taken.begin(declaredLength: 40_000_000) == nil)
@@ -153,9 +162,11 @@ struct MediaBodyTests {
         func head(_ name: String, _ count: Int = 4096) -> [UInt8] { Array(fixture(name).prefix(count)) }
         #expect(ImageDimensions.parse(head("photo.jpg"), type: .jpeg) == ImageSize(width: 160, height: 120))
         #expect(ImageDimensions.parse(head("photo-exif.jpg"), type: .jpeg) == ImageSize(width: 160, height: 120))
-        #expect(ImageDimensions.parse(head("plain-100mp.png", 24), type: .png) == ImageSize(width: 10_000, height: 10_000))
+        #expect(
+            ImageDimensions.parse(head("plain-100mp.png", 24), type: .png) == ImageSize(width: 10_000, height: 10_000))
         #expect(ImageDimensions.parse(head("photo.jpg", 20), type: .jpeg) == nil, "the frame is beyond the bytes given")
-        #expect(ImageDimensions.parse(head("anim.gif"), type: .gif) == nil, "a GIF's frames are the converter's to count")
+        #expect(
+            ImageDimensions.parse(head("anim.gif"), type: .gif) == nil, "a GIF's frames are the converter's to count")
         #expect(ImageDimensions.parse(head("logo.png", 23), type: .png) == nil)
         #expect(ImageDimensions.parse(head("chime.mp3"), type: .jpeg) == nil)
     }

@@ -135,14 +135,16 @@ struct MediaCacheTests {
             try await untilRequested(bed, "/stall-first/photo.jpg")
             let waiterStart = ContinuousClock.now
             let waiter = await enricher.enrich(payload, timeout: leaderTimeout + .seconds(10))
-            #expect(waiterStart < leaderDeadline, "the waiter came after the leader expired: it had nothing to wait for")
+            #expect(
+                waiterStart < leaderDeadline, "the waiter came after the leader expired: it had nothing to wait for")
             #expect(await leader.outcome == .expired)
             #expect(waiter.outcome == .complete, "\(waiter.problems)")
             // The waiter waited for the leader, then fetched again: a second request, sent only once the leader's
             // deadline had passed (a waiter that did not wait would have sent it at once).
             let received = bed.origin.exchanges.filter { $0.target == "/stall-first/photo.jpg" }.map(\.received)
             try #require(received.count == 2, "requests: \(bed.origin.requestLog)")
-            #expect(received[1] >= leaderDeadline - .milliseconds(5), "fetched again \(leaderDeadline - received[1]) early")
+            #expect(
+                received[1] >= leaderDeadline - .milliseconds(5), "fetched again \(leaderDeadline - received[1]) early")
         }
     }
 
@@ -198,7 +200,9 @@ struct MediaCacheTests {
         #expect(bed.cacheFiles().count == 1)
         await enricher.shutdown()
         #expect(bed.cacheFiles().isEmpty)
-        #expect(!(try FileManager.default.contentsOfDirectory(atPath: bed.attachments)).contains { $0.hasPrefix(".cache-") })
+        #expect(
+            !(try FileManager.default.contentsOfDirectory(atPath: bed.attachments)).contains { $0.hasPrefix(".cache-") }
+        )
         // The attachments handed out keep their bytes.
         #expect(Array(FileManager.default.contents(atPath: again.attachments[0].media.path)!) == fixture("logo.png"))
     }
@@ -224,7 +228,8 @@ struct MediaCacheTests {
         let other = root + "/.hidden"
         for directory in [cache, attachment, other] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: directory)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: directory)
         }
         #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 2)
         #expect(!FileManager.default.fileExists(atPath: cache))
@@ -250,7 +255,8 @@ struct MediaCacheTests {
                 _ = await enricher.enrich(try payload(bed, "/media/logo.png?v=\(index)"), timeout: .seconds(5))
             }
             let log = bed.origin.requestLog
-            #expect([0, 1, 2, 10].map { index in log.filter { $0 == "/media/logo.png?v=\(index)" }.count } == [2, 2, 1, 1])
+            #expect(
+                [0, 1, 2, 10].map { index in log.filter { $0 == "/media/logo.png?v=\(index)" }.count } == [2, 2, 1, 1])
         }
     }
 
@@ -275,11 +281,13 @@ struct MediaCacheTests {
             #expect(enricher.removeAttachments(of: first) == 1)
             let third = await enricher.enrich(payload, timeout: .seconds(10))
             #expect(requests(bed, "/media/logo.png") == 1)
-            #expect(Array(FileManager.default.contents(atPath: third.attachments[0].media.path)!) == fixture("logo.png"))
+            #expect(
+                Array(FileManager.default.contents(atPath: third.attachments[0].media.path)!) == fixture("logo.png"))
         }
     }
 
-    @Test("a caller that removes every attachment at once: the second payload fetches again and is linked, the rest hit")
+    @Test(
+        "a caller that removes every attachment at once: the second payload fetches again and is linked, the rest hit")
     func firstFileRemovedBeforeSecondSight() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
@@ -287,7 +295,9 @@ struct MediaCacheTests {
             for round in 1...4 {
                 let result = await enricher.enrich(payload, timeout: .seconds(10))
                 #expect(result.outcome == .complete)
-                #expect(Array(FileManager.default.contents(atPath: result.attachments[0].media.path)!) == fixture("logo.png"))
+                #expect(
+                    Array(FileManager.default.contents(atPath: result.attachments[0].media.path)!)
+                        == fixture("logo.png"))
                 #expect(enricher.removeAttachments(of: result) == 1)
                 // The first payload's file went with it, so the second fetched again, and linked: then only hits.
                 #expect(requests(bed, "/media/logo.png") == min(round, 2), "round \(round)")
@@ -304,7 +314,9 @@ struct MediaCacheTests {
             $0.cache.maximumEntries = 2
         }
         try await withEnricher(bed.configuration) { enricher in
-            for path in ["/media/logo.png", "/media/photo.jpg", "/media/logo.png", "/media/logo.png", "/media/logo.png"] {
+            for path in [
+                "/media/logo.png", "/media/photo.jpg", "/media/logo.png", "/media/logo.png", "/media/logo.png",
+            ] {
                 let result = await enricher.enrich(try payload(bed, path), timeout: .seconds(10))
                 #expect(result.outcome == .complete)
             }

@@ -100,7 +100,10 @@ struct MediaCorpusTests {
     // One case at a time: 86 engines with their libvips threads all at once were a burst of CPU that delayed the
     // timed suites running beside this one (HostileTests' good payload, RetryTests' deadlines) past their bounds.
     @Test(
-        "each file has its outcome, by default and with the verifying decode: attached as its type or refused with its code, details clean, nothing left",
+        """
+        each file has its outcome, by default and with the verifying decode: attached as its type or refused with its \
+        code, details clean, nothing left
+        """,
         .serialized, arguments: cases, [false, true])
     func outcome(_ item: Case, verifying: Bool) async throws {
         let bed = try TestBed(media: Self.corpus) { configuration in
@@ -142,7 +145,12 @@ struct MediaCorpusTests {
         #expect(bed.entriesOnDisk().isEmpty)
     }
 
-    @Test("with stripMetadata, every sound PNG is filtered, not re-encoded: no text chunk, nothing after IEND, frames kept")
+    @Test(
+        """
+        with stripMetadata, every sound PNG is filtered, not re-encoded: no text chunk, nothing after IEND, frames \
+        kept
+        """
+    )
     func strippedPNGs() async throws {
         let bed = try TestBed(media: Self.corpus) { configuration in
             configuration.transform.converter = VipsConverter()
@@ -162,10 +170,13 @@ struct MediaCorpusTests {
                 let source = try PNGChunks(fixture("corpus/" + item.file))
                 let written = try PNGChunks(Array(FileManager.default.contents(atPath: media.path) ?? Data()))
                 #expect(written.bytes.count == written.chunks.last!.whole.upperBound, "\(item.file): bytes after IEND")
-                #expect(written.chunks.allSatisfy { PNGChunks.kept.contains($0.type) || $0.type == "eXIf" }, "\(item.file)")
+                #expect(
+                    written.chunks.allSatisfy { PNGChunks.kept.contains($0.type) || $0.type == "eXIf" }, "\(item.file)")
                 #expect(written.isAnimated == source.isAnimated, "\(item.file)")
                 // The picture is the source's: the same IDAT bytes.
-                let idat = { (png: PNGChunks) in png.chunks.filter { $0.type == "IDAT" }.map { Array(png.bytes[$0.data]) } }
+                let idat = { (png: PNGChunks) in
+                    png.chunks.filter { $0.type == "IDAT" }.map { Array(png.bytes[$0.data]) }
+                }
                 #expect(idat(written) == idat(source), "\(item.file)")
                 #expect(try VipsConverter().probe(media.path, type: .png).loader.hasPrefix("pngload"), "\(item.file)")
                 _ = enricher.removeAttachments(of: result)
@@ -191,7 +202,12 @@ struct MediaCorpusTests {
         }
     }
 
-    @Test("a campaign decodes each image once: a damaged JPEG's verdict rides with the cache, a refused PNG's is kept by hash")
+    @Test(
+        """
+        a campaign decodes each image once: a damaged JPEG's verdict rides with the cache, a refused PNG's is kept by \
+        hash
+        """
+    )
     func verdictOnce() async throws {
         let converter = CountingConverter()
         let bed = try TestBed(media: Self.corpus) { configuration in
@@ -217,12 +233,18 @@ struct MediaCorpusTests {
             // A JPEG whose structure shows the damage is not decoded: the structure check said it.
             let truncated = await enricher.enrich(TestBed.adobePayload(bed.url("/media/jpeg-truncated.jpg")))
             #expect(truncated.problems.map(\.code) == [.damagedImage])
-            #expect(truncated.problems.first?.detail.contains("no end-of-image marker") == true, "\(truncated.problems)")
+            #expect(
+                truncated.problems.first?.detail.contains("no end-of-image marker") == true, "\(truncated.problems)")
             #expect(converter.verifications.withLock { $0 } == 2)
         }
     }
 
-    @Test("with verifyImages off (the default), a JPEG whose scan data alone is corrupt is attached as before, without a decode or a problem")
+    @Test(
+        """
+        with verifyImages off (the default), a JPEG whose scan data alone is corrupt is attached as before, without a \
+        decode or a problem
+        """
+    )
     func verificationOff() async throws {
         let converter = CountingConverter()
         let bed = try TestBed(media: Self.corpus) { configuration in
@@ -236,7 +258,12 @@ struct MediaCorpusTests {
         }
     }
 
-    @Test("by default, a JPEG cut short is attached with damaged-image, no decode; from the media cache it carries its problem too")
+    @Test(
+        """
+        by default, a JPEG cut short is attached with damaged-image, no decode; from the media cache it carries its \
+        problem too
+        """
+    )
     func structureByDefault() async throws {
         let converter = CountingConverter()
         let bed = try TestBed(media: Self.corpus) { configuration in
@@ -251,7 +278,8 @@ struct MediaCorpusTests {
                 #expect(result.problems.map(\.code) == [.damagedImage])
                 #expect(
                     result.problems.first?.detail
-                        == "the JPEG is cut short: no end-of-image marker in its 15258 bytes; attached: a phone shows the part that decodes",
+                        == "the JPEG is cut short: no end-of-image marker in its 15258 bytes; attached: a phone "
+                        + "shows the part that decodes",
                     "\(result.problems)")
                 results.append(result)
             }
@@ -264,7 +292,10 @@ struct MediaCorpusTests {
     }
 
     @Test(
-        "without the transformation (no libvips), the structure is still checked: a PNG cut short refused, a GIF cut short attached with its problem",
+        """
+        without the transformation (no libvips), the structure is still checked: a PNG cut short refused, a GIF cut \
+        short attached with its problem
+        """,
         .serialized,
         arguments: [
             ("png-truncated.png", Expected.refused(.damagedImage)), ("png-bad-crc.png", .refused(.damagedImage)),
@@ -285,7 +316,9 @@ struct MediaCorpusTests {
             case .refused(let code):
                 #expect(result.outcome == .failed)
                 #expect(result.problems.map(\.code) == [code], "\(result.problems)")
-                #expect(result.problems.first?.detail.hasSuffix("a phone shows nothing of it") == true, "\(result.problems)")
+                #expect(
+                    result.problems.first?.detail.hasSuffix("a phone shows nothing of it") == true, "\(result.problems)"
+                )
             }
         }
         #expect(bed.entriesOnDisk().isEmpty)

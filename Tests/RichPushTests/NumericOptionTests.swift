@@ -60,13 +60,18 @@ struct NumericOptionTests {
         let input = root + "/payload.json"
         try Data(#"{"aps":{}}"#.utf8).write(to: URL(fileURLWithPath: input))
         let highest = try await CLI.run(
-            ["enrich", "--deadline", "86400", "--cache-ttl", "31536000", "--cache-max-mb", "1000000", "--concurrency",
-                "10000", "--allow-port", "65535", "--resolve", "a.test:65535:127.0.0.1", "--attachments-dir", root],
+            [
+                "enrich", "--deadline", "86400", "--cache-ttl", "31536000", "--cache-max-mb", "1000000",
+                "--concurrency",
+                "10000", "--allow-port", "65535", "--resolve", "a.test:65535:127.0.0.1", "--attachments-dir", root,
+            ],
             inputFile: input)
         #expect(highest.status == 0, "\(highest.stderr)")
         let lowest = try await CLI.run(
-            ["enrich", "--deadline", "0.001", "--cache-ttl", "0", "--cache-max-mb", "1", "--concurrency", "1",
-                "--allow-port", "1-1", "--resolve", "a.test:1:127.0.0.1", "--attachments-dir", root],
+            [
+                "enrich", "--deadline", "0.001", "--cache-ttl", "0", "--cache-max-mb", "1", "--concurrency", "1",
+                "--allow-port", "1-1", "--resolve", "a.test:1:127.0.0.1", "--attachments-dir", root,
+            ],
             inputFile: input)
         #expect(lowest.status == 0, "\(lowest.stderr)")
         for age in ["0", "3153600000"] {

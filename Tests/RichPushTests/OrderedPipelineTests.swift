@@ -12,7 +12,8 @@ import Testing
         func open() { continuation.finish() }
     }
 
-    @Test("behind an item that does not end, at most `window` items are started; the rest follow, in order, once it ends")
+    @Test(
+        "behind an item that does not end, at most `window` items are started; the rest follow, in order, once it ends")
     func window() async throws {
         let gate = Gate()
         let total = 500

@@ -27,7 +27,9 @@ struct PublicAPITests {
         var configuration = bed.configuration
         configuration.conventions.register(AcmeConvention())
         let enricher = try Enricher(configuration: configuration)
-        let text = #"{"aps":{"mutable-content":1},"acme":{"media":{"url":"\#(bed.url("/media/photo.jpg"))","type":"image/jpeg"}}}"#
+        let text =
+            #"{"aps":{"mutable-content":1},"acme":{"media":{"url":"\#(bed.url("/media/photo.jpg"))","#
+            + #""type":"image/jpeg"}}}"#
         let result = await enricher.enrich(try PushPayload(parsing: Array(text.utf8)), timeout: .seconds(10))
         await enricher.shutdown()
         #expect(result.outcome == .complete)
@@ -59,7 +61,9 @@ struct PublicAPITests {
     func contentBytes() async throws {
         let bed = try TestBed()
         // Escapes, a duplicate key and a 30-digit number, which a JSONEncoder would not keep.
-        let sent = #"{"aps":{"mutable-content":1,"alert":"caf\u00e9 \/ ok"},"n":123456789012345678901234567890,"k":1,"k":2,"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
+        let sent =
+            #"{"aps":{"mutable-content":1,"alert":"caf\u00e9 \/ ok"},"n":123456789012345678901234567890,"k":1,"k":2,"#
+            + #""adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
         let enricher = try Enricher(configuration: bed.configuration)
         let result = await enricher.enrich(json: Array(sent.utf8), source: "push-1", deadline: .now + .seconds(10))
         let invalid = await enricher.enrich(json: Array("[1]".utf8), source: "push-2", deadline: .now + .seconds(10))
@@ -69,7 +73,8 @@ struct PublicAPITests {
         let text = String(decoding: bytes, as: UTF8.self)
         // The payload as sent, then the attachments the engine adds.
         #expect(text.hasPrefix(String(sent.dropLast()) + #","richpush":{"attachments":[{"identifier":"#), "\(text)")
-        #expect(String(decoding: result.jsonBytes(), as: UTF8.self).contains(#""content":"# + text + #","attachments":"#))
+        #expect(
+            String(decoding: result.jsonBytes(), as: UTF8.self).contains(#""content":"# + text + #","attachments":"#))
         let richpush = try PushPayload(parsing: bytes).root["richpush"]?.objectValue
         guard case .array(let attached)? = richpush?["attachments"] else {
             Issue.record("no richpush.attachments in \(text)")
@@ -82,7 +87,10 @@ struct PublicAPITests {
     }
 
     @Test(
-        "one payload limit: enrich(json:) and payload(parsing:) accept a payload at limits.payload.maximumBytes and refuse one a byte over (payload-too-large), below and above the default limit",
+        """
+        one payload limit: enrich(json:) and payload(parsing:) accept a payload at limits.payload.maximumBytes and \
+        refuse one a byte over (payload-too-large), below and above the default limit
+        """,
         arguments: [100, 1_500_000])
     func onePayloadLimit(limit: Int) async throws {
         let bed = try TestBed()
@@ -166,8 +174,10 @@ struct PublicAPITests {
         configuration.network.resolve = ["media.internal:9000:10.20.0.7"]
         try configuration.validate()
         configuration.network.caBundle = "/nonexistent/private-ca.pem"
-        #expect(throws: ConfigurationError(
-            field: "network.caBundle", code: .unreadable, detail: "cannot read '/nonexistent/private-ca.pem'")) {
+        #expect(
+            throws: ConfigurationError(
+                field: "network.caBundle", code: .unreadable, detail: "cannot read '/nonexistent/private-ca.pem'")
+        ) {
             try configuration.validate()
         }
     }
@@ -185,6 +195,12 @@ struct PublicAPITests {
             input: "push-1")
         let text = String(decoding: result.jsonBytes(), as: UTF8.self)
         #expect(
-            text == #"{"input":"push-1","outcome":"complete","content":{"aps":{"mutable-content":1}},"attachments":[{"identifier":"hero","path":"/srv/push/1/2.jpg","source":"https://cdn.test/a.jpg","convention":"acme","type":"public.jpeg","mime":"image/jpeg","bytes":5905,"sha256":"ab","type_hint":"jpg","thumbnail":{"clip":{"x":0,"y":0.25,"width":1,"height":0.5}},"attempts":1}],"problems":[],"elapsed_ms":12.0}"#)
+            text
+                == #"{"input":"push-1","outcome":"complete","content":{"aps":{"mutable-content":1}},"#
+                + #""attachments":[{"identifier":"hero","path":"/srv/push/1/2.jpg","#
+                + #""source":"https://cdn.test/a.jpg","convention":"acme","type":"public.jpeg","#
+                + #""mime":"image/jpeg","bytes":5905,"sha256":"ab","type_hint":"jpg","thumbnail":{"clip":{"x":0,"#
+                + #""y":0.25,"width":1,"height":0.5}},"attempts":1}],"problems":[],"elapsed_ms":12.0}"#
+        )
     }
 }

@@ -30,7 +30,8 @@ struct PublishTests {
         try Data(fixture("photo.jpg")).write(to: URL(fileURLWithPath: source))
         defer { try? FileManager.default.removeItem(atPath: source) }
         let sha = TransformStepTests.sha256(of: "photo.jpg")
-        let media = FetchedMedia(path: source, directory: "", type: .jpeg, bytes: fixture("photo.jpg").count, sha256: sha)
+        let media = FetchedMedia(
+            path: source, directory: "", type: .jpeg, bytes: fixture("photo.jpg").count, sha256: sha)
         let publisher = DirectoryPublisher(directory: directory, baseURL: Self.base)
         #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
         #expect(published() == ["\(sha).jpg"], "no temporary file is left")

@@ -32,7 +32,10 @@ private func failure(
 @Suite("Every redirect hop gets the checks of the first URL, before any connection")
 struct RedirectTests {
     @Test(
-        "a redirect to a URL with credentials, a 60 KB URL or one with a space is bad-url, and its target never sees a connection",
+        """
+        a redirect to a URL with credentials, a 60 KB URL or one with a space is bad-url, and its target never sees a \
+        connection
+        """,
         arguments: ["credentials", "long", "space", "control"])
     func refusedLocation(kind: String) async throws {
         let bed = try TestBed()
@@ -69,7 +72,12 @@ struct RedirectTests {
         }
     }
 
-    @Test("0.0.0.0 and :: reach this host: with 0.0.0.0/0 open and 127.0.0.1 closed, a redirect to 0.0.0.0 is refused unconnected")
+    @Test(
+        """
+        0.0.0.0 and :: reach this host: with 0.0.0.0/0 open and 127.0.0.1 closed, a redirect to 0.0.0.0 is refused \
+        unconnected
+        """
+    )
     func unspecifiedIsLoopback() async throws {
         let target = try HTTPOrigin(handler: FixtureRoutes.handler())
         defer { target.stop() }
@@ -77,7 +85,8 @@ struct RedirectTests {
             host: "127.0.0.2", locations: ["/go": "http://0.0.0.0:\(target.port)/media/photo.jpg"])
         defer { origin.stop() }
         let bed = try TestBed {
-            $0.network.addressPolicy = AddressPolicy(allowed: [CIDRRange("0.0.0.0/0")!], denied: [CIDRRange("127.0.0.1/32")!])
+            $0.network.addressPolicy = AddressPolicy(
+                allowed: [CIDRRange("0.0.0.0/0")!], denied: [CIDRRange("127.0.0.1/32")!])
         }
         try await withFetcher(bed.configuration) { fetcher in
             let result = await fetcher.fetch(origin.url("/go"), timeout: .seconds(10))
@@ -85,7 +94,9 @@ struct RedirectTests {
             #expect(failure.code == .blockedAddress, "\(failure)")
             #expect(target.connectionCount == 0, "the loopback listener accepted a connection")
 
-            let policy = AddressPolicy(allowed: [CIDRRange("0.0.0.0/0")!, CIDRRange("::/0")!], denied: [CIDRRange("127.0.0.1/32")!, CIDRRange("::1/128")!])
+            let policy = AddressPolicy(
+                allowed: [CIDRRange("0.0.0.0/0")!, CIDRRange("::/0")!],
+                denied: [CIDRRange("127.0.0.1/32")!, CIDRRange("::1/128")!])
             for address in ["0.0.0.0", "0.1.2.3", "::", "::ffff:0.0.0.0"] {
                 #expect(policy.refusal(of: IPAddress(address)!) != nil, "\(address) admitted")
             }
@@ -93,7 +104,9 @@ struct RedirectTests {
             // Loopback opened: 0.0.0.0 is admitted only when its own range is open too.
             let loopbackOpen = AddressPolicy(allowed: [CIDRRange("127.0.0.0/8")!])
             #expect(loopbackOpen.refusal(of: IPAddress("0.0.0.0")!) != nil)
-            #expect(AddressPolicy(allowed: [CIDRRange("127.0.0.0/8")!, CIDRRange("0.0.0.0/8")!]).refusal(of: IPAddress("0.0.0.0")!) == nil)
+            #expect(
+                AddressPolicy(allowed: [CIDRRange("127.0.0.0/8")!, CIDRRange("0.0.0.0/8")!]).refusal(
+                    of: IPAddress("0.0.0.0")!) == nil)
         }
     }
 
@@ -108,11 +121,13 @@ struct RedirectTests {
         ]
         try await withFetcher(bed.configuration) { fetcher in
             for (etag, lastModified, keeps) in cases {
-                let origin = try redirectingOrigin(locations: [:], headers: [("ETag", etag), ("Last-Modified", lastModified)])
+                let origin = try redirectingOrigin(
+                    locations: [:], headers: [("ETag", etag), ("Last-Modified", lastModified)])
                 defer { origin.stop() }
                 let media = try await fetcher.fetch(origin.url("/photo.jpg"), timeout: .seconds(10)).get()
                 #expect(media.validators.etag == (keeps ? etag : nil), "\(etag.debugDescription)")
-                #expect(media.validators.lastModified == (keeps ? lastModified : nil), "\(lastModified.debugDescription)")
+                #expect(
+                    media.validators.lastModified == (keeps ? lastModified : nil), "\(lastModified.debugDescription)")
             }
         }
     }

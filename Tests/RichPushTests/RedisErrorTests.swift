@@ -19,8 +19,10 @@ struct RedisErrorTests {
             ("LOADING Redis is loading the dataset in memory", .loading, .reply),
             ("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", .busy, .reply),
             ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", .masterDown, .reply),
-            ("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist", .misconf,
-             .reply),
+            (
+                "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist", .misconf,
+                .reply
+            ),
             ("OOM command not allowed when used memory > 'maxmemory'.", .outOfMemoryOnServer, .reply),
             ("NOSCRIPT No matching script. Please use EVAL.", .noScript, .reply),
             ("WRONGTYPE Operation against a key holding the wrong kind of value", .wrongType, .reply),

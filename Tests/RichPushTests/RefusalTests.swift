@@ -75,7 +75,8 @@ struct RefusalTests {
         arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x.jpg", "gopher://127.0.0.1:70/x", "dict://127.0.0.1/x"])
     func redirectScheme(target: String) async throws {
         let bed = try TestBed()
-        let failure = try await fetch("/redirect-to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", on: bed)
+        let failure = try await fetch(
+            "/redirect-to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", on: bed)
         #expect(failure.code == .blockedScheme)
     }
 
@@ -91,8 +92,10 @@ struct RefusalTests {
 
     @Test(
         "schemes other than http(s) are refused before any socket opens",
-        arguments: ["file:///etc/passwd", "ftp://media.test/x.jpg", "data:image/png;base64,iVBORw0KGgo=",
-            "gopher://media.test/1", "ldap://media.test/", "smb://media.test/share", "javascript:alert(1)"])
+        arguments: [
+            "file:///etc/passwd", "ftp://media.test/x.jpg", "data:image/png;base64,iVBORw0KGgo=",
+            "gopher://media.test/1", "ldap://media.test/", "smb://media.test/share", "javascript:alert(1)",
+        ])
     func schemes(url: String) async throws {
         let bed = try TestBed()
         let failure = try await fetchURL(url, on: bed)
@@ -102,8 +105,10 @@ struct RefusalTests {
 
     @Test(
         "malformed URLs, credentials, control characters and overlong URLs are bad-url",
-        arguments: ["", "media.test/x.jpg", "http://", "http://user:pw@media.test/x.jpg", "http://media.test/a b.jpg",
-            "http://media.test/a\u{01}.jpg", "http://media.test/" + String(repeating: "a", count: 2100)])
+        arguments: [
+            "", "media.test/x.jpg", "http://", "http://user:pw@media.test/x.jpg", "http://media.test/a b.jpg",
+            "http://media.test/a\u{01}.jpg", "http://media.test/" + String(repeating: "a", count: 2100),
+        ])
     func badURL(url: String) async throws {
         let bed = try TestBed()
         let failure = try await fetchURL(url, on: bed)
@@ -153,7 +158,9 @@ struct RefusalTests {
         let capped = limits
         let bed = try TestBed { $0.limits = capped }
         try await withFetcher(bed.configuration) { fetcher in
-            let media = try await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=200000"), timeout: .seconds(10)).get()
+            let media = try await fetcher.fetch(
+                bed.url("/generated?prefix=photo.jpg&bytes=200000"), timeout: .seconds(10)
+            ).get()
             #expect(media.bytes == 200_000)
             let over = await fetcher.fetch(bed.url("/generated?prefix=photo.jpg&bytes=200001"), timeout: .seconds(10))
             guard case .failure(let failure) = over else {

@@ -4,7 +4,10 @@ import Testing
 /// The one clamp of a deadline a request (`?deadline=`) or a queue entry (`deadline`) asks for (no I/O).
 @Suite struct RequestedDeadlineTests {
     @Test(
-        "a positive, finite number of seconds, to the millisecond, never beyond the configured deadline nor zero; anything else nil",
+        """
+        a positive, finite number of seconds, to the millisecond, never beyond the configured deadline nor zero; \
+        anything else nil
+        """,
         arguments: [
             ("2.5", Duration?.some(.milliseconds(2500))),
             ("30", .some(.seconds(25))),

@@ -74,7 +74,9 @@ struct ResultDecodingTests {
                 #expect(parsed.jsonBytes() == line)
                 // The content as exact as written: the same bytes (a string made in code and the same string
                 // parsed with its escapes are not `==`, and write alike).
-                #expect(parsed.content.map { JSONWriter.bytes($0.json) } == result.content.map { JSONWriter.bytes($0.json) })
+                #expect(
+                    parsed.content.map { JSONWriter.bytes($0.json) } == result.content.map { JSONWriter.bytes($0.json) }
+                )
                 parsed.content = result.content
                 #expect(parsed == Self.written(result), "\(text)")
                 // Foundation refuses what JSON allows and a Swift String cannot hold (lossless.json's lone
@@ -108,23 +110,40 @@ struct ResultDecodingTests {
         #expect(try decoder.decode(FetchedMedia.self, from: encoder.encode(media)) == media)
         let problem = EnrichmentProblem(source: "u", code: .tooLarge, detail: "d", attempts: 2)
         #expect(try decoder.decode(EnrichmentProblem.self, from: encoder.encode(problem)) == problem)
-        #expect(try decoder.decode(EnrichmentResult.Outcome.self, from: encoder.encode(EnrichmentResult.Outcome.expired)) == .expired)
+        #expect(
+            try decoder.decode(EnrichmentResult.Outcome.self, from: encoder.encode(EnrichmentResult.Outcome.expired))
+                == .expired)
         #expect(String(decoding: try encoder.encode(MediaType.png), as: UTF8.self) == #""public.png""#)
         let result = EnrichmentResult(
             outcome: .partial, content: try PushPayload(parsing: Array(#"{"a":1}"#.utf8)),
-            attachments: [.init(identifier: "i", source: "s", convention: "c", media: media, typeHint: "jpg", attempts: 2)],
+            attachments: [
+                .init(identifier: "i", source: "s", convention: "c", media: media, typeHint: "jpg", attempts: 2)
+            ],
             problems: [problem], elapsed: .milliseconds(12), input: "x")
         // Its attachment as the output has it: the media's validators, dimensions and damage are not written.
         #expect(try decoder.decode(EnrichmentResult.self, from: encoder.encode(result)) == Self.written(result))
         #expect(Self.written(result) != result, "the media above has what the output leaves out")
     }
 
-    @Test("what is not a result is refused, naming the member", arguments: [
-        (#"{"outcome":"complete","content":null,"attachments":[],"problems":[]}"#, "elapsed_ms: missing"),
-        (#"{"outcome":"done","content":null,"attachments":[],"problems":[],"elapsed_ms":1.0}"#, "outcome: 'done' is not an outcome"),
-        (#"{"outcome":"partial","content":null,"attachments":[{"identifier":"i"}],"problems":[],"elapsed_ms":1.0}"#, "attachments[0].source: missing"),
-        (#"{"outcome":"failed","content":null,"attachments":[],"problems":[{"source":"s","code":7,"detail":"d"}],"elapsed_ms":0.5}"#, "problems[0].code: expected a string, got a number"),
-    ])
+    @Test(
+        "what is not a result is refused, naming the member",
+        arguments: [
+            (#"{"outcome":"complete","content":null,"attachments":[],"problems":[]}"#, "elapsed_ms: missing"),
+            (
+                #"{"outcome":"done","content":null,"attachments":[],"problems":[],"elapsed_ms":1.0}"#,
+                "outcome: 'done' is not an outcome"
+            ),
+            (
+                #"{"outcome":"partial","content":null,"attachments":[{"identifier":"i"}],"problems":[],"#
+                    + #""elapsed_ms":1.0}"#,
+                "attachments[0].source: missing"
+            ),
+            (
+                #"{"outcome":"failed","content":null,"attachments":[],"problems":[{"source":"s","code":7,"#
+                    + #""detail":"d"}],"elapsed_ms":0.5}"#,
+                "problems[0].code: expected a string, got a number"
+            ),
+        ])
     func refused(text: String, message: String) {
         let error = #expect(throws: DecodingError.self) { try EnrichmentResult(parsing: Array(text.utf8)) }
         #expect(error.map { "\($0)".contains(message) } == true, "\(String(describing: error))")

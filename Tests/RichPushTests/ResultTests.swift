@@ -13,8 +13,13 @@ struct ResultTests {
     }
 
     @Test(
-        "JSONEncoder gives the object the CLI writes (json(input:)), for results with thumbnails, hints, routes, problems",
-        arguments: ["airship.json", "clevertap-mismatch.json", "zego-object.json", "two-conventions.json", "no-media.json"])
+        """
+        JSONEncoder gives the object the CLI writes (json(input:)), for results with thumbnails, hints, routes, \
+        problems
+        """,
+        arguments: [
+            "airship.json", "clevertap-mismatch.json", "zego-object.json", "two-conventions.json", "no-media.json",
+        ])
     func encodable(fixture: String) async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
@@ -39,7 +44,9 @@ struct ResultTests {
             #expect(result.jsonBytes() == reference)
             let encoded = try JSONEncoder().encode(result)
             #expect(try Self.sameJSON(reference, encoded))
-            #expect(String(decoding: reference, as: UTF8.self).hasPrefix(#"{"input":"-:7","outcome":"invalid","content":null"#))
+            #expect(
+                String(decoding: reference, as: UTF8.self).hasPrefix(
+                    #"{"input":"-:7","outcome":"invalid","content":null"#))
         }
     }
 

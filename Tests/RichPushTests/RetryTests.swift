@@ -269,7 +269,8 @@ struct RetryTests {
     func cli() async throws {
         let bed = try TestBed()
         let payload =
-            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/drop-first/1/photo.jpg"))","fcm_options":{"image":"\#(bed.url("/status/404"))"}}"#
+            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/drop-first/1/photo.jpg"))","#
+            + #""fcm_options":{"image":"\#(bed.url("/status/404"))"}}"#
         let run = try await CLI.run(["enrich"] + bed.cliOptions, stdin: payload)
         let line = try #require(run.lines.first)
         let attachments = line["attachments"] as? [[String: Any]]

@@ -69,7 +69,11 @@ struct RootTests {
         }
     }
 
-    @Test("a root that is a link, writable by others or another user's is refused (exit 70, naming it and why); nothing is made or removed in it",
+    @Test(
+        """
+        a root that is a link, writable by others or another user's is refused (exit 70, naming it and why); nothing \
+        is made or removed in it
+        """,
         arguments: commands, Unsafe.allCases)
     func unsafeRoot(command: String, unsafe: Unsafe) async throws {
         let bed = try TestBed()
@@ -143,16 +147,21 @@ struct RootTests {
         try Fetcher(configuration: configuration).syncShutdown()
         #expect((Self.attributes(made) ?? 0) & 0x0002_0000 != 0, "the root richpush made")
         let existing = base + "/existing"
-        try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: existing, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         configuration.store = AttachmentStore(root: existing)
         try Fetcher(configuration: configuration).syncShutdown()
         #expect((Self.attributes(existing) ?? 0) & 0x0002_0000 == 0, "a root that existed is left alone")
     }
 
-    @Test("a root on a tmpfs makes its attachments on the loop's thread, no spares; one on the disk makes spares", .enabled(if: canMountTmpfs))
+    @Test(
+        "a root on a tmpfs makes its attachments on the loop's thread, no spares; one on the disk makes spares",
+        .enabled(if: canMountTmpfs))
     func sparesOnlyOnDisk() async throws {
         try await withTmpfs(size: "16m") { point in
-            for (root, inMemory) in [(point + "/attachments", true), (try temporaryDirectory() + "/attachments", false)] {
+            for (root, inMemory) in [
+                (point + "/attachments", true), (try temporaryDirectory() + "/attachments", false),
+            ] {
                 let bed = try TestBed { $0.store = AttachmentStore(root: root) }
                 try await withFetcher(bed.configuration) { fetcher in
                     #expect(fetcher.root.isInMemory == inMemory, "\(root)")
@@ -179,12 +188,14 @@ struct RootTests {
         try await withEnricher(bed.configuration) { enricher in
             // Asked twice, the URL gets a cache link, and the cache its directory.
             for _ in 0..<2 {
-                let first = await enricher.enrich(TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(5))
+                let first = await enricher.enrich(
+                    TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(5))
                 #expect(first.outcome == .complete)
             }
             let cache = try #require(entries(bed.attachments).first { $0.hasPrefix(".cache-") })
             try FileManager.default.removeItem(atPath: bed.attachments + "/" + cache)
-            try FileManager.default.createSymbolicLink(atPath: bed.attachments + "/" + cache, withDestinationPath: outside)
+            try FileManager.default.createSymbolicLink(
+                atPath: bed.attachments + "/" + cache, withDestinationPath: outside)
             let second = await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(5))
             #expect(second.outcome == .complete)
             #expect(entries(outside).isEmpty)

@@ -27,7 +27,8 @@ struct ServeLimitsTests {
     /// any fetch. Large results fill the sockets with less than half the server's work that short ones take (0.33 s of
     /// CPU for 5 MB of results, against 0.75 s with 220-byte ones), which spares the suites that run beside it.
     static func largeLines(_ count: Int) -> [UInt8] {
-        let line = Array(#"{"aps":{"alert":"hi"},"pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 50_000)
+        let line =
+            Array(#"{"aps":{"alert":"hi"},"pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 50_000)
             + Array("\"}\n".utf8)
         var lines: [UInt8] = []
         lines.reserveCapacity(line.count * count)
@@ -35,7 +36,12 @@ struct ServeLimitsTests {
         return lines
     }
 
-    @Test("NDJSON: a client that does not read holds its batch (bounded memory, no more lines taken); one that goes cancels it")
+    @Test(
+        """
+        NDJSON: a client that does not read holds its batch (bounded memory, no more lines taken); one that goes \
+        cancels it
+        """
+    )
     func unreadBatch() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
@@ -82,14 +88,20 @@ struct ServeLimitsTests {
         #expect(try await server.terminate() == 0)
     }
 
-    @Test("uploads count against --max-in-flight: past the last slot, 503 before the body is read; a slot frees when its upload ends")
+    @Test(
+        """
+        uploads count against --max-in-flight: past the last slot, 503 before the body is read; a slot frees when its \
+        upload ends
+        """
+    )
     func uploadsTakeSlots() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions + ["--max-in-flight", "3"])
         // Three uploads that send 10 bytes of a 1 MB body and stop.
         let uploads = try (0..<3).map { _ in
             let connection = try HTTPConnection(port: server.port)
-            try connection.send(Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{\"aps\":{}}".utf8))
+            try connection.send(
+                Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{\"aps\":{}}".utf8))
             return connection
         }
         try await waitUntil("three uploads admitted") { try server.metric("richpush_in_flight") == 3 }
@@ -107,7 +119,8 @@ struct ServeLimitsTests {
         // One upload goes: its slot is free again, and a whole request is served.
         uploads[0].disconnect()
         try await waitUntil("the abandoned upload's slot freed") { try server.metric("richpush_in_flight") == 2 }
-        let served = try await server.request("POST", "/v1/enrich", body: ServeTests.payload(bed.url("/media/photo.jpg")))
+        let served = try await server.request(
+            "POST", "/v1/enrich", body: ServeTests.payload(bed.url("/media/photo.jpg")))
         #expect(served.status == 200)
         #expect(served.json["outcome"] as? String == "complete")
         #expect(try server.metric("richpush_in_flight") == 2)

@@ -69,7 +69,9 @@ final class ServeProcess: @unchecked Sendable {
 
     /// The access log's lines, parsed.
     var logLines: [[String: Any]] {
-        stderr.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        stderr.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
     /// Sends SIGTERM and waits for the exit (failing loudly after `limit`); the exit status.

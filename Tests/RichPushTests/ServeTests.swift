@@ -74,8 +74,9 @@ struct ServeTests {
             return NSDictionary(dictionary: content)
         }
         #expect(stable(reply.json).isEqual(to: stable(expected) as! [AnyHashable: Any]))
-        #expect(String(describing: (reply.json["attachments"] as? [[String: Any]])?.first?.keys.sorted())
-            == String(describing: (expected["attachments"] as? [[String: Any]])?.first?.keys.sorted()))
+        #expect(
+            String(describing: (reply.json["attachments"] as? [[String: Any]])?.first?.keys.sorted())
+                == String(describing: (expected["attachments"] as? [[String: Any]])?.first?.keys.sorted()))
 
         let parts = path.split(separator: "/")
         let name = parts[parts.count - 2] + "/" + parts[parts.count - 1]
@@ -106,12 +107,15 @@ struct ServeTests {
         let secret = NSTemporaryDirectory() + "serve-secret-\(UUID().uuidString)"
         try Data("secret".utf8).write(to: URL(fileURLWithPath: secret))
         defer { try? FileManager.default.removeItem(atPath: secret) }
-        try FileManager.default.createSymbolicLink(atPath: bed.attachments + "/\(directory)/link.jpg", withDestinationPath: secret)
+        try FileManager.default.createSymbolicLink(
+            atPath: bed.attachments + "/\(directory)/link.jpg", withDestinationPath: secret)
         try Data("foreign".utf8).write(to: URL(fileURLWithPath: bed.attachments + "/\(directory)/other.jpg"))
         for target in [
             "/v1/attachments/\(directory)/link.jpg", "/v1/attachments/\(directory)/other.jpg",
-            "/v1/attachments/\(directory)/../\(directory)/\(file)", "/v1/attachments/\(directory)/%2e%2e/\(directory)/\(file)",
-            "/v1/attachments/../../../../etc/passwd", "/v1/attachments/%2e%2e/%2e%2e/etc/passwd", "/v1/attachments/\(directory)",
+            "/v1/attachments/\(directory)/../\(directory)/\(file)",
+            "/v1/attachments/\(directory)/%2e%2e/\(directory)/\(file)",
+            "/v1/attachments/../../../../etc/passwd", "/v1/attachments/%2e%2e/%2e%2e/etc/passwd",
+            "/v1/attachments/\(directory)",
             "/v1/attachments/\(directory)/\(file)/", "/v1/attachments//\(directory)/\(file)",
         ] {
             let refused = try await server.request("GET", target)
@@ -125,7 +129,12 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
-    @Test("an attachment replaced by a same-size file is 404, not served under the stored ETag; a cache hit's link changes nothing")
+    @Test(
+        """
+        an attachment replaced by a same-size file is 404, not served under the stored ETag; a cache hit's link \
+        changes nothing
+        """
+    )
     func replacedAttachment() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
@@ -134,16 +143,20 @@ struct ServeTests {
             let parts = path.split(separator: "/")
             return (parts[parts.count - 2] + "/" + parts[parts.count - 1], path)
         }
-        let first = try storedName(try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg"))))
+        let first = try storedName(
+            try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg"))))
         // The same media again: a cache hit, whose attachment is a hard link to the first one's file.
         let second = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")))
-        #expect(try inode(try storedName(second).path) == (try inode(first.path)), "the second attachment is no link to the first")
+        #expect(
+            try inode(try storedName(second).path) == (try inode(first.path)),
+            "the second attachment is no link to the first")
         let served = try await server.request("GET", "/v1/attachments/\(first.name)")
         #expect(served.status == 200)
         #expect(served.body == fixture("photo.jpg"))
         // Another file of the same size renamed over the first.
         let replacement = first.path + ".new"
-        try Data([UInt8](repeating: 0x5A, count: fixture("photo.jpg").count)).write(to: URL(fileURLWithPath: replacement))
+        try Data([UInt8](repeating: 0x5A, count: fixture("photo.jpg").count)).write(
+            to: URL(fileURLWithPath: replacement))
         #expect(rename(replacement, first.path) == 0)
         let replaced = try await server.request("GET", "/v1/attachments/\(first.name)")
         #expect(replaced.status == 404)
@@ -160,7 +173,9 @@ struct ServeTests {
         #expect(invalid.status == 400)
         #expect(invalid.json["outcome"] as? String == "invalid")
         #expect(invalid.json["input"] as? String == invalid.headers["x-request-id"])
-        let big = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","pad":"\#(String(repeating: "x", count: 300))"}"#.utf8)
+        let big = Array(
+            (#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
+                + #""pad":"\#(String(repeating: "x", count: 300))"}"#).utf8)
         let declared = try await server.request("POST", "/v1/enrich", body: big)
         #expect(declared.status == 413)
         #expect(declared.json["code"] as? String == "payload-too-large")
@@ -170,7 +185,8 @@ struct ServeTests {
             let connection = try HTTPConnection(port: server.port)
             let chunk = String(big.count, radix: 16)
             try connection.send(
-                Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\(chunk)\r\n".utf8) + big
+                Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\(chunk)\r\n".utf8)
+                    + big
                     + Array("\r\n0\r\n\r\n".utf8))
             let first = try connection.readResponse(within: .seconds(30))
             let second = try connection.exchange("GET", "/healthz")
@@ -196,7 +212,8 @@ struct ServeTests {
             String(decoding: Self.payload(bed.url("/media/logo.png")), as: UTF8.self),
         ].joined(separator: "\n")
         let reply = try await server.request(
-            "POST", "/v1/enrich", headers: [("Content-Type", "application/x-ndjson"), ("X-Request-Id", "batch")], body: Array(body.utf8))
+            "POST", "/v1/enrich", headers: [("Content-Type", "application/x-ndjson"), ("X-Request-Id", "batch")],
+            body: Array(body.utf8))
         #expect(reply.status == 200)
         #expect(reply.chunked)
         #expect(reply.headers["content-type"] == "application/x-ndjson")
@@ -210,7 +227,8 @@ struct ServeTests {
     func explain() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
-        let reply = try await server.request("POST", "/v1/explain", headers: [("X-Request-Id", "e1")], body: Self.payload(bed.url("/media/photo.jpg")))
+        let reply = try await server.request(
+            "POST", "/v1/explain", headers: [("X-Request-Id", "e1")], body: Self.payload(bed.url("/media/photo.jpg")))
         #expect(reply.status == 200)
         #expect(reply.json["input"] as? String == "e1")
         #expect(reply.json["conventions"] != nil)
@@ -229,28 +247,41 @@ struct ServeTests {
         // would end `failed` at curl's 5 s low-speed abort (network.lowSpeedWindow), after the server's 3 s.
         let server = try await ServeProcess(bed.cliOptions + ["--deadline", "3"])
         var started = ContinuousClock.now
-        let shorter = try await server.request("POST", "/v1/enrich?deadline=0.3", body: Self.payload(bed.url("/slow/photo.jpg?ms=1500")))
+        let shorter = try await server.request(
+            "POST", "/v1/enrich?deadline=0.3", body: Self.payload(bed.url("/slow/photo.jpg?ms=1500")))
         #expect(shorter.status == 200)
-        #expect(shorter.json["outcome"] as? String == "expired", "the 0.3 s deadline was not applied: \(ContinuousClock.now - started)")
+        #expect(
+            shorter.json["outcome"] as? String == "expired",
+            "the 0.3 s deadline was not applied: \(ContinuousClock.now - started)")
         started = ContinuousClock.now
-        let longer = try await server.request("POST", "/v1/enrich?deadline=30", body: Self.payload(bed.url("/slow/logo.png?ms=6000")))
+        let longer = try await server.request(
+            "POST", "/v1/enrich?deadline=30", body: Self.payload(bed.url("/slow/logo.png?ms=6000")))
         #expect(longer.status == 200)
-        #expect(longer.json["outcome"] as? String == "expired", "the 30 s deadline replaced the server's 3 s: \(ContinuousClock.now - started)")
+        #expect(
+            longer.json["outcome"] as? String == "expired",
+            "the 30 s deadline replaced the server's 3 s: \(ContinuousClock.now - started)")
         for bad in ["0", "-1", "abc", "nan", "inf"] {
-            let refused = try await server.request("POST", "/v1/enrich?deadline=\(bad)", body: Self.payload(bed.url("/media/photo.jpg")))
+            let refused = try await server.request(
+                "POST", "/v1/enrich?deadline=\(bad)", body: Self.payload(bed.url("/media/photo.jpg")))
             #expect(refused.status == 400, "deadline=\(bad) answered \(refused.status)")
         }
         #expect(try await server.terminate() == 0)
     }
 
-    @Test("--token-file: /v1/ routes need the bearer token, its scheme in any case; health, readiness and metrics stay open")
+    @Test(
+        """
+        --token-file: /v1/ routes need the bearer token, its scheme in any case; health, readiness and metrics stay \
+        open
+        """
+    )
     func token() async throws {
         let bed = try TestBed()
         let secret = "s3cret-token-0123456789"
         let file = try ServeTokenTests.tokenFile(secret + "\n", mode: 0o600)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let server = try await ServeProcess(bed.cliOptions + ["--token-file", file])
-        #expect(server.startup.isEmpty, "a private token file and a loopback listener warn of nothing: \(server.startup)")
+        #expect(
+            server.startup.isEmpty, "a private token file and a loopback listener warn of nothing: \(server.startup)")
         let payload = Self.payload(bed.url("/media/photo.jpg"))
         for value in [
             nil, "Bearer wrong", "Bearer \(secret.dropLast())", "Basic \(secret)", "Bearer\(secret)", "Bearer",
@@ -281,7 +312,9 @@ struct ServeTests {
     func backpressure() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions + ["--max-in-flight", "1"])
-        let slow = Task { try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/slow/photo.jpg?ms=1500"))) }
+        let slow = Task {
+            try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/slow/photo.jpg?ms=1500")))
+        }
         try await waitUntil("the slow payload to be in flight") { bed.origin.exchanges.count == 1 }
         let refused = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
         #expect(refused.status == 503)
@@ -289,7 +322,9 @@ struct ServeTests {
         #expect(refused.json["code"] as? String == "too-many-in-flight")
         #expect(try await slow.value.json["outcome"] as? String == "complete")
         #expect(bed.origin.exchanges.count == 1, "the refused payload must not have been fetched")
-        #expect(try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png"))).status == 200)
+        #expect(
+            try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png"))).status == 200
+        )
         #expect(try await server.terminate() == 0)
     }
 
@@ -299,9 +334,12 @@ struct ServeTests {
         let server = try await ServeProcess(bed.cliOptions)
         let idle = try (0..<200).map { _ in try HTTPConnection(port: server.port) }
         // Half of them send half a request and stop.
-        for connection in idle.prefix(100) { try connection.send(Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\n".utf8)) }
+        for connection in idle.prefix(100) {
+            try connection.send(Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\n".utf8))
+        }
         for _ in 0..<5 {
-            let reply = try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")), within: .seconds(20))
+            let reply = try await server.request(
+                "POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")), within: .seconds(20))
             #expect(reply.json["outcome"] as? String == "complete")
         }
         withExtendedLifetime(idle) {}
@@ -366,7 +404,8 @@ struct ServeTests {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
         for id in ["m1", "m2"] {
-            let reply = try await server.request("POST", "/v1/enrich", headers: [("X-Request-Id", id)], body: Self.payload(bed.url("/media/photo.jpg")))
+            let reply = try await server.request(
+                "POST", "/v1/enrich", headers: [("X-Request-Id", id)], body: Self.payload(bed.url("/media/photo.jpg")))
             #expect(reply.json["outcome"] as? String == "complete")
         }
         let metrics = try await server.request("GET", "/metrics").text
@@ -437,7 +476,12 @@ struct ServeTests {
 }
 
 extension ServeTests {
-    @Test("SIGTERM with a client that never reads a large NDJSON response and one that trickles its body: both cut off and named in the log, exit 0 within --drain-timeout and the grace")
+    @Test(
+        """
+        SIGTERM with a client that never reads a large NDJSON response and one that trickles its body: both cut off \
+        and named in the log, exit 0 within --drain-timeout and the grace
+        """
+    )
     func drainCutsOff() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions + ["--drain-timeout", "1"])
@@ -447,7 +491,9 @@ extension ServeTests {
         try await offPool { try unread.send(ServeLimitsTests.ndjsonHead(body.count, id: "unread") + body) }
         // A body of 10,000 bytes, sent a byte at a time.
         let trickle = try HTTPConnection(port: server.port)
-        try trickle.send(Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nX-Request-Id: trickle\r\nContent-Length: 10000\r\n\r\n{".utf8))
+        try trickle.send(
+            Array("POST /v1/enrich HTTP/1.1\r\nHost: x\r\nX-Request-Id: trickle\r\nContent-Length: 10000\r\n\r\n{".utf8)
+        )
         try await waitUntil("the batch held and the upload admitted", within: .seconds(60), every: .milliseconds(50)) {
             try server.metric("richpush_responses_held") == 1 && server.metric("richpush_in_flight") == 2
         }
@@ -492,7 +538,10 @@ extension ServeTests {
         let bed = try TestBed()
         let (process, input, output) = try CLI.start(["stream"] + bed.cliOptions)
         for index in 0..<2 {
-            input.write(Data((String(decoding: ServeTests.payload(bed.url("/slow/photo.jpg?ms=1000&n=\(index)")), as: UTF8.self) + "\n").utf8))
+            input.write(
+                Data(
+                    (String(decoding: ServeTests.payload(bed.url("/slow/photo.jpg?ms=1000&n=\(index)")), as: UTF8.self)
+                        + "\n").utf8))
         }
         try await waitUntil("two slow payloads in flight") { bed.origin.exchanges.count == 2 }
         kill(process.processIdentifier, SIGTERM)
@@ -500,7 +549,9 @@ extension ServeTests {
         let text = try await readToEnd(output, within: .seconds(30))
         try await waitUntil("stream to exit", within: .seconds(30)) { !process.isRunning }
         #expect(process.terminationStatus == 0)
-        let lines = text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let lines = text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(lines.map { $0["input"] as? String } == ["-:1", "-:2"])
         #expect(lines.allSatisfy { $0["outcome"] as? String == "complete" })
         #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })

@@ -7,7 +7,9 @@ import Testing
     /// A file holding `text`, with `mode`; its path.
     static func tokenFile(_ text: String, mode: Int) throws -> String {
         let file = NSTemporaryDirectory() + "serve-token-\(UUID().uuidString)"
-        #expect(FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: mode]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: mode]))
         return file
     }
 
@@ -62,7 +64,9 @@ import Testing
         // nothing is ever exposed.
         let bare = try await Self.serve(["--listen", "192.0.2.1:8080"])
         #expect(bare.status == 70)
-        #expect(bare.stderr.contains("warning: --listen 192.0.2.1:8080 is not a loopback address and no --token-file is given"))
+        #expect(
+            bare.stderr.contains(
+                "warning: --listen 192.0.2.1:8080 is not a loopback address and no --token-file is given"))
         let file = try Self.tokenFile("0123456789abcdef0123\n", mode: 0o600)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let guarded = try await Self.serve(["--listen", "192.0.2.1:8080", "--token-file", file])

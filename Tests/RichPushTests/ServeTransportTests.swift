@@ -1,9 +1,8 @@
 import Foundation
 import RichPush
 import RichPushHTTP
-import Testing
-
 import RichPushTestSupport
+import Testing
 
 /// `richpush serve`'s transport against clients that misbehave: connections held with trickled bytes or none,
 /// heads past the documented limits, bodies past the memory bound, and requests framed two ways. Misbehaving
@@ -11,7 +10,8 @@ import RichPushTestSupport
 @Suite(.serialized)
 struct ServeTransportTests {
     /// A head that never ends: sent a byte at a time, it keeps the connection busy without completing a request.
-    static let endlessHead = Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ".utf8) + [UInt8](repeating: 0x61, count: 4000)
+    static let endlessHead =
+        Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: ".utf8) + [UInt8](repeating: 0x61, count: 4000)
 
     /// A connection watched until it closes.
     struct Watched {
@@ -30,7 +30,12 @@ struct ServeTransportTests {
         return (reply.status, .now - started)
     }
 
-    @Test("one address that holds connections with trickled bytes or none locks nobody out: the excess is answered at once, the rest cut at the header timeout, and a probe from elsewhere is served throughout")
+    @Test(
+        """
+        one address that holds connections with trickled bytes or none locks nobody out: the excess is answered at \
+        once, the rest cut at the header timeout, and a probe from elsewhere is served throughout
+        """
+    )
     func slowClientsFromOneAddress() async throws {
         let bed = try TestBed()
         // 300 connections at most in all; 256 per address, by default.
@@ -40,7 +45,10 @@ struct ServeTransportTests {
             var watched: [Watched] = []
             // 150 that trickle a head that never ends, a byte every 500 ms; then 150 that send nothing.
             for index in 0..<300 {
-                watched.append(Watched(connection: try HTTPConnection(port: port, from: "127.0.0.2"), opened: .now, trickles: index < 150))
+                watched.append(
+                    Watched(
+                        connection: try HTTPConnection(port: port, from: "127.0.0.2"), opened: .now,
+                        trickles: index < 150))
             }
             var probes: [(status: Int, took: Duration)] = []
             let end = ContinuousClock.now + .seconds(60)
@@ -52,7 +60,9 @@ struct ServeTransportTests {
                 }
                 // Woken by what the server does (an answer, a close), or at the next trickle or probe.
                 let open = watched.indices.filter { watched[$0].closed == nil }
-                var descriptors = open.map { pollfd(fd: watched[$0].connection.descriptor, events: Int16(POLLIN), revents: 0) }
+                var descriptors = open.map {
+                    pollfd(fd: watched[$0].connection.descriptor, events: Int16(POLLIN), revents: 0)
+                }
                 let wait = max(1, (min(nextTrickle, nextProbe) - ContinuousClock.now).inMilliseconds)
                 _ = poll(&descriptors, nfds_t(descriptors.count), Int32(min(wait, 100)))
                 let now = ContinuousClock.now
@@ -86,7 +96,9 @@ struct ServeTransportTests {
         // timeout, so whatever closed earlier was refused; "at once" is within 2 s (measured: a few milliseconds).
         let refused = watched.filter { $0.closed! - $0.opened < .milliseconds(2900) }
         #expect(refused.count == 44)
-        #expect(refused.allSatisfy { $0.closed! - $0.opened < .seconds(2) }, "refused after \(refused.map { $0.closed! - $0.opened }.max()!)")
+        #expect(
+            refused.allSatisfy { $0.closed! - $0.opened < .seconds(2) },
+            "refused after \(refused.map { $0.closed! - $0.opened }.max()!)")
         for connection in refused where !connection.answered.isEmpty {
             let text = String(decoding: connection.answered, as: UTF8.self)
             #expect(text.hasPrefix("HTTP/1.1 503 "), "\(text)")
@@ -108,7 +120,8 @@ struct ServeTransportTests {
     @Test("past --max-connections, a connection is answered 503 and closed at once; a slot freed is used again")
     func totalLimit() async throws {
         let bed = try TestBed()
-        let server = try await ServeProcess(bed.cliOptions + ["--max-connections", "20", "--max-connections-per-address", "0"])
+        let server = try await ServeProcess(
+            bed.cliOptions + ["--max-connections", "20", "--max-connections-per-address", "0"])
         let port = server.port
         let (refused, afterwards) = try await offPool {
             // 20 connections, each proven accepted by a request answered on it, then left idle.
@@ -126,7 +139,8 @@ struct ServeTransportTests {
             holders.removeLast()
             var afterwards = 0
             for _ in 0..<100 where afterwards != 200 {
-                afterwards = (try? HTTPConnection(port: port).exchange("GET", "/healthz", within: .seconds(5)).status) ?? 0
+                afterwards =
+                    (try? HTTPConnection(port: port).exchange("GET", "/healthz", within: .seconds(5)).status) ?? 0
                 if afterwards != 200 { usleep(50_000) }
             }
             return ((refused?.status, refused?.headers, took, refused?.json["code"] as? String), afterwards)
@@ -140,7 +154,12 @@ struct ServeTransportTests {
         #expect(try await server.terminate() == 0)
     }
 
-    @Test("a body slower than --min-body-rate is cut after its window; a steady one is served; a kept-alive connection trickling its next head is cut at --idle-timeout plus --header-timeout")
+    @Test(
+        """
+        a body slower than --min-body-rate is cut after its window; a steady one is served; a kept-alive connection \
+        trickling its next head is cut at --idle-timeout plus --header-timeout
+        """
+    )
     func slowBodiesAndHeads() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(
@@ -193,7 +212,8 @@ struct ServeTransportTests {
 
     // MARK: - The head's limits
 
-    @Test("heads up to the documented limits are served; past them every one is answered (414, 431), never left hanging")
+    @Test(
+        "heads up to the documented limits are served; past them every one is answered (414, 431), never left hanging")
     func headLimits() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
@@ -202,12 +222,21 @@ struct ServeTransportTests {
             ("16 KiB, 100 fields, 100 arguments", HTTPWire.head(bytes: 16384, arguments: 100, fields: 100), 200),
             ("16 KiB and one byte", HTTPWire.head(bytes: 16385, arguments: 100, fields: 100), 431),
             ("16 KiB in one field", HTTPWire.head(bytes: 16384), 200),
-            ("16 KiB, nearly all target", Array("GET /healthz?a=\(String(repeating: "b", count: 16384 - 37)) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 200),
+            (
+                "16 KiB, nearly all target",
+                Array("GET /healthz?a=\(String(repeating: "b", count: 16384 - 37)) HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+                200
+            ),
             ("101 arguments", HTTPWire.head(arguments: 101), 414),
             ("240 arguments", HTTPWire.head(arguments: 240), 414),
             ("5,000 arguments (33 KB)", HTTPWire.head(arguments: 5000), 414),
             // Short enough to fit in the connection's memory, too many for its records of arguments.
-            ("4,000 one-letter arguments", Array("GET /healthz?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), 414),
+            (
+                "4,000 one-letter arguments",
+                Array(
+                    ("GET /healthz?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: "
+                        + "x\r\n\r\n").utf8), 414
+            ),
             ("101 header fields", HTTPWire.head(fields: 101), 431),
             ("250 tiny header fields", HTTPWire.head(fields: 250), 431),
             ("48 KiB of headers", HTTPWire.head(bytes: 48 * 1024, fields: 10), 431),
@@ -249,14 +278,18 @@ struct ServeTransportTests {
 
     // MARK: - Framing
 
-    @Test("requests framed two ways are refused and their connection closed: a smuggled request never runs", arguments: HTTPWire.framingCases)
+    @Test(
+        "requests framed two ways are refused and their connection closed: a smuggled request never runs",
+        arguments: HTTPWire.framingCases)
     func framing(name: String, request: String, status: Int) async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
         let port = server.port
         let (reply, closed) = try await offPool { try HTTPWire.exchange(Array(request.utf8), port: port) }
         #expect(reply?.status == status, "\(name): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
-        let code = [400: "bad-request", 414: "target-too-long", 431: "headers-too-large", 501: "unsupported-transfer-coding"][status]
+        let code = [
+            400: "bad-request", 414: "target-too-long", 431: "headers-too-large", 501: "unsupported-transfer-coding",
+        ][status]
         #expect(reply?.json["code"] as? String == code, "\(name): \(reply.map(\.text) ?? "")")
         #expect(closed, "\(name): the connection must be closed after the refusal")
         // The access log shows the refusal, and nothing after it: a marker request's line is waited for (lines
@@ -275,8 +308,12 @@ struct ServeTransportTests {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
         let port = server.port
-        let (reply, _) = try await offPool { try HTTPWire.exchange(Array(request.utf8), port: port, waitingForClose: false) }
-        #expect(reply?.status == 200, "\(request.debugDescription): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
+        let (reply, _) = try await offPool {
+            try HTTPWire.exchange(Array(request.utf8), port: port, waitingForClose: false)
+        }
+        #expect(
+            reply?.status == 200,
+            "\(request.debugDescription): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
         #expect(try await server.terminate() == 0)
     }
 }

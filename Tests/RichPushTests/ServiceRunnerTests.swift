@@ -62,7 +62,12 @@ struct ServiceRunnerTests {
         #expect(!enricher.gate.isOpen, "the engine is shut down at the end")
     }
 
-    @Test("past the drain timeout the services still draining are cancelled and the engine's payloads end cancelled, long before their deadlines")
+    @Test(
+        """
+        past the drain timeout the services still draining are cancelled and the engine's payloads end cancelled, long \
+        before their deadlines
+        """
+    )
     func drainTimeout() async throws {
         let runner = ServiceRunner(drainTimeout: .milliseconds(300), handlingSignals: false)
         // A payload in flight that would end at its 60 s deadline, and a service that never drains.
@@ -80,24 +85,40 @@ struct ServiceRunnerTests {
         #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
     }
 
-    @Test("a service that returns starts the graceful shutdown of the others; one that throws has its error rethrown once they have ended")
+    @Test(
+        """
+        a service that returns starts the graceful shutdown of the others; one that throws has its error rethrown once \
+        they have ended
+        """
+    )
     func serviceEnds() async throws {
         let runner = ServiceRunner(drainTimeout: nil, handlingSignals: false)
         try await runner.run(
-            [Recorder(name: "listener", events: events), ClosureService { events.withLock { $0.append("input ended") } }],
+            [
+                Recorder(name: "listener", events: events),
+                ClosureService { events.withLock { $0.append("input ended") } },
+            ],
             enricher: enricher)
-        #expect(events.withLock { $0 }.filter { !$0.hasSuffix("started") } == ["input ended", "listener asked", "listener ended"])
+        #expect(
+            events.withLock { $0 }.filter { !$0.hasSuffix("started") } == [
+                "input ended", "listener asked", "listener ended",
+            ])
         events.withLock { $0.removeAll() }
         let failing = ServiceRunner(drainTimeout: .seconds(60), handlingSignals: false)
         await #expect(throws: Failure.self) {
             try await failing.run(
-                [Recorder(name: "listener", events: events), Recorder(name: "worker", events: events, failure: Failure())],
+                [
+                    Recorder(name: "listener", events: events),
+                    Recorder(name: "worker", events: events, failure: Failure()),
+                ],
                 enricher: try Enricher(configuration: bed.configuration))
         }
         #expect(events.withLock { $0 }.contains("listener ended"))
     }
 
-    @Test("a graceful shutdown asked before run is seen at its start; a handler registered after the request runs at once")
+    @Test(
+        "a graceful shutdown asked before run is seen at its start; a handler registered after the request runs at once"
+    )
     func requestBeforeRun() async throws {
         let runner = ServiceRunner(drainTimeout: .seconds(60), handlingSignals: false)
         runner.shutdownGracefully()
@@ -122,7 +143,9 @@ struct ServiceRunnerTests {
         let outside = Task { try await gracefulShutdown() }
         outside.cancel()
         await #expect(throws: CancellationError.self) { try await outside.value }
-        let inside = Task { try await GracefulShutdown.$current.withValue(GracefulShutdown()) { try await gracefulShutdown() } }
+        let inside = Task {
+            try await GracefulShutdown.$current.withValue(GracefulShutdown()) { try await gracefulShutdown() }
+        }
         inside.cancel()
         await #expect(throws: CancellationError.self) { try await inside.value }
     }

@@ -43,7 +43,8 @@ final class SilentNameServer {
     func resolverPrefix(directory: String) throws -> [String] {
         let path = directory + "/resolv.conf"
         // One attempt of 30 s: without quick exit, the loop would be held that long.
-        try "nameserver \(address)\noptions timeout:30 attempts:1\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "nameserver \(address)\noptions timeout:30 attempts:1\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         let script = #"mount --bind "$0" /etc/resolv.conf && exec "$@""#
         return ["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, path]
     }
@@ -75,7 +76,8 @@ struct StallTests {
         let start = ContinuousClock.now
         let run = try await offPool {
             try CLI.runBlocking(
-                ["stream", "--deadline", "2", "--concurrency", "2"] + bed.cliOptions, stdin: lines.joined(separator: "\n"),
+                ["stream", "--deadline", "2", "--concurrency", "2"] + bed.cliOptions,
+                stdin: lines.joined(separator: "\n"),
                 prefix: prefix)
         }
         let wall = ContinuousClock.now - start
@@ -93,7 +95,12 @@ struct StallTests {
         }
     }
 
-    @Test("64 text bodies that cost libmagic ~100 ms each are refused and named, and a payload beside them completes in time")
+    @Test(
+        """
+        64 text bodies that cost libmagic ~100 ms each are refused and named, and a payload beside them completes in \
+        time
+        """
+    )
     func textBodies() async throws {
         let newlines = [UInt8](repeating: 0x0A, count: 8192)
         let text = try HTTPOrigin { request in
@@ -108,7 +115,9 @@ struct StallTests {
                     let url = text.url("/lines/\(payload)-\(index).jpg")
                     return #""r\#(index)":"\#(url)""#
                 }
-                return try! PushPayload(parsing: Array(#"{"aps":{"alert":"x","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#.utf8))
+                return try! PushPayload(
+                    parsing: Array(
+                        #"{"aps":{"alert":"x","mutable-content":1},"att":{\#(members.joined(separator: ","))}}"#.utf8))
             }
             // Its body arrives 300 ms in, while the text bodies are being judged.
             let healthy = TestBed.adobePayload(bed.url("/slow/photo.jpg?ms=300"))
@@ -128,7 +137,9 @@ struct StallTests {
                 #expect(refused.outcome == .failed, "\(refused.problems)")
                 #expect(refused.problems.count == 8)
                 for problem in refused.problems {
-                    #expect(problem.code == .unsupportedType && problem.detail.hasPrefix("text/plain"), "\(problem.code): \(problem.detail)")
+                    #expect(
+                        problem.code == .unsupportedType && problem.detail.hasPrefix("text/plain"),
+                        "\(problem.code): \(problem.detail)")
                 }
             }
         }
@@ -151,7 +162,8 @@ struct StallTests {
             try await untilConnected(bed.origin, count: 2)
             // The same server under another name is another origin (and, to curl, another host): were the
             // admission queue one for all, this would wait behind the stalled six past its deadline.
-            let other = await fetcher.fetch("http://127.0.0.1:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(10))
+            let other = await fetcher.fetch(
+                "http://127.0.0.1:\(bed.origin.port)/media/photo.jpg", timeout: .seconds(10))
             #expect((try? other.get())?.type == .jpeg, "\(other)")
             stalled.cancel()
             let codes = await stalled.value.map { result -> EnrichmentProblem.Code? in
@@ -184,7 +196,8 @@ struct StallTests {
         }
     }
 
-    @Test("the sniffing service names at most 64 refused bodies at a time; beyond that it refuses them unnamed, at once")
+    @Test(
+        "the sniffing service names at most 64 refused bodies at a time; beyond that it refuses them unnamed, at once")
     func namingIsBounded() async throws {
         let service = try SniffService()
         defer { service.stop() }

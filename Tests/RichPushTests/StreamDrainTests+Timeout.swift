@@ -3,7 +3,12 @@ import Testing
 
 /// `stream`'s drain bounded as `serve`'s and `worker`'s: the same `--drain-timeout`, the same runner.
 extension StreamDrainTests {
-    @Test("SIGTERM past --drain-timeout: the payload in flight is cancelled long before its deadline, its result written, exit 0")
+    @Test(
+        """
+        SIGTERM past --drain-timeout: the payload in flight is cancelled long before its deadline, its result written, \
+        exit 0
+        """
+    )
     func drainTimeout() async throws {
         let bed = try TestBed()
         // The origin holds the response 30 s, within the 60 s deadline: without the drain timeout the drain lasts

@@ -1,14 +1,13 @@
 import CTestSupport
 import FixtureOrigin
 import Foundation
+// The helpers every test target shares (`waitUntil`), visible in every file of this one.
+@_exported import RichPushTestSupport
+import RichPushTransform
 import Testing
 
 @testable import RichPush
 @testable import RichPushStore
-import RichPushTransform
-
-// The helpers every test target shares (`waitUntil`), visible in every file of this one.
-@_exported import RichPushTestSupport
 
 /// A loopback origin over the fixture media, an attachments directory of its own, and a configuration that
 /// may reach the origin (http allowed, 127.0.0.1 opened, `media.test` pinned to it).
@@ -25,7 +24,10 @@ final class TestBed: Sendable {
     }()
 
     /// A bed whose origin serves `media` (default: `Fixtures/media`).
-    init(media: String = FixtureRoutes.fixturesDirectory + "/media", _ adjust: (inout Enricher.Configuration) -> Void = { _ in }) throws {
+    init(
+        media: String = FixtureRoutes.fixturesDirectory + "/media",
+        _ adjust: (inout Enricher.Configuration) -> Void = { _ in }
+    ) throws {
         _ = Self.libvips
         origin = try HTTPOrigin(handler: FixtureRoutes.handler(mediaDirectory: media))
         attachments = NSTemporaryDirectory() + "richpush-tests-" + UUID().uuidString

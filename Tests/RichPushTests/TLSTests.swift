@@ -122,7 +122,8 @@ struct TLSTests {
         let configuration = try configuration(origin, trust: true)
         defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
         try await withFetcher(configuration) { fetcher in
-            let media = try await fetcher.fetch("https://media.test:\(origin.port)/photo.jpg", timeout: .seconds(10)).get()
+            let media = try await fetcher.fetch("https://media.test:\(origin.port)/photo.jpg", timeout: .seconds(10))
+                .get()
             #expect(media.type == .jpeg)
             #expect(media.bytes == fixture("photo.jpg").count)
         }

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPush
 
 /// SIGTERM and SIGINT taken over for a drain. Tested with SIGUSR2 (the same code path, a signal nothing else in the

@@ -112,7 +112,12 @@ struct TransformStepTests {
     /// `Fixtures/media/corpus` (made by `make-corpus.py`).
     static let corpus = FixtureRoutes.fixturesDirectory + "/media/corpus"
 
-    @Test("with stripMetadata, an APNG keeps every frame byte for byte and loses its text, time and EXIF but the orientation")
+    @Test(
+        """
+        with stripMetadata, an APNG keeps every frame byte for byte and loses its text, time and EXIF but the \
+        orientation
+        """
+    )
     func stripAPNG() async throws {
         let bed = try TestBed(media: Self.corpus) { configuration in
             configuration.transform.converter = VipsConverter()
@@ -134,7 +139,9 @@ struct TransformStepTests {
                     == ["IHDR", "acTL", "eXIf", "fcTL", "IDAT", "fcTL", "fdAT", "fcTL", "fdAT", "IEND"])
             // Every frame's chunks as they were.
             let frames = { (png: PNGChunks) in
-                png.chunks.filter { ["acTL", "fcTL", "IDAT", "fdAT"].contains($0.type) }.map { Array(png.bytes[$0.whole]) }
+                png.chunks.filter { ["acTL", "fcTL", "IDAT", "fdAT"].contains($0.type) }.map {
+                    Array(png.bytes[$0.whole])
+                }
             }
             let sameFrames = frames(written) == frames(source)
             #expect(sameFrames, "the frames' chunks changed")
@@ -229,7 +236,8 @@ struct TransformStepTests {
         try await withEnricher(bed.configuration) { enricher in
             // Two conversions uncancelled: each finishes (it is cached under its URL, so the runs below use others).
             for name in ["w1", "w2"] {
-                let run = await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png?\(name)")), timeout: .seconds(60))
+                let run = await enricher.enrich(
+                    TestBed.adobePayload(bed.url("/media/plain-100mp.png?\(name)")), timeout: .seconds(60))
                 #expect(run.outcome == .complete, "\(run.problems)")
                 _ = enricher.removeAttachments(of: run)
             }
@@ -244,7 +252,9 @@ struct TransformStepTests {
             }
             // Both fetched (the origin logs a request before its body is read: a cancellation then ended the second
             // payload's transfer instead), one converting, the other waiting for the thread.
-            try await waitUntil("a conversion to start and another to wait", within: .seconds(30), every: .milliseconds(5)) {
+            try await waitUntil(
+                "a conversion to start and another to wait", within: .seconds(30), every: .milliseconds(5)
+            ) {
                 enricher.transformsRunning == 1 && enricher.transformsWaiting == 1
             }
             let cancelled = ContinuousClock.now
@@ -261,7 +271,8 @@ struct TransformStepTests {
             // when the cancellation came while it read the header, before its conversion began (no third entry).
             // (An event, not a time: bounded by one whole conversion, this failed at 2.45 s against 2.14 s in a
             // loaded CI run.)
-            try await waitUntil("the cancelled job to leave the thread", within: .seconds(60), every: .milliseconds(5)) {
+            try await waitUntil("the cancelled job to leave the thread", within: .seconds(60), every: .milliseconds(5))
+            {
                 enricher.transformsRunning == 0 && enricher.transformsWaiting == 0
             }
             #expect(
@@ -286,7 +297,8 @@ struct TransformStepTests {
             holding.release()
             blocker.cancel()
             _ = enricher.removeAttachments(of: await blocker.value)
-            #expect(late.outcome == .expired, "late took \(late.elapsed); \(late.attachments.map(\.media.transformation))")
+            #expect(
+                late.outcome == .expired, "late took \(late.elapsed); \(late.attachments.map(\.media.transformation))")
             #expect(late.problems.map(\.code) == [.expired])
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
         }

@@ -1,9 +1,9 @@
 import Foundation
+import RichPushTestSupport
+import RichPushTransform
 import Testing
 
-import RichPushTestSupport
 @testable import RichPush
-import RichPushTransform
 
 /// How the engine and the CLI use the transformation: the type libmagic decided, libvips's warnings kept off
 /// standard error. VipsConverter's own suites are in RichPushTransformTests.

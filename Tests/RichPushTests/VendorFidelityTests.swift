@@ -25,7 +25,8 @@ struct VendorFidelityTests {
         #expect(result.references.map { $0.thumbnail?.hidden } == [true, false, true])
         // An explicit options.hidden wins over the thumbnail_id rule; a lone url's id is "".
         let explicit = try scan(
-            #"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","thumbnail_id":"x","options":{"hidden":false}}}"#
+            #"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","thumbnail_id":"x","#
+                + #""options":{"hidden":false}}}"#
         )
         #expect(explicit.references.first?.thumbnail == Thumbnail(primary: false, hidden: false))
         let empty = try scan(#"{"com.urbanairship.media_attachment":{"url":"https://a/1.jpg","thumbnail_id":""}}"#)
@@ -175,7 +176,8 @@ struct VendorFidelityResultTests {
     @Test(
         "Home Assistant lazy and camera, OneSignal bundle files: a problem, no request",
         arguments: [
-            ("home-assistant-lazy.json", EnrichmentResult.Outcome.unchanged, 0), ("home-assistant-camera.json", .unchanged, 0),
+            ("home-assistant-lazy.json", EnrichmentResult.Outcome.unchanged, 0),
+            ("home-assistant-camera.json", .unchanged, 0),
             ("onesignal-bundle.json", .complete, 1),
         ])
     func onDeviceNotFetched(fixture: String, outcome: EnrichmentResult.Outcome, requests: Int) async throws {

@@ -30,11 +30,12 @@ final class RedisServer: @unchecked Sendable {
     func start() throws {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
-            "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--unixsocket", socketPath,
-            "--unixsocketperm", "700", "--logfile", directory + "/redis.log",
-        ] + extraArguments
+        process.arguments =
+            [
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
+                "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--unixsocket", socketPath,
+                "--unixsocketperm", "700", "--logfile", directory + "/redis.log",
+            ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -95,9 +96,11 @@ final class RedisServer: @unchecked Sendable {
     /// The number of entries pending in a group; 0 while the group does not exist yet.
     func pending(_ stream: String, _ group: String) throws -> Int {
         do {
-            if case .integer(let count)? = try client().run(["XPENDING", stream, group]).elements.first { return count }
+            if case .integer(let count)? = try client().run(["XPENDING", stream, group]).elements.first {
+                return count
+            }
             return -1
-        } catch where error.description.hasPrefix("NOGROUP") {
+        } catch  where error.description.hasPrefix("NOGROUP") {
             return 0
         }
     }
@@ -192,7 +195,8 @@ struct WorkerTests {
         let missing = try redis.add("in", [("other", "x")])
         let bad = try redis.add("in", [("payload", "not json")])
         let metricsPort = RedisServer.freePort()
-        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
+        let worker = try WorkerProcess(
+            arguments(bed, redis, ["--create-group", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
         try await waitUntil("three results") { try redis.entries("out").count == 3 }
         try await waitUntil("the metrics to count three written results") {
             Self.metrics(metricsPort).contains("richpush_worker_entries_total{result=\"written\"} 3")
@@ -206,7 +210,8 @@ struct WorkerTests {
         // Results are written as they complete: by source, not in order.
         var results: [String: [String: Any]] = [:]
         for entry in try redis.entries("out") {
-            let result = try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
+            let result =
+                try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
             results[entry.fields["source"] ?? "?"] = result
         }
         #expect(Set(results.keys) == [good, missing, bad])
@@ -274,7 +279,8 @@ struct WorkerTests {
         let redis = try RedisServer()
         let metricsPort = RedisServer.freePort()
         let worker = try WorkerProcess(
-            arguments(bed, redis, ["--create-group", "--consumer", "a", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
+            arguments(
+                bed, redis, ["--create-group", "--consumer", "a", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
         let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1500")))])
         try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
         // Another consumer takes it over while the worker is still fetching.
@@ -284,7 +290,9 @@ struct WorkerTests {
         var metrics = ""
         try await waitUntil("the worker to try its write", within: .seconds(30), every: .milliseconds(50)) {
             metrics = Self.metrics(metricsPort)
-            return ["dropped", "written"].contains { metrics.contains("richpush_worker_entries_total{result=\"\($0)\"} 1") }
+            return ["dropped", "written"].contains {
+                metrics.contains("richpush_worker_entries_total{result=\"\($0)\"} 1")
+            }
         }
         #expect(try redis.entries("out").isEmpty, "the worker wrote a result for an entry it no longer owned")
         #expect(metrics.contains("richpush_worker_entries_total{result=\"dropped\"} 1"))
@@ -305,7 +313,9 @@ struct WorkerTests {
         // back.
         try await waitUntil("a write to fail", within: .seconds(30)) { worker.stderr.contains("writing:") }
         try redis.start()
-        try await waitUntil("the result after the restart", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        try await waitUntil("the result after the restart", within: .seconds(30)) {
+            try redis.entries("out").count == 1
+        }
         #expect(try redis.entries("out").first?.fields["source"] == id)
         #expect(try redis.pending("in", "g") == 0)
         worker.signal(SIGTERM)
@@ -331,11 +341,17 @@ struct WorkerTests {
         #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
     }
 
-    @Test("SIGTERM while writes fail (Redis down): the process exits at --drain-timeout, status 75, saying what it left pending")
+    @Test(
+        """
+        SIGTERM while writes fail (Redis down): the process exits at --drain-timeout, status 75, saying what it left \
+        pending
+        """
+    )
     func drainWhileWritesFail() async throws {
         let bed = try TestBed()
         let redis = try RedisServer(appendOnly: true)
-        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a", "--drain-timeout", "2"]))
+        let worker = try WorkerProcess(
+            arguments(bed, redis, ["--create-group", "--consumer", "a", "--drain-timeout", "2"]))
         let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1000")))])
         try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
         redis.stop()
@@ -351,7 +367,12 @@ struct WorkerTests {
         #expect(pending.map { $0.elements.prefix(2).compactMap(\.text) } == [[id, "a"]])
     }
 
-    @Test("SIGTERM with work in flight and Redis up: --drain-timeout cuts the drain, the payload is cancelled long before its deadline, the entry stays pending, status 75")
+    @Test(
+        """
+        SIGTERM with work in flight and Redis up: --drain-timeout cuts the drain, the payload is cancelled long before \
+        its deadline, the entry stays pending, status 75
+        """
+    )
     func drainTimeoutWithWorkInFlight() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
@@ -381,10 +402,14 @@ struct WorkerTests {
         let port = RedisServer.freePort()
         // One slot, taken by an entry whose origin never answers (within a 300 s deadline): the reader reads
         // nothing more for the whole test.
-        let worker = try WorkerProcess(arguments(bed, redis, [
-            "--create-group", "--consumer", "a", "--concurrency", "1", "--deadline", "300", "--claim-idle", "600",
-            "--drain-timeout", "1", "--metrics-listen", "127.0.0.1:\(port)",
-        ]))
+        let worker = try WorkerProcess(
+            arguments(
+                bed, redis,
+                [
+                    "--create-group", "--consumer", "a", "--concurrency", "1", "--deadline", "300", "--claim-idle",
+                    "600",
+                    "--drain-timeout", "1", "--metrics-listen", "127.0.0.1:\(port)",
+                ]))
         func ready() -> Int? { try? HTTPConnection(port: port).exchange("GET", "/readyz", within: .seconds(5)).status }
         let id = try redis.add("in", [("payload", Self.payload(bed.url("/silence")))])
         try await waitUntil("the worker to take the entry") { try redis.pending("in", "g") == 1 }
@@ -417,7 +442,8 @@ struct WorkerTests {
         }
     }
 
-    @Test("consumers idle past --remove-idle-consumers with nothing pending are removed; one with an entry pending stays")
+    @Test(
+        "consumers idle past --remove-idle-consumers with nothing pending are removed; one with an entry pending stays")
     func idleConsumersRemoved() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
@@ -430,8 +456,11 @@ struct WorkerTests {
             try redis.consumers("in", "g").values.allSatisfy { $0.idle > 1100 }
         }
         // --claim-idle far beyond the test: the holder's entry stays its own.
-        let worker = try WorkerProcess(arguments(bed, redis, ["--consumer", "a", "--remove-idle-consumers", "1", "--claim-idle", "600"]))
-        try await waitUntil("the idle consumer without entries to be removed") { try redis.consumers("in", "g")["ghost"] == nil }
+        let worker = try WorkerProcess(
+            arguments(bed, redis, ["--consumer", "a", "--remove-idle-consumers", "1", "--claim-idle", "600"]))
+        try await waitUntil("the idle consumer without entries to be removed") {
+            try redis.consumers("in", "g")["ghost"] == nil
+        }
         #expect(try redis.consumers("in", "g")["holder"]?.pending == 1)
         #expect(worker.stderr.contains("without pending entries: ghost"))
         worker.signal(SIGTERM)
@@ -452,21 +481,28 @@ struct WorkerTests {
 
     /// `text` percent-encoded for a URL's user information (RFC 3986: unreserved characters as they are).
     static func encoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"))!
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(
+                charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"))!
     }
 
     /// A file of the test's own holding `text`, with `mode`.
     static func secretFile(_ text: String, mode: Int16) throws -> String {
         let path = NSTemporaryDirectory() + "richpush-secret-" + UUID().uuidString
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode]))
         return path
     }
 
-    @Test("the Redis password from the URL (percent-encoded), an ACL user's, REDISCLI_AUTH, or --redis-password-file", arguments: PasswordSource.allCases)
+    @Test(
+        "the Redis password from the URL (percent-encoded), an ACL user's, REDISCLI_AUTH, or --redis-password-file",
+        arguments: PasswordSource.allCases)
     func password(source: PasswordSource) async throws {
         let bed = try TestBed()
         let redis = try RedisServer(
-            password: Self.password, arguments: ["--user", "alice", "on", ">" + Self.alicePassword, "~*", "&*", "+@all"])
+            password: Self.password,
+            arguments: ["--user", "alice", "on", ">" + Self.alicePassword, "~*", "&*", "+@all"])
         _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
         var url = redis.url
         var options = ["--create-group"]
@@ -492,12 +528,19 @@ struct WorkerTests {
         #expect(!worker.stderr.contains("p@ss") && !worker.stderr.contains("alice's"))
     }
 
-    @Test("a wrong or missing password exits 70 at start-up, saying so without the password; a bad password file is a usage error")
+    @Test(
+        """
+        a wrong or missing password exits 70 at start-up, saying so without the password; a bad password file is a \
+        usage error
+        """
+    )
     func passwordRefused() async throws {
         let bed = try TestBed()
         let redis = try RedisServer(password: Self.password)
         let base = ["--stream", "in", "--group", "g", "--output-stream", "out", "--create-group"] + bed.cliOptions
-        func run(_ url: String, _ options: [String] = [], environment: [String: String] = [:]) async throws -> (Int32, String) {
+        func run(_ url: String, _ options: [String] = [], environment: [String: String] = [:]) async throws -> (
+            Int32, String
+        ) {
             let worker = try WorkerProcess(["--redis", url] + base + options, environment: environment)
             // Before the fix a wrong password was retried for ever.
             let status = try await worker.waitForExit(within: .seconds(20))
@@ -565,7 +608,12 @@ struct WorkerTests {
         #expect(!worker.stderr.contains("Hunter2"))
     }
 
-    @Test("entries far over the payload limit are never held: three of 16 MiB add less than one to the worker's peak memory")
+    @Test(
+        """
+        entries far over the payload limit are never held: three of 16 MiB add less than one to the worker's peak \
+        memory
+        """
+    )
     func largeEntries() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
@@ -580,7 +628,9 @@ struct WorkerTests {
             let big = String(repeating: "a", count: size)
             for _ in 0..<3 { _ = try redis.add("in", [("other", "field"), ("payload", big), ("deadline", "5")]) }
         }
-        try await waitUntil("four results", within: .seconds(60)) { try redis.client().run(["XLEN", "out"]) == .integer(4) }
+        try await waitUntil("four results", within: .seconds(60)) {
+            try redis.client().run(["XLEN", "out"]) == .integer(4)
+        }
         let growth = try Self.peakMemory(of: worker) - baseline
         // Measured: 72 KiB (with three of 32 MiB). Before, hiredis held each value whole in its buffer and again as
         // its reply, and the worker a third time: 706 MB for three 100 MB entries, from a 23 MB baseline.
@@ -588,7 +638,10 @@ struct WorkerTests {
         let results = try redis.client().run(["XRANGE", "out", "-", "+"]).elements.dropFirst()
         for result in results {
             let fields = result.elements.dropFirst().first?.elements.compactMap(\.text) ?? []
-            #expect(fields.last?.contains(#""code":"payload-too-large","detail":"the input is 16777216 bytes; the limit is 1048576""#) == true)
+            #expect(
+                fields.last?.contains(
+                    #""code":"payload-too-large","detail":"the input is 16777216 bytes; the limit is 1048576""#) == true
+            )
         }
         #expect(try redis.pending("in", "g") == 0)
         worker.signal(SIGTERM)
@@ -607,17 +660,25 @@ struct WorkerTests {
     func consumerRemovalRefused() async throws {
         let bed = try TestBed()
         let redis = try RedisServer(
-            password: Self.password, arguments: ["--user", "worker", "on", ">secret", "~*", "&*", "+@all", "-xgroup|delconsumer"])
+            password: Self.password,
+            arguments: ["--user", "worker", "on", ">secret", "~*", "&*", "+@all", "-xgroup|delconsumer"])
         try redis.client().run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
         try redis.client().run(["XGROUP", "CREATECONSUMER", "in", "g", "ghost"])
-        try await waitUntil("the ghost to be idle over a second") { try redis.consumers("in", "g")["ghost"]?.idle ?? 0 > 1100 }
+        try await waitUntil("the ghost to be idle over a second") {
+            try redis.consumers("in", "g")["ghost"]?.idle ?? 0 > 1100
+        }
         let url = "redis://worker:secret@127.0.0.1:\(redis.port)"
         let worker = try WorkerProcess(
-            ["--redis", url, "--stream", "in", "--group", "g", "--output-stream", "out", "--consumer", "a", "--remove-idle-consumers", "1"]
+            [
+                "--redis", url, "--stream", "in", "--group", "g", "--output-stream", "out", "--consumer", "a",
+                "--remove-idle-consumers", "1",
+            ]
                 + bed.cliOptions)
         // Redis's own record of the refusal: the attempt happened.
         try await waitUntil("the refusal", within: .seconds(30)) {
-            try redis.client().run(["ACL", "LOG"]).elements.contains { $0.elements.compactMap(\.text).contains("xgroup|delconsumer") }
+            try redis.client().run(["ACL", "LOG"]).elements.contains {
+                $0.elements.compactMap(\.text).contains("xgroup|delconsumer")
+            }
         }
         // Before, the refusal failed the claiming round, which was tried again and again: nothing more was read.
         _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
@@ -634,10 +695,13 @@ struct WorkerTests {
         let redis = try RedisServer()
         var ids: Set<String> = []
         for index in 0..<20 {
-            ids.insert(try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=200&n=\(index % 5)")))]))
+            ids.insert(
+                try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=200&n=\(index % 5)")))]))
         }
-        let first = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a", "--concurrency", "4"]))
-        let second = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "b", "--concurrency", "4"]))
+        let first = try WorkerProcess(
+            arguments(bed, redis, ["--create-group", "--consumer", "a", "--concurrency", "4"]))
+        let second = try WorkerProcess(
+            arguments(bed, redis, ["--create-group", "--consumer", "b", "--concurrency", "4"]))
         try await waitUntil("twenty results", within: .seconds(60)) { try redis.entries("out").count >= 20 }
         first.signal(SIGTERM)
         second.signal(SIGTERM)
@@ -650,7 +714,8 @@ struct WorkerTests {
         // Both wrote into one attachments directory (the shared volume of a deployment): every result's file is
         // there, whole, whichever worker stored it.
         for entry in try redis.entries("out") {
-            let result = try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
+            let result =
+                try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
             let attachment = try #require((result?["attachments"] as? [[String: Any]])?.first)
             let path = try #require(attachment["path"] as? String)
             #expect(path.hasPrefix(bed.attachments + "/"))
@@ -663,7 +728,9 @@ struct WorkerTests {
         let bed = try TestBed()
         let redis = try RedisServer()
         _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
-        let base = ["--redis", "unix://" + redis.socketPath, "--stream", "in", "--group", "g", "--output-stream", "out"] + bed.cliOptions
+        let base =
+            ["--redis", "unix://" + redis.socketPath, "--stream", "in", "--group", "g", "--output-stream", "out"]
+            + bed.cliOptions
         let missing = try await CLI.run(["worker"] + base)
         #expect(missing.status == 70)
         #expect(missing.stderr.contains("no group 'g'"))
@@ -702,7 +769,8 @@ struct WorkerWritingTests {
         #expect(WriteBatching(concurrency: concurrency).size == size)
     }
 
-    @Test("a batch is filled by its size or by all entries in flight; only its first and filling results wake the writer")
+    @Test(
+        "a batch is filled by its size or by all entries in flight; only its first and filling results wake the writer")
     func filling() {
         let batching = WriteBatching(concurrency: 64)
         #expect(!batching.filled(queued: 31, inFlight: 64))
@@ -811,9 +879,11 @@ struct StreamEntryReadingTests {
     static let payload = String(repeating: "p", count: 100)
     /// An XREADGROUP reply: one stream, five entries: plain; fields in another order, with others, a long
     /// deadline and two payloads; over the limit; without a payload; deleted since delivered.
-    static let reply = "*1\r\n*2\r\n" + bulk("in") + "*5\r\n"
+    static let reply =
+        "*1\r\n*2\r\n" + bulk("in") + "*5\r\n"
         + entry("1-0", ["payload", payload, "deadline", "2.5"])
-        + entry("2-0", ["x", "y", "deadline", String(repeating: "9", count: 65), "payload", "first", "payload", "second"])
+        + entry(
+            "2-0", ["x", "y", "deadline", String(repeating: "9", count: 65), "payload", "first", "payload", "second"])
         + entry("3-0", ["payload", payload + "!"])
         + entry("4-0", ["not-payload", payload])
         + "*2\r\n" + bulk("5-0") + "*-1\r\n"
@@ -831,7 +901,12 @@ struct StreamEntryReadingTests {
         RESPReader(ChunkedSource(bytes: Array(text.utf8), chunk: chunk), bufferSize: 0)
     }
 
-    @Test("XREADGROUP's entries, whatever the reads' sizes: the first payload within the limit, a longer one measured, a short deadline", arguments: [1, 2, 7, 100, 1 << 20])
+    @Test(
+        """
+        XREADGROUP's entries, whatever the reads' sizes: the first payload within the limit, a longer one measured, a \
+        short deadline
+        """,
+        arguments: [1, 2, 7, 100, 1 << 20])
     func streams(chunk: Int) throws {
         var reader = Self.reader(Self.reply, chunk: chunk)
         #expect(try reader.streamsReply(payloadLimit: 100, most: 5) == Self.expected)
@@ -840,7 +915,9 @@ struct StreamEntryReadingTests {
 
     @Test("XAUTOCLAIM's entries, its next id and deleted ids skipped; a null XREADGROUP reply is no entry")
     func autoclaim() throws {
-        let text = "*3\r\n" + Self.bulk("0-0") + "*1\r\n" + Self.entry("1-0", ["payload", "p"]) + "*2\r\n" + Self.bulk("7-0") + Self.bulk("8-0")
+        let text =
+            "*3\r\n" + Self.bulk("0-0") + "*1\r\n" + Self.entry("1-0", ["payload", "p"]) + "*2\r\n" + Self.bulk("7-0")
+            + Self.bulk("8-0")
         var reader = Self.reader(text, chunk: 3)
         let claimed = try reader.autoclaimReply(payloadLimit: 10, most: 1)
         #expect(claimed == [StreamEntry(id: "1-0", payload: .bytes([0x70]), deadline: nil)])
@@ -852,14 +929,17 @@ struct StreamEntryReadingTests {
     @Test("a payload far over the limit is measured as it is read, a buffer at a time")
     func largePayloadSkipped() throws {
         let size = 8 << 20
-        let head = Array(("*1\r\n*2\r\n" + Self.bulk("in") + "*1\r\n*2\r\n" + Self.bulk("1-0") + "*2\r\n" + Self.bulk("payload") + "$\(size)\r\n").utf8)
+        let head = Array(
+            ("*1\r\n*2\r\n" + Self.bulk("in") + "*1\r\n*2\r\n" + Self.bulk("1-0") + "*2\r\n" + Self.bulk("payload")
+                + "$\(size)\r\n").utf8)
         let bytes = head + [UInt8](repeating: 0x61, count: size) + [0x0D, 0x0A]
         var reader = RESPReader(ChunkedSource(bytes: bytes, chunk: 1 << 16), bufferSize: 0)
         let entries = try reader.streamsReply(payloadLimit: 1 << 20, most: 1)
         #expect(entries == [StreamEntry(id: "1-0", payload: .tooLarge(size), deadline: nil)])
     }
 
-    @Test("an error reply is the server's answer; a malformed or cut reply is the connection's failure",
+    @Test(
+        "an error reply is the server's answer; a malformed or cut reply is the connection's failure",
         arguments: [
             ("-NOGROUP No such key 'in' or consumer group 'g'\r\n", RedisError.Kind.reply),
             ("*1\r\n*2\r\n$2\r\nin\r\n*1\r\n*2\r\n$3\r\n1-0", .connection),

@@ -1,9 +1,9 @@
 import FixtureOrigin
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushMedia
 @testable import RichPushTransform
 
@@ -26,7 +26,12 @@ extension TransformTests {
         }
     }
 
-    @Test("an SVG whose <svg> comes after 3 KB is libmagic's SVG and libvips's svgload's: ImageMagick never opens the file it names")
+    @Test(
+        """
+        an SVG whose <svg> comes after 3 KB is libmagic's SVG and libvips's svgload's: ImageMagick never opens the \
+        file it names
+        """
+    )
     func lateSVG() async throws {
         let late = ImageWriters.lateSVG()
         guard case .convertible(.svg, _) = try Sniffer().sniff(late) else {
@@ -38,7 +43,8 @@ extension TransformTests {
         let trap = directory + "/trap.png"
         #expect(mkfifo(trap, 0o600) == 0)
         let image = #"<image href="\#(trap)" width="10" height="10"/>"#
-        let referencing = try await convertBounded(String(decoding: ImageWriters.lateSVG(content: image), as: UTF8.self), trap: trap)
+        let referencing = try await convertBounded(
+            String(decoding: ImageWriters.lateSVG(content: image), as: UTF8.self), trap: trap)
         guard case .failure(let refused) = referencing else {
             Issue.record("rendered an SVG naming a local file")
             return
@@ -48,19 +54,27 @@ extension TransformTests {
         // The same document read as a BMP (a type mismatch) goes to ImageMagick's BMP coder alone: refused, and
         // the FIFO is not opened either.
         // (ImageMagick's SVG coder, given it, failed with "unable to open file" naming the FIFO: it had looked.)
-        let asBMP = try await convertBounded(String(decoding: ImageWriters.lateSVG(content: image), as: UTF8.self), type: .bmp, trap: trap)
+        let asBMP = try await convertBounded(
+            String(decoding: ImageWriters.lateSVG(content: image), as: UTF8.self), type: .bmp, trap: trap)
         guard case .failure(let notBMP) = asBMP else {
             Issue.record("rendered an SVG as a BMP")
             return
         }
-        #expect(notBMP.detail.contains("improper image header") && !notBMP.detail.contains("unable to open"), "\(notBMP.detail)")
+        #expect(
+            notBMP.detail.contains("improper image header") && !notBMP.detail.contains("unable to open"),
+            "\(notBMP.detail)")
         // Without a reference, libvips's own SVG loader renders it, from memory.
         let clean = try write(late, "late.svg")
         #expect(try VipsConverter().probe(clean, type: .svg).loader == "svgload_buffer")
         #expect(try convert(clean, to: "late.png", as: .png) == .init(width: 20, height: 20))
     }
 
-    @Test("a file is decoded as the type libmagic decided, whatever its name; a decoder that does not recognise the bytes refuses them")
+    @Test(
+        """
+        a file is decoded as the type libmagic decided, whatever its name; a decoder that does not recognise the bytes \
+        refuses them
+        """
+    )
     func typeDecides() throws {
         // A BMP named .svg is read as the BMP it is.
         let bmp = try write(ImageWriters.bmp(width: 4, height: 4, bgra: [0, 0, 255, 0]), "picture.svg")
@@ -72,12 +86,19 @@ extension TransformTests {
             (Self.media("photo.tiff"), .svg, "svgload"),
         ] {
             let refused = try #require(failure(path, type: type), "\(path) as \(type)")
-            #expect(refused.detail.contains("\(type.mime), but libvips's \(loader) does not recognise them"), "\(refused.detail)")
+            #expect(
+                refused.detail.contains("\(type.mime), but libvips's \(loader) does not recognise them"),
+                "\(refused.detail)")
             #expect(throws: TransformFailure.self) { try header(path, type: type) }
         }
     }
 
-    @Test("an animated AVIF ('avis') is refused by heifload, which does not recognise it, not sent to ImageMagick's TGA decoder")
+    @Test(
+        """
+        an animated AVIF ('avis') is refused by heifload, which does not recognise it, not sent to ImageMagick's TGA \
+        decoder
+        """
+    )
     func animatedAVIF() throws {
         let animated = Self.media("anim.avif")
         guard case .convertible(.avif, _) = try Sniffer().sniff(fixture("anim.avif")) else {
@@ -88,8 +109,11 @@ extension TransformTests {
             _ = try header(animated)
             Issue.record("read the header of an AVIF image sequence")
         } catch {
-            #expect(error.detail.contains("heifload does not recognise them (major brand 'avis', an AVIF image sequence)"), "\(error.detail)")
-            #expect(!error.detail.lowercased().contains("tga") && !error.detail.contains(Self.media("")), "\(error.detail)")
+            #expect(
+                error.detail.contains("heifload does not recognise them (major brand 'avis', an AVIF image sequence)"),
+                "\(error.detail)")
+            #expect(
+                !error.detail.lowercased().contains("tga") && !error.detail.contains(Self.media("")), "\(error.detail)")
         }
         // A still AVIF is heifload's.
         #expect(try VipsConverter().probe(Self.media("photo.avif"), type: .avif).loader == "heifload")
@@ -106,7 +130,9 @@ extension TransformTests {
             (try write(Array(gif), "broken.gif"), .gif, "gif"),
             (
                 try write(
-                    ImageWriters.tiff([.init(width: 16, height: 16, pixels: ImageWriters.solid(16, 16, [9, 9, 9]), separateTiles: 16)]),
+                    ImageWriters.tiff([
+                        .init(width: 16, height: 16, pixels: ImageWriters.solid(16, 16, [9, 9, 9]), separateTiles: 16)
+                    ]),
                     "planes.tiff"), .tiff, "tiff2vips"
             ),
             (try write(Array("BM".utf8) + [UInt8](repeating: 0xEE, count: 200), "broken.bmp"), .bmp, "magick"),
@@ -131,7 +157,8 @@ extension TransformTests {
             for detail in Set(own) {
                 #expect(detail.lowercased().contains(file.mark), "\(file.path): \(detail)")
                 for other in files where other.mark != file.mark {
-                    #expect(!detail.lowercased().contains(other.mark), "\(file.path) got another file's failure: \(detail)")
+                    #expect(
+                        !detail.lowercased().contains(other.mark), "\(file.path) got another file's failure: \(detail)")
                 }
                 #expect(!detail.isEmpty && !detail.contains(directory), "\(file.path): \(detail)")
                 #expect(detail.firstMatch(of: rooted) == nil, "\(file.path): a path in \(detail)")
@@ -161,7 +188,11 @@ extension TransformTests {
             return bits == 8 ? [UInt8(bitPattern: Int8(value))] : [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF)]
         }
         let path = try write(
-            ImageWriters.tiff([.init(width: 256, height: 8, samples: 1, bits: bits, signed: true, pixels: Array(Array(repeating: row, count: 8).joined()))]),
+            ImageWriters.tiff([
+                .init(
+                    width: 256, height: 8, samples: 1, bits: bits, signed: true,
+                    pixels: Array(Array(repeating: row, count: 8).joined()))
+            ]),
             "signed\(bits).tiff")
         _ = try convert(path, to: "signed\(bits).jpg", as: .jpeg)
         for (column, expected) in [(2, 2.0), (64, 64), (128, 128), (192, 192), (253, 253)] {
@@ -173,14 +204,21 @@ extension TransformTests {
     @Test("TIFF layouts libvips 8.14 does not read are refused with a detail that names them")
     func tiffLayouts() throws {
         let planes = try write(
-            ImageWriters.tiff([.init(width: 16, height: 16, pixels: ImageWriters.solid(16, 16, [9, 9, 9]), separateTiles: 16)]),
+            ImageWriters.tiff([
+                .init(width: 16, height: 16, pixels: ImageWriters.solid(16, 16, [9, 9, 9]), separateTiles: 16)
+            ]),
             "planes.tiff")
         let tiled = try #require(failure(planes))
-        #expect(tiled.detail.hasPrefix("the TIFF uses tiles with separate colour planes (PlanarConfiguration 2), which libvips 8.14 does not read"), "\(tiled.detail)")
+        #expect(
+            tiled.detail.hasPrefix(
+                "the TIFF uses tiles with separate colour planes (PlanarConfiguration 2), which libvips 8.14 does "
+                    + "not read"
+            ), "\(tiled.detail)")
         let old = try write(
             ImageWriters.tiff([.init(width: 160, height: 120, pixels: [], oldJPEG: fixture("photo.jpg"))]), "old.tiff")
         let ojpeg = try #require(failure(old))
-        #expect(ojpeg.detail.hasPrefix("the TIFF uses old-style JPEG compression (TIFF compression 6"), "\(ojpeg.detail)")
+        #expect(
+            ojpeg.detail.hasPrefix("the TIFF uses old-style JPEG compression (TIFF compression 6"), "\(ojpeg.detail)")
     }
 
     @Test("a 32-bit BI_RGB BMP is opaque whatever its unused byte holds; one whose header declares alpha keeps it")
@@ -188,14 +226,16 @@ extension TransformTests {
         let media = directory + "/media"
         try FileManager.default.createDirectory(atPath: media, withIntermediateDirectories: true)
         // Red, with 0x7F in the byte Microsoft's BI_RGB leaves unused: ImageMagick took it for alpha.
-        try Data(ImageWriters.bmp(width: 8, height: 8, bgra: [0, 0, 255, 0x7F])).write(to: URL(fileURLWithPath: media + "/unused.bmp"))
+        try Data(ImageWriters.bmp(width: 8, height: 8, bgra: [0, 0, 255, 0x7F])).write(
+            to: URL(fileURLWithPath: media + "/unused.bmp"))
         try Data(ImageWriters.bmp(width: 8, height: 8, bgra: [0, 0, 255, 0x80], alphaMask: 0xFF00_0000))
             .write(to: URL(fileURLWithPath: media + "/alpha.bmp"))
         #expect(try header(media + "/unused.bmp").hasAlpha == false)
         #expect(try header(media + "/alpha.bmp").hasAlpha)
         // Converted as the step converts them: the opaque one to JPEG, the one with alpha to PNG (the step's choice
         // from `hasAlpha`, checked through the engine in TransformStepTests).
-        #expect(try convert(media + "/unused.bmp", type: .bmp, to: "unused.jpg", as: .jpeg) == .init(width: 8, height: 8))
+        #expect(
+            try convert(media + "/unused.bmp", type: .bmp, to: "unused.jpg", as: .jpeg) == .init(width: 8, height: 8))
         let red = try await VipsTool.pixel(directory + "/unused.jpg", x: 4, y: 4)
         #expect(red.count == 3 && red[0] > 240 && red[1] < 20 && red[2] < 20, "flattened onto white: \(red)")
         #expect(try convert(media + "/alpha.bmp", type: .bmp, to: "alpha.png", as: .png) == .init(width: 8, height: 8))

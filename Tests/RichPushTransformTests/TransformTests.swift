@@ -1,9 +1,9 @@
 import FixtureOrigin
 import Foundation
-import Testing
-
 import RichPushCore
 import RichPushTestSupport
+import Testing
+
 @testable import RichPushMedia
 @testable import RichPushTransform
 
@@ -89,17 +89,24 @@ import RichPushTestSupport
         let source = bytes(Self.media("photo-exif.jpg"))
         #expect(source.contains(subsequence: Array("Exif".utf8)), "the fixture lost its EXIF block")
         // Orientation 6 turns the 160 x 120 photo upright: 120 x 160.
-        #expect(try convert(Self.media("photo-exif.jpg"), to: "upright.jpg", as: .jpeg) == .init(width: 120, height: 160))
+        #expect(
+            try convert(Self.media("photo-exif.jpg"), to: "upright.jpg", as: .jpeg) == .init(width: 120, height: 160))
         let written = bytes(directory + "/upright.jpg")
         #expect(!written.contains(subsequence: Array("Exif".utf8)))
-        #expect(!written.contains(subsequence: [0x00, 0x00, 0x00, 0x30, 0x00, 0x00, 0x00, 0x01]), "the latitude's degrees survived")
+        #expect(
+            !written.contains(subsequence: [0x00, 0x00, 0x00, 0x30, 0x00, 0x00, 0x00, 0x01]),
+            "the latitude's degrees survived")
         #expect(!written.contains(subsequence: Array("http://ns.adobe.com/xap".utf8)))
     }
 
     @Test("the longest side is bounded when asked, the aspect kept, never enlarged")
     func downscale() throws {
-        #expect(try convert(Self.media("photo.jpg"), to: "small.jpg", as: .jpeg, maximumSide: 40) == .init(width: 40, height: 30))
-        #expect(try convert(Self.media("photo.jpg"), to: "same.jpg", as: .jpeg, maximumSide: 4000) == .init(width: 160, height: 120))
+        #expect(
+            try convert(Self.media("photo.jpg"), to: "small.jpg", as: .jpeg, maximumSide: 40)
+                == .init(width: 40, height: 30))
+        #expect(
+            try convert(Self.media("photo.jpg"), to: "same.jpg", as: .jpeg, maximumSide: 4000)
+                == .init(width: 160, height: 120))
     }
 
     @Test("a header is read without decoding: a 10,000 x 10,000 PNG's in a moment, a bomb's declared size")
@@ -128,7 +135,9 @@ import RichPushTestSupport
             let before = StopSignal()
             before.stop()
             started = ContinuousClock.now
-            #expect(throws: TransformFailure.self) { try convert(image, to: "before\(attempt).jpg", as: .jpeg, stop: before) }
+            #expect(throws: TransformFailure.self) {
+                try convert(image, to: "before\(attempt).jpg", as: .jpeg, stop: before)
+            }
             let beforeTook = ContinuousClock.now - started
             let during = StopSignal()
             let stoppedAt = LockedValue<ContinuousClock.Instant?>(nil)
@@ -139,11 +148,16 @@ import RichPushTestSupport
             }
             stopper.start()
             // Not stopped, it would finish and return the size.
-            #expect(throws: TransformFailure.self) { try convert(image, to: "during\(attempt).jpg", as: .jpeg, stop: during) }
+            #expect(throws: TransformFailure.self) {
+                try convert(image, to: "during\(attempt).jpg", as: .jpeg, stop: during)
+            }
             let returned = ContinuousClock.now
             let stopped = try #require(stoppedAt.withLock { $0 }, "the conversion failed before it was stopped")
             if beforeTook < whole / 2 && returned - stopped < whole / 2 { return }
-            attempts.append("stopped before it started, took \(beforeTook); returned \(returned - stopped) after a stop; a whole conversion \(whole)")
+            attempts.append(
+                "stopped before it started, took \(beforeTook); returned \(returned - stopped) after a stop; a whole "
+                    + "conversion \(whole)"
+            )
         }
         Issue.record("not stopped at once in three tries: \(attempts)")
     }
@@ -204,7 +218,9 @@ import RichPushTestSupport
     /// bounds a failure: 10 s failed in a full run on a loaded machine (load average 18 on 2 cores), where a libvips
     /// call can wait its turn (cvips's `turns`: a failed call's second run waits for every call under way, and new
     /// ones wait for it) behind other tests' 100-megapixel conversions.
-    func convertBounded(_ svg: String, type: MediaType = .svg, trap: String) async throws -> Result<ImageSize, TransformFailure> {
+    func convertBounded(_ svg: String, type: MediaType = .svg, trap: String) async throws -> Result<
+        ImageSize, TransformFailure
+    > {
         let path = directory + "/\(UUID().uuidString).svg"
         try Data(svg.utf8).write(to: URL(fileURLWithPath: path))
         let output = UUID().uuidString + ".png"
@@ -232,7 +248,8 @@ import RichPushTestSupport
             return bigEndian(UInt32(data.count)) + body + bigEndian(crc32(body))
         }
         let header = bigEndian(width) + bigEndian(height) + [8, 2, 0, 0, 0]
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header)
+            + chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])
             + chunk("IEND", [])
     }
 

@@ -37,7 +37,9 @@ extension Enricher {
         /// 30 s, and a stage in front of it should hand back its best attempt with time to spare.
         public var timeout: Duration = .seconds(25)
         /// The old name of `timeout`, which named an interval as a point in time; it reads and writes `timeout`.
-        @available(*, deprecated, renamed: "timeout", message: "an interval: 'timeout'; to be removed in the next release")
+        @available(
+            *, deprecated, renamed: "timeout", message: "an interval: 'timeout'; to be removed in the next release"
+        )
         public var deadline: Duration {
             get { timeout }
             set { timeout = newValue }
@@ -133,7 +135,10 @@ extension Enricher.Configuration {
         guard !range.contains(value) else { return }
         throw ConfigurationError(
             field: field, code: .outOfRange,
-            detail: "expected a number of seconds from \(seconds(range.lowerBound)) to \(seconds(range.upperBound)), got \(seconds(value))")
+            detail:
+                "expected a number of seconds from \(seconds(range.lowerBound)) to \(seconds(range.upperBound)), got "
+                + "\(seconds(value))"
+        )
     }
 
     /// A duration as a number of seconds, to the millisecond: `0.001`, `86400`, `2.5`.
@@ -151,21 +156,30 @@ extension Enricher.Configuration {
 extension Enricher.Configuration.Network {
     /// Checks the network fields; see `Enricher.Configuration.validate()`.
     func validate() throws(ConfigurationError) {
-        try Enricher.Configuration.check("network.maximumRedirects", maximumRedirects, in: Enricher.Configuration.redirectsRange)
-        try Enricher.Configuration.check("network.connectTimeout", connectTimeout, in: Enricher.Configuration.connectTimeoutRange)
+        try Enricher.Configuration.check(
+            "network.maximumRedirects", maximumRedirects, in: Enricher.Configuration.redirectsRange)
+        try Enricher.Configuration.check(
+            "network.connectTimeout", connectTimeout, in: Enricher.Configuration.connectTimeoutRange)
         try Enricher.Configuration.check("network.lowSpeedBytesPerSecond", lowSpeedBytesPerSecond, atLeast: 0)
-        try Enricher.Configuration.check("network.lowSpeedWindow", lowSpeedWindow, in: Enricher.Configuration.lowSpeedWindowRange)
+        try Enricher.Configuration.check(
+            "network.lowSpeedWindow", lowSpeedWindow, in: Enricher.Configuration.lowSpeedWindowRange)
         let ports = Enricher.Configuration.portRange
         for (index, range) in allowedPorts.enumerated()
         where !ports.contains(range.lowerBound) || !ports.contains(range.upperBound) {
             throw ConfigurationError(
                 field: "network.allowedPorts[\(index)]", code: .outOfRange,
-                detail: "\(range.lowerBound)-\(range.upperBound) is not a port or a range within \(ports.lowerBound)-\(ports.upperBound)")
+                detail:
+                    "\(range.lowerBound)-\(range.upperBound) is not a port or a range within "
+                    + "\(ports.lowerBound)-\(ports.upperBound)"
+            )
         }
         for (index, entry) in resolve.enumerated() where !Self.isResolveEntry(entry) {
             throw ConfigurationError(
                 field: "network.resolve[\(index)]", code: .malformed,
-                detail: "'\(entry)' is not HOST:PORT:ADDRESS[,ADDRESS...] with PORT within \(ports.lowerBound)-\(ports.upperBound)")
+                detail:
+                    "'\(entry)' is not HOST:PORT:ADDRESS[,ADDRESS...] with PORT within "
+                    + "\(ports.lowerBound)-\(ports.upperBound)"
+            )
         }
         if let caBundle, access(caBundle, R_OK) != 0 || FileSystem.isDirectory(caBundle) {
             throw ConfigurationError(field: "network.caBundle", code: .unreadable, detail: "cannot read '\(caBundle)'")
@@ -184,9 +198,12 @@ extension Enricher.Configuration.Network {
     /// curl would fail every transfer later, far from its cause.
     static func isResolveEntry(_ entry: String) -> Bool {
         let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), Enricher.Configuration.portRange.contains(port)
+        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]),
+            Enricher.Configuration.portRange.contains(port)
         else { return false }
-        return parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy { IPAddress(String($0)) != nil }
+        return parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy {
+            IPAddress(String($0)) != nil
+        }
     }
 }
 
@@ -205,11 +222,15 @@ extension Enricher.Configuration.Transform {
     /// Checks the transformation fields; see `Enricher.Configuration.validate()`. `imageBytes` is `limits.imageBytes`.
     func validate(imageBytes: Int) throws(ConfigurationError) {
         if let maximumDimension {
-            try Enricher.Configuration.check("transform.maximumDimension", maximumDimension, in: Enricher.Configuration.dimensionRange)
+            try Enricher.Configuration.check(
+                "transform.maximumDimension", maximumDimension, in: Enricher.Configuration.dimensionRange)
         }
         try Enricher.Configuration.check("transform.maximumSourceBytes", maximumSourceBytes, atLeast: imageBytes)
-        try Enricher.Configuration.check("transform.maximumPixels", maximumPixels, in: Enricher.Configuration.pixelsRange)
-        try Enricher.Configuration.check("transform.concurrency", concurrency, in: Enricher.Configuration.transformConcurrencyRange)
-        try Enricher.Configuration.check("transform.jpegQuality", jpegQuality, in: Enricher.Configuration.jpegQualityRange)
+        try Enricher.Configuration.check(
+            "transform.maximumPixels", maximumPixels, in: Enricher.Configuration.pixelsRange)
+        try Enricher.Configuration.check(
+            "transform.concurrency", concurrency, in: Enricher.Configuration.transformConcurrencyRange)
+        try Enricher.Configuration.check(
+            "transform.jpegQuality", jpegQuality, in: Enricher.Configuration.jpegQualityRange)
     }
 }

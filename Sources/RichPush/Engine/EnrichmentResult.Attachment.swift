@@ -49,11 +49,15 @@ extension EnrichmentResult {
                 identifier: try fields.required(fields.string("identifier"), "identifier"),
                 source: try fields.required(fields.string("source"), "source"),
                 convention: try fields.required(fields.string("convention"), "convention"),
-                media: try FetchedMedia(fields: fields), thumbnail: try fields.object("thumbnail", Thumbnail.init(json:path:)),
-                typeHint: try fields.string("type_hint"), attempts: try fields.required(fields.int("attempts"), "attempts"))
+                media: try FetchedMedia(fields: fields),
+                thumbnail: try fields.object("thumbnail", Thumbnail.init(json:path:)),
+                typeHint: try fields.string("type_hint"),
+                attempts: try fields.required(fields.int("attempts"), "attempts"))
         }
 
-        public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
+        public init(from decoder: any Decoder) throws {
+            self = try PushPayload.JSON.decode(decoder, Self.init(json:path:))
+        }
         public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
     }
 }

@@ -22,7 +22,8 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
 
     /// A result (for test doubles and callers that build results themselves).
     public init(
-        outcome: EnrichmentResult.Outcome, content: PushPayload?, attachments: [EnrichmentResult.Attachment] = [], route: DeepLinkRoute? = nil,
+        outcome: EnrichmentResult.Outcome, content: PushPayload?, attachments: [EnrichmentResult.Attachment] = [],
+        route: DeepLinkRoute? = nil,
         problems: [EnrichmentProblem] = [], elapsed: Duration = .zero, input: String? = nil
     ) {
         self.outcome = outcome
@@ -70,15 +71,19 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
     package init(json: PushPayload.JSON, path: String) throws {
         let fields = try JSONFields(json, path: path)
         let outcome = try fields.required(fields.string("outcome"), "outcome")
-        guard let known = Outcome(rawValue: outcome) else { throw JSONFields.error("outcome", "'\(outcome)' is not an outcome") }
-        let content = try fields.object("content") { json, path in try PushPayload(JSONFields(json, path: path).object) }
+        guard let known = Outcome(rawValue: outcome) else {
+            throw JSONFields.error("outcome", "'\(outcome)' is not an outcome")
+        }
+        let content = try fields.object("content") { json, path in try PushPayload(JSONFields(json, path: path).object)
+        }
         let elapsed = try fields.required(fields.value("elapsed_ms"), "elapsed_ms")
         guard case .number(let milliseconds) = elapsed, let tenths = Self.tenths(milliseconds) else {
             throw JSONFields.error("elapsed_ms", "expected milliseconds, got \(elapsed.kindDescription)")
         }
         self.init(
             outcome: known, content: content,
-            attachments: try fields.required(fields.elements("attachments", Attachment.init(json:path:)), "attachments"),
+            attachments: try fields.required(
+                fields.elements("attachments", Attachment.init(json:path:)), "attachments"),
             route: try fields.object("route", DeepLinkRoute.init(json:path:)),
             problems: try fields.required(fields.elements("problems", EnrichmentProblem.init(json:path:)), "problems"),
             elapsed: .microseconds(tenths * 100), input: try fields.string("input"))

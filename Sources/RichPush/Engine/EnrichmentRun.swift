@@ -35,7 +35,10 @@ final class EnrichmentRun: Sendable {
             problems.append(
                 EnrichmentProblem(
                     source: "aps.mutable-content", code: .notMutable,
-                    detail: "aps.mutable-content is \(value ?? "missing"), not 1: on iOS the service extension would not run"))
+                    detail:
+                        "aps.mutable-content is \(value ?? "missing"), not 1: on iOS the service extension would not "
+                        + "run"
+                ))
         }
         problems += scan.problems
         let limit = configuration.limits.maximumReferences
@@ -95,7 +98,8 @@ final class EnrichmentRun: Sendable {
         result.outcome = .cancelled
         if references.isEmpty {
             result.problems.append(
-                EnrichmentProblem(source: "payload", code: .cancelled, detail: "not processed: the engine is shutting down"))
+                EnrichmentProblem(
+                    source: "payload", code: .cancelled, detail: "not processed: the engine is shutting down"))
         }
         return result
     }
@@ -106,7 +110,8 @@ final class EnrichmentRun: Sendable {
     }
 
     /// The result for these settled outcomes. References not settled count as expired.
-    private func result(_ settled: [Int: Result<FetchedMedia, FetchFailure>], expired: Bool = false) -> EnrichmentResult {
+    private func result(_ settled: [Int: Result<FetchedMedia, FetchFailure>], expired: Bool = false) -> EnrichmentResult
+    {
         let attempts = attempts.withLock { $0 }
         var attachments: [EnrichmentResult.Attachment] = []
         var problems = initialProblems
@@ -128,7 +133,8 @@ final class EnrichmentRun: Sendable {
                         EnrichmentProblem(
                             source: reference.url, code: .animationDropped,
                             detail: transformation.original.type == .png
-                                ? "the APNG had to be re-encoded, and libvips reads its first frame alone; that frame is attached"
+                                ? "the APNG had to be re-encoded, and libvips reads its first frame alone; that "
+                                    + "frame is attached"
                                 : "the animation could not be written as a GIF; its first frame is attached"))
                 }
                 if let damage = media.damage {
@@ -141,7 +147,9 @@ final class EnrichmentRun: Sendable {
                     problems.append(
                         EnrichmentProblem(
                             source: reference.url, code: .typeMismatch,
-                            detail: "the payload declares '\(hint)'; the bytes are \(media.type.uti) (\(media.type.mime)), attached as such",
+                            detail:
+                                "the payload declares '\(hint)'; the bytes are \(media.type.uti) "
+                                + "(\(media.type.mime)), attached as such",
                             attempts: attempts[index] ?? 1))
                 }
             case .failure(let failure)?:
@@ -183,7 +191,9 @@ final class EnrichmentRun: Sendable {
     /// (Airship's `content`), plus, when anything attached, a top-level `richpush` object listing the
     /// attachments as UNNotificationContent would hold them (identifier, file URL, type, thumbnail options),
     /// the thumbnail's attachment first, since iOS shows the first one.
-    static func mutate(_ payload: PushPayload, with attachments: [EnrichmentResult.Attachment], overrides: [AlertOverride] = []) -> PushPayload {
+    static func mutate(
+        _ payload: PushPayload, with attachments: [EnrichmentResult.Attachment], overrides: [AlertOverride] = []
+    ) -> PushPayload {
         var content = payload
         let attached = attachments.map(\.source)
         for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
@@ -193,7 +203,8 @@ final class EnrichmentRun: Sendable {
         }
         PublishedRewrite.apply(published, to: &content)
         guard !attachments.isEmpty else { return content }
-        let ordered = attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }
+        let ordered =
+            attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }
         let list: [PushPayload.JSON] = ordered.map { attachment in
             var members: [(key: String, value: PushPayload.JSON)] = [
                 ("identifier", .text(attachment.identifier)),

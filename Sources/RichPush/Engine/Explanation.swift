@@ -51,7 +51,11 @@ public struct Explanation: Sendable {
                                         "problems",
                                         .array(
                                             report.problems.map {
-                                                .object(JSONObject([("source", .text($0.source)), ("code", .text($0.code.rawValue)), ("detail", .text($0.detail))]))
+                                                .object(
+                                                    JSONObject([
+                                                        ("source", .text($0.source)), ("code", .text($0.code.rawValue)),
+                                                        ("detail", .text($0.detail)),
+                                                    ]))
                                             })
                                     ),
                                 ]))
@@ -78,7 +82,9 @@ public struct Explanation: Sendable {
         case .duplicate(let identifier):
             members += [("verdict", .text("duplicate")), ("of", .text(identifier))]
         case .beyondLimit:
-            members += [("verdict", .text("not-fetched")), ("code", .text(EnrichmentProblem.Code.tooManyReferences.rawValue))]
+            members += [
+                ("verdict", .text("not-fetched")), ("code", .text(EnrichmentProblem.Code.tooManyReferences.rawValue)),
+            ]
         }
         return .object(JSONObject(members))
     }
@@ -99,7 +105,8 @@ public struct Explanation: Sendable {
                 switch finding.verdict {
                 case .attach(let type, let bytes):
                     let transcoded = type.isAttachable ? "" : " transcoded to JPEG or PNG from"
-                    lines.append(head + "\n      would attach\(transcoded): \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
+                    lines.append(
+                        head + "\n      would attach\(transcoded): \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
                 case .refuse(let code, let detail):
                     lines.append(head + "\n      would NOT attach: \(code) (\(detail))")
                 case .duplicate(let identifier):
@@ -108,7 +115,9 @@ public struct Explanation: Sendable {
                     lines.append(head + "\n      would NOT be fetched: beyond the per-payload limit")
                 }
             }
-            for problem in report.problems { lines.append("    \(problem.source): \(problem.code) (\(problem.detail))") }
+            for problem in report.problems {
+                lines.append("    \(problem.source): \(problem.code) (\(problem.detail))")
+            }
         }
         let unmatched = conventions.filter { !$0.matched }.map(\.name)
         if !unmatched.isEmpty { lines.append("  not present: " + unmatched.joined(separator: ", ")) }

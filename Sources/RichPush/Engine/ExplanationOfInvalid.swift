@@ -4,7 +4,10 @@ extension Explanation {
         .object(
             JSONObject([
                 ("input", .text(input)),
-                ("invalid", .object(JSONObject([("code", .text(error.code.rawValue)), ("detail", .text(error.detail))]))),
+                (
+                    "invalid",
+                    .object(JSONObject([("code", .text(error.code.rawValue)), ("detail", .text(error.detail))]))
+                ),
             ]))
     }
 }

@@ -4,7 +4,9 @@
 enum PublishedRewrite {
     static func apply(_ urls: [String: String], to payload: inout PushPayload) {
         guard !urls.isEmpty else { return }
-        let rewritten = PushPayload.JSON.object(payload.root).replacingStrings(insideJSONStringsAt: TemplateRenderer.jsonStringKeys) {
+        let rewritten = PushPayload.JSON.object(payload.root).replacingStrings(
+            insideJSONStringsAt: TemplateRenderer.jsonStringKeys
+        ) {
             urls[$0.value].map { .text($0) }
         }
         if case .object(let root)? = rewritten { payload.root = root }

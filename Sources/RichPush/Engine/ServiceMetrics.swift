@@ -7,9 +7,11 @@ package final class ServiceMetrics: Sendable {
     package static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25]
 
     private struct Counts {
-        var outcomes: [String: Int] = Dictionary(uniqueKeysWithValues: EnrichmentResult.Outcome.allCases.map { ($0.rawValue, 0) })
+        var outcomes: [String: Int] = Dictionary(
+            uniqueKeysWithValues: EnrichmentResult.Outcome.allCases.map { ($0.rawValue, 0) })
         /// Every code a result can carry, at 0 until reported: a dashboard's series exist from the start.
-        var problems: [String: Int] = Dictionary(uniqueKeysWithValues: EnrichmentProblem.Code.reported.map { ($0.rawValue, 0) })
+        var problems: [String: Int] = Dictionary(
+            uniqueKeysWithValues: EnrichmentProblem.Code.reported.map { ($0.rawValue, 0) })
         var buckets = [Int](repeating: 0, count: ServiceMetrics.durationBuckets.count)
         var durationCount = 0
         var durationSum = 0.0
@@ -65,7 +67,8 @@ package final class ServiceMetrics: Sendable {
         sample("richpush_payload_duration_seconds_bucket", [("le", "+Inf")], counts.durationCount)
         sample("richpush_payload_duration_seconds_sum", [], Self.number(counts.durationSum))
         sample("richpush_payload_duration_seconds_count", [], counts.durationCount)
-        family("richpush_fetched_bytes_total", "counter", "Bytes of media fetched and stored (not counting cache links).")
+        family(
+            "richpush_fetched_bytes_total", "counter", "Bytes of media fetched and stored (not counting cache links).")
         sample("richpush_fetched_bytes_total", [], engine.fetchedBytes)
         family("richpush_cache_lookups_total", "counter", "Media cache lookups, by result.")
         sample("richpush_cache_lookups_total", [("result", "hit")], engine.cacheHits)

@@ -70,7 +70,9 @@ final class Delivery: @unchecked Sendable {
     /// Calls the handler, if it has not been called, with the result as it stands, closing the run; with
     /// `expired`, cancels the work still running (references not settled are reported `expired`).
     func finish(expired: Bool) {
-        if let handler = handler.withLock({ slot in defer { slot = nil }; return slot }) {
+        if let handler = handler.withLock({ slot in
+            defer { slot = nil }; return slot
+        }) {
             handler(run.close(expired: expired))
         }
         if expired { task?.cancel() }

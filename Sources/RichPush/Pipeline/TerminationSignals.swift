@@ -1,7 +1,8 @@
+import Dispatch
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Dispatch
 
 /// SIGTERM and SIGINT, turned from process death into a request to drain: the signals are ignored as such and
 /// `onRequest` runs once, on a queue of its own, at the first of them. Later signals are ignored: a drain is

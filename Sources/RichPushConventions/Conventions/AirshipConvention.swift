@@ -110,7 +110,8 @@ public struct AirshipConvention: MediaConvention {
     }
 
     /// The thumbnail options, each checked as Airship checks it; an invalid one is reported and left out.
-    private func thumbnailOptions(_ value: PushPayload.JSON?, form: Form, into scan: inout ConventionScan) -> Thumbnail {
+    private func thumbnailOptions(_ value: PushPayload.JSON?, form: Form, into scan: inout ConventionScan) -> Thumbnail
+    {
         var thumbnail = Thumbnail()
         guard let value else { return thumbnail }
         let field = form.path("options")

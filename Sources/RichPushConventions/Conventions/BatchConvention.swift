@@ -13,7 +13,9 @@ public struct BatchConvention: MediaConvention {
         guard let attachment = walk(payload, ["com.batch", "at"], into: &scan) else { return scan }
         guard case .object(let object) = attachment else {
             scan.problems.append(
-                EnrichmentProblem(source: "com.batch.at", code: .badReference, detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
+                EnrichmentProblem(
+                    source: "com.batch.at", code: .badReference,
+                    detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
             return scan
         }
         let hint = scan.string(object["t"], field: "com.batch.at.t")

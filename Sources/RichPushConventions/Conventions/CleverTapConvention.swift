@@ -17,7 +17,8 @@ public struct CleverTapConvention: MediaConvention {
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         let hint = scan.string(payload.root["ct_mediaType"], field: "ct_mediaType")
-        scan.take(payload.root["ct_mediaUrl"], field: "ct_mediaUrl", convention: name, identifier: "ct_media", typeHint: hint)
+        scan.take(
+            payload.root["ct_mediaUrl"], field: "ct_mediaUrl", convention: name, identifier: "ct_media", typeHint: hint)
         return scan
     }
 }

@@ -32,7 +32,9 @@ public enum ConventionFile {
                 throw ConventionFileError("\(label): expected an object, found \(entry.kindDescription)")
             }
             guard let name = object["name"]?.stringValue, !name.isEmpty,
-                name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D })
+                name.utf8.allSatisfy({
+                    (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2D
+                })
             else {
                 throw ConventionFileError("\(label): \"name\" must be a non-empty string of a-z, 0-9, _ and -")
             }
@@ -56,7 +58,9 @@ public enum ConventionFile {
         return conventions
     }
 
-    private static func path(_ value: PushPayload.JSON?, label: String, required: Bool) throws(ConventionFileError) -> [String]? {
+    private static func path(_ value: PushPayload.JSON?, label: String, required: Bool) throws(ConventionFileError)
+        -> [String]?
+    {
         guard let value else {
             if required { throw ConventionFileError("\(label) is required") }
             return nil
@@ -64,7 +68,8 @@ public enum ConventionFile {
         guard case .array(let steps) = value, !steps.isEmpty,
             steps.allSatisfy({ ($0.stringValue.map { !$0.isEmpty }) ?? false })
         else {
-            throw ConventionFileError("\(label) must be a non-empty array of keys (strings; \"@json\" parses a JSON string)")
+            throw ConventionFileError(
+                "\(label) must be a non-empty array of keys (strings; \"@json\" parses a JSON string)")
         }
         let keys = steps.compactMap(\.stringValue)
         guard keys.last != KeyPathConvention.jsonStep else {

@@ -10,7 +10,8 @@ public struct ConventionScan: Sendable, Hashable {
     public var overrides: [AlertOverride] = []
 
     /// An empty scan.
-    public init(references: [MediaReference] = [], problems: [EnrichmentProblem] = [], overrides: [AlertOverride] = []) {
+    public init(references: [MediaReference] = [], problems: [EnrichmentProblem] = [], overrides: [AlertOverride] = [])
+    {
         self.references = references
         self.problems = problems
         self.overrides = overrides
@@ -98,7 +99,8 @@ public struct ConventionScan: Sendable, Hashable {
     mutating func clip(_ value: PushPayload.JSON?, field: String, named name: String) -> Thumbnail.Clip? {
         guard let value else { return nil }
         let values = ["x", "y", "width", "height"].compactMap { key -> Double? in
-            guard case .number(let text)? = value.objectValue?[key], let number = Double(text), (0...1).contains(number) else {
+            guard case .number(let text)? = value.objectValue?[key], let number = Double(text), (0...1).contains(number)
+            else {
                 return nil
             }
             return number

@@ -25,7 +25,8 @@ public struct HomeAssistantConvention: MediaConvention {
                 EnrichmentProblem(
                     source: "entity_id", code: .onDevice,
                     detail:
-                        "\(entity): the companion app shows the camera's snapshot from the user's Home Assistant instance; "
+                        "\(entity): the companion app shows the camera's snapshot from the user's Home Assistant "
+                        + "instance; "
                         + "nothing to fetch"
                 ))
             return scan

@@ -4,8 +4,8 @@ import RichPushCore
 /// vendor's own extension source.
 
 /// Walks `path` from the payload's root through objects; the step `@json` parses the current string as JSON
-/// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing; an object passes). Returns the value,
-/// or nil when a key is absent; a step that must be an object and is not one is a `bad-reference` problem.
+/// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing; an object passes). Returns
+/// the value, or nil when a key is absent; a step that must be an object and is not one is a `bad-reference` problem.
 func walk(_ payload: PushPayload, _ path: [String], into scan: inout ConventionScan) -> PushPayload.JSON? {
     var current: PushPayload.JSON = .object(payload.root)
     for (index, key) in path.enumerated() {
@@ -21,7 +21,9 @@ func walk(_ payload: PushPayload, _ path: [String], into scan: inout ConventionS
         guard case .object(let object) = current else {
             let field = path[..<index].joined(separator: ".")
             scan.problems.append(
-                EnrichmentProblem(source: field, code: .badReference, detail: "\(field) holds \(current.kindDescription); expected an object"))
+                EnrichmentProblem(
+                    source: field, code: .badReference,
+                    detail: "\(field) holds \(current.kindDescription); expected an object"))
             return nil
         }
         guard let next = object[key] else { return nil }
@@ -72,7 +74,8 @@ public struct KeyPathConvention: MediaConvention {
 
     /// Firebase Cloud Messaging: `fcm_options.image` (FIRMessagingExtensionHelper, which then names the file
     /// after the server's suggested file name: how a JPEG ends up as `.php`).
-    public static let firebase = KeyPathConvention(name: "fcm", path: ["fcm_options", "image"], identifier: "fcm_image")
+    public static let firebase = KeyPathConvention(
+        name: "fcm", path: ["fcm_options", "image"], identifier: "fcm_image")
     /// Braze: `ab` → `att` → `url`, with `type` (a file suffix such as `jpg`) as the `type_hint`
     /// (AppboyAPNSDictionaryKey, AttachmentKey, AttachmentURLKey and AttachmentTypeKey in Braze's notification
     /// service sample; Braze names the file after the declared type).

@@ -27,7 +27,9 @@ public struct NotifeeConvention: MediaConvention {
             options = object
         case let other?:
             scan.problems.append(
-                EnrichmentProblem(source: "notifee_options", code: .badReference, detail: "notifee_options holds \(other.kindDescription); expected an object or a JSON string"))
+                EnrichmentProblem(
+                    source: "notifee_options", code: .badReference,
+                    detail: "notifee_options holds \(other.kindDescription); expected an object or a JSON string"))
             return scan
         }
         // Notifee's core sets the notification's text from these before it looks at attachments.
@@ -37,10 +39,14 @@ public struct NotifeeConvention: MediaConvention {
             for (index, item) in attachments.enumerated() {
                 let field = "notifee_options.ios.attachments[\(index)]"
                 guard case .object(let attachment) = item else {
-                    scan.problems.append(EnrichmentProblem(source: field, code: .badReference, detail: "\(field) holds \(item.kindDescription); expected {url, ...}"))
+                    scan.problems.append(
+                        EnrichmentProblem(
+                            source: field, code: .badReference,
+                            detail: "\(field) holds \(item.kindDescription); expected {url, ...}"))
                     continue
                 }
-                let identifier = attachment["id"]?.stringValue ?? (attachments.count == 1 ? "notifee" : "notifee-\(index + 1)")
+                let identifier =
+                    attachment["id"]?.stringValue ?? (attachments.count == 1 ? "notifee" : "notifee-\(index + 1)")
                 let thumbnail = Self.thumbnail(attachment, field: field, into: &scan)
                 scan.take(
                     attachment["url"] ?? .null, field: field + ".url", convention: name, identifier: identifier,
@@ -58,8 +64,10 @@ public struct NotifeeConvention: MediaConvention {
         thumbnail.hidden = scan.flag(
             attachment["thumbnailHidden"], field: field + ".thumbnailHidden", named: "thumbnailHidden")
         thumbnail.clip = scan.clip(
-            attachment["thumbnailClippingRect"], field: field + ".thumbnailClippingRect", named: "thumbnailClippingRect")
-        thumbnail.time = scan.seconds(attachment["thumbnailTime"], field: field + ".thumbnailTime", named: "thumbnailTime")
+            attachment["thumbnailClippingRect"], field: field + ".thumbnailClippingRect", named: "thumbnailClippingRect"
+        )
+        thumbnail.time = scan.seconds(
+            attachment["thumbnailTime"], field: field + ".thumbnailTime", named: "thumbnailTime")
         return thumbnail
     }
 }

@@ -29,7 +29,9 @@ public struct DeepLinkRoute: Sendable, Hashable {
         }
 
         package var json: PushPayload.JSON {
-            .object(JSONObject((convention.map { [("convention", PushPayload.JSON.text($0))] } ?? []) + [("key", .text(key))]))
+            .object(
+                JSONObject(
+                    (convention.map { [("convention", PushPayload.JSON.text($0))] } ?? []) + [("key", .text(key))]))
         }
     }
 
@@ -58,7 +60,8 @@ public struct DeepLinkRoute: Sendable, Hashable {
     /// The route in `payload`: for the id and the URL alike, the first found of each matched convention's own
     /// route keys (in convention order), then the generic `keys` in each one's custom data, then the generic
     /// keys at the root. Nil when neither an id nor a URL is found.
-    package static func find(in payload: PushPayload, conventions: [any MediaConvention], keys: Keys) -> DeepLinkRoute? {
+    package static func find(in payload: PushPayload, conventions: [any MediaConvention], keys: Keys) -> DeepLinkRoute?
+    {
         var route = DeepLinkRoute()
         var ignored = ConventionScan()
         // The vendors' own keys first: each is where that vendor's SDK opens the notification.

@@ -37,7 +37,8 @@ public struct TemplateRenderer: Sendable {
             case .number(let text): table[name.lowercased()] = text
             case .bool(let flag): table[name.lowercased()] = flag ? "true" : "false"
             default:
-                throw TemplateError("property '\(name)' holds \(member.value.kindDescription); properties are strings or numbers")
+                throw TemplateError(
+                    "property '\(name)' holds \(member.value.kindDescription); properties are strings or numbers")
             }
         }
         self.properties = table
@@ -176,7 +177,8 @@ private struct ExpressionParser {
     /// `X(name)` or `X(name, n)` with X one of $ . % #.
     mutating func call() throws(TemplateError) -> TemplateRenderer.Call {
         skipSpaces()
-        guard position + 1 < characters.count, "$.%#".contains(characters[position]), characters[position + 1] == "(" else {
+        guard position + 1 < characters.count, "$.%#".contains(characters[position]), characters[position + 1] == "("
+        else {
             throw failure("expected $(prop), .(prop), %(prop), #(prop) or a quoted literal")
         }
         let function = characters[position]

@@ -40,7 +40,8 @@ package enum RandomName {
             if index == 8 || index == 13 || index == 18 || index == 23 {
                 guard byte == UInt8(ascii: "-") else { return false }
             } else {
-                let isHex = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                let isHex =
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                     || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
                 guard isHex else { return false }
             }

@@ -160,30 +160,33 @@ package final class WorkGate: Sendable {
     /// Returns once the gate is closed and every piece of work let in has left, or once the calling task is
     /// cancelled, whichever comes first.
     package func untilIdle() async {
-        await wait(registering: { state, id, continuation in
-            guard state.slots.open || state.slots.inside > 0 else { return false }
-            state.idleWaiters[id] = continuation
-            return true
-        }, removing: { state, id in state.idleWaiters.removeValue(forKey: id) })
+        await wait(
+            registering: { state, id, continuation in
+                guard state.slots.open || state.slots.inside > 0 else { return false }
+                state.idleWaiters[id] = continuation
+                return true
+            }, removing: { state, id in state.idleWaiters.removeValue(forKey: id) })
     }
 
     /// Returns once nothing is inside (at once if nothing is), open or closed, or once the calling task is
     /// cancelled, whichever comes first.
     package func untilEmpty() async {
-        await wait(registering: { state, id, continuation in
-            guard state.slots.inside > 0 else { return false }
-            state.emptyWaiters[id] = continuation
-            return true
-        }, removing: { state, id in state.emptyWaiters.removeValue(forKey: id) })
+        await wait(
+            registering: { state, id, continuation in
+                guard state.slots.inside > 0 else { return false }
+                state.emptyWaiters[id] = continuation
+                return true
+            }, removing: { state, id in state.emptyWaiters.removeValue(forKey: id) })
     }
 
     /// Returns once the gate is closed, or once the calling task is cancelled, whichever comes first.
     package func untilClosed() async {
-        await wait(registering: { state, id, continuation in
-            guard state.slots.open else { return false }
-            state.closeWaiters[id] = continuation
-            return true
-        }, removing: { state, id in state.closeWaiters.removeValue(forKey: id) })
+        await wait(
+            registering: { state, id, continuation in
+                guard state.slots.open else { return false }
+                state.closeWaiters[id] = continuation
+                return true
+            }, removing: { state, id in state.closeWaiters.removeValue(forKey: id) })
     }
 
     /// Parks the calling task until `register`'s condition is resumed, unless it already holds (`register` returns

@@ -18,7 +18,8 @@ public struct FetchedMedia: Sendable, Hashable {
     public var dimensions: ImageSize? = nil
     /// Why the image is not whole, when it is attached all the same (a JPEG or GIF whose picture data began: a
     /// phone shows what decodes): found by the structure check every fetched JPEG, PNG and GIF has (cut short,
-    /// a broken block structure), or by a verifying decode (`Enricher.Configuration.Transform.verifyImages`); nil otherwise.
+    /// a broken block structure), or by a verifying decode (`Enricher.Configuration.Transform.verifyImages`); nil
+    /// otherwise.
     public var damage: String? = nil
     /// Where it was published (`Enricher.Configuration.publisher`), or why it could not be; nil when nothing publishes.
     public var publication: Publication? = nil
@@ -33,7 +34,8 @@ public struct FetchedMedia: Sendable, Hashable {
 
     /// A stored file's description (for test doubles; RichPush makes these as it stores).
     public init(
-        path: String, directory: String, type: MediaType, bytes: Int, sha256: String, validators: Validators = Validators(),
+        path: String, directory: String, type: MediaType, bytes: Int, sha256: String,
+        validators: Validators = Validators(),
         transformation: Transformation? = nil, dimensions: ImageSize? = nil
     ) {
         self.path = path
@@ -52,9 +54,12 @@ extension FetchedMedia: Codable {
     /// `bytes`, `sha256`, then `transformed` and `original` when transformed, `published_url` when published.
     /// What the output leaves out (the directory, validators, dimensions, damage, a failed publication) comes
     /// with `complete`.
-    package func members(complete: Bool) -> (path: [(key: String, value: PushPayload.JSON)], rest: [(key: String, value: PushPayload.JSON)]) {
+    package func members(complete: Bool) -> (
+        path: [(key: String, value: PushPayload.JSON)], rest: [(key: String, value: PushPayload.JSON)]
+    ) {
         var rest: [(key: String, value: PushPayload.JSON)] = [
-            ("type", .text(type.uti)), ("mime", .text(type.mime)), ("bytes", .integer(bytes)), ("sha256", .text(sha256)),
+            ("type", .text(type.uti)), ("mime", .text(type.mime)), ("bytes", .integer(bytes)),
+            ("sha256", .text(sha256)),
         ]
         if let transformation { rest += transformation.members }
         if let publication, complete || publication.isPublished { rest.append(publication.member) }
@@ -85,7 +90,9 @@ extension FetchedMedia: Codable {
 
     /// Reads what `encode(to:)` writes, or an attachment object of the output.
     public init(from decoder: any Decoder) throws {
-        self = try PushPayload.JSON.decode(decoder) { json, path in try FetchedMedia(fields: JSONFields(json, path: path)) }
+        self = try PushPayload.JSON.decode(decoder) { json, path in
+            try FetchedMedia(fields: JSONFields(json, path: path))
+        }
     }
 
     /// Writes every member: the output's, and what it leaves out (`directory`, `validators`, `dimensions`,
@@ -123,8 +130,11 @@ extension FetchedMedia.Publication: Codable {
 
     /// Reads `{"published_url": url}` or `{"publication_failed": reason}`.
     public init(from decoder: any Decoder) throws {
-        self = try PushPayload.JSON.decodeMembers(decoder, missing: "neither published_url nor publication_failed", Self.init(fields:))
+        self = try PushPayload.JSON.decodeMembers(
+            decoder, missing: "neither published_url nor publication_failed", Self.init(fields:))
     }
 
-    public func encode(to encoder: any Encoder) throws { try PushPayload.JSON.object(JSONObject([member])).encode(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try PushPayload.JSON.object(JSONObject([member])).encode(to: encoder)
+    }
 }

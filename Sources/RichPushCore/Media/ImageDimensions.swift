@@ -40,7 +40,9 @@ package enum ImageDimensions {
             guard length >= 2 else { return nil }
             // Start of frame: every SOFn but DHT (C4), JPG (C8) and DAC (CC).
             if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                return ImageSize(width: bigEndian(head[(index + 7)..<(index + 9)]), height: bigEndian(head[(index + 5)..<(index + 7)]))
+                return ImageSize(
+                    width: bigEndian(head[(index + 7)..<(index + 9)]),
+                    height: bigEndian(head[(index + 5)..<(index + 7)]))
             }
             // Start of scan before a frame: malformed.
             if marker == 0xDA { return nil }

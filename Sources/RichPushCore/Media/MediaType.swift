@@ -58,11 +58,14 @@ public struct MediaType: Sendable, Hashable, CustomStringConvertible {
     /// Every supported type.
     public static let all: [MediaType] = [.jpeg, .gif, .png, .mp3, .aiff, .wav, .m4a, .mpeg, .mpeg2, .mp4, .avi]
 
-    // Images iOS does not attach, which the transformation step turns into ones it does (`Enricher.Configuration.Transform`).
-    public static let webp = MediaType(uti: "org.webmproject.webp", mime: "image/webp", fileExtension: "webp", kind: .image)
+    // Images iOS does not attach, which the transformation step turns into ones it does
+    // (`Enricher.Configuration.Transform`).
+    public static let webp = MediaType(
+        uti: "org.webmproject.webp", mime: "image/webp", fileExtension: "webp", kind: .image)
     public static let heic = MediaType(uti: "public.heic", mime: "image/heic", fileExtension: "heic", kind: .image)
     public static let avif = MediaType(uti: "public.avif", mime: "image/avif", fileExtension: "avif", kind: .image)
-    public static let svg = MediaType(uti: "public.svg-image", mime: "image/svg+xml", fileExtension: "svg", kind: .image)
+    public static let svg = MediaType(
+        uti: "public.svg-image", mime: "image/svg+xml", fileExtension: "svg", kind: .image)
     public static let tiff = MediaType(uti: "public.tiff", mime: "image/tiff", fileExtension: "tiff", kind: .image)
     public static let bmp = MediaType(uti: "com.microsoft.bmp", mime: "image/bmp", fileExtension: "bmp", kind: .image)
 
@@ -85,7 +88,8 @@ extension MediaType: Codable {
         let container = try decoder.singleValueContainer()
         let uti = try container.decode(String.self)
         guard let type = MediaType(uti: uti) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(uti)' is not a type RichPush knows")
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "'\(uti)' is not a type RichPush knows")
         }
         self = type
     }
@@ -99,7 +103,9 @@ extension MediaType: Codable {
     /// The type of an object's `type` member (a UTI), checked against its `mime` member when there is one.
     package init(fields: JSONFields) throws {
         let uti = try fields.required(fields.string("type"), "type")
-        guard let type = MediaType(uti: uti) else { throw JSONFields.error(fields.path, "'\(uti)' is not a type RichPush knows") }
+        guard let type = MediaType(uti: uti) else {
+            throw JSONFields.error(fields.path, "'\(uti)' is not a type RichPush knows")
+        }
         if let mime = try fields.string("mime"), mime != type.mime {
             throw JSONFields.error(fields.path, "mime '\(mime)' is not \(uti)'s \(type.mime)")
         }

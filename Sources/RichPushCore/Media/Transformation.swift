@@ -72,11 +72,14 @@ extension Transformation: Codable {
     /// The transformation an object's `transformed` and `original` members say, nil when it has neither.
     package init?(fields: JSONFields) throws {
         guard let steps = try fields.elements("transformed", Self.step) else {
-            guard fields.value("original") == nil else { throw JSONFields.error(fields.path, "original without transformed") }
+            guard fields.value("original") == nil else {
+                throw JSONFields.error(fields.path, "original without transformed")
+            }
             return nil
         }
         self.init(
-            steps: steps, original: try fields.required(fields.object("original", Original.init(json:path:)), "original"))
+            steps: steps,
+            original: try fields.required(fields.object("original", Original.init(json:path:)), "original"))
     }
 
     private static func step(_ json: PushPayload.JSON, _ path: String) throws -> Step {
@@ -91,5 +94,7 @@ extension Transformation: Codable {
         self = try PushPayload.JSON.decodeMembers(decoder, missing: "no transformed member", Self.init(fields:))
     }
 
-    public func encode(to encoder: any Encoder) throws { try PushPayload.JSON.object(JSONObject(members)).encode(to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try PushPayload.JSON.object(JSONObject(members)).encode(to: encoder)
+    }
 }

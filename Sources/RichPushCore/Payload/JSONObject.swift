@@ -43,7 +43,9 @@ public struct JSONObject: Sendable, Hashable {
             case .built(let members):
                 return members
             case .parsed(let document, let index):
-                return document.items(of: index).map { (JSONString(document: document, index: $0), document.value(at: $0 + 1)) }
+                return document.items(of: index).map {
+                    (JSONString(document: document, index: $0), document.value(at: $0 + 1))
+                }
             }
         }
         set {
@@ -79,7 +81,8 @@ public struct JSONObject: Sendable, Hashable {
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        if case .parsed(let left, let index) = lhs.storage, case .parsed(let right, index) = rhs.storage, left === right {
+        if case .parsed(let left, let index) = lhs.storage, case .parsed(let right, index) = rhs.storage, left === right
+        {
             return true
         }
         let (left, right) = (lhs.members, rhs.members)

@@ -33,10 +33,13 @@ public struct JSONParser: Sendable {
     /// - Throws: `PayloadError` with code `payload-too-large`, `invalid-utf8`, `not-json` or `too-deep`.
     public func parse(_ bytes: some Collection<UInt8>) throws(PayloadError) -> PushPayload.JSON {
         guard bytes.count <= limits.maximumBytes else {
-            throw PayloadError(.payloadTooLarge, "the input is \(bytes.count) bytes; the limit is \(limits.maximumBytes)")
+            throw PayloadError(
+                .payloadTooLarge, "the input is \(bytes.count) bytes; the limit is \(limits.maximumBytes)")
         }
         guard bytes.count <= JSONDocument.maximumBytes else {
-            throw PayloadError(.payloadTooLarge, "the input is \(bytes.count) bytes; a document holds at most \(JSONDocument.maximumBytes)")
+            throw PayloadError(
+                .payloadTooLarge,
+                "the input is \(bytes.count) bytes; a document holds at most \(JSONDocument.maximumBytes)")
         }
         let text = Self.exactArray(bytes)
         if let offset = Self.firstInvalidUTF8(text) {
@@ -189,7 +192,9 @@ private struct Reader {
                 }
                 try string()
                 skipWhitespace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+                    throw failure("expected ':'")
+                }
                 position += 1
                 skipWhitespace()
             }

@@ -102,7 +102,9 @@ public enum JSONWriter {
             case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
             case 0x00..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                output.append(contentsOf: [
+                    0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ])
             default: output.append(byte)
             }
         }

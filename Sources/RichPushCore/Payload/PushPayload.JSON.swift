@@ -65,7 +65,9 @@ extension PushPayload.JSON: Encodable {
         switch self {
         case .object(let object):
             var container = encoder.container(keyedBy: MemberKey.self)
-            for (key, value) in object.members { try container.encode(value, forKey: MemberKey(stringValue: key.value)) }
+            for (key, value) in object.members {
+                try container.encode(value, forKey: MemberKey(stringValue: key.value))
+            }
         case .array(let array):
             var container = encoder.unkeyedContainer()
             for element in array { try container.encode(element) }
@@ -74,7 +76,11 @@ extension PushPayload.JSON: Encodable {
             try container.encode(string.value)
         case .number(let text):
             var container = encoder.singleValueContainer()
-            if let integer = Int64(text) { try container.encode(integer) } else { try container.encode(Double(text) ?? .nan) }
+            if let integer = Int64(text) {
+                try container.encode(integer)
+            } else {
+                try container.encode(Double(text) ?? .nan)
+            }
         case .bool(let flag):
             var container = encoder.singleValueContainer()
             try container.encode(flag)
@@ -100,7 +106,8 @@ extension PushPayload.JSON: Decodable {
     public init(from decoder: any Decoder) throws {
         if let object = try? decoder.container(keyedBy: MemberKey.self) {
             self = .object(
-                JSONObject(try object.allKeys.map { ($0.stringValue, try object.decode(PushPayload.JSON.self, forKey: $0)) }))
+                JSONObject(
+                    try object.allKeys.map { ($0.stringValue, try object.decode(PushPayload.JSON.self, forKey: $0)) }))
         } else if var array = try? decoder.unkeyedContainer() {
             var elements: [PushPayload.JSON] = []
             while !array.isAtEnd { elements.append(try array.decode(PushPayload.JSON.self)) }
@@ -128,7 +135,9 @@ extension PushPayload.JSON: Decodable {
 
     /// `Self`, read by `make` from the members of the object `decoder` holds; `make` gives nil when they say
     /// nothing of it, and the error then says `missing`.
-    package static func decodeMembers<T>(_ decoder: any Decoder, missing: String, _ make: (JSONFields) throws -> T?) throws -> T {
+    package static func decodeMembers<T>(_ decoder: any Decoder, missing: String, _ make: (JSONFields) throws -> T?)
+        throws -> T
+    {
         try decode(decoder) { json, path in
             guard let value = try make(JSONFields(json, path: path)) else { throw JSONFields.error(path, missing) }
             return value

@@ -1,5 +1,5 @@
-/// A `Enricher.Configuration` field holds a value RichPush cannot work with; thrown by `Enricher.Configuration.validate()`, and so
-/// by `Enricher.init` and `Fetcher.init` before anything starts.
+/// A `Enricher.Configuration` field holds a value RichPush cannot work with; thrown by
+/// `Enricher.Configuration.validate()`, and so by `Enricher.init` and `Fetcher.init` before anything starts.
 ///
 /// `field` is the field's path as written in code (`limits.maximumReferences`, `network.resolve[2]`); `code` is
 /// stable (for programs and metrics); `detail` says what is wrong and what is accepted, without the field's name,

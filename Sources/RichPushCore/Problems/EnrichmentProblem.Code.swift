@@ -46,7 +46,9 @@ extension EnrichmentProblem {
         public var domains: Set<Domain> { Set(Self.registry.first { $0.code == self }?.domains ?? []) }
 
         /// The codes that can reach a result's `problems`: the metric labels registered up front.
-        public static var reported: [Code] { registry.filter { !$0.domains.isDisjoint(with: [.problem, .invalid]) }.map(\.code) }
+        public static var reported: [Code] {
+            registry.filter { !$0.domains.isDisjoint(with: [.problem, .invalid]) }.map(\.code)
+        }
 
         private static let registry: [(code: Code, domains: Set<Domain>)] = [
             (.notMutable, [.problem]), (.badReference, [.problem]), (.onDevice, [.problem]),
@@ -59,7 +61,8 @@ extension EnrichmentProblem {
             (.tooManyPixels, [.problem]), (.animationDropped, [.problem]), (.damagedImage, [.problem]),
             (.publishFailed, [.problem]), (.transformFailed, [.problem]),
             (.notJSON, [.invalid]), (.notObject, [.invalid]), (.tooDeep, [.invalid]),
-            (.payloadTooLarge, [.invalid, .http]), (.invalidUTF8, [.invalid]), (.unreadable, [.invalid, .configuration]),
+            (.payloadTooLarge, [.invalid, .http]), (.invalidUTF8, [.invalid]),
+            (.unreadable, [.invalid, .configuration]),
             (.noPayload, [.invalid]),
             (.outOfRange, [.configuration]), (.malformed, [.configuration]),
             (.badRequest, [.http]), (.badParameter, [.http]), (.unauthorized, [.http]), (.notFound, [.http]),

@@ -43,7 +43,8 @@ package final class MediaCache: Sendable {
 
     /// A cache in front of `source`, keeping its links under `root` (the root `source` stores into), counting its
     /// lookups in `statistics`.
-    package init(source: any MediaSource, root: AttachmentRoot, statistics: StatisticsCounter, settings: CacheSettings) {
+    package init(source: any MediaSource, root: AttachmentRoot, statistics: StatisticsCounter, settings: CacheSettings)
+    {
         self.source = source
         store = root
         self.statistics = statistics
@@ -53,7 +54,9 @@ package final class MediaCache: Sendable {
 
     /// An attachment of `url` for one payload, by `deadline`: linked from the cache, from a fetch in flight, or
     /// fetched now.
-    package func attachment(for url: String, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+    package func attachment(for url: String, deadline: ContinuousClock.Instant) async -> Result<
+        FetchedMedia, FetchFailure
+    > {
         // Whether this URL had an entry whose first payload's file was gone: a second sight, linked when fetched.
         var seenBefore = false
         // A retry happens only when a leader gave up under its own deadline; three bound the loop.
@@ -102,7 +105,8 @@ package final class MediaCache: Sendable {
         case .stored(let media):
             // Wanted twice (payloads wait for it, or it was fetched before): the cache links it now.
             let wanted = seenBefore || stale != nil || state.withLock { $0.hasWaiters(url) }
-            let entry = wanted
+            let entry =
+                wanted
                 ? cache(media).map { CacheEntry(media: $0, linked: true, fetchedAt: now, lastUsed: now) }
                 : CacheEntry(media: media, linked: false, fetchedAt: now, lastUsed: now)
             settle(url, entry: entry, tell: entry.map { .media($0) } ?? .retry, replacing: stale)

@@ -19,7 +19,9 @@ struct FileDigest: Sendable, Equatable {
     /// Reads the file at `path` (never through a link) to its end through `buffer`, walking the structure of an
     /// image of `type` on the way.
     /// - Returns: its digest, or a `StoreError` naming the path and the system's reason.
-    static func of(_ path: String, buffer: inout [UInt8], checking type: MediaType? = nil) -> Result<FileDigest, StoreError> {
+    static func of(_ path: String, buffer: inout [UInt8], checking type: MediaType? = nil) -> Result<
+        FileDigest, StoreError
+    > {
         let hash = SHA256()
         var structure = type.flatMap(ImageStructure.init)
         var head: [UInt8] = []

@@ -21,7 +21,8 @@ public struct DirectoryPublisher: MediaPublisher {
     }
 
     public func publish(_ media: FetchedMedia) throws(PublishFailure) -> String {
-        guard media.sha256.count == 64, media.sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        guard media.sha256.count == 64,
+            media.sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
         else { throw PublishFailure("the attachment has no SHA-256 to name it by") }
         let name = media.sha256 + "." + media.type.fileExtension
         let target = directory + "/" + name
@@ -43,7 +44,9 @@ public struct DirectoryPublisher: MediaPublisher {
     /// Copies `source` to a new file `destination` (mode 0644), flushed to disk before it is linked into place.
     static func copy(_ source: String, to destination: String) throws(PublishFailure) {
         let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw PublishFailure("cannot create \(destination): \(String(cString: strerror(errno)))") }
+        guard output >= 0 else {
+            throw PublishFailure("cannot create \(destination): \(String(cString: strerror(errno)))")
+        }
         var failure: PublishFailure?
         let readFailed = FileSystem.readChunks(source) { chunk in
             var offset = 0

@@ -74,7 +74,10 @@ struct GIFStructure: StructureWalk {
                 state = frames > 0 ? .end : .broken(.showsNothing("the GIF has no image before its trailer"))
             default:
                 state = .broken(
-                    damage("the byte at \(offset + index - 1) (0x\(JPEGStructure.hex(byte))) starts no block; a decoder stops there"))
+                    damage(
+                        "the byte at \(offset + index - 1) (0x\(JPEGStructure.hex(byte))) starts no block; a decoder "
+                            + "stops there"
+                    ))
                 return false
             }
         case .label:
@@ -129,7 +132,9 @@ struct GIFStructure: StructureWalk {
                 return .showsNothing("the GIF is cut short at byte \(offset), before its first image's data")
             }
             return .showsPart(
-                "the GIF is cut short: no trailer in its \(offset) bytes, which end \(inImage ? "in" : "after") frame \(frames)")
+                "the GIF is cut short: no trailer in its \(offset) bytes, which end \(inImage ? "in" : "after") "
+                    + "frame \(frames)"
+            )
         }
     }
 }

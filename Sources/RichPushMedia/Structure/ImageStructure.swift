@@ -3,8 +3,8 @@ import RichPushCore
 /// A JPEG's, PNG's or GIF's structure, walked without decoding a pixel, over the bytes the digest step reads
 /// anyway (`FileDigest`): whether the file is whole to its end marker, and when it is not, whether a phone still
 /// shows part of it. iOS attaches these three types as fetched, and their headers alone were judged, so a file
-/// cut short was attached as `complete`; a decode (`Enricher.Configuration.Transform.verifyImages`) costs libvips and about
-/// as much CPU again as the fetch, this costs nearly nothing (measured in the commit that added it).
+/// cut short was attached as `complete`; a decode (`Enricher.Configuration.Transform.verifyImages`) costs libvips and
+/// about as much CPU again as the fetch, this costs nearly nothing (measured in the commit that added it).
 ///
 /// What a phone does decides each verdict: a PNG with any fault shows nothing (libpng fails on a critical chunk's
 /// CRC and when the data ends first, and WebKit's `PNGImageDecoder` fails the image on any libpng error); a JPEG

@@ -78,7 +78,10 @@ struct JPEGStructure: StructureWalk {
             segment.length = Int(high) << 8 | Int(byte)
             guard segment.length >= 2 else {
                 state = .broken(
-                    damage("its marker segment FF \(Self.hex(segment.marker)) at byte \(segment.start) declares a length of \(segment.length), less than 2"))
+                    damage(
+                        "its marker segment FF \(Self.hex(segment.marker)) at byte \(segment.start) declares a "
+                            + "length of \(segment.length), less than 2"
+                    ))
                 return false
             }
             enter(left: segment.length - 2, scan: segment.marker == 0xDA, index: index)
@@ -126,7 +129,8 @@ struct JPEGStructure: StructureWalk {
             state =
                 scans > 0
                 ? .end
-                : .broken(.showsNothing("the JPEG ends (end-of-image marker at byte \(at)) before any scan data: no picture"))
+                : .broken(
+                    .showsNothing("the JPEG ends (end-of-image marker at byte \(at)) before any scan data: no picture"))
         case 0xDA where frames == 0:
             state = .broken(.showsNothing("the JPEG has a scan (SOS at byte \(at)) before any frame header (SOF)"))
         case 0x02...0xBF:
@@ -159,7 +163,10 @@ struct JPEGStructure: StructureWalk {
             let inside =
                 "inside its marker segment FF \(Self.hex(segment.marker)) at byte \(segment.start)"
                 + (segment.length > 0 ? ", which declares \(segment.length) bytes" : "")
-            if scans == 0 { return .showsNothing("the JPEG is cut short at byte \(offset), \(inside), before any scan data: no picture") }
+            if scans == 0 {
+                return .showsNothing(
+                    "the JPEG is cut short at byte \(offset), \(inside), before any scan data: no picture")
+            }
             return .showsPart("the JPEG is cut short: no end-of-image marker; its \(offset) bytes end \(inside)")
         case .marker:
             if scans == 0 {

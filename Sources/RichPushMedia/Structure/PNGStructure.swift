@@ -95,7 +95,8 @@ struct PNGStructure: StructureWalk {
             guard (0x41...0x5A).contains(letter) else { return "it has no valid chunk at byte \(start)" }
         }
         guard length <= 0x7FFF_FFFF else {
-            return "its \(name) chunk at byte \(start) declares \(length) bytes, more than a PNG chunk may hold (2^31 - 1)"
+            return
+                "its \(name) chunk at byte \(start) declares \(length) bytes, more than a PNG chunk may hold (2^31 - 1)"
         }
         if chunks == 0, type != Self.IHDR || length != 13 {
             return type == Self.IHDR ? "its IHDR chunk holds \(length) bytes, not 13" : "it does not start with IHDR"
@@ -125,7 +126,9 @@ struct PNGStructure: StructureWalk {
         case .header: return .showsNothing("the PNG is cut short at byte \(offset), between chunks: no IEND chunk")
         case .data, .crc:
             return .showsNothing(
-                "the PNG is cut short at byte \(offset), in its \(name) chunk at byte \(start) (of \(length) bytes): no IEND chunk")
+                "the PNG is cut short at byte \(offset), in its \(name) chunk at byte \(start) (of \(length) bytes): "
+                    + "no IEND chunk"
+            )
         }
     }
 }

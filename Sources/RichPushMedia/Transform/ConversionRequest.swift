@@ -18,7 +18,8 @@ public struct ConversionRequest {
     public var animated: Bool
 
     public init(
-        input: String, type: MediaType, output: ImageOutput, format: MediaType, maximumSide: Int?, quality: Int, animated: Bool
+        input: String, type: MediaType, output: ImageOutput, format: MediaType, maximumSide: Int?, quality: Int,
+        animated: Bool
     ) {
         self.input = input
         self.type = type

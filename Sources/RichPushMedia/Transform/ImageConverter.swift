@@ -16,9 +16,9 @@ public protocol ImageConverter: Sendable {
     /// - Throws: `transform-failed` when it cannot be read, or that decoder does not recognise it.
     func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader
 
-    /// Decodes `request.input` (with the decoder of `request.type` only), turns it upright by its orientation, shrinks it to fit `request.maximumSide`
-    /// (never enlarging), and writes it with `request.output` as `request.format` without
-    /// any metadata. Returns the size written. Must return soon after `stop` is signalled, throwing.
+    /// Decodes `request.input` (with the decoder of `request.type` only), turns it upright by its orientation, shrinks
+    /// it to fit `request.maximumSide` (never enlarging), and writes it with `request.output` as `request.format`
+    /// without any metadata. Returns the size written. Must return soon after `stop` is signalled, throwing.
     /// - Throws: `transform-failed` with the library's reason.
     func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize
 

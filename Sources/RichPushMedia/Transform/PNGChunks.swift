@@ -50,9 +50,13 @@ struct PNGChunks {
             let type = String(decoding: typeBytes, as: UTF8.self)
             guard length <= bytes.count - offset - 12 else {
                 throw Damage(
-                    detail: "the PNG is cut short: its \(type) chunk at byte \(offset) declares \(length) bytes, \(bytes.count - offset - 12) remain")
+                    detail:
+                        "the PNG is cut short: its \(type) chunk at byte \(offset) declares \(length) bytes, "
+                        + "\(bytes.count - offset - 12) remain"
+                )
             }
-            let chunk = Chunk(type: type, whole: offset..<(offset + 12 + length), data: (offset + 8)..<(offset + 8 + length))
+            let chunk = Chunk(
+                type: type, whole: offset..<(offset + 12 + length), data: (offset + 8)..<(offset + 8 + length))
             if Self.kept.contains(type) {
                 let stored = UInt32(Self.bigEndian(bytes[chunk.data.upperBound..<chunk.whole.upperBound]))
                 guard CRC32.of(bytes[(offset + 4)..<chunk.data.upperBound]) == stored else {
@@ -84,7 +88,9 @@ struct PNGChunks {
         for chunk in chunks {
             if Self.kept.contains(chunk.type) {
                 out += bytes[chunk.whole]
-            } else if chunk.type == "eXIf", let orientation = Self.orientation(exif: bytes[chunk.data]), orientation != 1 {
+            } else if chunk.type == "eXIf", let orientation = Self.orientation(exif: bytes[chunk.data]),
+                orientation != 1
+            {
                 out += Self.chunk("eXIf", Self.exif(orientation: orientation))
             }
         }
@@ -118,7 +124,10 @@ struct PNGChunks {
     /// A big-endian EXIF block holding one tag: the orientation.
     static func exif(orientation: Int) -> [UInt8] {
         // "MM", 42, IFD0 at 8; one entry: tag 0x0112, SHORT, count 1, the value left-justified; no next IFD.
-        [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, UInt8(orientation & 0xFF), 0, 0, 0, 0, 0, 0]
+        [
+            0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, UInt8(orientation & 0xFF), 0, 0, 0, 0,
+            0, 0,
+        ]
     }
 
     /// A chunk of `type` holding `data`, its CRC computed.

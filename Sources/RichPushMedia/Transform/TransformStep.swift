@@ -13,8 +13,8 @@ import RichPushStore
 /// Conversions run on `concurrency` threads of their own (`WorkerThreads`: never the fetch loop, never the
 /// cooperative pool), first come first served, each within its payload's deadline: one still waiting at the
 /// deadline or its caller's cancellation is withdrawn from the queue and ends then, not when a thread frees; one
-/// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. The fetched file is removed
-/// once it has been transformed or refused; the result is a new attachment directory of its own.
+/// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. The fetched file is
+/// removed once it has been transformed or refused; the result is a new attachment directory of its own.
 final class TransformStep: Sendable {
     private let settings: TransformSettings
     private let converter: any ImageConverter
@@ -63,7 +63,8 @@ final class TransformStep: Sendable {
     /// `media` as it is attached: itself when nothing applies, else converted into a new attachment directory
     /// (the fetched one is then removed), or the failure (`too-many-pixels`, `transform-failed`, `expired` at the
     /// deadline, `cancelled` when the calling task is), with the fetched file removed.
-    func transform(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure> {
+    func transform(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure>
+    {
         guard mayTransform(media) else { return .success(media) }
         if let size = media.dimensions, let refusal = pixelRefusal(ImageHeader(size: size)) {
             // The first bytes already declared too many: refused without a decoder or a thread.
@@ -122,7 +123,8 @@ final class TransformStep: Sendable {
             work(job)
         case .withdrawn:
             root.remove(job.media)
-            job.completion(.failure(ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")))
+            job.completion(
+                .failure(ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")))
         case .dropped:
             root.remove(job.media)
             job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
@@ -147,7 +149,9 @@ final class TransformStep: Sendable {
             // A converter that finished after its deadline despite the stop: too late to be attached.
             if let ended = ended(job) {
                 root.remove(result)
-                outcome = .failure(FetchFailure(ended.code, "the image was transformed only after the deadline (the converter did not stop)"))
+                outcome = .failure(
+                    FetchFailure(
+                        ended.code, "the image was transformed only after the deadline (the converter did not stop)"))
             }
         }
         root.remove(job.media)
@@ -177,7 +181,9 @@ final class TransformStep: Sendable {
             return .failure(
                 FetchFailure(
                     .transformFailed,
-                    "the converter read the \(media.type.mime) as \(decoder.mime); it is read only as what its bytes are"))
+                    "the converter read the \(media.type.mime) as \(decoder.mime); it is read only as what its bytes "
+                        + "are"
+                ))
         }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
         var damage = media.damage
@@ -223,7 +229,8 @@ final class TransformStep: Sendable {
             }
         }
         guard let damage, media.type == .png else { return .success(damage) }
-        return .failure(FetchFailure(.damagedImage, "\(damage); a phone shows nothing of a PNG that does not decode whole"))
+        return .failure(
+            FetchFailure(.damagedImage, "\(damage); a phone shows nothing of a PNG that does not decode whole"))
     }
 
     /// One verifying decode: nil when the image decodes whole, else why not.
@@ -232,7 +239,9 @@ final class TransformStep: Sendable {
         if job.media.type == .png {
             // Its structure and CRCs first, without a decoder; then the picture chunks alone are decoded.
             do {
-                request.bytes = try PNGChunks(InputReader.read(job.media.path, limit: settings.maximumSourceBytes).get()).stripped()
+                request.bytes = try PNGChunks(
+                    InputReader.read(job.media.path, limit: settings.maximumSourceBytes).get()
+                ).stripped()
             } catch let damage as PNGChunks.Damage {
                 return .success(damage.detail)
             } catch {
@@ -290,7 +299,9 @@ final class TransformStep: Sendable {
         }
         let stripped = png.stripped()
         return write(job, format: .png) { partial throws(FetchFailure) in
-            let written = stripped.withUnsafeBytes { bytes in Result { () throws(StoreError) in try partial.write(bytes) } }
+            let written = stripped.withUnsafeBytes { bytes in
+                Result { () throws(StoreError) in try partial.write(bytes) }
+            }
             if case .failure(let error) = written { throw FetchFailure(.storeFailed, error.detail) }
             return ImageSize(width: header.width, height: header.height)
         }.map { written in
@@ -298,7 +309,8 @@ final class TransformStep: Sendable {
             media.dimensions = written.size
             media.transformation = Transformation(
                 steps: [.metadataStripped],
-                original: Transformation.Original(type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+                original: Transformation.Original(
+                    type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
             return media
         }
     }
@@ -306,13 +318,16 @@ final class TransformStep: Sendable {
     /// The refusal of an image whose header declares more pixels than allowed (or none), else nil.
     private func pixelRefusal(_ header: ImageHeader) -> FetchFailure? {
         if header.width <= 0 || header.height <= 0 {
-            return FetchFailure(.damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
+            return FetchFailure(
+                .damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
         }
         guard header.pixels > settings.maximumPixels else { return nil }
         let frames = header.pages > 1 ? " x \(header.pages) frames" : ""
         return FetchFailure(
             .tooManyPixels,
-            "the header declares \(header.width) x \(header.height) pixels\(frames); the limit is \(settings.maximumPixels) (transform.maximumPixels)")
+            "the header declares \(header.width) x \(header.height) pixels\(frames); the limit is "
+                + "\(settings.maximumPixels) (transform.maximumPixels)"
+        )
     }
 
     /// Why the job must not go on (its deadline came, or its caller gave up), or nil.
@@ -363,7 +378,9 @@ final class TransformStep: Sendable {
                 written = output
             case .failure(let failure):
                 // An animation that cannot be written as a GIF is attached as its first frame.
-                guard plan.animated, failure.code == .transformFailed, !job.stop.isStopped else { return .failure(failure) }
+                guard plan.animated, failure.code == .transformFailed, !job.stop.isStopped else {
+                    return .failure(failure)
+                }
                 plan.animated = false
                 plan.format = header.hasAlpha ? .png : .jpeg
                 steps = [.firstFrame]
@@ -379,7 +396,8 @@ final class TransformStep: Sendable {
                 done.append(.metadataStripped)
                 media.transformation = Transformation(
                     steps: done + steps,
-                    original: Transformation.Original(type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+                    original: Transformation.Original(
+                        type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
                 return .success(media)
             }
             root.remove(written.media)
@@ -387,7 +405,9 @@ final class TransformStep: Sendable {
                 return .failure(
                     FetchFailure(
                         .transformFailed,
-                        "still \(written.media.bytes) bytes at \(written.size.width) x \(written.size.height) after \(attempt) re-encodes; the image cap is \(imageBytes)"))
+                        "still \(written.media.bytes) bytes at \(written.size.width) x \(written.size.height) after "
+                            + "\(attempt) re-encodes; the image cap is \(imageBytes)"
+                    ))
             }
             // Bytes go roughly with the area: shrink the sides by the square root of the excess, and a margin.
             let longest = max(written.size.width, written.size.height)

@@ -22,7 +22,8 @@ extension OptionValue where Value == ClosedRange<Int> {
         Self(
             placeholder: "port[-port]", range: nil,
             parse: { text, option throws(UsageError) in
-                let ports = "\(Enricher.Configuration.portRange.lowerBound)-\(Enricher.Configuration.portRange.upperBound)"
+                let ports =
+                    "\(Enricher.Configuration.portRange.lowerBound)-\(Enricher.Configuration.portRange.upperBound)"
                 let bounds = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0) }
                 guard let low = bounds.first ?? nil, let high = bounds.last ?? nil, low <= high else {
                     throw UsageError("--\(option): '\(text)' is not a port or a range LOW-HIGH within \(ports)")
