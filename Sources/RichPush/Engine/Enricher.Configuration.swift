@@ -53,6 +53,10 @@ extension Enricher {
         /// Where attachments are published for devices to fetch, their vendor's field in the content rewritten to the
         /// published URL. Default nil: nothing is published, the content keeps the sender's URLs.
         public var publisher: (any MediaPublisher)? = nil
+        /// Where the engine reports retries, failed publications, its shutdown and (at `debug`) each payload, for a
+        /// host with logging of its own: see `Enricher.LogHandler`. Default nil: nothing is reported (the library
+        /// writes no line anywhere; results and `statistics` carry the rest).
+        public var logHandler: (any Enricher.LogHandler)? = nil
 
         /// The documented defaults.
         public init() {}

@@ -58,11 +58,32 @@ public final class Enricher: LifecycleService {
     /// task ends it the same way, with outcome `cancelled`. Once shutdown has begun, returns at once with outcome
     /// `cancelled` and fetches nothing.
     public func enrich(_ payload: PushPayload, deadline: ContinuousClock.Instant) async -> EnrichmentResult {
+        finished(await result(of: payload, deadline: deadline))
+    }
+
+    /// `enrich(_:deadline:)` without its log event.
+    private func result(of payload: PushPayload, deadline: ContinuousClock.Instant) async -> EnrichmentResult {
         let run = EnrichmentRun(payload: payload, configuration: configuration)
         guard gate.enter() else { return run.refused() }
         defer { gate.leave() }
         await process(run, deadline: deadline)
         return run.close()
+    }
+
+    /// Reports a result about to be handed back (`payload-finished`, at `debug`) and returns it.
+    func finished(_ result: EnrichmentResult) -> EnrichmentResult {
+        log(.payloadFinished) {
+            var metadata = [
+                "outcome": result.outcome.rawValue, "elapsed_ms": String(result.elapsed.inMilliseconds),
+                "attachments": String(result.attachments.count),
+                "problems": String(result.problems.count),
+            ]
+            metadata["input"] = result.input
+            return (
+                "\(result.input ?? "payload") \(result.outcome.rawValue) in \(metadata["elapsed_ms"]!) ms", metadata
+            )
+        }
+        return result
     }
 
     /// Processes one payload within `timeout` from now (default: the configured `timeout`).
@@ -88,13 +109,13 @@ public final class Enricher: LifecycleService {
         let start = ContinuousClock.now
         do {
             let payload = try self.payload(parsing: bytes)
-            var result = await enrich(payload, deadline: deadline)
+            var result = await result(of: payload, deadline: deadline)
             result.input = source
-            return result
+            return finished(result)
         } catch {
             var result = EnrichmentResult.invalid(error, source: source, elapsed: .now - start)
             result.input = source
-            return result
+            return finished(result)
         }
     }
 
@@ -118,7 +139,19 @@ public final class Enricher: LifecycleService {
         _ run: EnrichmentRun, _ index: Int, _ reference: MediaReference, deadline: ContinuousClock.Instant
     ) async {
         var (result, _) = await configuration.retry.run(
-            url: reference.url, deadline: deadline, attempting: { run.attempting(index, $0) }
+            url: reference.url, deadline: deadline, attempting: { run.attempting(index, $0) },
+            retrying: { failure, attempt, wait in
+                self.log(.retry) {
+                    (
+                        "\(reference.url): attempt \(attempt) failed (\(failure.code.rawValue)), retrying in "
+                            + "\(wait.inMilliseconds) ms",
+                        [
+                            "url": reference.url, "attempt": String(attempt), "code": failure.code.rawValue,
+                            "detail": failure.detail, "delay_ms": String(wait.inMilliseconds),
+                        ]
+                    )
+                }
+            }
         ) {
             guard let cache = self.cache else {
                 return await self.fetcher.fetch(reference.url, deadline: deadline)
@@ -128,7 +161,14 @@ public final class Enricher: LifecycleService {
         if let publisher = configuration.publisher, case .success(var media) = result {
             switch await publisher.published(media) {
             case .success(let url): media.publication = .published(url)
-            case .failure(let failure): media.publication = .failed(failure.detail)
+            case .failure(let failure):
+                media.publication = .failed(failure.detail)
+                log(.publishFailed) {
+                    (
+                        "\(reference.url): not published: \(failure.detail)",
+                        ["url": reference.url, "detail": failure.detail]
+                    )
+                }
             }
             result = .success(media)
         }
@@ -197,15 +237,29 @@ public final class Enricher: LifecycleService {
         stopping.withLock { stopping in
             if let stopping { return stopping }
             gate.close()
-            let task = Task { [gate, fetcher, cache, stopped] in
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { await gate.untilIdle() }
+            let began = ContinuousClock.now
+            log(.shutdownBegan) {
+                let inFlight = gate.inside
+                var metadata = ["in_flight": String(inFlight)]
+                metadata["drain_ms"] = drainDeadline.map { String(max(.zero, $0 - began).inMilliseconds) }
+                let drain = metadata["drain_ms"].map { "up to \($0) ms" } ?? "their own deadlines"
+                return ("shutting down: \(inFlight) payloads in flight, given \(drain)", metadata)
+            }
+            let task = Task { [self, gate, fetcher, cache, stopped] in
+                let drained = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        await gate.untilIdle()
+                        return true
+                    }
                     if let drainDeadline {
-                        group.addTask { try? await Task.sleep(until: drainDeadline, clock: .continuous) }
+                        group.addTask {
+                            try? await Task.sleep(until: drainDeadline, clock: .continuous)
+                            return false
+                        }
                     }
                     // The first to end (drained, or the drain deadline) ends the wait; the other is cancelled.
-                    await group.next()
-                    group.cancelAll()
+                    defer { group.cancelAll() }
+                    return await group.next() ?? true
                 }
                 // Cancels every transfer still running: their payloads settle at once, `cancelled`.
                 await fetcher.shutdown()
@@ -214,6 +268,14 @@ public final class Enricher: LifecycleService {
                 await gate.untilIdle()
                 cache?.removeAll()
                 stopped.withLock { $0 = true }
+                self.log(.shutdownFinished) {
+                    let elapsed = (ContinuousClock.now - began).inMilliseconds
+                    return (
+                        "shut down in \(elapsed) ms"
+                            + (drained ? "" : ", the payloads left at the drain deadline cancelled"),
+                        ["elapsed_ms": String(elapsed), "drained": String(drained)]
+                    )
+                }
             }
             stopping = task
             return task
@@ -227,10 +289,25 @@ public final class Enricher: LifecycleService {
     /// `main.swift`, which then aborted where the line meant to drain.
     @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
     public func syncShutdown() {
-        gate.close()
+        let began = ContinuousClock.now
+        let open = gate.close()
+        if open {
+            log(.shutdownBegan) {
+                (
+                    "shutting down at once: \(gate.inside) payloads in flight cancelled",
+                    ["in_flight": String(gate.inside), "drain_ms": "0"]
+                )
+            }
+        }
         fetcher.syncShutdown()
         cache?.removeAll()
         stopped.withLock { $0 = true }
+        if open {
+            log(.shutdownFinished) {
+                let elapsed = (ContinuousClock.now - began).inMilliseconds
+                return ("shut down in \(elapsed) ms", ["elapsed_ms": String(elapsed), "drained": "false"])
+            }
+        }
     }
 
     /// Removes the attachments of `result` that this enricher stored (each one's directory, `<root>/<uuid>/`):

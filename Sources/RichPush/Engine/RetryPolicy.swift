@@ -91,10 +91,12 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Runs `fetch` until it succeeds or the policy stops, calling `attempting` with each attempt's number as it
-    /// starts. Returns the last outcome and the number of attempts. A wait cut short by cancellation ends it as
-    /// `cancelled`.
+    /// starts, and `retrying` with each failure that will be tried again (the failure, the number of the attempt
+    /// that failed, the wait before the next). Returns the last outcome and the number of attempts. A wait cut short
+    /// by cancellation ends it as `cancelled`.
     public func run(
         url: String, deadline: ContinuousClock.Instant, attempting: (Int) -> Void = { _ in },
+        retrying: (FetchFailure, Int, Duration) -> Void = { _, _, _ in },
         _ fetch: () async -> Result<FetchedMedia, FetchFailure>
     ) async -> (result: Result<FetchedMedia, FetchFailure>, attempts: Int) {
         var attempt = 1
@@ -105,6 +107,7 @@ public struct RetryPolicy: Sendable, Hashable {
                 case .retry(let wait) = decision(
                     after: failure, attempt: attempt, url: url, now: .now, deadline: deadline)
             else { return (result, attempt) }
+            retrying(failure, attempt, wait)
             do {
                 try await Task.sleep(for: wait)
             } catch {

@@ -23,11 +23,11 @@ public final class MediaServiceExtension: Sendable {
     ) {
         let run = EnrichmentRun(payload: payload, configuration: enricher.configuration)
         guard enricher.gate.enter() else {
-            contentHandler(run.refused())
+            contentHandler(enricher.finished(run.refused()))
             return
         }
         let deadline = deadline ?? .now + enricher.configuration.timeout
-        let delivery = Delivery(run: run, handler: contentHandler)
+        let delivery = Delivery(run: run, handler: { [enricher] in contentHandler(enricher.finished($0)) })
         // The task exists before the delivery is published: an expiry that finds this delivery always finds a
         // task to cancel (before, an expiry between the two left the work running to completion, unseen).
         delivery.task = Task { [enricher] in
