@@ -6,8 +6,9 @@ import RichPush
 /// consumers left idle, sends entries delivered too often to a dead-letter stream, survives Redis going away,
 /// and drains on request.
 ///
-/// Two threads of its own talk to Redis (blocking hiredis calls never hold the cooperative pool): the reader
-/// (XREADGROUP, XAUTOCLAIM) and the writer (the scripts); the enrichment runs as Swift tasks between them.
+/// Threads of its own talk to Redis (blocking hiredis calls never hold the cooperative pool): one for the start-up
+/// (the group checked or made, waiting out Redis being away), then the reader (XREADGROUP, XAUTOCLAIM) and the
+/// writer (the scripts); the enrichment runs as Swift tasks between them.
 package final class StreamWorker: LifecycleService {
     /// Where and how the worker consumes; defaults documented in the README ("Workers on Redis Streams").
     package struct Settings: Sendable {
@@ -51,12 +52,20 @@ package final class StreamWorker: LifecycleService {
         }
     }
 
-    /// The state machine, and `run` waiting for it to finish.
+    /// The state machine, the start-up's outcome, and `run` waiting for either.
     private struct Core {
         var machine: WorkerStateMachine
-        /// `run`, waiting for the reader and the writer to be done, or for the drain to be over.
-        var finishing: CheckedContinuation<Void, Never>? = nil
+        /// The start-up's outcome once it is over (the group checked or made, or why not); nil while it goes on.
+        var started: Result<Void, RedisError>? = nil
+        /// Whether the reader and the writer run (the start-up succeeded).
+        var working = false
+        /// `run`, waiting until `runMayGoOn`.
+        var waiting: CheckedContinuation<Void, Never>? = nil
         var ending: Ending? = nil
+
+        /// What `run` waits for: during the start-up, its end or a shutdown (which need not wait for a connection
+        /// attempt under way: nothing was read yet); then the reader and the writer done, or the drain over.
+        var runMayGoOn: Bool { working ? machine.isFinished : started != nil || machine.readingStopped }
     }
 
     /// How `run()` ended.
@@ -106,35 +115,59 @@ package final class StreamWorker: LifecycleService {
     /// shutdown (`stop()`), then drains: reading stops, and it returns once every entry taken is written. Cancelled
     /// (the runner's drain timeout), it returns at once, whatever the writer is doing then (a write in progress is
     /// one script on the server: it happens whole or not at all), and writes nothing more. `ending` then says which.
-    /// Throws when the group cannot be found or made at the start, or Redis refuses the credentials (a mistake in the
-    /// command line, not an outage: an outage is waited out).
+    /// Stopped or cancelled during the start-up (Redis not answering yet), it returns at once, having read nothing
+    /// (`drained`). Throws when the group cannot be found or made at the start, or Redis refuses the credentials (a
+    /// mistake in the command line, not an outage: an outage is waited out).
     package func run() async throws(RedisError) {
-        let started: Result<Void, RedisError> = await withGracefulShutdownHandler {
+        let started: Result<Bool, RedisError> = await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
-                do throws(RedisError) {
-                    try prepare()
-                } catch {
-                    return .failure(error)
+                // The start-up's Redis calls, and its waits between attempts while Redis is away, run on a thread of
+                // their own as the reader's and the writer's do: a blocking call (up to the 5 s timeout) or a
+                // backoff (up to 5 s) never holds a thread of the cooperative pool, and a shutdown need not wait
+                // for them.
+                startDedicatedThread { [self] in
+                    let outcome = Result { () throws(RedisError) in try prepare() }
+                    change { $0.started = outcome }
                 }
+                await untilRunMayGoOn()
+                let outcome = core.withLock { core -> Result<Bool, RedisError> in
+                    switch core.started {
+                    case .failure(let error)?: return .failure(error)
+                    case nil: return .success(false)
+                    case .success?:
+                        core.working = true
+                        return .success(true)
+                    }
+                }
+                guard case .success(true) = outcome else { return outcome }
                 startDedicatedThread { [self] in readLoop() }
                 startDedicatedThread { [self] in writeLoop() }
-                await withCheckedContinuation { continuation in
-                    let now = core.withLock { core -> Bool in
-                        if core.machine.isFinished { return true }
-                        core.finishing = continuation
-                        return false
-                    }
-                    if now { continuation.resume() }
-                }
-                return .success(())
+                await untilRunMayGoOn()
+                return .success(true)
             } onCancel: {
                 self.event { $0.drainDeadlinePassed() }
             }
         } onGracefulShutdown: {
             self.stop()
         }
-        try started.get()
+        guard try started.get() else {
+            log("richpush worker: stopped during the start-up; nothing was read")
+            core.withLock { $0.ending = .drained }
+            return
+        }
         core.withLock { $0.ending = $0.machine.ending }
+    }
+
+    /// Suspends `run`, holding no thread, until `Core.runMayGoOn`.
+    private func untilRunMayGoOn() async {
+        await withCheckedContinuation { continuation in
+            let now = core.withLock { core -> Bool in
+                if core.runMayGoOn { return true }
+                core.waiting = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
     }
 
     /// How `run()` ended, once it has returned.
@@ -145,16 +178,20 @@ package final class StreamWorker: LifecycleService {
         event { $0.shutdownRequested() }
     }
 
-    /// Tells the machine what happened, waking the reader and the writer, and lets `run` return if the machine is
-    /// finished now.
+    /// Tells the machine what happened, waking the reader and the writer, and lets `run` go on if it may now.
     private func event(_ happened: (inout WorkerStateMachine) -> Void) {
-        let finishing = core.update { core -> CheckedContinuation<Void, Never>? in
-            happened(&core.machine)
-            guard core.machine.isFinished else { return nil }
-            defer { core.finishing = nil }
-            return core.finishing
+        change { happened(&$0.machine) }
+    }
+
+    /// Changes the core, waking the threads waiting on it, and lets `run` go on if it may now.
+    private func change(_ body: (inout Core) -> Void) {
+        let waiting = core.update { core -> CheckedContinuation<Void, Never>? in
+            body(&core)
+            guard core.runMayGoOn else { return nil }
+            defer { core.waiting = nil }
+            return core.waiting
         }
-        finishing?.resume()
+        waiting?.resume()
     }
 
     /// Waits the backoff's next step, or less once `stop` holds.
@@ -164,6 +201,8 @@ package final class StreamWorker: LifecycleService {
 
     // MARK: - Start
 
+    /// Checks or makes the group, on the start-up's thread, waiting out Redis being away with the backoff until it
+    /// answers or reading stops (then the last failure is thrown, and `run` has gone on without it).
     private func prepare() throws(RedisError) {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
