@@ -75,7 +75,8 @@ import Testing
             let media = FetchedMedia(
                 path: root + "/\(directory)/\(file)", directory: root + "/" + directory, type: .jpeg,
                 bytes: bytes.count, sha256: String(repeating: String(index), count: 64))
-            let attachment = EnrichmentResult.Attachment(identifier: "a", source: "s", convention: "c", media: media)
+            let attachment = EnrichmentResult.Attachment(
+                identifier: "a", source: "s", field: "f", convention: "c", media: media)
             served.remember(EnrichmentResult(outcome: .complete, content: nil, attachments: [attachment]))
             names.append("\(directory)/\(file)")
         }
@@ -105,7 +106,9 @@ import Testing
         served.remember(
             EnrichmentResult(
                 outcome: .complete, content: nil,
-                attachments: [EnrichmentResult.Attachment(identifier: "a", source: "s", convention: "c", media: media)])
+                attachments: [
+                    EnrichmentResult.Attachment(identifier: "a", source: "s", field: "f", convention: "c", media: media)
+                ])
         )
         func opens() -> Bool {
             guard let (descriptor, _) = served.open("\(directory)/\(file)") else { return false }

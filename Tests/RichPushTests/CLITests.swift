@@ -164,8 +164,8 @@ struct CLITests {
         }
         // Between them these give every optional key: thumbnails with clips (airship), a type hint and a problem
         // (clevertap-mismatch), a route with an id and a URL, a fetch that failed (airship-failed), a route from a
-        // convention's keys (route-onesignal-custom), a transformed image (webp-transcoded), an invalid input; and
-        // in a second run, a published attachment.
+        // convention's keys (route-onesignal-custom), a transformed image (webp-transcoded), an invalid input, an FCM
+        // message (a wrapped format, a problem for a platform); and in a second run, a published attachment.
         let routed = directory + "/routed.json"
         let media = bed.url("/media/logo.png")
         try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(media)","id":"sale-1","uri":"app://sale"}"#.utf8)
@@ -173,7 +173,7 @@ struct CLITests {
         let inputs =
             try [
                 "adobe-photo.json", "airship.json", "clevertap-mismatch.json", "airship-failed.json",
-                "route-onesignal-custom.json", "webp-transcoded.json", "invalid/not-json.json",
+                "route-onesignal-custom.json", "webp-transcoded.json", "invalid/not-json.json", "fcm-v1-message.json",
             ]
             .map { try bed.payloadFile($0, directory: directory) } + [routed]
         var contract = try OutputContract()
@@ -584,6 +584,7 @@ struct OutputContract {
         #expect(outcome != nil, "\(input): outcome \(String(describing: result["outcome"]))")
         // `content` is the payload, or null for an invalid input.
         #expect(result["content"]?.kindDescription == (outcome == .invalid ? "null" : "an object"), "\(input): content")
+        if let format = result["format"] { _ = object(format, "format", at: input) }
         if let route = result["route"].flatMap({ object($0, "route", at: input) }) {
             for key in ["id_source", "url_source"] {
                 if let source = route[key] { _ = object(source, "source", at: input) }

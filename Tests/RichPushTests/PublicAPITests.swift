@@ -187,7 +187,7 @@ struct PublicAPITests {
         let media = FetchedMedia(
             path: "/srv/push/1/2.jpg", directory: "/srv/push/1", type: .jpeg, bytes: 5905, sha256: "ab")
         let attachment = EnrichmentResult.Attachment(
-            identifier: "hero", source: "https://cdn.test/a.jpg", convention: "acme", media: media,
+            identifier: "hero", source: "https://cdn.test/a.jpg", field: "acme.image", convention: "acme", media: media,
             thumbnail: Thumbnail(clip: Thumbnail.Clip(x: 0, y: 0.25, width: 1, height: 0.5)), typeHint: "jpg")
         let content = try PushPayload(parsing: Array(#"{"aps":{"mutable-content":1}}"#.utf8))
         let result = EnrichmentResult(
@@ -198,7 +198,8 @@ struct PublicAPITests {
             text
                 == #"{"input":"push-1","outcome":"complete","content":{"aps":{"mutable-content":1}},"#
                 + #""attachments":[{"identifier":"hero","path":"/srv/push/1/2.jpg","#
-                + #""source":"https://cdn.test/a.jpg","convention":"acme","type":"public.jpeg","#
+                + #""source":"https://cdn.test/a.jpg","field":"acme.image","convention":"acme","platform":"ios","#
+                + #""type":"public.jpeg","#
                 + #""mime":"image/jpeg","bytes":5905,"sha256":"ab","type_hint":"jpg","thumbnail":{"clip":{"x":0,"#
                 + #""y":0.25,"width":1,"height":0.5}},"attempts":1}],"problems":[],"elapsed_ms":12.0}"#
         )

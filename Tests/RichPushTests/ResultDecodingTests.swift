@@ -117,7 +117,9 @@ struct ResultDecodingTests {
         let result = EnrichmentResult(
             outcome: .partial, content: try PushPayload(parsing: Array(#"{"a":1}"#.utf8)),
             attachments: [
-                .init(identifier: "i", source: "s", convention: "c", media: media, typeHint: "jpg", attempts: 2)
+                .init(
+                    identifier: "i", source: "s", field: "f", convention: "c", platform: .android, media: media,
+                    typeHint: "jpg", attempts: 2)
             ],
             problems: [problem], elapsed: .milliseconds(12), input: "x")
         // Its attachment as the output has it: the media's validators, dimensions and damage are not written.

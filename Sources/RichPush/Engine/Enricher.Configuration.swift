@@ -236,5 +236,7 @@ extension Enricher.Configuration.Transform {
             "transform.concurrency", concurrency, in: Enricher.Configuration.transformConcurrencyRange)
         try Enricher.Configuration.check(
             "transform.jpegQuality", jpegQuality, in: Enricher.Configuration.jpegQualityRange)
+        try Enricher.Configuration.check(
+            "transform.androidMaximumDimension", androidMaximumDimension, in: Enricher.Configuration.dimensionRange)
     }
 }

@@ -158,6 +158,9 @@ public final class Enricher: LifecycleService {
             }
             return await cache.attachment(for: reference.url, deadline: deadline)
         }
+        if reference.platform == .android, case .success(let media) = result {
+            result = androidVariant(of: media)
+        }
         if let publisher = configuration.publisher, case .success(var media) = result {
             switch await publisher.published(media) {
             case .success(let url): media.publication = .published(url)
@@ -176,6 +179,26 @@ public final class Enricher: LifecycleService {
             // The run was closed (its result handed over) before this finished: no result names the file, so
             // it goes now rather than being left to `gc`.
             fetcher.root.remove(media)
+        }
+    }
+
+    /// The Android variant of `media` (an FCM message's Android reference, fetched): `media` itself when it is
+    /// one already (`AndroidVariant`), else a failure saying why, its file removed.
+    private func androidVariant(of media: FetchedMedia) -> Result<FetchedMedia, FetchFailure> {
+        let variant = AndroidVariant(maximumDimension: configuration.transform.androidMaximumDimension)
+        switch variant.decision(for: media) {
+        case .keep:
+            return .success(media)
+        case .refuse(let failure):
+            fetcher.root.remove(media)
+            return .failure(failure)
+        case .convert(let reasons):
+            fetcher.root.remove(media)
+            let typeOnly = media.bytes <= AndroidVariant.maximumBytes && media.type != .jpeg && media.type != .png
+            return .failure(
+                FetchFailure(
+                    typeOnly ? .unsupportedType : .tooLarge,
+                    "for Android: \(reasons.joined(separator: "; ")); no Android variant is made of it yet"))
         }
     }
 

@@ -5,8 +5,13 @@ extension EnrichmentResult {
         public var identifier: String
         /// The URL it was fetched from, as the payload gave it.
         public var source: String
+        /// The key path of the field that named it (`adb_media`, `message.android.notification.image`).
+        public var field: String
         /// The convention that found the URL.
         public var convention: String
+        /// The phone it is for: `ios` (every attachment of an APNs payload), or `android` (an FCM message's Android
+        /// variant).
+        public var platform: DevicePlatform
         /// The stored file.
         public var media: FetchedMedia
         /// The thumbnail options the vendor gave, if any.
@@ -18,12 +23,14 @@ extension EnrichmentResult {
 
         /// An attachment (for test doubles and callers that build results themselves).
         public init(
-            identifier: String, source: String, convention: String, media: FetchedMedia, thumbnail: Thumbnail? = nil,
-            typeHint: String? = nil, attempts: Int = 1
+            identifier: String, source: String, field: String, convention: String, platform: DevicePlatform = .ios,
+            media: FetchedMedia, thumbnail: Thumbnail? = nil, typeHint: String? = nil, attempts: Int = 1
         ) {
             self.identifier = identifier
             self.source = source
+            self.field = field
             self.convention = convention
+            self.platform = platform
             self.media = media
             self.thumbnail = thumbnail
             self.typeHint = typeHint
@@ -34,7 +41,11 @@ extension EnrichmentResult {
         package var json: PushPayload.JSON {
             let (path, rest) = media.members(complete: false)
             var members: [(key: String, value: PushPayload.JSON)] = [("identifier", .text(identifier))] + path
-            members += [("source", .text(source)), ("convention", .text(convention))] + rest
+            members += [
+                ("source", .text(source)), ("field", .text(field)), ("convention", .text(convention)),
+                ("platform", .text(platform.rawValue)),
+            ]
+            members += rest
             if let typeHint { members.append(("type_hint", .text(typeHint))) }
             if let thumbnail { members.append(("thumbnail", thumbnail.json)) }
             members.append(("attempts", .integer(attempts)))
@@ -48,7 +59,9 @@ extension EnrichmentResult {
             self.init(
                 identifier: try fields.required(fields.string("identifier"), "identifier"),
                 source: try fields.required(fields.string("source"), "source"),
+                field: try fields.required(fields.string("field"), "field"),
                 convention: try fields.required(fields.string("convention"), "convention"),
+                platform: try DevicePlatform(outputName: fields.required(fields.string("platform"), "platform")),
                 media: try FetchedMedia(fields: fields),
                 thumbnail: try fields.object("thumbnail", Thumbnail.init(json:path:)),
                 typeHint: try fields.string("type_hint"),

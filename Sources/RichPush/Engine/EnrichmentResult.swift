@@ -19,13 +19,18 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
     /// The input's name as the output's `input` member writes it (a path, `-`, `-:<line>`, a request id); nil
     /// writes no `input` member. `enrich(json:source:)` sets it to the source; `enrich(_:deadline:)` leaves it nil.
     public var input: String? = nil
+    /// What the input was read as (an APNs payload or an FCM v1 message) and what decided it; nil for an input that
+    /// is not a payload.
+    public var format: PayloadFormat? = nil
 
     /// A result (for test doubles and callers that build results themselves).
     public init(
         outcome: EnrichmentResult.Outcome, content: PushPayload?, attachments: [EnrichmentResult.Attachment] = [],
         route: DeepLinkRoute? = nil,
-        problems: [EnrichmentProblem] = [], elapsed: Duration = .zero, input: String? = nil
+        problems: [EnrichmentProblem] = [], elapsed: Duration = .zero, input: String? = nil,
+        format: PayloadFormat? = nil
     ) {
+        self.format = format
         self.outcome = outcome
         self.content = content
         self.attachments = attachments
@@ -86,7 +91,8 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
                 fields.elements("attachments", Attachment.init(json:path:)), "attachments"),
             route: try fields.object("route", DeepLinkRoute.init(json:path:)),
             problems: try fields.required(fields.elements("problems", EnrichmentProblem.init(json:path:)), "problems"),
-            elapsed: .microseconds(tenths * 100), input: try fields.string("input"))
+            elapsed: .microseconds(tenths * 100), input: try fields.string("input"),
+            format: try fields.object("format", PayloadFormat.init(json:path:)))
     }
 
     /// `12.5` as 125 tenths; nil for text that is not a number of milliseconds. A decoder may give `12.5` back
@@ -111,6 +117,7 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
         var members: [(key: String, value: PushPayload.JSON)] = []
         if let input { members.append(("input", .text(input))) }
         members.append(("outcome", .text(outcome.rawValue)))
+        if let format { members.append(("format", format.json)) }
         members.append(("content", content?.json ?? .null))
         members.append(("attachments", .array(attachments.map(\.json))))
         if let route { members.append(("route", route.json)) }

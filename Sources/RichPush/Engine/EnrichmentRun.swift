@@ -14,6 +14,9 @@ final class EnrichmentRun: Sendable {
     /// Text changes the payload's conventions ask for, applied to the returned content.
     private let overrides: [AlertOverride]
     private let route: DeepLinkRoute?
+    /// What the input was read as, and, for an FCM message, the message.
+    let format: PayloadFormat
+    private let message: FCMMessage?
     private let settled = LockedValue(Settled())
     /// The number of the attempt each reference is on, or ended with (see `RetryPolicy`).
     private let attempts: LockedValue<[Int: Int]> = LockedValue([:])
@@ -28,9 +31,27 @@ final class EnrichmentRun: Sendable {
     init(payload: PushPayload, configuration: Enricher.Configuration, start: ContinuousClock.Instant = .now) {
         self.payload = payload
         self.start = start
-        var scan = configuration.conventions.scan(payload)
+        let format = PayloadFormat.detect(payload)
+        let message = FCMMessage(payload, format: format)
+        self.format = format
+        self.message = message
+        var scan = message?.scan(with: configuration.conventions) ?? configuration.conventions.scan(payload)
         var problems: [EnrichmentProblem] = []
-        if !payload.isMutable {
+        if let message {
+            // FCM's iOS SDK shows an image only through a service extension: said when there is one for iOS.
+            let aps = message.apnsPayload?.root["aps"]?.objectValue
+            if scan.references.contains(where: { $0.platform == .ios }), message.apnsPayload?.isMutable != true {
+                let field = message.prefix + "apns.payload.aps.mutable-content"
+                let value = aps?["mutable-content"].map { JSONWriter.string($0) }
+                problems.append(
+                    EnrichmentProblem(
+                        source: field, code: .notMutable,
+                        detail:
+                            "\(field) is \(value ?? "missing"), not 1: on iOS the service extension that shows "
+                            + "FCM's image would not run",
+                        platform: .ios))
+            }
+        } else if !payload.isMutable {
             let value = (payload.root["aps"]?.objectValue?["mutable-content"]).map { JSONWriter.string($0) }
             problems.append(
                 EnrichmentProblem(
@@ -57,7 +78,10 @@ final class EnrichmentRun: Sendable {
         let matched = configuration.conventions.conventions.filter { convention in
             scan.references.contains { $0.convention == convention.name }
         }
-        self.route = DeepLinkRoute.find(in: payload, conventions: matched, keys: configuration.routeKeys)
+        // An FCM message's route is its APNs payload's (where the vendors' keys are).
+        self.route = DeepLinkRoute.find(
+            in: message.map { $0.apnsPayload ?? PushPayload(JSONObject()) } ?? payload, conventions: matched,
+            keys: configuration.routeKeys)
         self.initialProblems = problems
         self.unfetchedCount = unfetched
     }
@@ -122,11 +146,13 @@ final class EnrichmentRun: Sendable {
             case .success(let media)?:
                 attachments.append(
                     EnrichmentResult.Attachment(
-                        identifier: reference.identifier, source: reference.url, convention: reference.convention,
-                        media: media, thumbnail: reference.thumbnail, typeHint: reference.typeHint,
-                        attempts: attempts[index] ?? 1))
+                        identifier: reference.identifier, source: reference.url, field: reference.field,
+                        convention: reference.convention, platform: reference.platform, media: media,
+                        thumbnail: reference.thumbnail, typeHint: reference.typeHint, attempts: attempts[index] ?? 1))
                 if case .failed(let detail)? = media.publication {
-                    problems.append(EnrichmentProblem(source: reference.url, code: .publishFailed, detail: detail))
+                    problems.append(
+                        EnrichmentProblem(
+                            source: reference.url, code: .publishFailed, detail: detail, platform: platform(reference)))
                 }
                 if let transformation = media.transformation, transformation.steps.contains(.firstFrame) {
                     problems.append(
@@ -135,13 +161,15 @@ final class EnrichmentRun: Sendable {
                             detail: transformation.original.type == .png
                                 ? "the APNG had to be re-encoded, and libvips reads its first frame alone; that "
                                     + "frame is attached"
-                                : "the animation could not be written as a GIF; its first frame is attached"))
+                                : "the animation could not be written as a GIF; its first frame is attached",
+                            platform: platform(reference)))
                 }
                 if let damage = media.damage {
                     problems.append(
                         EnrichmentProblem(
                             source: reference.url, code: .damagedImage,
-                            detail: "\(damage); attached: a phone shows the part that decodes"))
+                            detail: "\(damage); attached: a phone shows the part that decodes",
+                            platform: platform(reference)))
                 }
                 if let hint = reference.typeHint, media.type.matches(hint: hint) == false {
                     problems.append(
@@ -150,7 +178,7 @@ final class EnrichmentRun: Sendable {
                             detail:
                                 "the payload declares '\(hint)'; the bytes are \(media.type.uti) "
                                 + "(\(media.type.mime)), attached as such",
-                            attempts: attempts[index] ?? 1))
+                            attempts: attempts[index] ?? 1, platform: platform(reference)))
                 }
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
@@ -158,13 +186,13 @@ final class EnrichmentRun: Sendable {
                 problems.append(
                     EnrichmentProblem(
                         source: reference.url, code: failure.code, detail: failure.detail,
-                        attempts: attempts[index] ?? 1))
+                        attempts: attempts[index] ?? 1, platform: platform(reference)))
             case nil:
                 sawExpiry = true
                 problems.append(
                     EnrichmentProblem(
                         source: reference.url, code: .expired, detail: "the deadline came before it finished",
-                        attempts: attempts[index]))
+                        attempts: attempts[index], platform: platform(reference)))
             }
         }
         let total = references.count + unfetchedCount
@@ -182,9 +210,14 @@ final class EnrichmentRun: Sendable {
             outcome = attachments.isEmpty ? .failed : .partial
         }
         return EnrichmentResult(
-            outcome: outcome, content: Self.mutate(payload, with: attachments, overrides: overrides),
+            outcome: outcome, content: Self.mutate(payload, message: message, with: attachments, overrides: overrides),
             attachments: attachments, route: route,
-            problems: problems, elapsed: .now - start)
+            problems: problems, elapsed: .now - start, format: format)
+    }
+
+    /// The platform a reference's problem names: only an FCM message's problems do (an APNs payload is iOS alone).
+    private func platform(_ reference: MediaReference) -> DevicePlatform? {
+        message == nil ? nil : reference.platform
     }
 
     /// The content handed back: the payload with the conventions' text overrides applied to `aps.alert`
@@ -192,8 +225,12 @@ final class EnrichmentRun: Sendable {
     /// attachments as UNNotificationContent would hold them (identifier, file URL, type, thumbnail options),
     /// the thumbnail's attachment first, since iOS shows the first one.
     static func mutate(
-        _ payload: PushPayload, with attachments: [EnrichmentResult.Attachment], overrides: [AlertOverride] = []
+        _ payload: PushPayload, message: FCMMessage? = nil, with attachments: [EnrichmentResult.Attachment],
+        overrides: [AlertOverride] = []
     ) -> PushPayload {
+        if var message {
+            return mutate(payload, message: &message, with: attachments, overrides: overrides)
+        }
         var content = payload
         let attached = attachments.map(\.source)
         for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
@@ -217,6 +254,39 @@ final class EnrichmentRun: Sendable {
         }
         content.root.set("richpush", .object(JSONObject([("attachments", .array(list))])))
         return content
+    }
+}
+
+extension EnrichmentRun {
+    /// The content handed back for an FCM message: the same message, sendable as it is (FCM refuses members it does
+    /// not know, so no `richpush` list is added: the attachments are in the result). The conventions' text
+    /// overrides apply to `apns.payload.aps.alert`; with publishing, the published URLs replace the sender's inside
+    /// `apns.payload`, and each platform's own field is set to its own published file (`apns.fcm_options.image` to
+    /// the iOS one, `android.notification.image` to the Android variant, made when the message had only
+    /// `notification.image`, so that the platforms part ways); `notification.image` stays as sent.
+    static func mutate(
+        _ payload: PushPayload, message: inout FCMMessage, with attachments: [EnrichmentResult.Attachment],
+        overrides: [AlertOverride]
+    ) -> PushPayload {
+        let attached = attachments.map(\.source)
+        var published: [DevicePlatform: [String: String]] = [:]
+        for attachment in attachments {
+            if case .published(let url)? = attachment.media.publication {
+                published[attachment.platform, default: [:]][attachment.source] = url
+            }
+        }
+        message.updateAPNSPayload { apns in
+            for override in overrides where override.applies(attached: attached) { override.apply(to: &apns) }
+            PublishedRewrite.apply(published[.ios] ?? [:], to: &apns)
+        }
+        for attachment in attachments where attachment.convention == FCMMessage.convention {
+            guard case .published(let url)? = attachment.media.publication else { continue }
+            switch attachment.platform {
+            case .ios: message.set(url, at: ["apns", "fcm_options", "image"])
+            case .android: message.set(url, at: ["android", "notification", "image"])
+            }
+        }
+        return message.written(into: payload)
     }
 }
 

@@ -40,33 +40,56 @@ public struct ConventionRegistry: Sendable {
     /// Every reference in `payload`, each URL once, and the problems the conventions found.
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var result = ConventionScan()
-        var seen: [String: Int] = [:]
-        var identifiers = Set<String>()
         for convention in conventions {
             let scan = convention.scan(payload)
             result.problems += scan.problems
             result.overrides += scan.overrides
-            for var reference in scan.references {
-                if let first = seen[reference.url] {
-                    // One attachment for both: it keeps the role the later reference gave it (Airship's thumbnail).
-                    if let later = reference.thumbnail {
-                        let earlier = result.references[first].thumbnail
-                        result.references[first].thumbnail = earlier?.filled(from: later) ?? later
-                    }
-                    continue
-                }
-                seen[reference.url] = result.references.count
-                // Identifiers must be unique within a payload, as UNNotificationAttachment's are.
-                var candidate = reference.identifier
-                var suffix = 2
-                while !identifiers.insert(candidate).inserted {
-                    candidate = "\(reference.identifier)-\(suffix)"
-                    suffix += 1
-                }
-                reference.identifier = candidate
-                result.references.append(reference)
-            }
+            result.merge(scan.references)
         }
         return result
     }
+}
+
+extension ConventionScan {
+    /// Adds `references` after the ones held, each URL once per platform: a URL found again (by another convention
+    /// or field) keeps its first place, and what the later one said of its thumbnail (its role as the primary or a
+    /// hidden one) fills what the first left unsaid. Identifiers are made unique within the payload, as
+    /// UNNotificationAttachment's are.
+    package mutating func merge(_ added: [MediaReference]) {
+        var seen: [MediaReference.Key: Int] = [:]
+        var identifiers = Set<String>()
+        for (index, reference) in references.enumerated() {
+            seen[reference.key] = seen[reference.key] ?? index
+            identifiers.insert(reference.identifier)
+        }
+        for var reference in added {
+            if let first = seen[reference.key] {
+                // One attachment for both: it keeps the role the later reference gave it (Airship's thumbnail).
+                if let later = reference.thumbnail {
+                    let earlier = references[first].thumbnail
+                    references[first].thumbnail = earlier?.filled(from: later) ?? later
+                }
+                continue
+            }
+            seen[reference.key] = references.count
+            var candidate = reference.identifier
+            var suffix = 2
+            while !identifiers.insert(candidate).inserted {
+                candidate = "\(reference.identifier)-\(suffix)"
+                suffix += 1
+            }
+            reference.identifier = candidate
+            references.append(reference)
+        }
+    }
+}
+
+extension MediaReference {
+    /// What makes two references one attachment: the same URL for the same platform.
+    package struct Key: Hashable {
+        var url: String
+        var platform: DevicePlatform
+    }
+
+    package var key: Key { Key(url: url, platform: platform) }
 }

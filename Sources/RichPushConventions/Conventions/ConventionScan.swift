@@ -19,22 +19,24 @@ public struct ConventionScan: Sendable, Hashable {
 
     /// Records the string at `field` as a reference, or a `bad-reference` problem when `value` is not a string;
     /// nothing when `value` is nil (the key is absent). What a convention calls for each media URL it finds.
+    /// `platform` is for an input that names references per platform (an FCM message): it goes on the reference and
+    /// its problem; nil is an APNs payload's reference (iOS, and no platform on its problem).
     public mutating func take(
         _ value: PushPayload.JSON?, field: String, convention: String, identifier: String, typeHint: String? = nil,
-        thumbnail: Thumbnail = Thumbnail()
+        thumbnail: Thumbnail = Thumbnail(), platform: DevicePlatform? = nil
     ) {
         guard let value else { return }
         guard let url = value.stringValue else {
             problems.append(
                 EnrichmentProblem(
                     source: field, code: .badReference,
-                    detail: "\(field) holds \(value.kindDescription); a media URL is a string"))
+                    detail: "\(field) holds \(value.kindDescription); a media URL is a string", platform: platform))
             return
         }
         references.append(
             MediaReference(
                 url: url, convention: convention, identifier: identifier, field: field,
-                thumbnail: thumbnail == Thumbnail() ? nil : thumbnail, typeHint: typeHint))
+                thumbnail: thumbnail == Thumbnail() ? nil : thumbnail, typeHint: typeHint, platform: platform ?? .ios))
     }
 
     // MARK: - Vendor options, each checked; an invalid one is a `bad-option` problem and reads as nil

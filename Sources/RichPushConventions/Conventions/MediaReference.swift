@@ -1,3 +1,5 @@
+import RichPushCore
+
 /// One media URL found in a payload.
 public struct MediaReference: Sendable, Hashable {
     /// The URL text as the payload gives it.
@@ -13,12 +15,16 @@ public struct MediaReference: Sendable, Hashable {
     /// The type the payload declares for the media (CleverTap `ct_mediaType`), as written. The bytes decide;
     /// a disagreement is reported as `type-mismatch`.
     public var typeHint: String?
+    /// The phone it is for: iOS for every reference of an APNs payload; in an FCM v1 message, the platform whose
+    /// field (or whose reading of `notification.image`) named it.
+    public var platform: DevicePlatform
 
     /// A reference.
     public init(
         url: String, convention: String, identifier: String, field: String, thumbnail: Thumbnail? = nil,
-        typeHint: String? = nil
+        typeHint: String? = nil, platform: DevicePlatform = .ios
     ) {
+        self.platform = platform
         self.url = url
         self.convention = convention
         self.identifier = identifier

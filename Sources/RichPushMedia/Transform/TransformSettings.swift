@@ -44,6 +44,11 @@ public struct TransformSettings: Sendable {
     /// JPEG quality of re-encoded images. Default 85: indistinguishable from the source at notification
     /// sizes, about half the bytes of 95.
     public var jpegQuality = 85
+    /// The longest side of an Android variant (an FCM message's image for Android; see `AndroidVariant`). Default
+    /// 1440: the widest a BigPicture notification is drawn on current phones (a 1440-pixel-wide screen at full
+    /// width); FCM's Android code decodes the whole bitmap at full size, so every pixel beyond that costs the phone
+    /// memory and shows nothing more.
+    public var androidMaximumDimension = 1440
 
     /// The documented defaults (no converter: nothing is transformed).
     public init() {}

@@ -1,0 +1,148 @@
+import RichPushCore
+
+/// The media of a Firebase Cloud Messaging HTTP v1 message, per platform, and the message's mutations.
+///
+/// - iOS: `apns.fcm_options.image`, else `notification.image` (what FCM puts in the APNs payload as
+///   `fcm_options.image` for its iOS SDK's service extension), then every convention RichPush reads inside
+///   `apns.payload`, the APNs payload FCM delivers (its fields named `apns.payload.…`).
+/// - Android: `android.notification.image`, else `notification.image` (what FCM's Android code downloads).
+///
+/// Fields are named from the input's root: `message.apns.fcm_options.image` when the message came wrapped.
+package struct FCMMessage: Sendable {
+    /// The name of the convention of the message's own fields, written as `convention` on their attachments.
+    package static let convention = "fcm_v1"
+
+    /// `message.` for a wrapped message, else empty: what every field's name starts with.
+    package let prefix: String
+    /// The message (inside its wrapper, if any).
+    package private(set) var message: JSONObject
+    private let wrapped: Bool
+
+    /// The message of `payload`, when `format` says it is one.
+    package init?(_ payload: PushPayload, format: PayloadFormat) {
+        guard format.name == .fcmV1 else { return nil }
+        wrapped = format.wrapped
+        prefix = format.wrapped ? "message." : ""
+        if format.wrapped {
+            guard case .object(let message)? = payload.root["message"] else { return nil }
+            self.message = message
+        } else {
+            message = payload.root
+        }
+    }
+
+    /// The APNs payload FCM delivers to iOS (`apns.payload`), when there is one and it is an object.
+    package var apnsPayload: PushPayload? {
+        guard case .object(let apns)? = message["apns"], case .object(let payload)? = apns["payload"] else {
+            return nil
+        }
+        return PushPayload(payload)
+    }
+
+    /// Every reference of the message, each URL once per platform (iOS first, then Android), and the problems of
+    /// the fields read; `registry` is applied to `apns.payload`.
+    package func scan(with registry: ConventionRegistry) -> ConventionScan {
+        var scan = ConventionScan()
+        let ios =
+            value(at: ["apns", "fcm_options", "image"], into: &scan, platform: .ios)
+            ?? value(at: ["notification", "image"], into: &scan, platform: .ios)
+        if let (value, field) = ios {
+            scan.take(value, field: field, convention: Self.convention, identifier: "fcm_image", platform: .ios)
+        }
+        if let inner = apnsPayload {
+            let found = registry.scan(inner)
+            let within = prefix + "apns.payload."
+            scan.problems += found.problems.map { problem in
+                var problem = problem
+                problem.source = within + problem.source
+                return problem
+            }
+            scan.overrides += found.overrides
+            scan.merge(
+                found.references.map { reference in
+                    var reference = reference
+                    reference.field = within + reference.field
+                    return reference
+                })
+        }
+        let android =
+            value(at: ["android", "notification", "image"], into: &scan, platform: .android)
+            ?? value(at: ["notification", "image"], into: &scan, platform: .android)
+        if let (value, field) = android {
+            // Through `merge`, as apns.payload's were: its identifier unique among theirs, its URL kept though iOS
+            // has it too (one reference per platform).
+            var found = ConventionScan()
+            found.take(
+                value, field: field, convention: Self.convention, identifier: "android_image", platform: .android)
+            scan.problems += found.problems
+            scan.merge(found.references)
+        }
+        return scan
+    }
+
+    /// The value at `path` in the message and its field's name; nil when a key is absent. A step that must be an
+    /// object and is not is a `bad-reference` problem for `platform` (nil then).
+    private func value(
+        at path: [String], into scan: inout ConventionScan, platform: DevicePlatform
+    ) -> (PushPayload.JSON, String)? {
+        var object = message
+        for (depth, key) in path.enumerated() {
+            guard let value = object[key] else { return nil }
+            let field = prefix + path[...depth].joined(separator: ".")
+            if depth == path.count - 1 { return (value, field) }
+            guard case .object(let next) = value else {
+                scan.problems.append(
+                    EnrichmentProblem(
+                        source: field, code: .badReference,
+                        detail: "\(field) holds \(value.kindDescription); FCM's Message has an object there",
+                        platform: platform))
+                return nil
+            }
+            object = next
+        }
+        return nil
+    }
+
+    // MARK: - Mutations
+
+    /// Applies `change` to the APNs payload FCM delivers (`apns.payload`), when the message has one.
+    package mutating func updateAPNSPayload(_ change: (inout PushPayload) -> Void) {
+        guard var payload = apnsPayload, case .object(var apns)? = message["apns"] else { return }
+        change(&payload)
+        apns.set("payload", .object(payload.root))
+        message.set("apns", .object(apns))
+    }
+
+    /// Sets the string at `path` (objects made where missing; a step that is not an object is left alone, and
+    /// then nothing is set).
+    package mutating func set(_ text: String, at path: [String]) {
+        func set(_ object: inout JSONObject, _ path: ArraySlice<String>) -> Bool {
+            let key = path.first!
+            if path.count == 1 {
+                object.set(key, .text(text))
+                return true
+            }
+            var next: JSONObject
+            switch object[key] {
+            case nil: next = JSONObject()
+            case .object(let existing)?: next = existing
+            default: return false
+            }
+            guard set(&next, path.dropFirst()) else { return false }
+            object.set(key, .object(next))
+            return true
+        }
+        _ = set(&message, path[...])
+    }
+
+    /// The input with this message in it (in its wrapper, when it came in one).
+    package func written(into payload: PushPayload) -> PushPayload {
+        var payload = payload
+        if wrapped {
+            payload.root.set("message", .object(message))
+        } else {
+            payload.root = message
+        }
+        return payload
+    }
+}

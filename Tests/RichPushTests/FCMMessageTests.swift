@@ -1,0 +1,108 @@
+import FixtureOrigin
+import Foundation
+import RichPushCore
+import Testing
+
+@testable import RichPush
+
+@Suite("FCM HTTP v1 messages: media for iOS and Android from one message, against the loopback origin")
+struct FCMMessageTests {
+    func payload(_ text: String) throws -> PushPayload { try PushPayload(parsing: Array(text.utf8)) }
+
+    @Test("a wrapped message: iOS's image attached, Android's video refused for Android, the message sendable as sent")
+    func wrapped() async throws {
+        let bed = try TestBed()
+        let text =
+            #"{"message":{"token":"t","notification":{"image":"\#(bed.url("/media/photo.jpg"))"},"#
+            + #""android":{"notification":{"image":"\#(bed.url("/media/clip.mp4"))"}},"#
+            + #""apns":{"payload":{"aps":{"mutable-content":1}},"#
+            + #""fcm_options":{"image":"\#(bed.url("/media/logo.png"))"}}}}"#
+        let result = try await withEnricher(bed.configuration) { enricher in
+            await enricher.enrich(try payload(text), timeout: .seconds(30))
+        }
+        #expect(result.format == PayloadFormat(.fcmV1, wrapped: true, decidedBy: "message.apns"))
+        #expect(result.outcome == .partial)
+        let ios = try #require(result.attachments.first)
+        #expect(result.attachments.count == 1)
+        #expect(ios.platform == .ios)
+        #expect(ios.field == "message.apns.fcm_options.image")
+        #expect(ios.source == bed.url("/media/logo.png"))
+        #expect(ios.media.type == .png)
+        let refused = try #require(result.problems.first)
+        #expect(result.problems.count == 1)
+        #expect(refused.code == .unsupportedType)
+        #expect(refused.platform == .android)
+        #expect(refused.source == bed.url("/media/clip.mp4"))
+        #expect(refused.detail.contains("neither video nor audio"))
+        // The content is the message as it came: nothing added (FCM refuses members it does not know).
+        #expect(JSONWriter.string(try #require(result.content).json) == JSONWriter.string(try payload(text).json))
+        // Nothing of the refused video is left.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bed.configuration.store.root).count == 1)
+    }
+
+    @Test("notification.image alone: one download, an attachment per platform in a directory of its own")
+    func sharedImage() async throws {
+        let bed = try TestBed()
+        let text =
+            #"{"topic":"sales","notification":{"image":"\#(bed.url("/media/photo.jpg"))"},"#
+            + #""apns":{"payload":{"aps":{"alert":"Hi"}}}}"#
+        let result = try await withEnricher(bed.configuration) { enricher in
+            await enricher.enrich(try payload(text), timeout: .seconds(30))
+        }
+        #expect(result.format == PayloadFormat(.fcmV1, decidedBy: "apns"))
+        #expect(result.outcome == .complete, "\(result.problems)")
+        #expect(result.attachments.map(\.platform) == [.ios, .android])
+        #expect(result.attachments.map(\.field) == ["notification.image", "notification.image"])
+        let (ios, android) = (result.attachments[0].media, result.attachments[1].media)
+        #expect(ios.directory != android.directory)
+        #expect(ios.sha256 == android.sha256, "a 160 x 120 JPEG of 5,905 bytes is an Android variant as it is")
+        #expect(bed.origin.requestLog.filter { $0 == "/media/photo.jpg" }.count == 1)
+        // No service extension would run on iOS: said once, for iOS.
+        #expect(result.problems.map(\.code) == [.notMutable])
+        #expect(result.problems.first?.source == "apns.payload.aps.mutable-content")
+        #expect(result.problems.first?.platform == .ios)
+    }
+
+    @Test("an Android-only message needs no service extension: no not-mutable problem")
+    func androidOnly() async throws {
+        let bed = try TestBed()
+        let text = #"{"token":"t","android":{"notification":{"image":"\#(bed.url("/media/photo.jpg"))"}}}"#
+        let result = try await withEnricher(bed.configuration) { enricher in
+            await enricher.enrich(try payload(text), timeout: .seconds(30))
+        }
+        #expect(result.outcome == .complete)
+        #expect(result.problems.isEmpty)
+        #expect(result.attachments.map(\.platform) == [.android])
+    }
+
+    @Test("with publishing: each platform's own field set to its own published file, notification.image as sent")
+    func published() async throws {
+        let published = NSTemporaryDirectory() + "richpush-fcm-published-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: published, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: published) }
+        let bed = try TestBed {
+            $0.publisher = DirectoryPublisher(directory: published, baseURL: "https://cdn.test/m")
+        }
+        let sent = bed.url("/media/photo.jpg")
+        let text =
+            #"{"message":{"token":"t","notification":{"image":"\#(sent)"},"#
+            + #""apns":{"payload":{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}}}}"#
+        let result = try await withEnricher(bed.configuration) { enricher in
+            await enricher.enrich(try payload(text), timeout: .seconds(30))
+        }
+        #expect(result.outcome == .complete, "\(result.problems)")
+        let message = try #require(result.content?.root["message"]?.objectValue)
+        let photo = result.attachments.first { $0.source == sent }!.media.sha256
+        let logo = result.attachments.first { $0.source != sent }!.media.sha256
+        #expect(message["notification"]?.objectValue?["image"]?.stringValue == sent)
+        let apns = try #require(message["apns"]?.objectValue)
+        #expect(apns["fcm_options"]?.objectValue?["image"]?.stringValue == "https://cdn.test/m/\(photo).jpg")
+        #expect(
+            apns["payload"]?.objectValue?["adb_media"]?.stringValue == "https://cdn.test/m/\(logo).png",
+            "apns.payload's own conventions are rewritten as in an APNs payload")
+        #expect(
+            message["android"]?.objectValue?["notification"]?.objectValue?["image"]?.stringValue
+                == "https://cdn.test/m/\(photo).jpg")
+        #expect(result.content?.root["richpush"] == nil)
+    }
+}
