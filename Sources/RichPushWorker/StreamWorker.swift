@@ -55,8 +55,9 @@ package final class StreamWorker: LifecycleService {
     /// The state machine, the start-up's outcome, and `run` waiting for either.
     private struct Core {
         var machine: WorkerStateMachine
-        /// The start-up's outcome once it is over (the group checked or made, or why not); nil while it goes on.
-        var started: Result<Void, RedisError>? = nil
+        /// The start-up's outcome once it is over: whether the group was checked or made (false: reading stopped
+        /// first), or why not; nil while it goes on.
+        var started: Result<Bool, RedisError>? = nil
         /// Whether the reader and the writer run (the start-up succeeded).
         var working = false
         /// `run`, waiting until `runMayGoOn`.
@@ -133,10 +134,10 @@ package final class StreamWorker: LifecycleService {
                 let outcome = core.withLock { core -> Result<Bool, RedisError> in
                     switch core.started {
                     case .failure(let error)?: return .failure(error)
-                    case nil: return .success(false)
-                    case .success?:
+                    case .success(true)?:
                         core.working = true
                         return .success(true)
+                    case .success(false)?, nil: return .success(false)
                     }
                 }
                 guard case .success(true) = outcome else { return outcome }
@@ -202,17 +203,18 @@ package final class StreamWorker: LifecycleService {
     // MARK: - Start
 
     /// Checks or makes the group, on the start-up's thread, waiting out Redis being away with the backoff until it
-    /// answers or reading stops (then the last failure is thrown, and `run` has gone on without it).
-    private func prepare() throws(RedisError) {
+    /// answers, or until reading stops: false then. Any other failure is thrown at once.
+    private func prepare() throws(RedisError) -> Bool {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
         while true {
             do throws(RedisError) {
-                return try group.prepare(connection)
+                try group.prepare(connection)
+                return true
             } catch  where error.connection {
                 log("richpush worker: \(error.description); retrying in \(delay.current)")
                 pause(&delay) { $0.readingStopped }
-                if core.withLock({ $0.machine.readingStopped }) { throw error }
+                if core.withLock({ $0.machine.readingStopped }) { return false }
             }
         }
     }
