@@ -283,8 +283,9 @@ package final class RedisConnection: @unchecked Sendable {
                 // answer never repeats the password.
                 do throws(RedisError) {
                     try run(bytes: [Array("AUTH".utf8)] + (address.user.map { [$0] } ?? []) + [password])
-                } catch  where !error.connection {
-                    // WRONGPASS (Redis 6), or ERR from an older one: the credentials, whatever the code.
+                } catch  where !error.waitedOut {
+                    // WRONGPASS (Redis 6), or ERR from an older one: the credentials, whatever the code, unless the
+                    // server only cannot serve yet.
                     throw RedisError(
                         error.code, kind: .authentication,
                         detail: "redis \(address): authentication failed: \(error.detail)")

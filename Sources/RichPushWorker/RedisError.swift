@@ -1,6 +1,6 @@
 /// A Redis command failed: on the connection (it is then dropped and made again at the next command), at
-/// authentication (a wrong password or user, or none given to a server that requires one), or the server refused
-/// the command (its error reply).
+/// authentication (a wrong password or user, or none given to a server that requires one), the server not ready to
+/// serve yet (loading, busy, a replica), or the server refused the command (its error reply).
 ///
 /// What failed is a typed `code`, decided in one place: an error reply's first word (`Code(reply:)`, where Redis
 /// puts its error's code), or how the connection failed (`Code(hiredis:connecting:)`, and the reply reader's own
@@ -12,6 +12,9 @@ package struct RedisError: Error, CustomStringConvertible {
         case connection
         /// The credentials are wrong or missing: a mistake in the command line, not an outage.
         case authentication
+        /// The server answered that it cannot serve now, in a state it leaves by itself (`Code.isUnavailable`): waited
+        /// out, as an outage is.
+        case unavailable
         /// The server refused the command.
         case reply
     }
@@ -100,9 +103,24 @@ package struct RedisError: Error, CustomStringConvertible {
             }
         }
 
-        /// What the failure means: a connection's, the credentials' (NOAUTH, WRONGPASS), else the server refused.
+        /// Whether the server answered that it cannot serve now, in a state it leaves by itself: loading its data
+        /// set after a restart (`LOADING`, until the load ends), running a script past its limit (`BUSY`, until the
+        /// script ends or is killed), a replica (`READONLY`: a failover or the operator promotes it, or the address
+        /// soon leads to the new primary), a replica cut from its primary (`MASTERDOWN`, until the link is back).
+        /// Not `OOM` or `MISCONF`, which wait for an operator, nor `NOPERM` or `NOGROUP`, which are the command
+        /// line's to fix.
+        package var isUnavailable: Bool {
+            switch self {
+            case .loading, .busy, .readOnly, .masterDown: return true
+            default: return false
+            }
+        }
+
+        /// What the failure means: a connection's, the credentials' (NOAUTH, WRONGPASS), the server not ready
+        /// (`isUnavailable`), else the server refused.
         package var kind: Kind {
             if isConnection { return .connection }
+            if isUnavailable { return .unavailable }
             return self == .noAuth || self == .wrongPass ? .authentication : .reply
         }
     }
@@ -129,4 +147,8 @@ package struct RedisError: Error, CustomStringConvertible {
 
     /// Whether the connection failed (an outage: waited out), not the server's answer.
     package var connection: Bool { kind == .connection }
+
+    /// Whether the failure is waited out with the backoff, at the start as later: the connection failed, or the server
+    /// is not ready to serve yet (`Kind.unavailable`). Anything else at the start is a mistake to report.
+    package var waitedOut: Bool { kind == .connection || kind == .unavailable }
 }

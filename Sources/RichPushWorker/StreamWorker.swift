@@ -202,8 +202,9 @@ package final class StreamWorker: LifecycleService {
 
     // MARK: - Start
 
-    /// Checks or makes the group, on the start-up's thread, waiting out Redis being away with the backoff until it
-    /// answers, or until reading stops: false then. Any other failure is thrown at once.
+    /// Checks or makes the group, on the start-up's thread, waiting out Redis being away or not ready yet
+    /// (`RedisError.waitedOut`) with the backoff until it answers, or until reading stops: false then. Any other
+    /// failure is thrown at once.
     private func prepare() throws(RedisError) -> Bool {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
@@ -211,7 +212,7 @@ package final class StreamWorker: LifecycleService {
             do throws(RedisError) {
                 try group.prepare(connection)
                 return true
-            } catch  where error.connection {
+            } catch  where error.waitedOut {
                 log("richpush worker: \(error.description); retrying in \(delay.current)")
                 pause(&delay) { $0.readingStopped }
                 if core.withLock({ $0.machine.readingStopped }) { return false }

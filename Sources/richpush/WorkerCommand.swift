@@ -18,8 +18,9 @@ struct WorkerCommand: ParsableCommand {
             nothing is pending for it), and the process exits 0. See the README ("Workers on
             Redis Streams"). Past --drain-timeout the process exits whatever it is doing (Redis may be down): what is
             not written stays pending for another consumer, and a line on standard error says how many. EXIT STATUS:
-            0 after a drain; 64 on a usage error; 70 when the group is missing (without --create-group) or the engine
-            cannot start; 75 (EX_TEMPFAIL) when the drain timeout left entries unwritten.
+            0 after a drain; 64 on a usage error; 70 when Redis refuses the credentials or the start (the group missing
+            without --create-group; a Redis away, loading or busy is waited out) or the engine cannot start; 75
+            (EX_TEMPFAIL) when the drain timeout left entries unwritten.
             """)
 
     @Option(

@@ -8,17 +8,26 @@ import Testing
 @Suite("Worker: Redis errors, classified by their code")
 struct RedisErrorTests {
     @Test(
-        "an error reply's first word is its code, and the code says what the failure means",
+        """
+        an error reply's first word is its code, and the code says what the failure means: the server not ready yet \
+        (LOADING, BUSY, READONLY, MASTERDOWN) is waited out
+        """,
         arguments: [
             ("NOGROUP No such key 'in' or consumer group 'g' in XREADGROUP with GROUP option", .noGroup, .reply),
             ("BUSYGROUP Consumer Group name already exists", .busyGroup, .reply),
             ("NOAUTH Authentication required.", .noAuth, .authentication),
             ("WRONGPASS invalid username-password pair or user is disabled.", .wrongPass, .authentication),
             ("NOPERM User alice has no permissions to run the 'xinfo|consumers' command", .noPerm, .reply),
-            ("READONLY You can't write against a read only replica.", .readOnly, .reply),
-            ("LOADING Redis is loading the dataset in memory", .loading, .reply),
-            ("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", .busy, .reply),
-            ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", .masterDown, .reply),
+            ("READONLY You can't write against a read only replica.", .readOnly, .unavailable),
+            ("LOADING Redis is loading the dataset in memory", .loading, .unavailable),
+            (
+                "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", .busy,
+                .unavailable
+            ),
+            (
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", .masterDown,
+                .unavailable
+            ),
             (
                 "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist", .misconf,
                 .reply
@@ -38,6 +47,7 @@ struct RedisErrorTests {
         let error = RedisError(reply: message)
         #expect(error.code == code)
         #expect(error.kind == kind)
+        #expect(error.waitedOut == (kind == .unavailable), "at the start, only a server not ready yet is waited out")
         #expect(error.description == message, "the server's text is kept whole")
     }
 
@@ -68,7 +78,7 @@ struct RedisErrorTests {
         let replica = try RedisServer(arguments: ["--replicaof", "127.0.0.1", String(redis.port)])
         let refused = #expect(throws: RedisError.self) { try replica.client().run(["XADD", "in", "*", "k", "v"]) }
         #expect(refused?.code == .readOnly)
-        #expect(refused?.kind == .reply)
+        #expect(refused?.kind == .unavailable)
     }
 
     @Test("credentials: NOAUTH and WRONGPASS are authentication failures, whatever the command")

@@ -110,4 +110,102 @@ struct WorkerStartTests {
         #expect(try await worker.waitForExit(within: .seconds(20)) == 0)
         #expect(worker.stderr.contains("stopped during the start-up; nothing was read"))
     }
+
+    /// A state a Redis server leaves by itself, made on a real one, and the test's way to end it.
+    enum NotReady: String, CaseIterable, Sendable {
+        /// Loading its data set after a restart, each key slowed down (`key-load-delay`): LOADING, until the delay
+        /// is set to 0 and the load ends.
+        case loading
+        /// A script looping past `busy-reply-threshold`: BUSY, until SCRIPT KILL.
+        case busy
+        /// A replica: READONLY to XGROUP CREATE, until REPLICAOF NO ONE (a failover).
+        case readOnly
+        /// A replica that serves no stale data, its link to its primary down: MASTERDOWN, until REPLICAOF NO ONE.
+        case masterDown
+
+        /// The code Redis starts its answer with.
+        var code: String {
+            switch self {
+            case .loading: "LOADING"
+            case .busy: "BUSY"
+            case .readOnly: "READONLY"
+            case .masterDown: "MASTERDOWN"
+            }
+        }
+    }
+
+    /// The code of a command's error reply; nil when it succeeds or the connection fails.
+    static func code(_ redis: RedisServer, _ arguments: [String]) -> RedisError.Code? {
+        do {
+            try redis.client().run(arguments)
+            return nil
+        } catch {
+            return error.connection ? nil : error.code
+        }
+    }
+
+    @Test(
+        """
+        at the start, a server not ready yet (LOADING, BUSY, READONLY, MASTERDOWN) is waited out with the backoff, \
+        as a connection refused is; once it is ready, the worker makes the group and works
+        """,
+        arguments: NotReady.allCases)
+    func notReadyAtStart(state: NotReady) async throws {
+        let bed = try TestBed()
+        // The replicas' primary requires a password their link does not give: the link never comes up.
+        let primary = try RedisServer(password: "for-the-test-only")
+        let replica = ["--replicaof", "127.0.0.1", String(primary.port)]
+        let redis: RedisServer
+        let end: [String]
+        switch state {
+        case .loading:
+            redis = try RedisServer(
+                arguments: ["--key-load-delay", "10000", "--loading-process-events-interval-bytes", "1024"])
+            // 10,000 keys of 100 bytes, saved, then loaded again at 10 ms a key: 100 s of LOADING unless ended (the
+            // server answers between keys, every 1 KiB of the file).
+            try redis.client().run([
+                "EVAL", "for i = 1, 10000 do redis.call('SET', 'k' .. i, string.rep('v', 100)) end", "0",
+            ])
+            try redis.client().run(["SAVE"])
+            redis.stop()
+            try redis.start(untilReady: false)
+            end = ["CONFIG", "SET", "key-load-delay", "0"]
+        case .busy:
+            redis = try RedisServer(arguments: ["--busy-reply-threshold", "100"])
+            // A script that loops until killed, from a connection of its own (its client gives up at its 5 s timeout;
+            // the script goes on).
+            Thread { _ = try? redis.client().run(["EVAL", "while true do end", "0"]) }.start()
+            try await waitUntil("the server to answer BUSY") { Self.code(redis, ["XLEN", "in"]) == .busy }
+            end = ["SCRIPT", "KILL"]
+        case .readOnly:
+            redis = try RedisServer(arguments: replica)
+            end = ["REPLICAOF", "NO", "ONE"]
+        case .masterDown:
+            redis = try RedisServer(
+                arguments: replica + ["--replica-serve-stale-data", "no", "--replica-read-only", "no"],
+                untilReady: false)
+            end = ["REPLICAOF", "NO", "ONE"]
+        }
+        let worker = try WorkerProcess(
+            ["--redis", redis.url, "--stream", "in", "--group", "g", "--output-stream", "out", "--create-group"]
+                + bed.cliOptions)
+        func waited() -> Bool {
+            worker.stderr.split(separator: "\n").contains {
+                $0.hasPrefix("richpush worker: \(state.code) ") && $0.contains("; retrying in ")
+            }
+        }
+        try await waitUntil("the worker to wait out \(state.code)", within: .seconds(30)) {
+            waited() || !worker.process.isRunning
+        }
+        // Before, the worker exited 70 at the first such answer.
+        try #require(worker.process.isRunning, "the worker exited: \(worker.stderr)")
+        try redis.client().run(end)
+        try await waitUntil("the server to serve", within: .seconds(30)) {
+            (try? redis.client().run(["PING"])) == .status("PONG")
+        }
+        _ = try redis.add("in", [("payload", WorkerTests.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the result", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
 }

@@ -15,19 +15,20 @@ final class RedisServer: @unchecked Sendable {
     private let extraArguments: [String]
     private var process: ChildProcess?
 
-    /// `arguments` are more configuration lines (`--user alice on >secret ~* &* +@all`).
-    init(appendOnly: Bool = false, password: String? = nil, arguments: [String] = []) throws {
+    /// `arguments` are more configuration lines (`--user alice on >secret ~* &* +@all`); `untilReady` as `start`'s.
+    init(appendOnly: Bool = false, password: String? = nil, arguments: [String] = [], untilReady: Bool = true) throws {
         port = RedisServer.freePort()
         directory = NSTemporaryDirectory() + "richpush-redis-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.appendOnly = appendOnly
         self.password = password
         extraArguments = (password.map { ["--requirepass", $0] } ?? []) + arguments
-        try start()
+        try start(untilReady: untilReady)
     }
 
-    /// Starts (or restarts) the server and waits, bounded, until it answers.
-    func start() throws {
+    /// Starts (or restarts) the server and waits, bounded, until it answers: with `untilReady`, until it serves (PONG),
+    /// else until it answers anything (LOADING while it loads its data, MASTERDOWN as a replica cut from its primary).
+    func start(untilReady: Bool = true) throws {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments =
@@ -42,7 +43,11 @@ final class RedisServer: @unchecked Sendable {
         self.process = process
         let end = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < end {
-            if (try? client().run(["PING"])) == .status("PONG") { return }
+            do {
+                if try client().run(["PING"]) == .status("PONG") { return }
+            } catch  where !untilReady && !error.connection {
+                return
+            } catch {}
             usleep(20_000)
         }
         throw ServeFailure("redis-server on port \(port) did not answer within 20 s")
