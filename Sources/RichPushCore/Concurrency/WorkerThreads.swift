@@ -11,6 +11,10 @@
 /// withdrawing thread, when `withdraw(_:)` took it out of the queue before a thread did; or `dropped` when the
 /// threads were shut down before it started (refused on submission after a shutdown, or queued at a `.refuse`
 /// shutdown). The threads start at the first submission, so that a service never asked for work costs no thread.
+///
+/// An item submitted with a stop action (`submit(stop:_:)`) is told to stop by a `.refuse` shutdown while it runs:
+/// the pool knows which items run, so that its user keeps no list of its own (a conversion under way ends at the
+/// engine's shutdown, not when it completes).
 package final class WorkerThreads: Sendable {
     /// How a work item is called.
     package enum Turn: Equatable, Sendable {
@@ -25,6 +29,9 @@ package final class WorkerThreads: Sendable {
     /// A work item.
     package typealias Work = @Sendable (Turn) -> Void
 
+    /// What tells a running work item to stop (as `StopSignal.stop` does a conversion).
+    package typealias Stop = @Sendable () -> Void
+
     /// A queued work item, to withdraw it by.
     package struct Ticket: Hashable, Sendable {
         fileprivate let id: UInt64
@@ -34,7 +41,8 @@ package final class WorkerThreads: Sendable {
     package enum Shutdown: Sendable {
         /// It runs, and the threads end once the queue is empty.
         case drain
-        /// It is dropped (each item called `dropped` at once); work running goes on to its end.
+        /// It is dropped (each item called `dropped` at once); each item running that was submitted with a stop
+        /// action has it called, and goes on to its end.
         case refuse
     }
 
@@ -42,6 +50,9 @@ package final class WorkerThreads: Sendable {
         var queue = WorkQueue()
         /// Work items running now.
         var running = 0
+        /// The stop actions of the items running now, by their ids: set as a thread takes an item from the queue,
+        /// under the same lock as the shutdown that empties the queue, so that no item is in neither.
+        var stops: [UInt64: Stop] = [:]
         var started = false
         var shutDown = false
         /// Threads started and not yet ended.
@@ -62,12 +73,14 @@ package final class WorkerThreads: Sendable {
     }
 
     /// Queues `work` for the next free thread. Returns its ticket, or nil when the threads were shut down: `work`
-    /// was then called `dropped` before this returned.
+    /// was then called `dropped` before this returned. A `.refuse` shutdown while `work` runs calls `stop`, on the
+    /// shutting-down thread, concurrently with `work` or just after it returned (so it must be harmless then); never
+    /// when `work` is withdrawn or dropped.
     @discardableResult
-    package func submit(_ work: @escaping Work) -> Ticket? {
+    package func submit(stop: Stop? = nil, _ work: @escaping Work) -> Ticket? {
         let (ticket, start) = state.update { state -> (Ticket?, Bool) in
             guard !state.shutDown else { return (nil, false) }
-            let ticket = Ticket(id: state.queue.append(work))
+            let ticket = Ticket(id: state.queue.append(work, stop: stop))
             let start = !state.started
             if start {
                 state.started = true
@@ -103,13 +116,18 @@ package final class WorkerThreads: Sendable {
     package var waiting: Int { state.withLock { $0.queue.count } }
 
     /// Takes no more work (a later submission is `dropped` at once) and ends the threads once they are idle: the
-    /// queued work runs first (`drain`) or is dropped now (`refuse`). Returns without waiting for the threads.
+    /// queued work runs first (`drain`) or is dropped now and the running work told to stop (`refuse`). Returns
+    /// without waiting for the threads.
     package func shutdown(_ mode: Shutdown) {
-        let dropped = state.update { state -> [Work] in
+        let (dropped, stops) = state.update { state -> ([Work], [Stop]) in
             state.shutDown = true
-            return mode == .refuse ? state.queue.removeAll() : []
+            guard mode == .refuse else { return ([], []) }
+            // One critical section with the threads' taking: each item is either still queued (dropped) or running
+            // with its stop known (stopped); none starts unstopped after this.
+            return (state.queue.removeAll(), Array(state.stops.values))
         }
         for work in dropped { work(.dropped) }
+        for stop in stops { stop() }
     }
 
     /// `shutdown(_:)`, then blocks until every thread has ended (the work running has returned). Only from a thread
@@ -121,22 +139,26 @@ package final class WorkerThreads: Sendable {
 
     private func serve(_ thread: Int) {
         while true {
-            let next = state.wait { state -> Work?? in
-                if let work = state.queue.popFirst() {
+            let next = state.wait { state -> (id: UInt64, work: Work)?? in
+                if let item = state.queue.popFirst() {
                     state.running += 1
-                    return .some(work)
+                    state.stops[item.id] = item.stop
+                    return .some((item.id, item.work))
                 }
                 guard state.shutDown else { return nil }
                 state.alive -= 1
                 return .some(nil)
             }
-            guard let work = next else {
+            guard let (id, work) = next else {
                 // Wakes a `shutdownAndWait`.
                 state.update { _ in }
                 return
             }
             work(.run(thread: thread))
-            state.withLock { $0.running -= 1 }
+            state.withLock { state in
+                state.running -= 1
+                state.stops[id] = nil
+            }
         }
     }
 }
@@ -145,28 +167,28 @@ package final class WorkerThreads: Sendable {
 /// is sorted by them and an item is found by binary search; removed items leave a hole that `popFirst` skips, and
 /// the front is taken by index (no shifting of the array).
 private struct WorkQueue {
-    private var items: [(id: UInt64, work: WorkerThreads.Work?)] = []
+    private var items: [(id: UInt64, work: WorkerThreads.Work?, stop: WorkerThreads.Stop?)] = []
     private var head = 0
     private var lastID: UInt64 = 0
     /// Items queued.
     private(set) var count = 0
 
-    /// Appends `work`; returns its id.
-    mutating func append(_ work: @escaping WorkerThreads.Work) -> UInt64 {
+    /// Appends `work` and what stops it; returns its id.
+    mutating func append(_ work: @escaping WorkerThreads.Work, stop: WorkerThreads.Stop?) -> UInt64 {
         lastID += 1
-        items.append((lastID, work))
+        items.append((lastID, work, stop))
         count += 1
         return lastID
     }
 
-    mutating func popFirst() -> WorkerThreads.Work? {
+    mutating func popFirst() -> (id: UInt64, work: WorkerThreads.Work, stop: WorkerThreads.Stop?)? {
         while head < items.count {
-            let work = items[head].work
+            let (id, work, stop) = items[head]
             head += 1
             if let work {
                 count -= 1
                 compactIfDrained()
-                return work
+                return (id, work, stop)
             }
         }
         compactIfDrained()
@@ -183,6 +205,7 @@ private struct WorkQueue {
         }
         guard low < items.count, items[low].id == id, let work = items[low].work else { return nil }
         items[low].work = nil
+        items[low].stop = nil
         count -= 1
         return work
     }

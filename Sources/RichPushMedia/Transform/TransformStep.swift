@@ -21,19 +21,12 @@ final class TransformStep: Sendable {
     private let imageBytes: Int
     private let root: AttachmentRoot
     private let threads: WorkerThreads
-    private let runningJobs = LockedValue(Running())
 
     private struct Job: Sendable {
         var media: FetchedMedia
         var deadline: ContinuousClock.Instant
         var stop: StopSignal
         var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
-    }
-
-    /// The jobs running now, to stop them at `stop()`.
-    private struct Running {
-        var signals: [ObjectIdentifier: StopSignal] = [:]
-        var stopping = false
     }
 
     /// Re-encodes over the image cap are made again smaller, at most this many times in all.
@@ -80,7 +73,7 @@ final class TransformStep: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let job = Job(media: media, deadline: deadline, stop: stop) { continuation.resume(returning: $0) }
-                let queued = threads.submit { [self] turn in take(job, turn) }
+                let queued = threads.submit(stop: { stop.stop() }) { [self] turn in take(job, turn) }
                 ticket.withLock { $0 = queued }
                 // `withdraw` stops the signal before it reads the ticket: a job stopped before the ticket was
                 // there (its deadline passed, or its caller gave up) is withdrawn here.
@@ -107,13 +100,6 @@ final class TransformStep: Sendable {
     /// Ends the threads: a job still queued ends `cancelled` at once, a running one is stopped (`cancelled`).
     func stop() {
         threads.shutdown(.refuse)
-        // After the shutdown, so that no queued job starts unstopped: one taken before it and not yet registered
-        // stops itself when it registers.
-        let signals = runningJobs.withLock { running in
-            running.stopping = true
-            return Array(running.signals.values)
-        }
-        for signal in signals { signal.stop() }
     }
 
     /// A job's turn on the step's threads: converted on one, or ended without a conversion.
@@ -131,15 +117,8 @@ final class TransformStep: Sendable {
         }
     }
 
-    /// One job, on a step thread, stoppable by `stop()` while it runs.
+    /// One job, on a step thread, stoppable by `stop()` while it runs (its signal goes with it to the threads).
     private func work(_ job: Job) {
-        let id = ObjectIdentifier(job.stop)
-        let stopping = runningJobs.withLock { running in
-            running.signals[id] = job.stop
-            return running.stopping
-        }
-        if stopping { job.stop.stop() }
-        defer { runningJobs.withLock { $0.signals[id] = nil } }
         var outcome = run(job)
         if case .success(let result) = outcome {
             if result.path == job.media.path {
