@@ -99,13 +99,17 @@ struct RedisErrorTests {
 
     @Test("connection failures have their own codes: nothing listening, the server closing, a malformed reply")
     func connection() throws {
-        let nobody = try RedisAddress(parsing: "redis://127.0.0.1:\(RedisServer.freePort())")
+        let refusing = try RefusingPort()
+        let nobody = try RedisAddress(parsing: "redis://127.0.0.1:\(refusing.port)")
         let nowhere = RedisConnection(nobody, timeout: .seconds(5))
         let refused = #expect(throws: RedisError.self) { try nowhere.run(["PING"]) }
         #expect(refused?.code == .connectFailed)
         #expect(refused?.kind == .connection)
         let redis = try RedisServer()
-        let client = redis.client()
+        // Over TCP, not the unix socket the tests' clients use: there, the PING written after the server closed the
+        // socket raises SIGPIPE, which the test process does not ignore (the worker does), and the process died of
+        // it. Over TCP the first write after the server's FIN is taken, and only the read fails.
+        let client = RedisConnection(try RedisAddress(parsing: redis.url), timeout: .seconds(5))
         // The server closes this client's connection once it has answered (CLIENT KILL of itself).
         _ = try? client.run(["CLIENT", "KILL", "SKIPME", "no"])
         let closed = #expect(throws: RedisError.self) { try client.run(["PING"]) }

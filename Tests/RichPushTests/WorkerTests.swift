@@ -5,9 +5,17 @@ import Testing
 @testable import RichPush
 @testable import RichPushWorker
 
-/// A `redis-server` of the test's own on a free loopback port, in a directory of its own (AOF on when asked).
+/// A `redis-server` of the test's own on a loopback port, in a directory of its own (AOF on when asked), with a unix
+/// socket there too.
+///
+/// redis-server cannot be asked to bind port 0 and say which it got, so its port is one the kernel said was free a
+/// moment before, which another process may take first: then redis-server exits ("Address already in use"), and
+/// the start is tried again on another port, up to `portAttempts` times. Readiness is asked through the unix socket,
+/// which is this server's alone (a PING to the TCP port could be answered by another test's server holding it);
+/// redis-server binds its TCP port before its unix socket, so a server that answers there holds its port.
 final class RedisServer: @unchecked Sendable {
-    let port: Int
+    /// The TCP port, fixed by the first start (a restart keeps it, as a worker connected to it expects).
+    private(set) var port = 0
     let directory: String
     /// The default user's password (`requirepass`), if any: the test's own connections give it.
     let password: String?
@@ -15,27 +23,55 @@ final class RedisServer: @unchecked Sendable {
     private let extraArguments: [String]
     private var process: ChildProcess?
 
+    /// How many ports the first start tries. Each attempt fails only when another process took the port in the
+    /// moment between `freePort()` and redis-server's bind; five in a row is something else, and reported.
+    static let portAttempts = 5
+
+    /// A port that was taken when redis-server tried to bind it.
+    struct PortTaken: Error, CustomStringConvertible {
+        let port: Int
+        var description: String { "redis-server could not bind port \(port): it was taken" }
+    }
+
     /// `arguments` are more configuration lines (`--user alice on >secret ~* &* +@all`); `untilReady` as `start`'s.
-    init(appendOnly: Bool = false, password: String? = nil, arguments: [String] = [], untilReady: Bool = true) throws {
-        port = RedisServer.freePort()
+    /// `ports` are tried first, before free ones (for the tests of the start's own retry).
+    init(
+        appendOnly: Bool = false, password: String? = nil, arguments: [String] = [], untilReady: Bool = true,
+        ports: [Int] = []
+    ) throws {
         directory = NSTemporaryDirectory() + "richpush-redis-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.appendOnly = appendOnly
         self.password = password
         extraArguments = (password.map { ["--requirepass", $0] } ?? []) + arguments
-        try start(untilReady: untilReady)
+        var taken: [Int] = []
+        for attempt in 0..<Self.portAttempts {
+            port = attempt < ports.count ? ports[attempt] : try Self.freePort()
+            do {
+                try start(untilReady: untilReady)
+                return
+            } catch let error as PortTaken {
+                taken.append(error.port)
+            }
+        }
+        throw ServeFailure("redis-server found each of the ports \(taken) taken")
     }
 
-    /// Starts (or restarts) the server and waits, bounded, until it answers: with `untilReady`, until it serves (PONG),
-    /// else until it answers anything (LOADING while it loads its data, MASTERDOWN as a replica cut from its primary).
+    /// Starts (or restarts, on the same port) the server and waits, bounded, until it answers: with `untilReady`,
+    /// until it serves (PONG), else until it answers anything (LOADING while it loads its data, MASTERDOWN as a
+    /// replica cut from its primary).
+    /// - Throws: `PortTaken` when its port was taken (it exited saying so), or why it did not answer.
     func start(untilReady: Bool = true) throws {
+        let log = directory + "/redis.log"
+        // This start's lines only: the log is appended to across restarts.
+        let logged = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments =
             [
                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
                 "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--unixsocket", socketPath,
-                "--unixsocketperm", "700", "--logfile", directory + "/redis.log",
+                "--unixsocketperm", "700", "--logfile", log,
             ] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -48,6 +84,13 @@ final class RedisServer: @unchecked Sendable {
             } catch  where !untilReady && !error.connection {
                 return
             } catch {}
+            if !process.isRunning {
+                let lines = String(
+                    decoding: (FileManager.default.contents(atPath: log) ?? Data()).dropFirst(logged), as: UTF8.self)
+                if lines.contains("Address already in use") { throw PortTaken(port: port) }
+                throw ServeFailure(
+                    "redis-server on port \(port) exited (status \(process.terminationStatus)): \(lines)")
+            }
             usleep(20_000)
         }
         throw ServeFailure("redis-server on port \(port) did not answer within 20 s")
@@ -75,9 +118,9 @@ final class RedisServer: @unchecked Sendable {
     /// The server's unix socket, in its directory.
     var socketPath: String { directory + "/redis.sock" }
 
-    /// A new connection of the test's own.
+    /// A new connection of the test's own, through the unix socket: always this server's.
     func client() -> RedisConnection {
-        var address = try! RedisAddress(parsing: url)
+        var address = try! RedisAddress(parsing: "unix://" + socketPath)
         address.password = password.map { Array($0.utf8) }
         return RedisConnection(address, timeout: .seconds(5))
     }
@@ -97,7 +140,6 @@ final class RedisServer: @unchecked Sendable {
         }
     }
 
-    /// The number of entries pending in a group.
     /// The number of entries pending in a group; 0 while the group does not exist yet.
     func pending(_ stream: String, _ group: String) throws -> Int {
         do {
@@ -105,7 +147,7 @@ final class RedisServer: @unchecked Sendable {
                 return count
             }
             return -1
-        } catch  where error.description.hasPrefix("NOGROUP") {
+        } catch  where error.code == .noGroup {
             return 0
         }
     }
@@ -128,20 +170,11 @@ final class RedisServer: @unchecked Sendable {
         return consumers
     }
 
-    static func freePort() -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length)
-                return getsockname(descriptor, pointer, &length)
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+    /// A port the kernel says is free now (it may not be by the time redis-server binds it: see the type).
+    private static func freePort() throws -> Int {
+        let (descriptor, port) = try loopbackSocket()
+        close(descriptor)
+        return port
     }
 }
 
@@ -166,6 +199,21 @@ final class WorkerProcess: @unchecked Sendable {
     var stderr: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// The port its `--metrics-listen` listener bound (asked for port 0, so that no other process can take it
+    /// first), from its announcement on standard error: `{"listening":"127.0.0.1:PORT"}`.
+    func metricsPort() async throws -> Int {
+        var port: Int? = nil
+        try await waitUntil("the worker to announce its listener") {
+            port =
+                stderr.split(separator: "\n").lazy.compactMap { line -> Int? in
+                    guard line.hasPrefix(#"{"listening":""#) else { return nil }
+                    return line.dropLast(2).split(separator: ":").last.flatMap { Int($0) }
+                }.first
+            return port != nil
+        }
+        return try #require(port)
+    }
 
     func waitForExit(within limit: Duration) async throws -> Int32 {
         try await process.exitStatus("the worker", within: limit)
@@ -199,9 +247,8 @@ struct WorkerTests {
         let good = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
         let missing = try redis.add("in", [("other", "x")])
         let bad = try redis.add("in", [("payload", "not json")])
-        let metricsPort = RedisServer.freePort()
-        let worker = try WorkerProcess(
-            arguments(bed, redis, ["--create-group", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--metrics-listen", "127.0.0.1:0"]))
+        let metricsPort = try await worker.metricsPort()
         try await waitUntil("three results") { try redis.entries("out").count == 3 }
         try await waitUntil("the metrics to count three written results") {
             Self.metrics(metricsPort).contains("richpush_worker_entries_total{result=\"written\"} 3")
@@ -282,10 +329,9 @@ struct WorkerTests {
     func lostOwnership() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
-        let metricsPort = RedisServer.freePort()
         let worker = try WorkerProcess(
-            arguments(
-                bed, redis, ["--create-group", "--consumer", "a", "--metrics-listen", "127.0.0.1:\(metricsPort)"]))
+            arguments(bed, redis, ["--create-group", "--consumer", "a", "--metrics-listen", "127.0.0.1:0"]))
+        let metricsPort = try await worker.metricsPort()
         let id = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1500")))])
         try await waitUntil("the worker to take the entry") { bed.origin.exchanges.count == 1 }
         // Another consumer takes it over while the worker is still fetching.
@@ -404,7 +450,6 @@ struct WorkerTests {
     func readinessWhileSaturated() async throws {
         let bed = try TestBed()
         let redis = try RedisServer(appendOnly: true)
-        let port = RedisServer.freePort()
         // One slot, taken by an entry whose origin never answers (within a 300 s deadline): the reader reads
         // nothing more for the whole test.
         let worker = try WorkerProcess(
@@ -413,8 +458,9 @@ struct WorkerTests {
                 [
                     "--create-group", "--consumer", "a", "--concurrency", "1", "--deadline", "300", "--claim-idle",
                     "600",
-                    "--drain-timeout", "1", "--metrics-listen", "127.0.0.1:\(port)",
+                    "--drain-timeout", "1", "--metrics-listen", "127.0.0.1:0",
                 ]))
+        let port = try await worker.metricsPort()
         func ready() -> Int? { try? HTTPConnection(port: port).exchange("GET", "/readyz", within: .seconds(5)).status }
         let id = try redis.add("in", [("payload", Self.payload(bed.url("/silence")))])
         try await waitUntil("the worker to take the entry") { try redis.pending("in", "g") == 1 }
