@@ -6,7 +6,8 @@ import Foundation
 ///   make lie on purpose with `?type=`), with an ETag; `If-None-Match` with it is answered 304.
 ///   `/dated/NAME`: the same with a Last-Modified date instead of an ETag; `If-Modified-Since` with exactly that
 ///   date is answered 304.
-///   `/as/ANY-NAME?file=NAME`: the file under a URL that lies about it.
+///   `/as/ANY-NAME?file=NAME`: the file under a URL that lies about it. `/untyped/NAME`: the file with no
+///   Content-Type at all.
 /// - `/status/CODE?file=NAME`: that status, with the file (or a short text) as the body.
 /// - `/redirect/N?to=PATH`: N more 302 hops, then PATH. `/redirect-to?url=URL`: one 302 to any URL.
 /// - `/redirect-loop`: a 302 to itself. `/no-location`: a 302 without Location.
@@ -67,6 +68,9 @@ public enum FixtureRoutes {
         case "as":
             guard let name = request.query["file"], let bytes = file(name) else { return notFound }
             return .init(headers: [("Content-Type", type ?? MediaCache.mimeType(rest))], body: .bytes(bytes))
+        case "untyped":
+            guard let bytes = file(rest) else { return notFound }
+            return .init(body: .bytes(bytes))
         case "status":
             let code = Int(rest) ?? 500
             let body = request.query["file"].flatMap(file) ?? Array("status \(code)\n".utf8)

@@ -112,8 +112,9 @@ final class MediaBody {
     /// The size a probe reports: the declared length when there was one, else the bytes seen.
     var probedSize: Int { declaredLength >= 0 ? Int(declaredLength) : bytes }
 
-    /// Closes and renames the file to its type's extension: the stored body, for the digest step to hash.
-    func commit(validators: Validators) -> Result<StoredBody, FetchFailure> {
+    /// Closes and renames the file to its type's extension: the stored body, for the digest step to hash, with the
+    /// response's `validators` and the transfer's `provenance`.
+    func commit(validators: Validators, provenance: FetchedMedia.Provenance) -> Result<StoredBody, FetchFailure> {
         guard let partial, let type else { return .failure(FetchFailure(.network, "no body")) }
         self.partial = nil
         do {
@@ -121,7 +122,7 @@ final class MediaBody {
             return .success(
                 StoredBody(
                     path: path, directory: partial.directory, type: type, bytes: bytes, validators: validators,
-                    dimensions: dimensions))
+                    dimensions: dimensions, provenance: provenance))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }

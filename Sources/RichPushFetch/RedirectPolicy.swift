@@ -10,8 +10,10 @@ struct RedirectPolicy {
     /// The most redirects followed (`NetworkSettings.maximumRedirects`).
     let maximum: Int
     let urlCheck: URLCheck
-    /// Redirects followed so far.
+    /// Redirects met so far (the one over `maximum` included).
     private(set) var hops = 0
+    /// Each redirect's target, in the order followed: the media's provenance. Empty (no allocation) without one.
+    private(set) var followed: [String] = []
     /// Body bytes of the current redirect response, read and dropped; nil when the response is not a redirect's.
     private(set) var droppedBytes: Int?
 
@@ -38,6 +40,7 @@ struct RedirectPolicy {
         if let refusal = urlCheck.check(target) {
             return .failure(FetchFailure(refusal.code, "a redirect to \(target.prefix(200)): \(refusal.detail)"))
         }
+        followed.append(target)
         return .success(target)
     }
 

@@ -1,9 +1,9 @@
 import RichPushCore
 
 /// The response headers of a transfer as curl hands them over, one line at a time: their size across every
-/// response (redirects included) held to a bound, and the latest response's ETag, Last-Modified, Location and
-/// Retry-After as received. It judges what a response means from its status and those values; it reads nothing
-/// from curl (the transfer passes the status in), so each decision is tested without a socket.
+/// response (redirects included) held to a bound, and the latest response's ETag, Last-Modified, Location,
+/// Retry-After and Content-Type as received. It judges what a response means from its status and those values; it
+/// reads nothing from curl (the transfer passes the status in), so each decision is tested without a socket.
 struct ResponseHead {
     /// What the first body bytes of a response are.
     enum BodyStart: Equatable {
@@ -38,6 +38,8 @@ struct ResponseHead {
     private(set) var lastModified: String?
     private(set) var location: String?
     private(set) var retryAfter: String?
+    /// The Content-Type as kept for the media's provenance (`FetchedMedia.Provenance.contentType(sent:)`).
+    private(set) var contentType: String?
 
     init(maximumBytes: Int) {
         self.maximumBytes = maximumBytes
@@ -53,6 +55,9 @@ struct ResponseHead {
         guard line.count > 5 else { return nil }
         if line.starts(with: "HTTP/".utf8) {
             forgetResponse()
+        } else if let value = Self.valueBytes(line, named: "content-type") {
+            // Bounded before it becomes a String: the header bound alone would let it reach megabytes.
+            contentType = FetchedMedia.Provenance.contentType(sent: value)
         } else if let value = Self.headerValue(line, named: "etag") {
             etag = value
         } else if let value = Self.headerValue(line, named: "last-modified") {
@@ -71,18 +76,26 @@ struct ResponseHead {
         lastModified = nil
         location = nil
         retryAfter = nil
+        contentType = nil
     }
 
     /// The value of a header line `Name: value\r\n` when its name is `name` (lowercase), trimmed.
     static func headerValue(_ line: UnsafeRawBufferPointer, named name: String) -> String? {
-        let nameBytes = Array(name.utf8)
-        guard line.count > nameBytes.count, line[nameBytes.count] == UInt8(ascii: ":") else { return nil }
-        for (index, byte) in nameBytes.enumerated() where (line[index] | 0x20) != byte { return nil }
+        guard let value = valueBytes(line, named: name), !value.isEmpty else { return nil }
+        return String(decoding: value, as: UTF8.self)
+    }
+
+    /// The bytes of `headerValue(_:named:)`, not yet a String (possibly empty).
+    static func valueBytes(_ line: UnsafeRawBufferPointer, named name: String) -> UnsafeRawBufferPointer.SubSequence? {
+        // The name's bytes are read in place: this runs for every header line of every response.
+        let count = name.utf8.count
+        guard line.count > count, line[count] == UInt8(ascii: ":") else { return nil }
+        for (index, byte) in name.utf8.enumerated() where (line[index] | 0x20) != byte { return nil }
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
-        var value = line[(nameBytes.count + 1)...]
+        var value = line[(count + 1)...]
         while let first = value.first, isSpace(first) { value = value.dropFirst() }
         while let last = value.last, isSpace(last) { value = value.dropLast() }
-        return value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
+        return value
     }
 
     /// The validators the response sent, for the stored media.

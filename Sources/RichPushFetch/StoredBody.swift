@@ -15,11 +15,15 @@ package struct StoredBody: Sendable, Hashable {
     package var validators: Validators
     /// An image's width and height when its first bytes said them, else nil.
     package var dimensions: ImageSize?
+    /// The redirects the transfer followed and the Content-Type its final response sent.
+    package var provenance: FetchedMedia.Provenance
 
     /// The stored media, once its bytes hash to `sha256`.
     package func media(sha256: String) -> FetchedMedia {
-        FetchedMedia(
+        var media = FetchedMedia(
             path: path, directory: directory, type: type, bytes: bytes, sha256: sha256, validators: validators,
             dimensions: dimensions)
+        media.provenance = provenance
+        return media
     }
 }

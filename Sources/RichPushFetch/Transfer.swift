@@ -249,7 +249,8 @@ final class Transfer {
             guard let type = body.type else { return .failed(FetchFailure(.network, "no body")) }
             return .probed(type, bytes: body.probedSize)
         }
-        switch body.commit(validators: head.validators) {
+        let provenance = FetchedMedia.Provenance(redirects: redirects.followed, contentType: head.contentType)
+        switch body.commit(validators: head.validators, provenance: provenance) {
         case .success(let media): return .stored(media)
         case .failure(let failure): return .failed(failure)
         }

@@ -114,7 +114,10 @@ public final class Fetcher: Sendable {
             return .failed(FetchFailure(.storeFailed, error.detail))
         }
         switch await transformStep?.transform(media, deadline: deadline) ?? .success(media) {
-        case .success(let media): return .stored(media)
+        case .success(var attached):
+            // A transformation writes a new file; where its source came from stays where it came from.
+            attached.provenance = media.provenance
+            return .stored(attached)
         case .failure(let failure): return .failed(failure)
         }
     }

@@ -7,7 +7,7 @@ import Testing
 struct RedirectPolicyTests {
     static let check = URLCheck(allowHTTP: false, maximumLength: 100, allowedPorts: [443...443])
 
-    @Test("follows up to the maximum, then refuses")
+    @Test("follows up to the maximum, each target recorded in order, then refuses")
     func maximum() {
         var policy = RedirectPolicy(maximum: 2, urlCheck: Self.check)
         for hop in 1...2 {
@@ -17,6 +17,10 @@ struct RedirectPolicyTests {
         #expect(
             policy.next(location: "/3", resolved: "https://example.com/3")
                 == .failure(FetchFailure(.tooManyRedirects, "more than 2 redirects")))
+        #expect(policy.followed == ["https://example.com/1", "https://example.com/2"])
+        var refusing = RedirectPolicy(maximum: 2, urlCheck: Self.check)
+        _ = refusing.next(location: "/a b", resolved: "https://example.com/a%20b")
+        #expect(refusing.followed.isEmpty, "a refused redirect is not followed")
     }
 
     @Test(

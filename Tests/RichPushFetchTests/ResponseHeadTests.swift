@@ -30,6 +30,41 @@ struct ResponseHeadTests {
         #expect(head.bytes == lines.reduce(0) { $0 + $1.utf8.count + 2 })
     }
 
+    @Test("the final response's Content-Type is kept as sent, trimmed; a status line or a new hop forgets it")
+    func contentType() {
+        var head = ResponseHead(maximumBytes: 10_000)
+        let lines = ["HTTP/1.1 302 Found", "Content-Type: text/html", "HTTP/1.1 200 OK", "content-TYPE:  Text/Plain "]
+        #expect(Self.taking(lines, into: &head) == nil)
+        #expect(head.contentType == "Text/Plain")
+        #expect(Self.taking(["HTTP/1.1 200 OK", "X-Content-Type: image/png"], into: &head) == nil)
+        #expect(head.contentType == nil, "a Content-Type outlived the status line after it")
+        #expect(Self.taking(["Content-Type: image/png"], into: &head) == nil)
+        head.forgetResponse()
+        #expect(head.contentType == nil, "a Content-Type outlived its hop")
+        #expect(Self.taking(["Content-Type:   "], into: &head) == nil)
+        #expect(head.contentType == nil, "an empty Content-Type is none")
+    }
+
+    @Test(
+        """
+        a Content-Type is kept to its first 256 bytes, cut at a whole character; a control character or a byte that \
+        is not UTF-8 becomes U+FFFD
+        """,
+        arguments: [
+            ("image/jpeg; charset=binary", "image/jpeg; charset=binary"),
+            (String(repeating: "x", count: 300), String(repeating: "x", count: 256)),
+            (String(repeating: "x", count: 255) + "é", String(repeating: "x", count: 255)),
+            (String(repeating: "x", count: 254) + "é", String(repeating: "x", count: 254) + "é"),
+            ("text/\u{1B}[31mred\u{85}", "text/\u{FFFD}[31mred\u{FFFD}"),
+        ])
+    func contentTypeBound(sent: String, kept: String) {
+        var head = ResponseHead(maximumBytes: 10_000)
+        #expect(Self.taking(["Content-Type: " + sent], into: &head) == nil)
+        #expect(head.contentType == kept)
+        #expect(FetchedMedia.Provenance.contentType(sent: [0x69, 0xFF, 0x6A]) == "i\u{FFFD}j")
+        #expect(FetchedMedia.Provenance.contentType(sent: Array(repeating: 0xFF, count: 300))?.utf8.count == 255)
+    }
+
     @Test("the bound counts every response's headers, redirects included")
     func bound() {
         var head = ResponseHead(maximumBytes: 40)

@@ -90,8 +90,10 @@ struct MediaBodyTests {
         #expect(body.takeHead() == Array("hello wo".utf8))
         #expect(body.takeHead(ended: true) == nil, "handed over once")
         #expect(body.decide(.supported(.jpeg)) == .accepted)
-        let stored = try body.commit(validators: Validators()).get()
+        let provenance = FetchedMedia.Provenance(redirects: ["https://example.com/b"], contentType: "text/plain")
+        let stored = try body.commit(validators: Validators(), provenance: provenance).get()
         #expect(stored.type == .jpeg && stored.bytes == 11 && stored.path.hasSuffix(".jpg"))
+        #expect(stored.media(sha256: "ab").provenance == provenance)
         #expect(try String(contentsOfFile: stored.path, encoding: .utf8) == "hello world")
     }
 

@@ -16,7 +16,7 @@ struct ResultDecodingTests {
     ]
 
     /// What the output holds of `result`: its attachments' media without what the format leaves out (validators,
-    /// dimensions, damage, a failed publication), `elapsed` to the tenth of a millisecond.
+    /// dimensions, damage, a failed publication, the provenance), `elapsed` to the tenth of a millisecond.
     static func written(_ result: EnrichmentResult) -> EnrichmentResult {
         var written = result
         written.attachments = result.attachments.map { attachment in
@@ -24,6 +24,7 @@ struct ResultDecodingTests {
             attachment.media.validators = Validators()
             attachment.media.dimensions = nil
             attachment.media.damage = nil
+            attachment.media.provenance = nil
             if case .failed? = attachment.media.publication { attachment.media.publication = nil }
             return attachment
         }
@@ -103,11 +104,14 @@ struct ResultDecodingTests {
             dimensions: ImageSize(width: 3, height: 4))
         media.damage = "cut short"
         media.publication = .failed("read-only")
+        media.provenance = FetchedMedia.Provenance(redirects: ["https://a.example/b"], contentType: "text/plain")
         let encoder = JSONEncoder()
         let decoder = JSONDecoder()
         #expect(try decoder.decode(FetchedMedia.self, from: encoder.encode(media)) == media)
         media.publication = .published("https://cdn.example.com/ab.jpg")
         #expect(try decoder.decode(FetchedMedia.self, from: encoder.encode(media)) == media)
+        media.provenance = FetchedMedia.Provenance()
+        #expect(try decoder.decode(FetchedMedia.self, from: encoder.encode(media)) == media, "none sent, none followed")
         let problem = EnrichmentProblem(source: "u", code: .tooLarge, detail: "d", attempts: 2)
         #expect(try decoder.decode(EnrichmentProblem.self, from: encoder.encode(problem)) == problem)
         #expect(
@@ -122,7 +126,8 @@ struct ResultDecodingTests {
                     typeHint: "jpg", attempts: 2)
             ],
             problems: [problem], elapsed: .milliseconds(12), input: "x")
-        // Its attachment as the output has it: the media's validators, dimensions and damage are not written.
+        // Its attachment as the output has it: the media's validators, dimensions, damage and provenance are not
+        // written.
         #expect(try decoder.decode(EnrichmentResult.self, from: encoder.encode(result)) == Self.written(result))
         #expect(Self.written(result) != result, "the media above has what the output leaves out")
     }

@@ -23,6 +23,9 @@ public struct FetchedMedia: Sendable, Hashable {
     public var damage: String? = nil
     /// Where it was published (`Enricher.Configuration.publisher`), or why it could not be; nil when nothing publishes.
     public var publication: Publication? = nil
+    /// Where the fetch that stored it went (its redirects) and the Content-Type its origin sent; kept by the media
+    /// cache for every payload it serves, and by the transformation. Nil when it was not fetched (a test double).
+    public var provenance: Provenance? = nil
 
     /// The outcome of publishing an attachment.
     public enum Publication: Sendable, Hashable {
@@ -52,8 +55,8 @@ public struct FetchedMedia: Sendable, Hashable {
 extension FetchedMedia: Codable {
     /// The members the media adds to its attachment's object, in the output's order: `path`, then `type`, `mime`,
     /// `bytes`, `sha256`, then `transformed` and `original` when transformed, `published_url` when published.
-    /// What the output leaves out (the directory, validators, dimensions, damage, a failed publication) comes
-    /// with `complete`.
+    /// What the output leaves out (the directory, validators, dimensions, damage, a failed publication, the
+    /// provenance) comes with `complete`.
     package func members(complete: Bool) -> (
         path: [(key: String, value: PushPayload.JSON)], rest: [(key: String, value: PushPayload.JSON)]
     ) {
@@ -68,6 +71,7 @@ extension FetchedMedia: Codable {
             if !validators.isEmpty { rest.append(("validators", validators.json)) }
             if let dimensions { rest.append(("dimensions", dimensions.json)) }
             if let damage { rest.append(("damage", .text(damage))) }
+            if let provenance { rest.append(("provenance", provenance.json)) }
         }
         return ([("path", .text(path))], rest)
     }
@@ -86,6 +90,7 @@ extension FetchedMedia: Codable {
             dimensions: try fields.object("dimensions", ImageSize.init(json:path:)))
         damage = try fields.string("damage")
         publication = try Publication(fields: fields)
+        provenance = try fields.object("provenance", Provenance.init(json:path:))
     }
 
     /// Reads what `encode(to:)` writes, or an attachment object of the output.
@@ -96,7 +101,7 @@ extension FetchedMedia: Codable {
     }
 
     /// Writes every member: the output's, and what it leaves out (`directory`, `validators`, `dimensions`,
-    /// `damage`, `publication_failed`).
+    /// `damage`, `publication_failed`, `provenance`).
     public func encode(to encoder: any Encoder) throws {
         let (path, rest) = members(complete: true)
         try PushPayload.JSON.object(JSONObject(path + rest)).encode(to: encoder)
