@@ -175,7 +175,7 @@ package final class EnrichmentService: HTTPHandler {
             return .respond(answer)
         }
         switch path {
-        case "/v1/enrich", "/v1/explain":
+        case "/v1/enrich", "/v1/explain", "/v1/preflight":
             if let refusal = only(Self.post, request) ?? unauthorized(request) { return .respond(refusal) }
             if isDraining { return .respond(busy(full: false)) }
             switch parameters(request, assigningID: false) {
@@ -206,6 +206,9 @@ package final class EnrichmentService: HTTPHandler {
         if request.path == "/v1/explain" {
             defer { endWork() }
             response = await explain(request.body, parameters)
+        } else if request.path == "/v1/preflight" {
+            defer { endWork() }
+            response = await preflight(request.body, parameters)
         } else if parameters.ndjson {
             // The slot is freed when the stream's work ends.
             response = enrichLines(request.body, parameters)
@@ -322,6 +325,18 @@ package final class EnrichmentService: HTTPHandler {
         }
         let explanation = await enricher.explain(payload, deadline: .now + parameters.timeout)
         return .json(200, JSONWriter.bytes(explanation.json(input: parameters.requestID)) + [0x0A])
+    }
+
+    /// `POST /v1/preflight`: the preflight of one payload (`Preflight.json`), 200 whether or not it is ready (its
+    /// `ready` says); 400 with the problem for a body that is not a payload. Nothing is kept but what publishing
+    /// writes, so nothing is served under `/v1/attachments/`.
+    private func preflight(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
+        let preflight = await enricher.preflight(json: body, deadline: .now + parameters.timeout)
+        var response = HTTPResponse.json(
+            preflight.content == nil ? 400 : 200, JSONWriter.bytes(preflight.json(input: parameters.requestID)) + [0x0A]
+        )
+        if preflight.content == nil { response.log.outcome = EnrichmentResult.Outcome.invalid.rawValue }
+        return response
     }
 
     private func observe(_ result: EnrichmentResult) {

@@ -16,7 +16,8 @@ enum RichPushCommand {
     /// from this list and each command's declaration.
     static var subcommands: [any ParsableCommand.Type] {
         [
-            EnrichCommand.self, StreamCommand.self, ExplainCommand.self, RenderCommand.self, GCCommand.self,
+            EnrichCommand.self, StreamCommand.self, ExplainCommand.self, PreflightCommand.self, RenderCommand.self,
+            GCCommand.self,
             ServeCommand.self, WorkerCommand.self,
         ]
     }

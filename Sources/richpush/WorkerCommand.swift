@@ -107,7 +107,7 @@ struct WorkerCommand: ParsableCommand {
         settings.claimIdle = claimIdle
         guard settings.claimIdle > configuration.timeout else {
             throw UsageError(
-                "\($claimIdle.flag) must exceed \(engine.fetch.$deadline.flag): an entry still being processed "
+                "\($claimIdle.flag) must exceed \(engine.fetch.deadlineOption.flag): an entry still being processed "
                     + "would be claimed by another consumer")
         }
         settings.drainTimeout = drain.timeout

@@ -239,6 +239,28 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test("preflight answers the preflight --json object: 200 ready or not, 400 for a body that is not a payload")
+    func preflight() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        let reply = try await server.request(
+            "POST", "/v1/preflight", headers: [("X-Request-Id", "p1")],
+            body: Self.payload(bed.url("/media/photo.jpg")))
+        #expect(reply.status == 200)
+        #expect(reply.json["input"] as? String == "p1")
+        #expect(reply.json["ready"] as? Bool == true)
+        #expect(reply.text.contains(#""verdict":"attached","type":"public.jpeg""#))
+        let refused = try await server.request("POST", "/v1/preflight", body: Self.payload(bed.url("/status/404")))
+        #expect(refused.status == 200)
+        #expect(refused.json["ready"] as? Bool == false)
+        let invalid = try await server.request("POST", "/v1/preflight", body: Array("[".utf8))
+        #expect(invalid.status == 400)
+        #expect((invalid.json["problems"] as? [[String: Any]])?.first?["code"] as? String == "not-json")
+        // Judged, then removed: nothing stays under the attachments root.
+        #expect(bed.filesOnDisk().isEmpty, "\(bed.filesOnDisk())")
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("?deadline shortens the deadline, never lengthens it; a bad one is 400")
     func deadlineParameter() async throws {
         let bed = try TestBed()

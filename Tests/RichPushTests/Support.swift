@@ -80,6 +80,14 @@ final class TestBed: Sendable {
     }
 
     /// A payload with `adb_media` set to `url`, mutable.
+    /// A file `directory/name` holding a mutable payload whose `adb_media` is this bed's `path`; its path.
+    func adobePayloadFile(_ path: String, in directory: String, named name: String) throws -> String {
+        let file = directory + "/" + name
+        try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(url(path))"}"#.utf8).write(
+            to: URL(fileURLWithPath: file))
+        return file
+    }
+
     static func adobePayload(_ url: String) -> PushPayload {
         try! PushPayload(parsing: Array(#"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(url)"}"#.utf8))
     }

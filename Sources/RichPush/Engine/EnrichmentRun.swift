@@ -231,6 +231,24 @@ final class EnrichmentRun: Sendable {
         if var message {
             return mutate(payload, message: &message, with: attachments, overrides: overrides)
         }
+        let content = published(payload, with: attachments, overrides: overrides)
+        return listing(attachments, in: content)
+    }
+
+    /// The payload as it would be sent: the input with its media URLs replaced by their published copies, nothing
+    /// else (no override applied: the phone's SDK applies the vendor's own; no list of local files). What
+    /// `preflight` prints.
+    func readyToSend(_ attachments: [EnrichmentResult.Attachment]) -> PushPayload {
+        if var message {
+            return Self.mutate(payload, message: &message, with: attachments, overrides: [])
+        }
+        return Self.published(payload, with: attachments, overrides: [])
+    }
+
+    /// `payload` with `overrides` applied and the published URLs in place of the sender's.
+    private static func published(
+        _ payload: PushPayload, with attachments: [EnrichmentResult.Attachment], overrides: [AlertOverride]
+    ) -> PushPayload {
         var content = payload
         let attached = attachments.map(\.source)
         for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
@@ -239,6 +257,12 @@ final class EnrichmentRun: Sendable {
             if case .published(let url)? = attachment.media.publication { published[attachment.source] = url }
         }
         PublishedRewrite.apply(published, to: &content)
+        return content
+    }
+
+    /// `content` with the `richpush` list of `attachments`, when there is any.
+    private static func listing(_ attachments: [EnrichmentResult.Attachment], in content: PushPayload) -> PushPayload {
+        var content = content
         guard !attachments.isEmpty else { return content }
         let ordered =
             attachments.filter { $0.thumbnail?.primary == true } + attachments.filter { $0.thumbnail?.primary != true }

@@ -50,13 +50,7 @@ public struct Explanation: Sendable {
                                     (
                                         "problems",
                                         .array(
-                                            report.problems.map {
-                                                .object(
-                                                    JSONObject([
-                                                        ("source", .text($0.source)), ("code", .text($0.code.rawValue)),
-                                                        ("detail", .text($0.detail)),
-                                                    ]))
-                                            })
+                                            report.problems.map(\.json))
                                     ),
                                 ]))
                         })

@@ -160,41 +160,26 @@ package final class WorkGate: Sendable {
     /// Returns once the gate is closed and every piece of work let in has left, or once the calling task is
     /// cancelled, whichever comes first.
     package func untilIdle() async {
-        await wait(
-            registering: { state, id, continuation in
-                guard state.slots.open || state.slots.inside > 0 else { return false }
-                state.idleWaiters[id] = continuation
-                return true
-            }, removing: { state, id in state.idleWaiters.removeValue(forKey: id) })
+        await wait(in: \.idleWaiters) { $0.slots.open || $0.slots.inside > 0 }
     }
 
     /// Returns once nothing is inside (at once if nothing is), open or closed, or once the calling task is
     /// cancelled, whichever comes first.
     package func untilEmpty() async {
-        await wait(
-            registering: { state, id, continuation in
-                guard state.slots.inside > 0 else { return false }
-                state.emptyWaiters[id] = continuation
-                return true
-            }, removing: { state, id in state.emptyWaiters.removeValue(forKey: id) })
+        await wait(in: \.emptyWaiters) { $0.slots.inside > 0 }
     }
 
     /// Returns once the gate is closed, or once the calling task is cancelled, whichever comes first.
     package func untilClosed() async {
-        await wait(
-            registering: { state, id, continuation in
-                guard state.slots.open else { return false }
-                state.closeWaiters[id] = continuation
-                return true
-            }, removing: { state, id in state.closeWaiters.removeValue(forKey: id) })
+        await wait(in: \.closeWaiters) { $0.slots.open }
     }
 
-    /// Parks the calling task until `register`'s condition is resumed, unless it already holds (`register` returns
-    /// false) or the task is, or becomes, cancelled. Each continuation is resumed exactly once: by whoever takes it
-    /// out of the state under the lock.
+    /// Parks the calling task in `waiters` while `waiting` holds, until whoever changes the state resumes it; at
+    /// once when `waiting` does not hold, or the task is, or becomes, cancelled. Each continuation is resumed exactly
+    /// once: by whoever takes it out of the state under the lock.
     private func wait(
-        registering register: (inout State, UInt64, CheckedContinuation<Void, Never>) -> Bool,
-        removing remove: @escaping @Sendable (inout State, UInt64) -> CheckedContinuation<Void, Never>?
+        in waiters: WritableKeyPath<State, [UInt64: CheckedContinuation<Void, Never>]> & Sendable,
+        while waiting: (State) -> Bool
     ) async {
         let id = state.withLock { state in
             state.nextWaiter += 1
@@ -204,12 +189,14 @@ package final class WorkGate: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let parked = state.withLock { state in
                     // Checked under the lock: a cancellation after this finds the continuation and resumes it.
-                    !Task.isCancelled && register(&state, id, continuation)
+                    guard !Task.isCancelled, waiting(state) else { return false }
+                    state[keyPath: waiters][id] = continuation
+                    return true
                 }
                 if !parked { continuation.resume() }
             }
         } onCancel: {
-            state.withLock { remove(&$0, id) }?.resume()
+            state.withLock { $0[keyPath: waiters].removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -57,6 +57,12 @@ struct EngineOptions: ParsableArguments {
     var maximumPixels: Int = Enricher.Configuration().transform.maximumPixels
 
     @Option(
+        "android-max-dimension", .whole("pixels", in: Enricher.Configuration.dimensionRange),
+        help: "The longest side of an FCM message's Android image (FCM's Android code decodes it whole).",
+        field: "transform.androidMaximumDimension")
+    var androidMaximumDimension: Int = Enricher.Configuration().transform.androidMaximumDimension
+
+    @Option(
         "publish-dir", .text("dir"),
         help: "Also write each attachment, content-addressed, as dir/<sha256>.<ext> (mode 0644), and rewrite its "
             + "field in the content to the --publish-url one.")
@@ -64,6 +70,11 @@ struct EngineOptions: ParsableArguments {
 
     @Option("publish-url", .text("url"), help: "The URL --publish-dir is served under (http or https).")
     var publishURL: String?
+
+    init() {}
+
+    /// The options with `deadline` as `--deadline`'s default.
+    init(deadline: Duration) { _fetch = OptionGroup(FetchOptions(deadline: deadline)) }
 
     /// `--concurrency`: up to 10,000 payloads in flight, 150 times what the 64 connections can serve.
     static let concurrencyRange = 1...10_000
@@ -88,6 +99,7 @@ struct EngineOptions: ParsableArguments {
             configuration.transform.maximumDimension = maximumDimension
             configuration.transform.maximumPixels = maximumPixels
         }
+        configuration.transform.androidMaximumDimension = androidMaximumDimension
         configuration.publisher = try publisher()
         return try validated(configuration)
     }

@@ -4,11 +4,9 @@ import RichPushTransform
 /// The options that decide how each reference is found, fetched and judged: all that `explain` reads, and within
 /// `EngineOptions` part of what every command that attaches reads.
 struct FetchOptions: ParsableArguments {
-    @Option(
-        "deadline", .seconds(in: Enricher.Configuration.timeoutRange),
-        help: "Time each payload may take, fractions allowed; at the deadline the best attempt is returned.",
-        field: "timeout")
-    var deadline: Duration = Enricher.Configuration().timeout
+    /// `--deadline`, declared with the default of the command that reads it (`preflight`'s is longer).
+    let deadlineOption: Option<Duration>
+    var deadline: Duration { deadlineOption.wrappedValue }
 
     @OptionGroup var store: StoreOptions
 
@@ -65,6 +63,17 @@ struct FetchOptions: ParsableArguments {
         "no-transform",
         help: "Transform no image at all: attach as fetched or refuse, as with --no-transcode, and never load libvips.")
     var noTransform: Bool
+
+    /// The options with the library's defaults.
+    init() { self.init(deadline: Enricher.Configuration().timeout) }
+
+    /// The options with `deadline` as `--deadline`'s default (what help shows and the command runs with).
+    init(deadline: Duration) {
+        deadlineOption = Option(
+            wrappedValue: deadline, "deadline", .seconds(in: Enricher.Configuration.timeoutRange),
+            help: "Time each payload may take, fractions allowed; at the deadline the best attempt is returned.",
+            field: "timeout")
+    }
 
     /// `--max-source-bytes`: from the image cap, below which the library refuses it, to 2 GiB - 1.
     static let sourceBytesRange = Enricher.Configuration().limits.imageBytes...Int(Int32.max)

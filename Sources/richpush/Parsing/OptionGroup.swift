@@ -2,9 +2,12 @@
 /// `@OptionGroup`: help lists them where the group stands among the command's properties.
 @propertyWrapper
 struct OptionGroup<Group: ParsableArguments>: DeclaredArgument {
-    let wrappedValue = Group()
+    let wrappedValue: Group
 
-    init() {}
+    init() { wrappedValue = Group() }
+
+    /// A group whose options were made with defaults of this command's own (`preflight`'s longer deadline).
+    init(_ group: Group) { wrappedValue = group }
 
     var declarations: [ArgumentDeclaration] { wrappedValue.declarations }
 

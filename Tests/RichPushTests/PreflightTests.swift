@@ -1,0 +1,123 @@
+import FixtureOrigin
+import Foundation
+import RichPushCore
+import RichPushTestSupport
+import RichPushTransform
+import Testing
+
+@testable import RichPush
+
+@Suite("Preflight: what each phone will show, checked before a send, against the loopback origin")
+struct PreflightTests {
+    func payload(_ text: String) throws -> PushPayload { try PushPayload(parsing: Array(text.utf8)) }
+
+    @Test("a verdict per reference: attached as sent, after a transformation, refused; nothing kept")
+    func verdicts() async throws {
+        let bed = try TestBed { $0.transform.converter = VipsConverter() }
+        let text =
+            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
+            + #""payload":{"image_attachment":"\#(bed.url("/media/banner.webp"))"},"#
+            + #""ct_mediaUrl":"\#(bed.url("/media/error-page.html"))"}"#
+        let preflight = try await withEnricher(bed.configuration) { enricher in
+            await enricher.preflight(try payload(text), deadline: .now + .seconds(60))
+        }
+        #expect(preflight.format?.name == .apns)
+        #expect(preflight.verdicts.map(\.field) == ["adb_media", "payload.image_attachment", "ct_mediaUrl"])
+        #expect(preflight.verdicts.map(\.platform) == [.ios, .ios, .ios])
+        #expect(preflight.verdicts[0].outcome == .attached)
+        #expect(preflight.verdicts[0].media?.dimensions == ImageSize(width: 160, height: 120))
+        #expect(preflight.verdicts[1].outcome == .transformed([.transcoded, .metadataStripped]))
+        #expect(preflight.verdicts[1].media?.type == .jpeg)
+        guard case .refused(let code, _) = preflight.verdicts[2].outcome else {
+            Issue.record("the HTML page was not refused: \(preflight.verdicts[2].outcome)")
+            return
+        }
+        #expect(code == .unsupportedType)
+        #expect(!preflight.ready)
+        #expect(preflight.problems.isEmpty)
+        // Judged, then removed: nothing of the three is left.
+        #expect(bed.filesOnDisk().isEmpty, "\(bed.filesOnDisk())")
+    }
+
+    @Test("every reference reaching every platform is ready; not-mutable is not, whatever the references did")
+    func ready() async throws {
+        let bed = try TestBed()
+        let fine = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
+        let silent = #"{"aps":{"alert":"x"},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
+        let (ok, notMutable) = try await withEnricher(bed.configuration) { enricher in
+            (
+                await enricher.preflight(try payload(fine), deadline: .now + .seconds(60)),
+                await enricher.preflight(try payload(silent), deadline: .now + .seconds(60))
+            )
+        }
+        #expect(ok.ready)
+        #expect(notMutable.verdicts.allSatisfy { $0.reaches })
+        #expect(notMutable.problems.map(\.code) == [.notMutable])
+        #expect(!notMutable.ready)
+    }
+
+    @Test("an FCM message: a verdict per platform; the URL's missing extension noted; refused video for Android")
+    func platforms() async throws {
+        let bed = try TestBed()
+        let generated = bed.url("/generated?prefix=photo.jpg&bytes=3000")
+        let text =
+            #"{"message":{"token":"t","notification":{"image":"\#(generated)"},"#
+            + #""android":{"notification":{"image":"\#(bed.url("/media/clip.mp4"))"}},"#
+            + #""apns":{"payload":{"aps":{"mutable-content":1}}}}}"#
+        let preflight = try await withEnricher(bed.configuration) { enricher in
+            await enricher.preflight(try payload(text), deadline: .now + .seconds(60))
+        }
+        #expect(preflight.verdicts.map(\.platform) == [.ios, .android])
+        #expect(preflight.verdicts[0].reaches)
+        #expect(preflight.verdicts[0].lacksExtension)
+        #expect(!preflight.verdicts[1].lacksExtension)
+        #expect(!preflight.verdicts[1].reaches)
+        #expect(preflight.problems.isEmpty, "the Android refusal is the verdict's, not the payload's")
+        let json = JSONWriter.string(preflight.json(input: "m.json"))
+        #expect(json.hasPrefix(#"{"input":"m.json","format":{"name":"fcm-v1","decided_by":"message.apns","#))
+        #expect(json.contains(#""verdict":"refused","code":"unsupported-type""#))
+        #expect(json.contains(#""extension_in_url":false"#))
+    }
+
+    @Test(
+        "the URL's file extension, as a service extension that names the file after it reads it",
+        arguments: [
+            ("https://cdn.test/a/photo.jpg", false), ("https://cdn.test/a/photo.JPEG?w=1#x", false),
+            ("https://cdn.test/img?id=7.jpg", true), ("https://cdn.test/", true), ("https://cdn.test", true),
+            ("https://cdn.test/v1.2/photo", true), ("https://cdn.test/photo.", true),
+            ("https://cdn.test/a.b/c.webp", false),
+        ])
+    func extensions(url: String, lacks: Bool) {
+        #expect(Preflight.Verdict.lacksExtension(url) == lacks)
+    }
+
+    @Test("richpush preflight: text, exit 0 ready and 1 not, --json, 120 s deadline, ready to send with publishing")
+    func cli() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let good = try bed.adobePayloadFile("/media/photo.jpg", in: directory, named: "good.json")
+        let bad = try bed.adobePayloadFile("/status/404", in: directory, named: "bad.json")
+        let ready = try await CLI.run(["preflight"] + bed.cliOptions + [good])
+        #expect(ready.status == 0, "\(ready.stderr)")
+        #expect(ready.stdout.hasPrefix("\(good) (apns, decided by aps): ready, 1 of 1 will show\n"))
+        #expect(ready.stdout.contains("  ok ios adb_media: attached as sent: public.jpeg, 5905 bytes, 160 x 120\n"))
+        let notReady = try await CLI.run(["preflight", "--json"] + bed.cliOptions + [good, bad])
+        #expect(notReady.status == 1)
+        let lines = notReady.stdout.split(separator: "\n").map { try? JSONParser().parse(Array($0.utf8)) }
+        #expect(lines.map { $0?.objectValue?["ready"] } == [.bool(true), .bool(false)])
+        let help = try await CLI.run(["preflight", "--help"])
+        let deadline = CLITests.helpEntries(help.stdout).first { $0.option == "--deadline" }?.entry
+        #expect(deadline?.contains("default: 120)") == true, "\(deadline ?? help.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bed.attachments).allSatisfy { $0.hasPrefix(".") })
+        // With publishing, the payload ready to send: each media URL its published copy.
+        let published = directory + "/published"
+        try FileManager.default.createDirectory(atPath: published, withIntermediateDirectories: true)
+        let run = try await CLI.run(
+            ["preflight"] + bed.cliOptions + ["--publish-dir", published, "--publish-url", "https://cdn.test/m", good])
+        #expect(run.status == 0, "\(run.stderr)")
+        let sha = try #require(try FileManager.default.contentsOfDirectory(atPath: published).first)
+        #expect(run.stdout.contains("  ready to send:\n"))
+        #expect(run.stdout.hasSuffix(#"{"aps":{"mutable-content":1},"adb_media":"https://cdn.test/m/\#(sha)"}"# + "\n"))
+    }
+}
