@@ -79,6 +79,29 @@ struct PreflightTests {
         #expect(json.contains(#""extension_in_url":false"#))
     }
 
+    @Test("where the fetch went and what the origin said: the redirects, a Content-Type the bytes contradict")
+    func provenance() async throws {
+        let bed = try TestBed()
+        let text =
+            #"{"aps":{"mutable-content":1},"#
+            + #""adb_media":"\#(bed.url("/redirect/2?to=/media/photo.jpg?type=text/plain"))","#
+            + #""ct_mediaUrl":"\#(bed.url("/media/logo.png"))"}"#
+        let preflight = try await withEnricher(bed.configuration) { enricher in
+            await enricher.preflight(try payload(text), deadline: .now + .seconds(60))
+        }
+        #expect(preflight.verdicts.allSatisfy { $0.reaches })
+        let (moved, direct) = (preflight.verdicts[0], preflight.verdicts[1])
+        #expect(moved.media?.provenance?.redirects.count == 2)
+        #expect(moved.contentTypeAgrees == false)
+        #expect(direct.contentTypeAgrees == true)
+        let lines = preflight.text(input: "p.json").split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("        redirected: ") && $0.contains(" -> ") })
+        #expect(lines.contains { $0.contains("the origin sent Content-Type text/plain; the bytes are image/jpeg") })
+        let json = JSONWriter.string(preflight.json(input: nil))
+        #expect(json.contains(#""content_type_sent":"text/plain","content_type_agrees":false"#))
+        #expect(json.contains(#""redirects":[],"content_type_sent":"image/png","content_type_agrees":true"#))
+    }
+
     @Test(
         "the URL's file extension, as a service extension that names the file after it reads it",
         arguments: [

@@ -38,6 +38,15 @@ extension Preflight {
                     "        note: no file extension in the URL's path; an extension that names the file after the URL "
                         + "(Apple's samples, FCM's iOS docs) attaches nothing")
             }
+            if let provenance = verdict.media?.provenance, !provenance.redirects.isEmpty {
+                lines.append("        redirected: " + provenance.redirects.joined(separator: " -> "))
+            }
+            if verdict.contentTypeAgrees == false, let type = verdict.fetchedType {
+                let sent = verdict.media?.provenance?.contentType.map { "Content-Type \($0)" } ?? "no Content-Type"
+                lines.append(
+                    "        note: the origin sent \(sent); the bytes are \(type.mime) (an extension that trusts the "
+                        + "header attaches nothing)")
+            }
             for note in verdict.notes { lines.append("        note: \(note.code): \(note.detail)") }
         }
         for problem in problems { lines.append("  \(problem.source): \(problem.code): \(problem.detail)") }
@@ -89,6 +98,11 @@ extension Preflight.Verdict {
             if let size = media.dimensions { members.append(("dimensions", size.json)) }
             if case .published(let url)? = media.publication { members.append(("published_url", .text(url))) }
         }
+        if let provenance = media?.provenance {
+            members.append(("redirects", .array(provenance.redirects.map { .text($0) })))
+            members.append(("content_type_sent", provenance.contentType.map { .text($0) } ?? .null))
+        }
+        if let agrees = contentTypeAgrees { members.append(("content_type_agrees", .bool(agrees))) }
         members.append(("extension_in_url", .bool(!lacksExtension)))
         if !notes.isEmpty { members.append(("notes", .array(notes.map(\.json)))) }
         return .object(JSONObject(members))

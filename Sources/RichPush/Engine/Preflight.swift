@@ -38,6 +38,19 @@ public struct Preflight: Sendable {
         /// trusts the URL attaches nothing; RichPush names files by their bytes, and says so.
         public var lacksExtension: Bool { Self.lacksExtension(source) }
 
+        /// The type the fetched bytes were (before any transformation), when something is attached.
+        public var fetchedType: MediaType? { media.map { $0.transformation?.original.type ?? $0.type } }
+
+        /// Whether the Content-Type the origin sent names the type the bytes are (its media type, parameters
+        /// ignored, case-insensitive); nil when nothing is attached or the fetch's provenance is not known. An origin
+        /// that sends none disagrees: a service extension that trusts the header attaches nothing.
+        public var contentTypeAgrees: Bool? {
+            guard let fetchedType, let provenance = media?.provenance else { return nil }
+            guard let sent = provenance.contentType else { return false }
+            let essence = sent.split(separator: ";", maxSplits: 1).first.map(String.init) ?? sent
+            return essence.trimmingSpaces.lowercased() == fetchedType.mime
+        }
+
         /// Whether the phone gets anything.
         public var reaches: Bool {
             if case .refused = outcome { return false }
@@ -152,5 +165,13 @@ extension Enricher {
         } catch {
             return Preflight(invalid: error, elapsed: .now - start)
         }
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs.
+    fileprivate var trimmingSpaces: String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        return String(drop(while: blank).reversed().drop(while: blank).reversed())
     }
 }
