@@ -36,7 +36,7 @@ fuzz: deps
 
 # The concurrency tests (deadlines, exactly-once delivery, the CLI pipeline) under ThreadSanitizer.
 tsan: deps
-	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache|DigestService|Stall|Redirect|Admission|Lifecycle|WorkGate|ExtensionTests|HTTPServerTests|ResponseStream|OrderedPipeline|ServiceRunner'
+	timeout 1800 swift test --build-path .build/tsan --sanitize=thread --filter 'Deadline|Enricher|StateMachine|HostileServer|MediaCache|DigestService|Stall|Redirect|Admission|Lifecycle|WorkGate|ExtensionTests|HTTPServerTests|ResponseStream|OrderedPipeline|ServiceRunner|WorkerThreads|TransformStep'
 
 # The fetcher's tests under AddressSanitizer.
 asan: deps
