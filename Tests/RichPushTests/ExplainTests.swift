@@ -70,4 +70,35 @@ struct ExplainTests {
         #expect((json.lines.last?["invalid"] as? [String: Any])?["code"] as? String == "not-json")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: bed.attachments)) ?? []).isEmpty)
     }
+
+    @Test("an FCM v1 message is explained as enrich reads it: its own fields per platform, then apns.payload's")
+    func fcmMessage() async throws {
+        let bed = try TestBed()
+        let text =
+            #"{"message":{"token":"t","notification":{"image":"\#(bed.url("/media/photo.jpg"))"},"#
+            + #""android":{"notification":{"image":"\#(bed.url("/media/clip.mp4"))"}},"#
+            + #""apns":{"payload":{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}}}}"#
+        let explanation = try await withEnricher(bed.configuration) { enricher in
+            await enricher.explain(try PushPayload(parsing: Array(text.utf8)), deadline: .now + .seconds(30))
+        }
+        #expect(explanation.format == PayloadFormat(.fcmV1, wrapped: true, decidedBy: "message.apns"))
+        #expect(explanation.mutable)
+        let matched = explanation.conventions.filter(\.matched)
+        #expect(matched.map(\.name) == ["fcm_v1", "adb_media"])
+        let own = try #require(matched.first).findings
+        #expect(own.map(\.reference.field) == ["message.notification.image", "message.android.notification.image"])
+        #expect(own.map(\.reference.platform) == [.ios, .android])
+        #expect(own.first?.verdict == .attach(.jpeg, bytes: 5905))
+        guard case .refuse(let code, let detail)? = own.last?.verdict else {
+            Issue.record("Android's video not refused: \(String(describing: own.last?.verdict))")
+            return
+        }
+        #expect(code == .unsupportedType)
+        #expect(detail.contains("neither video nor audio"))
+        #expect(matched.last?.findings.map(\.reference.field) == ["message.apns.payload.adb_media"])
+        let lines = explanation.text(input: "m.json")
+        #expect(lines.hasPrefix("m.json (an FCM v1 message, decided by message.apns)\n"))
+        #expect(lines.contains("  message.apns.payload.aps.mutable-content is 1: the service extension runs\n"))
+        #expect(lines.contains("    message.android.notification.image (android) "))
+    }
 }

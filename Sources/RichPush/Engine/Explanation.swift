@@ -28,8 +28,11 @@ public struct Explanation: Sendable {
         public var matched: Bool { !findings.isEmpty || !problems.isEmpty }
     }
 
-    /// Whether `aps.mutable-content` is 1 (else iOS would not run the extension at all).
+    /// Whether `aps.mutable-content` is 1 (else iOS would not run the extension at all); for an FCM message, its
+    /// `apns.payload.aps.mutable-content`.
     public var mutable: Bool
+    /// What the input was read as, and what decided it.
+    public var format: PayloadFormat
     /// Every convention, in the order they run.
     public var conventions: [ConventionReport]
 
@@ -38,6 +41,7 @@ public struct Explanation: Sendable {
         .object(
             JSONObject([
                 ("input", .text(input)),
+                ("format", format.json),
                 ("mutable", .bool(mutable)),
                 (
                     "conventions",
@@ -64,6 +68,7 @@ public struct Explanation: Sendable {
             ("identifier", .text(finding.reference.identifier)),
             ("field", .text(finding.reference.field)),
             ("url", .text(finding.reference.url)),
+            ("platform", .text(finding.reference.platform.rawValue)),
         ]
         switch finding.verdict {
         case .attach(let type, let bytes):
@@ -85,17 +90,21 @@ public struct Explanation: Sendable {
 
     /// The explanation for a person (`richpush explain`).
     public func text(input: String) -> String {
-        var lines = [input]
+        let fcm = format.name == .fcmV1
+        var lines = [fcm ? "\(input) (an FCM v1 message, decided by \(format.decidedBy))" : input]
+        let field =
+            fcm ? (format.wrapped ? "message." : "") + "apns.payload.aps.mutable-content" : "aps.mutable-content"
         lines.append(
             mutable
-                ? "  aps.mutable-content is 1: the service extension runs"
-                : "  aps.mutable-content is not 1: on iOS the service extension would not run at all")
+                ? "  \(field) is 1: the service extension runs"
+                : "  \(field) is not 1: on iOS the service extension would not run at all")
         let matched = conventions.filter(\.matched)
         if matched.isEmpty { lines.append("  no convention found a media reference: nothing to attach") }
         for report in matched {
             lines.append("  \(report.name):")
             for finding in report.findings {
-                let head = "    \(finding.reference.field) \(finding.reference.url)"
+                let platform = fcm ? " (\(finding.reference.platform.rawValue))" : ""
+                let head = "    \(finding.reference.field)\(platform) \(finding.reference.url)"
                 switch finding.verdict {
                 case .attach(let type, let bytes):
                     let transcoded = type.isAttachable ? "" : " transcoded to JPEG or PNG from"
@@ -125,32 +134,47 @@ extension Enricher {
     /// stored).
     public func explain(_ payload: PushPayload, deadline: ContinuousClock.Instant) async -> Explanation {
         var reports: [Explanation.ConventionReport] = []
-        var seen: [String: String] = [:]
+        var seen: [MediaReference.Key: String] = [:]
         var fetchCount = 0
-        var toProbe: [(report: Int, finding: Int, url: String)] = []
-        for convention in configuration.conventions.conventions {
-            let scan = convention.scan(payload)
+        var toProbe: [(report: Int, finding: Int, reference: MediaReference)] = []
+        // An FCM message: its own fields first (`fcm_v1`, iOS's then Android's), then each convention inside
+        // `apns.payload`; an APNs payload: each convention over the payload.
+        let format = PayloadFormat.detect(payload)
+        let message = FCMMessage(payload, format: format)
+        var scans: [(name: String, scan: ConventionScan)]
+        if let message {
+            let own = message.ownScans()
+            var scan = own.ios
+            scan.problems += own.android.problems
+            scan.references += own.android.references
+            scans = [(FCMMessage.convention, scan)] + message.conventionScans(with: configuration.conventions)
+        } else {
+            scans = configuration.conventions.conventions.map { ($0.name, $0.scan(payload)) }
+        }
+        for (name, scan) in scans {
             var findings: [Explanation.Finding] = []
             for reference in scan.references {
-                if let first = seen[reference.url] {
+                if let first = seen[reference.key] {
                     findings.append(.init(reference: reference, verdict: .duplicate(of: first)))
                     continue
                 }
-                seen[reference.url] = reference.identifier
+                seen[reference.key] = reference.identifier
                 if fetchCount >= configuration.limits.maximumReferences {
                     findings.append(.init(reference: reference, verdict: .beyondLimit))
                     continue
                 }
                 fetchCount += 1
-                toProbe.append((reports.count, findings.count, reference.url))
+                toProbe.append((reports.count, findings.count, reference))
                 findings.append(.init(reference: reference, verdict: .refuse(.expired, "not probed")))
             }
-            reports.append(.init(name: convention.name, findings: findings, problems: scan.problems))
+            reports.append(.init(name: name, findings: findings, problems: scan.problems))
         }
         let verdicts = await withTaskGroup(of: (Int, Explanation.Verdict).self) { group in
             for (index, item) in toProbe.enumerated() {
                 group.addTask {
-                    switch await self.probe(item.url, deadline: deadline) {
+                    switch await self.probe(item.reference.url, deadline: deadline) {
+                    case .success(let found) where item.reference.platform == .android && found.type.kind != .image:
+                        return (index, .refuse(.unsupportedType, AndroidVariant.noImage(found.type)))
                     case .success(let found): return (index, .attach(found.type, bytes: found.bytes))
                     case .failure(let failure): return (index, .refuse(failure.code, failure.detail))
                     }
@@ -161,6 +185,7 @@ extension Enricher {
         for (index, item) in toProbe.enumerated() {
             if let verdict = verdicts[index] { reports[item.report].findings[item.finding].verdict = verdict }
         }
-        return Explanation(mutable: payload.isMutable, conventions: reports)
+        let mutable = message.map { $0.apnsPayload?.isMutable == true } ?? payload.isMutable
+        return Explanation(mutable: mutable, format: format, conventions: reports)
     }
 }

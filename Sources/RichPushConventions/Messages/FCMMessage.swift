@@ -42,42 +42,54 @@ package struct FCMMessage: Sendable {
     /// Every reference of the message, each URL once per platform (iOS first, then Android), and the problems of
     /// the fields read; `registry` is applied to `apns.payload`.
     package func scan(with registry: ConventionRegistry) -> ConventionScan {
-        var scan = ConventionScan()
-        let ios =
-            value(at: ["apns", "fcm_options", "image"], into: &scan, platform: .ios)
-            ?? value(at: ["notification", "image"], into: &scan, platform: .ios)
-        if let (value, field) = ios {
-            scan.take(value, field: field, convention: Self.convention, identifier: "fcm_image", platform: .ios)
-        }
-        if let inner = apnsPayload {
-            let found = registry.scan(inner)
-            let within = prefix + "apns.payload."
-            scan.problems += found.problems.map { problem in
-                var problem = problem
-                problem.source = within + problem.source
-                return problem
-            }
-            scan.overrides += found.overrides
-            scan.merge(
-                found.references.map { reference in
-                    var reference = reference
-                    reference.field = within + reference.field
-                    return reference
-                })
-        }
-        let android =
-            value(at: ["android", "notification", "image"], into: &scan, platform: .android)
-            ?? value(at: ["notification", "image"], into: &scan, platform: .android)
-        if let (value, field) = android {
-            // Through `merge`, as apns.payload's were: its identifier unique among theirs, its URL kept though iOS
-            // has it too (one reference per platform).
-            var found = ConventionScan()
-            found.take(
-                value, field: field, convention: Self.convention, identifier: "android_image", platform: .android)
+        let own = ownScans()
+        var scan = own.ios
+        for (_, found) in conventionScans(with: registry) {
             scan.problems += found.problems
+            scan.overrides += found.overrides
             scan.merge(found.references)
         }
+        // Through `merge`, as apns.payload's were: its identifier unique among theirs, its URL kept though iOS has
+        // it too (one reference per platform).
+        scan.problems += own.android.problems
+        scan.merge(own.android.references)
         return scan
+    }
+
+    /// What the message's own fields hold (the `fcm_v1` convention): the iOS reference and the Android one, each
+    /// with the problems of its fields.
+    package func ownScans() -> (ios: ConventionScan, android: ConventionScan) {
+        var ios = ConventionScan()
+        let iosField =
+            value(at: ["apns", "fcm_options", "image"], into: &ios, platform: .ios)
+            ?? value(at: ["notification", "image"], into: &ios, platform: .ios)
+        if let (value, field) = iosField {
+            ios.take(value, field: field, convention: Self.convention, identifier: "fcm_image", platform: .ios)
+        }
+        var android = ConventionScan()
+        let androidField =
+            value(at: ["android", "notification", "image"], into: &android, platform: .android)
+            ?? value(at: ["notification", "image"], into: &android, platform: .android)
+        if let (value, field) = androidField {
+            android.take(
+                value, field: field, convention: Self.convention, identifier: "android_image", platform: .android)
+        }
+        return (ios, android)
+    }
+
+    /// Each convention of `registry` applied to `apns.payload` (none without one), its fields and problems named
+    /// from the input's root (`message.apns.payload.adb_media`).
+    package func conventionScans(with registry: ConventionRegistry) -> [(name: String, scan: ConventionScan)] {
+        guard let inner = apnsPayload else { return [] }
+        let within = prefix + "apns.payload."
+        return registry.conventions.map { convention in
+            var found = convention.scan(inner)
+            for index in found.problems.indices { found.problems[index].source = within + found.problems[index].source }
+            for index in found.references.indices {
+                found.references[index].field = within + found.references[index].field
+            }
+            return (convention.name, found)
+        }
     }
 
     /// The value at `path` in the message and its field's name; nil when a key is absent. A step that must be an

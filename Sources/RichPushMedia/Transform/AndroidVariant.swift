@@ -28,14 +28,16 @@ package struct AndroidVariant: Sendable {
         case refuse(FetchFailure)
     }
 
+    /// Why `type` (a video or a sound) is refused for Android.
+    package static func noImage(_ type: MediaType) -> String {
+        "\(type.mime): an Android notification shows neither video nor audio, only an image"
+    }
+
     /// The decision for `media` (as fetched, after iOS's own transformation, if any).
     package func decision(for media: FetchedMedia) -> Decision {
         switch media.type.kind {
         case .video, .audio:
-            return .refuse(
-                FetchFailure(
-                    .unsupportedType,
-                    "\(media.type.mime): an Android notification shows neither video nor audio, only an image"))
+            return .refuse(FetchFailure(.unsupportedType, Self.noImage(media.type)))
         case .image: break
         }
         var reasons: [String] = []
