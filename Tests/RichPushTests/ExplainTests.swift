@@ -74,12 +74,10 @@ struct ExplainTests {
     @Test("an FCM v1 message is explained as enrich reads it: its own fields per platform, then apns.payload's")
     func fcmMessage() async throws {
         let bed = try TestBed()
-        let text =
-            #"{"message":{"token":"t","notification":{"image":"\#(bed.url("/media/photo.jpg"))"},"#
-            + #""android":{"notification":{"image":"\#(bed.url("/media/clip.mp4"))"}},"#
-            + #""apns":{"payload":{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}}}}"#
+        let message = try bed.fcmMessageWithVideoForAndroid(
+            apns: #"{"payload":{"aps":{"mutable-content":1},"adb_media":"URL"}}"#)
         let explanation = try await withEnricher(bed.configuration) { enricher in
-            await enricher.explain(try PushPayload(parsing: Array(text.utf8)), deadline: .now + .seconds(30))
+            await enricher.explain(message, deadline: .now + .seconds(30))
         }
         #expect(explanation.format == PayloadFormat(.fcmV1, wrapped: true, decidedBy: "message.apns"))
         #expect(explanation.mutable)

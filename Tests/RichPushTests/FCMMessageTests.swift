@@ -12,13 +12,10 @@ struct FCMMessageTests {
     @Test("a wrapped message: iOS's image attached, Android's video refused for Android, the message sendable as sent")
     func wrapped() async throws {
         let bed = try TestBed()
-        let text =
-            #"{"message":{"token":"t","notification":{"image":"\#(bed.url("/media/photo.jpg"))"},"#
-            + #""android":{"notification":{"image":"\#(bed.url("/media/clip.mp4"))"}},"#
-            + #""apns":{"payload":{"aps":{"mutable-content":1}},"#
-            + #""fcm_options":{"image":"\#(bed.url("/media/logo.png"))"}}}}"#
+        let message = try bed.fcmMessageWithVideoForAndroid(
+            apns: #"{"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"URL"}}"#)
         let result = try await withEnricher(bed.configuration) { enricher in
-            await enricher.enrich(try payload(text), timeout: .seconds(30))
+            await enricher.enrich(message, timeout: .seconds(30))
         }
         #expect(result.format == PayloadFormat(.fcmV1, wrapped: true, decidedBy: "message.apns"))
         #expect(result.outcome == .partial)
@@ -35,7 +32,7 @@ struct FCMMessageTests {
         #expect(refused.source == bed.url("/media/clip.mp4"))
         #expect(refused.detail.contains("neither video nor audio"))
         // The content is the message as it came: nothing added (FCM refuses members it does not know).
-        #expect(JSONWriter.string(try #require(result.content).json) == JSONWriter.string(try payload(text).json))
+        #expect(JSONWriter.string(try #require(result.content).json) == JSONWriter.string(message.json))
         // Nothing of the refused video is left.
         #expect(try FileManager.default.contentsOfDirectory(atPath: bed.configuration.store.root).count == 1)
     }

@@ -88,6 +88,16 @@ final class TestBed: Sendable {
         return file
     }
 
+    /// A wrapped FCM v1 message: this bed's photo.jpg as `notification.image`, its clip.mp4 as Android's own image
+    /// (a video, which Android refuses), and `apns` (JSON text, `URL` standing for the bed's `/media/logo.png`).
+    func fcmMessageWithVideoForAndroid(apns: String) throws -> PushPayload {
+        let text =
+            #"{"message":{"token":"t","notification":{"image":"\#(url("/media/photo.jpg"))"},"#
+            + #""android":{"notification":{"image":"\#(url("/media/clip.mp4"))"}},"apns":"#
+            + apns.replacingOccurrences(of: "URL", with: url("/media/logo.png")) + "}}"
+        return try PushPayload(parsing: Array(text.utf8))
+    }
+
     static func adobePayload(_ url: String) -> PushPayload {
         try! PushPayload(parsing: Array(#"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(url)"}"#.utf8))
     }
