@@ -102,4 +102,28 @@ struct FCMMessageTests {
                 == "https://cdn.test/m/\(photo).jpg")
         #expect(result.content?.root["richpush"] == nil)
     }
+
+    @Test("a campaign of FCM messages through stream: 40 messages over 3 images, each image fetched once")
+    func campaign() async throws {
+        let bed = try TestBed()
+        let images = ["/media/photo.jpg", "/media/logo.png", "/media/photo.jpg?v=2"]
+        let lines = (0..<40).map { i in
+            #"{"message":{"token":"d\#(i)","notification":{"image":"\#(bed.url(images[i % 3]))"},"#
+                + #""apns":{"payload":{"aps":{"mutable-content":1}}}}}"#
+        }
+        let run = try await CLI.run(
+            ["stream", "--concurrency", "16"] + bed.cliOptions, stdin: lines.joined(separator: "\n") + "\n")
+        #expect(run.status == 0, "\(run.stderr)")
+        let results = run.lines
+        #expect(results.count == 40)
+        // Each message has media for both platforms (the images are Android variants as they are).
+        #expect(results.allSatisfy { $0["outcome"] as? String == "complete" })
+        let platforms = results.map {
+            ($0["attachments"] as? [[String: Any]])?.compactMap { $0["platform"] as? String }
+        }
+        #expect(platforms.allSatisfy { $0 == ["ios", "android"] })
+        for path in images {
+            #expect(bed.origin.requestLog.filter { $0 == path }.count == 1, "\(path) fetched more than once")
+        }
+    }
 }
