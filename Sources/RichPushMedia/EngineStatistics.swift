@@ -19,6 +19,8 @@ public struct EngineStatistics: Sendable, Hashable {
 package final class StatisticsCounter: Sendable {
     private let counts = LockedValue(EngineStatistics())
 
+    package init() {}
+
     package func record(_ update: (inout EngineStatistics) -> Void) { counts.withLock(update) }
 
     package var snapshot: EngineStatistics { counts.withLock { $0 } }

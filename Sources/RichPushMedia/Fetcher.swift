@@ -122,6 +122,27 @@ public final class Fetcher: Sendable {
         }
     }
 
+    /// Whether a converter is configured: images are transformed, and Android variants made.
+    package var converts: Bool { transformStep != nil }
+
+    /// The Android variant of `media` (an image `variant` did not keep), made on the transformation's threads by
+    /// `deadline` into a new attachment (`media`'s file is then removed, as it is on a failure): a still JPEG or PNG
+    /// within FCM's Android limit and the variant's bound, upright, without metadata. Without a converter, the
+    /// refusal that says one is needed.
+    package func androidVariant(
+        of media: FetchedMedia, _ variant: AndroidVariant, reasons: [String], deadline: ContinuousClock.Instant
+    ) async -> Result<FetchedMedia, FetchFailure> {
+        guard let transformStep else {
+            root.remove(media)
+            return .failure(variant.refusal(media, reasons: reasons))
+        }
+        return await transformStep.transform(media, deadline: deadline, for: .android(variant)).map { made in
+            var made = made
+            made.provenance = media.provenance
+            return made
+        }
+    }
+
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
     /// - Returns: the sniffed type, and the declared length (else the bytes seen); or why it could not be told.
     package func probe(

@@ -108,6 +108,34 @@ package enum ImageWriters {
         return file
     }
 
+    // MARK: PPM
+
+    /// A binary PPM (P6) of `width` x `height` RGB pixels (`pixels`, row by row): an input libvips's own tool reads
+    /// (`VipsTool.run`), to write JPEGs and PNGs of a chosen size without a fixture.
+    package static func ppm(width: Int, height: Int, pixels: [UInt8]) -> [UInt8] {
+        precondition(pixels.count == width * height * 3)
+        return Array("P6\n\(width) \(height)\n255\n".utf8) + pixels
+    }
+
+    /// `count` bytes of seeded noise: a JPEG of it is as large as a photo of its size gets (1.9 bytes a pixel at
+    /// quality 90, measured with libvips 8.14).
+    package static func noise(_ count: Int, seed: UInt64) -> [UInt8] {
+        var generator = SplitMix64(seed: seed)
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            var index = 0
+            while index < count {
+                var word = generator.next()
+                for _ in 0..<min(8, count - index) {
+                    buffer[index] = UInt8(truncatingIfNeeded: word)
+                    word >>= 8
+                    index += 1
+                }
+            }
+        }
+        return bytes
+    }
+
     /// `width` x `height` pixels of one colour (RGB).
     package static func solid(_ width: Int, _ height: Int, _ rgb: [UInt8]) -> [UInt8] {
         Array((0..<(width * height)).map { _ in rgb }.joined())
@@ -158,6 +186,26 @@ package enum ImageWriters {
 
 /// libvips's own command-line tool (libvips-tools), an independent reader of what the converter wrote.
 package enum VipsTool {
+    /// Runs `vips` with `arguments` (`jpegsave in.ppm out.jpg --Q 90`, ...), off the cooperative pool.
+    /// - Throws: when it exits with another status than 0, with its standard error.
+    package static func run(_ arguments: [String]) async throws {
+        try await offPool {
+            let process = ChildProcess()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
+            process.arguments = arguments
+            let errors = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw VipsToolError(
+                    detail: "vips \(arguments.joined(separator: " ")): " + String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+
     /// The band values of the pixel at `x`, `y` of the image at `path` (`vips getpoint`).
     package static func pixel(_ path: String, x: Int, y: Int) async throws -> [Double] {
         try await offPool {
@@ -173,4 +221,10 @@ package enum VipsTool {
             return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         }
     }
+}
+
+/// `vips` failed.
+package struct VipsToolError: Error, CustomStringConvertible {
+    package var detail: String
+    package var description: String { detail }
 }

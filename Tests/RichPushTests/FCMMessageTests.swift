@@ -41,7 +41,7 @@ struct FCMMessageTests {
     func sharedImage() async throws {
         let bed = try TestBed()
         let text =
-            #"{"topic":"sales","notification":{"image":"\#(bed.url("/media/photo.jpg"))"},"#
+            #"{"topic":"sales","notification":{"image":"\#(bed.url("/media/logo.png"))"},"#
             + #""apns":{"payload":{"aps":{"alert":"Hi"}}}}"#
         let result = try await withEnricher(bed.configuration) { enricher in
             await enricher.enrich(try payload(text), timeout: .seconds(30))
@@ -52,8 +52,8 @@ struct FCMMessageTests {
         #expect(result.attachments.map(\.field) == ["notification.image", "notification.image"])
         let (ios, android) = (result.attachments[0].media, result.attachments[1].media)
         #expect(ios.directory != android.directory)
-        #expect(ios.sha256 == android.sha256, "a 160 x 120 JPEG of 5,905 bytes is an Android variant as it is")
-        #expect(bed.origin.requestLog.filter { $0 == "/media/photo.jpg" }.count == 1)
+        #expect(ios.sha256 == android.sha256, "a still 160 x 120 PNG of 1,046 bytes is an Android variant as it is")
+        #expect(bed.origin.requestLog.filter { $0 == "/media/logo.png" }.count == 1)
         // No service extension would run on iOS: said once, for iOS.
         #expect(result.problems.map(\.code) == [.notMutable])
         #expect(result.problems.first?.source == "apns.payload.aps.mutable-content")
@@ -63,7 +63,7 @@ struct FCMMessageTests {
     @Test("an Android-only message needs no service extension: no not-mutable problem")
     func androidOnly() async throws {
         let bed = try TestBed()
-        let text = #"{"token":"t","android":{"notification":{"image":"\#(bed.url("/media/photo.jpg"))"}}}"#
+        let text = #"{"token":"t","android":{"notification":{"image":"\#(bed.url("/media/logo.png"))"}}}"#
         let result = try await withEnricher(bed.configuration) { enricher in
             await enricher.enrich(try payload(text), timeout: .seconds(30))
         }
@@ -80,26 +80,26 @@ struct FCMMessageTests {
         let bed = try TestBed {
             $0.publisher = DirectoryPublisher(directory: published, baseURL: "https://cdn.test/m")
         }
-        let sent = bed.url("/media/photo.jpg")
+        let sent = bed.url("/media/logo.png")
         let text =
             #"{"message":{"token":"t","notification":{"image":"\#(sent)"},"#
-            + #""apns":{"payload":{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/logo.png"))"}}}}"#
+            + #""apns":{"payload":{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}}}}"#
         let result = try await withEnricher(bed.configuration) { enricher in
             await enricher.enrich(try payload(text), timeout: .seconds(30))
         }
         #expect(result.outcome == .complete, "\(result.problems)")
         let message = try #require(result.content?.root["message"]?.objectValue)
-        let photo = result.attachments.first { $0.source == sent }!.media.sha256
-        let logo = result.attachments.first { $0.source != sent }!.media.sha256
+        let logo = result.attachments.first { $0.source == sent }!.media.sha256
+        let photo = result.attachments.first { $0.source != sent }!.media.sha256
         #expect(message["notification"]?.objectValue?["image"]?.stringValue == sent)
         let apns = try #require(message["apns"]?.objectValue)
-        #expect(apns["fcm_options"]?.objectValue?["image"]?.stringValue == "https://cdn.test/m/\(photo).jpg")
+        #expect(apns["fcm_options"]?.objectValue?["image"]?.stringValue == "https://cdn.test/m/\(logo).png")
         #expect(
-            apns["payload"]?.objectValue?["adb_media"]?.stringValue == "https://cdn.test/m/\(logo).png",
+            apns["payload"]?.objectValue?["adb_media"]?.stringValue == "https://cdn.test/m/\(photo).jpg",
             "apns.payload's own conventions are rewritten as in an APNs payload")
         #expect(
             message["android"]?.objectValue?["notification"]?.objectValue?["image"]?.stringValue
-                == "https://cdn.test/m/\(photo).jpg")
+                == "https://cdn.test/m/\(logo).png")
         #expect(result.content?.root["richpush"] == nil)
     }
 

@@ -8,8 +8,11 @@
 public final class Enricher: LifecycleService {
     /// The configuration it was made with.
     public let configuration: Enricher.Configuration
-    private let fetcher: Fetcher
+    let fetcher: Fetcher
     private let cache: MediaCache?
+    /// Android variants made, by their source's SHA-256 (`Enricher+Android.swift`): with a converter and the media
+    /// cache.
+    let variants: MediaCache?
     /// Admission: every payload (and `explain`, and the extension's runs) enters it; shutdown closes it.
     let gate = WorkGate()
     /// The shutdown under way, once one began; every `shutdown()` and `run()` awaits the same one.
@@ -49,6 +52,7 @@ public final class Enricher: LifecycleService {
             ? MediaCache(
                 source: fetcher, root: fetcher.root, statistics: fetcher.statistics, settings: configuration.cache)
             : nil
+        self.variants = Self.variantCache(configuration, fetcher: fetcher)
     }
 
     /// Processes one payload, finishing by `deadline`.
@@ -159,7 +163,7 @@ public final class Enricher: LifecycleService {
             return await cache.attachment(for: reference.url, deadline: deadline)
         }
         if reference.platform == .android, case .success(let media) = result {
-            result = androidVariant(of: media)
+            result = await androidVariant(of: media, deadline: deadline)
         }
         if let publisher = configuration.publisher, case .success(var media) = result {
             switch await publisher.published(media) {
@@ -179,26 +183,6 @@ public final class Enricher: LifecycleService {
             // The run was closed (its result handed over) before this finished: no result names the file, so
             // it goes now rather than being left to `gc`.
             fetcher.root.remove(media)
-        }
-    }
-
-    /// The Android variant of `media` (an FCM message's Android reference, fetched): `media` itself when it is
-    /// one already (`AndroidVariant`), else a failure saying why, its file removed.
-    private func androidVariant(of media: FetchedMedia) -> Result<FetchedMedia, FetchFailure> {
-        let variant = AndroidVariant(maximumDimension: configuration.transform.androidMaximumDimension)
-        switch variant.decision(for: media) {
-        case .keep:
-            return .success(media)
-        case .refuse(let failure):
-            fetcher.root.remove(media)
-            return .failure(failure)
-        case .convert(let reasons):
-            fetcher.root.remove(media)
-            let typeOnly = media.bytes <= AndroidVariant.maximumBytes && media.type != .jpeg && media.type != .png
-            return .failure(
-                FetchFailure(
-                    typeOnly ? .unsupportedType : .tooLarge,
-                    "for Android: \(reasons.joined(separator: "; ")); no Android variant is made of it yet"))
         }
     }
 
@@ -268,7 +252,7 @@ public final class Enricher: LifecycleService {
                 let drain = metadata["drain_ms"].map { "up to \($0) ms" } ?? "their own deadlines"
                 return ("shutting down: \(inFlight) payloads in flight, given \(drain)", metadata)
             }
-            let task = Task { [self, gate, fetcher, cache, stopped] in
+            let task = Task { [self, gate, fetcher, cache, variants, stopped] in
                 let drained = await withTaskGroup(of: Bool.self) { group in
                     group.addTask {
                         await gate.untilIdle()
@@ -290,6 +274,7 @@ public final class Enricher: LifecycleService {
                 // link is made after the links are removed.
                 await gate.untilIdle()
                 cache?.removeAll()
+                variants?.removeAll()
                 stopped.withLock { $0 = true }
                 self.log(.shutdownFinished) {
                     let elapsed = (ContinuousClock.now - began).inMilliseconds
@@ -324,6 +309,7 @@ public final class Enricher: LifecycleService {
         }
         fetcher.syncShutdown()
         cache?.removeAll()
+        variants?.removeAll()
         stopped.withLock { $0 = true }
         if open {
             log(.shutdownFinished) {
@@ -344,5 +330,6 @@ public final class Enricher: LifecycleService {
     deinit {
         // Forgotten shutdown: the fetch loop stops with the fetcher; the cache's links must not stay behind.
         cache?.removeAll()
+        variants?.removeAll()
     }
 }

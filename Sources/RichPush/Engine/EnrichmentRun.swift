@@ -154,7 +154,10 @@ final class EnrichmentRun: Sendable {
                         EnrichmentProblem(
                             source: reference.url, code: .publishFailed, detail: detail, platform: platform(reference)))
                 }
-                if let transformation = media.transformation, transformation.steps.contains(.firstFrame) {
+                // Android shows an animation's first frame whatever is sent: its variant's is no loss.
+                if let transformation = media.transformation, transformation.steps.contains(.firstFrame),
+                    reference.platform == .ios
+                {
                     problems.append(
                         EnrichmentProblem(
                             source: reference.url, code: .animationDropped,

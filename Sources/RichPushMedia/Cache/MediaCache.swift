@@ -57,6 +57,16 @@ package final class MediaCache: Sendable {
     package func attachment(for url: String, deadline: ContinuousClock.Instant) async -> Result<
         FetchedMedia, FetchFailure
     > {
+        await attachment(for: url, deadline: deadline, from: source)
+    }
+
+    /// An attachment of what `key` names for one payload, by `deadline`, made by `source` (given `key` as its URL)
+    /// when the cache holds none and no other payload is making it: the same single flight, links and bounds for
+    /// what is not a URL (the engine's Android variants, by their source's SHA-256).
+    package func attachment(
+        for key: String, deadline: ContinuousClock.Instant, from source: any MediaSource
+    ) async -> Result<FetchedMedia, FetchFailure> {
+        let url = key
         // Whether this URL had an entry whose first payload's file was gone: a second sight, linked when fetched.
         var seenBefore = false
         // A retry happens only when a leader gave up under its own deadline; three bound the loop.
@@ -72,7 +82,7 @@ package final class MediaCache: Sendable {
                 forget(url)
                 seenBefore = true
             case .lead(let stale):
-                return await lead(url, deadline: deadline, stale: stale, seenBefore: seenBefore)
+                return await lead(url, deadline: deadline, stale: stale, seenBefore: seenBefore, source: source)
             case .wait:
                 switch await wait(for: url, until: deadline) {
                 case .media(let entry):
@@ -92,7 +102,8 @@ package final class MediaCache: Sendable {
 
     /// Fetches `url` for the waiters, caches the result, and hands it over.
     private func lead(
-        _ url: String, deadline: ContinuousClock.Instant, stale: CacheEntry?, seenBefore: Bool
+        _ url: String, deadline: ContinuousClock.Instant, stale: CacheEntry?, seenBefore: Bool,
+        source: any MediaSource
     ) async -> Result<FetchedMedia, FetchFailure> {
         let outcome = await source.fetch(url, deadline: deadline, validators: stale?.media.validators ?? Validators())
         let now = ContinuousClock.now

@@ -33,8 +33,15 @@ package struct AndroidVariant: Sendable {
         "\(type.mime): an Android notification shows neither video nor audio, only an image"
     }
 
-    /// The decision for `media` (as fetched, after iOS's own transformation, if any).
+    /// The decision for `media` (as fetched, after iOS's own transformation, if any), its file read as far as its
+    /// metadata goes (`head(of:)`).
     package func decision(for media: FetchedMedia) -> Decision {
+        decision(for: media, head: Self.head(of: media))
+    }
+
+    /// The decision for `media` whose file begins with `head` (the whole file, or a JPEG to its first scan: a JPEG
+    /// or PNG is kept only when these bytes show it has no EXIF orientation to apply, no animation and no metadata).
+    package func decision(for media: FetchedMedia, head: [UInt8]) -> Decision {
         switch media.type.kind {
         case .video, .audio:
             return .refuse(FetchFailure(.unsupportedType, Self.noImage(media.type)))
@@ -57,6 +64,49 @@ package struct AndroidVariant: Sendable {
         } else if reasons.isEmpty {
             reasons.append("its dimensions are not known from its header")
         }
+        if let metadata = ImageMetadata.read(head, type: media.type) {
+            reasons += Self.reasons(metadata)
+        } else if reasons.isEmpty {
+            reasons.append("its metadata could not be read")
+        }
         return reasons.isEmpty ? .keep : .convert(reasons)
+    }
+
+    /// Why a JPEG or PNG with `metadata` is not shown as it should be on Android, or holds what a variant drops.
+    private static func reasons(_ metadata: ImageMetadata) -> [String] {
+        var reasons: [String] = []
+        if metadata.animated {
+            reasons.append("an animated PNG (Android shows its first frame; the variant is that frame)")
+        }
+        if let orientation = metadata.orientation, orientation != 1 {
+            reasons.append(
+                "EXIF orientation \(orientation) (Android's BitmapFactory ignores it: the picture would show turned; "
+                    + "the variant is upright)")
+        }
+        if !metadata.kinds.isEmpty {
+            reasons.append("metadata (\(metadata.kinds.joined(separator: ", "))), which the variant strips")
+        }
+        if !metadata.complete {
+            reasons.append("its structure could not be read to the picture")
+        }
+        return reasons
+    }
+
+    /// The bytes of `media`'s file that `decision(for:head:)` reads: all of a JPEG or PNG within FCM's limit (a
+    /// larger one is converted whatever it holds), read once per payload; none of any other.
+    static func head(of media: FetchedMedia) -> [UInt8] {
+        guard media.type == .jpeg || media.type == .png, media.bytes <= maximumBytes else { return [] }
+        return (try? InputReader.read(media.path, limit: maximumBytes).get()) ?? []
+    }
+
+    /// Why a variant is refused when no converter is configured, with the reasons it needed one: `too-large` when
+    /// it is over FCM's limit or the bound, else `unsupported-type` (its type or form is not what Android shows).
+    package func refusal(_ media: FetchedMedia, reasons: [String]) -> FetchFailure {
+        let side = media.dimensions.map { max($0.width, $0.height) } ?? 0
+        let large = media.bytes > Self.maximumBytes || side > maximumDimension
+        return FetchFailure(
+            large ? .tooLarge : .unsupportedType,
+            "for Android: \(reasons.joined(separator: "; ")); making an Android variant needs a converter "
+                + "(transform.converter: the CLI's is libvips unless --no-transform)")
     }
 }

@@ -15,6 +15,9 @@ import RichPushStore
 /// deadline or its caller's cancellation is withdrawn from the queue and ends then, not when a thread frees; one
 /// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. The fetched file is
 /// removed once it has been transformed or refused; the result is a new attachment directory of its own.
+///
+/// The same threads make Android variants (`Target.android`): an FCM message's image for Android, always a still
+/// JPEG (opaque) or PNG (alpha) within FCM's 1 MiB and the Android bound (`AndroidVariant`).
 final class TransformStep: Sendable {
     private let settings: TransformSettings
     private let converter: any ImageConverter
@@ -22,8 +25,19 @@ final class TransformStep: Sendable {
     private let root: AttachmentRoot
     private let threads: WorkerThreads
 
-    private struct Job: Sendable {
+    /// Whom an image is transformed for.
+    enum Target: Sendable {
+        /// iOS: the types iOS attaches kept (a GIF stays animated), the image cap, `maximumDimension`.
+        case ios
+        /// An Android variant: a still JPEG or PNG, within FCM's limit and the variant's bound. Asked only for an
+        /// image `AndroidVariant` did not keep, so it is always written anew (a PNG's chunks filtered when only its
+        /// metadata is in the way).
+        case android(AndroidVariant)
+    }
+
+    struct Job: Sendable {
         var media: FetchedMedia
+        var target: Target
         var deadline: ContinuousClock.Instant
         var stop: StopSignal
         var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
@@ -56,9 +70,10 @@ final class TransformStep: Sendable {
     /// `media` as it is attached: itself when nothing applies, else converted into a new attachment directory
     /// (the fetched one is then removed), or the failure (`too-many-pixels`, `transform-failed`, `expired` at the
     /// deadline, `cancelled` when the calling task is), with the fetched file removed.
-    func transform(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async -> Result<FetchedMedia, FetchFailure>
-    {
-        guard mayTransform(media) else { return .success(media) }
+    func transform(
+        _ media: FetchedMedia, deadline: ContinuousClock.Instant, for target: Target = .ios
+    ) async -> Result<FetchedMedia, FetchFailure> {
+        if case .ios = target, !mayTransform(media) { return .success(media) }
         if let size = media.dimensions, let refusal = pixelRefusal(ImageHeader(size: size)) {
             // The first bytes already declared too many: refused without a decoder or a thread.
             root.remove(media)
@@ -72,7 +87,9 @@ final class TransformStep: Sendable {
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let job = Job(media: media, deadline: deadline, stop: stop) { continuation.resume(returning: $0) }
+                let job = Job(media: media, target: target, deadline: deadline, stop: stop) {
+                    continuation.resume(returning: $0)
+                }
                 let queued = threads.submit(stop: { stop.stop() }) { [self] turn in take(job, turn) }
                 ticket.withLock { $0 = queued }
                 // `withdraw` stops the signal before it reads the ticket: a job stopped before the ticket was
@@ -143,7 +160,7 @@ final class TransformStep: Sendable {
         if let ended = ended(job) { return .failure(ended) }
         let header: ImageHeader
         if media.type.isAttachable, let size = media.dimensions,
-            !Plan(media: media, header: ImageHeader(size: size), settings: settings, imageBytes: imageBytes).isNeeded
+            !Plan(job, header: ImageHeader(size: size), settings: settings, imageBytes: imageBytes).isNeeded
         {
             // A JPEG or PNG whose first bytes gave its size, here for its verifying decode alone (which names its
             // type's decoder itself): no probe.
@@ -166,8 +183,9 @@ final class TransformStep: Sendable {
         }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
         var damage = media.damage
-        // A verifying decode of an image whose structure is damaged would say what is known already.
-        if settings.verifyImages, Self.verified.contains(media.type), damage == nil {
+        // A verifying decode of an image whose structure is damaged would say what is known already; an Android
+        // variant's source was checked for iOS (the same bytes, or the converter's output of them).
+        if case .ios = job.target, settings.verifyImages, Self.verified.contains(media.type), damage == nil {
             switch verdict(job) {
             case .success(let found): damage = found
             case .failure(let refusal): return .failure(refusal)
@@ -240,16 +258,25 @@ final class TransformStep: Sendable {
     /// What `job`'s image needs, done: itself when nothing, else a new attachment.
     private func planned(_ job: Job, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
         let media = job.media
-        let plan = Plan(media: media, header: header, settings: settings, imageBytes: imageBytes)
+        let plan = Plan(job, header: header, settings: settings, imageBytes: imageBytes)
         guard plan.isNeeded else { return .success(media) }
         if media.type == .png {
-            if plan.format == .png, plan.maximumSide == nil, media.bytes <= imageBytes {
-                return filterChunks(job, header: header)
+            let animated = PNGChunks.isAnimated(head: head(of: media.path))
+            // iOS keeps an APNG's frames when only its metadata goes; an Android variant is still.
+            let filtered: Bool
+            switch job.target {
+            case .ios: filtered = plan.format == .png
+            case .android: filtered = !animated
+            }
+            if filtered, plan.maximumSide == nil, media.bytes <= plan.cap {
+                return filterChunks(job, plan: plan, header: header)
             }
             // libvips reads an APNG's default image alone: what is attached is still, and says so.
-            if PNGChunks.isAnimated(head: head(of: media.path)) {
-                return convert(job, plan: plan, header: header, steps: [.firstFrame])
-            }
+            if animated { return convert(job, plan: plan, header: header, steps: [.firstFrame]) }
+        }
+        // An Android variant of an animation is its first frame (read alone: `plan.animated` is false).
+        if case .android = job.target, header.pages > 1 {
+            return convert(job, plan: plan, header: header, steps: [.firstFrame])
         }
         return convert(job, plan: plan, header: header)
     }
@@ -265,16 +292,20 @@ final class TransformStep: Sendable {
     }
 
     /// A PNG whose only need is losing its metadata: its chunks filtered (`PNGChunks`), nothing decoded, every
-    /// frame of an APNG kept.
-    private func filterChunks(_ job: Job, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+    /// frame of an APNG kept. An Android variant whose EXIF orientation must be applied is converted instead (a
+    /// filter keeps the orientation, which Android ignores).
+    private func filterChunks(_ job: Job, plan: Plan, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
         let png: PNGChunks
         do {
-            let bytes = try InputReader.read(job.media.path, limit: imageBytes).get()
+            let bytes = try InputReader.read(job.media.path, limit: plan.cap).get()
             png = try PNGChunks(bytes)
         } catch let damage as PNGChunks.Damage {
             return .failure(FetchFailure(.damagedImage, damage.detail))
         } catch {
             return .failure(FetchFailure(.storeFailed, "cannot read the fetched image: \(error)"))
+        }
+        if case .android = job.target, let orientation = png.orientation, orientation != 1 {
+            return convert(job, plan: plan, header: header)
         }
         let stripped = png.stripped()
         return write(job, format: .png) { partial throws(FetchFailure) in
@@ -286,12 +317,21 @@ final class TransformStep: Sendable {
         }.map { written in
             var media = written.media
             media.dimensions = written.size
-            media.transformation = Transformation(
-                steps: [.metadataStripped],
-                original: Transformation.Original(
-                    type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+            media.transformation = Self.transformation(of: job.media, steps: [.metadataStripped])
             return media
         }
+    }
+
+    /// The record of a transformation of `media` that took `steps`: when `media` is itself a transformation's
+    /// output (an Android variant made from what iOS attaches), its steps are counted too and its original stays
+    /// the original, what was fetched.
+    static func transformation(of media: FetchedMedia, steps: [Transformation.Step]) -> Transformation {
+        let previous = media.transformation
+        let done = Set(steps + (previous?.steps ?? []))
+        return Transformation(
+            steps: Transformation.Step.allCases.filter(done.contains),
+            original: previous?.original
+                ?? Transformation.Original(type: media.type, bytes: media.bytes, sha256: media.sha256))
     }
 
     /// The refusal of an image whose header declares more pixels than allowed (or none), else nil.
@@ -318,14 +358,35 @@ final class TransformStep: Sendable {
         return FetchFailure(.cancelled, "cancelled before the image was transformed")
     }
 
-    /// What a fetched image needs, decided from its type, size and header.
+    /// What a fetched image needs, decided from its type, size and header, and whom it is for.
     struct Plan {
         var format: MediaType
         var maximumSide: Int?
         var animated: Bool
         var isNeeded: Bool
+        /// The most bytes the output may have, and its name in a refusal.
+        var cap: Int
+        var capName = "the image cap"
 
-        init(media: FetchedMedia, header: ImageHeader, settings: TransformSettings, imageBytes: Int) {
+        init(_ job: Job, header: ImageHeader, settings: TransformSettings, imageBytes: Int) {
+            self.init(media: job.media, header: header, settings: settings, imageBytes: imageBytes, target: job.target)
+        }
+
+        init(
+            media: FetchedMedia, header: ImageHeader, settings: TransformSettings, imageBytes: Int,
+            target: Target = .ios
+        ) {
+            cap = imageBytes
+            if case .android(let variant) = target {
+                // Always a still JPEG or PNG, written anew: `AndroidVariant` kept what needed nothing.
+                animated = false
+                format = header.hasAlpha ? .png : .jpeg
+                maximumSide = header.longestSide > variant.maximumDimension ? variant.maximumDimension : nil
+                cap = AndroidVariant.maximumBytes
+                capName = "FCM's Android limit"
+                isNeeded = true
+                return
+            }
             animated = header.pages > 1 && (media.type == .gif || media.type == .webp)
             if media.type.isAttachable {
                 format = media.type
@@ -365,7 +426,7 @@ final class TransformStep: Sendable {
                 steps = [.firstFrame]
                 continue
             }
-            guard written.media.bytes > imageBytes else {
+            guard written.media.bytes > plan.cap else {
                 var media = written.media
                 media.dimensions = written.size
                 var done: [Transformation.Step] = []
@@ -373,10 +434,7 @@ final class TransformStep: Sendable {
                 // Compared by the longest side: turning a photo upright swaps its width and height.
                 if max(written.size.width, written.size.height) < header.longestSide { done.append(.downscaled) }
                 done.append(.metadataStripped)
-                media.transformation = Transformation(
-                    steps: done + steps,
-                    original: Transformation.Original(
-                        type: job.media.type, bytes: job.media.bytes, sha256: job.media.sha256))
+                media.transformation = Self.transformation(of: job.media, steps: done + steps)
                 return .success(media)
             }
             root.remove(written.media)
@@ -385,12 +443,12 @@ final class TransformStep: Sendable {
                     FetchFailure(
                         .transformFailed,
                         "still \(written.media.bytes) bytes at \(written.size.width) x \(written.size.height) after "
-                            + "\(attempt) re-encodes; the image cap is \(imageBytes)"
+                            + "\(attempt) re-encodes; \(plan.capName) is \(plan.cap)"
                     ))
             }
             // Bytes go roughly with the area: shrink the sides by the square root of the excess, and a margin.
             let longest = max(written.size.width, written.size.height)
-            let scale = (Double(imageBytes) / Double(written.media.bytes)).squareRoot() * 0.85
+            let scale = (Double(plan.cap) / Double(written.media.bytes)).squareRoot() * 0.85
             plan.maximumSide = max(16, Int(Double(longest) * scale))
         }
         return .failure(FetchFailure(.transformFailed, "no attempt was made"))
