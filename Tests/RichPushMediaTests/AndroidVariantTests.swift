@@ -123,4 +123,24 @@ struct AndroidVariantTests {
             #expect(variant.decision(for: media, head: []) == .convert(reasons), "\(media.type.mime)")
         }
     }
+
+    @Test("a JPEG's metadata segments and trailing bytes are dropped, every other byte kept; nil when unfollowable")
+    func jpegSegments() {
+        let junk = Array("<html>".utf8)
+        for progressive in [false, true] {
+            // Fill bytes between segments (two, before SOF) are dropped too: they are nothing.
+            let filled = ImageStructureTests.jpeg(progressive: progressive, fill: true).bytes
+            let clean = ImageStructureTests.jpeg(progressive: progressive).bytes
+            // After SOI and APP0 (20 bytes): a comment, an EXIF block with a GPS position's bytes, an XMP packet.
+            var texted = Array(clean[..<20])
+            texted += ImageStructureTests.segment(0xFE, Array("Lavc59".utf8))
+            texted += ImageStructureTests.segment(0xE1, Self.exif + PNGChunks.exif(orientation: 1) + Array("GPS".utf8))
+            texted += ImageStructureTests.segment(0xE1, Array("http://ns.adobe.com/xap/1.0/\0secret".utf8))
+            texted += Array(filled[20...]) + junk
+            #expect(JPEGSegments.stripped(texted) == clean, "progressive: \(progressive)")
+            #expect(JPEGSegments.stripped(clean) == clean)
+            #expect(JPEGSegments.stripped(Array(clean.dropLast(2))) == nil, "no EOI")
+        }
+        #expect(JPEGSegments.stripped(ImageStructureTests.jpeg(garbage: true).bytes) == nil)
+    }
 }

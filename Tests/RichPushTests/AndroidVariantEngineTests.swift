@@ -122,7 +122,8 @@ struct AndroidVariantEngineTests {
         try await VipsTool.run(["jpegsave", directory + "/noise.ppm", directory + "/large.jpg", "--Q", "85"])
         let large = Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/large.jpg")))
         try #require(large.count > 12_000_000, "the source is \(large.count) bytes")
-        let (bed, _) = try Self.bed(files: ["large.jpg": large])
+        let (bed, media) = try Self.bed(files: ["large.jpg": large])
+        defer { media.map { try? FileManager.default.removeItem(atPath: $0) } }
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(Self.message(bed.url("/media/large.jpg")), timeout: .seconds(120))
             let (ios, android) = try Self.platforms(result)
@@ -164,7 +165,8 @@ struct AndroidVariantEngineTests {
             .write(to: URL(fileURLWithPath: directory + "/gradient.ppm"))
         try await VipsTool.run(["bandjoin_const", directory + "/gradient.ppm", directory + "/alpha.png", "128"])
         let png = Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/alpha.png")))
-        let (bed, _) = try Self.bed(files: ["alpha.png": png])
+        let (bed, media) = try Self.bed(files: ["alpha.png": png])
+        defer { media.map { try? FileManager.default.removeItem(atPath: $0) } }
         try await withEnricher(bed.configuration) { enricher in
             let (ios, android) = try Self.platforms(await enricher.enrich(Self.message(bed.url("/media/alpha.png"))))
             #expect(ios.type == .png && ios.sha256 == Self.sha256(png))
@@ -216,7 +218,8 @@ struct AndroidVariantEngineTests {
 
     @Test("an APNG keeps its frames for iOS; Android's variant is its first frame, still")
     func apng() async throws {
-        let (bed, _) = try Self.bed(files: ["apng.png": fixture("corpus/apng-three-frames.png")])
+        let (bed, media) = try Self.bed(files: ["apng.png": fixture("corpus/apng-three-frames.png")])
+        defer { media.map { try? FileManager.default.removeItem(atPath: $0) } }
         try await withEnricher(bed.configuration) { enricher in
             let (ios, android) = try Self.platforms(await enricher.enrich(Self.message(bed.url("/media/apng.png"))))
             #expect(ios.sha256 == Self.sha256(fixture("corpus/apng-three-frames.png")))
@@ -229,6 +232,23 @@ struct AndroidVariantEngineTests {
         }
     }
 
+    /// `source` served as `name` and enriched for both platforms, through a converter that counts its conversions:
+    /// iOS attaches it as it is, and Android's variant loses its metadata alone (the one step, no conversion). The
+    /// variant's bytes.
+    static func strippedVariant(_ name: String, _ source: [UInt8], type: MediaType) async throws -> [UInt8] {
+        let holding = HoldingConverter()
+        let (bed, media) = try Self.bed(files: [name: source], converter: holding)
+        defer { media.map { try? FileManager.default.removeItem(atPath: $0) } }
+        return try await withEnricher(bed.configuration) { enricher in
+            let (ios, android) = try Self.platforms(await enricher.enrich(Self.message(bed.url("/media/" + name))))
+            #expect(ios.sha256 == Self.sha256(source))
+            _ = try await Self.checkVariant(android, type: type, source: source)
+            #expect(android.transformation?.steps == [.metadataStripped])
+            #expect(holding.endings.isEmpty, "no conversion")
+            return Array(FileManager.default.contents(atPath: android.path) ?? Data())
+        }
+    }
+
     @Test("a PNG whose only fault for Android is its text loses its chunks, not a pixel: the same image data")
     func pngText() async throws {
         // logo.png with a tEXt chunk (an author's name) after its IHDR.
@@ -238,16 +258,18 @@ struct AndroidVariantEngineTests {
             texted += logo.bytes[chunk.whole]
             if chunk.type == "IHDR" { texted += PNGChunks.chunk("tEXt", Array("Author\0Jane Doe".utf8)) }
         }
-        let (bed, _) = try Self.bed(files: ["texted.png": texted])
-        try await withEnricher(bed.configuration) { enricher in
-            let (ios, android) = try Self.platforms(await enricher.enrich(Self.message(bed.url("/media/texted.png"))))
-            #expect(ios.sha256 == Self.sha256(texted))
-            _ = try await Self.checkVariant(android, type: .png, source: texted)
-            #expect(android.transformation?.steps == [.metadataStripped])
-            let written = try PNGChunks(Array(FileManager.default.contents(atPath: android.path)!))
-            #expect(written.chunks.map(\.type) == ["IHDR", "IDAT", "IEND"])
-            #expect(written.bytes == logo.stripped(), "the image data copied byte for byte")
-        }
+        let written = try PNGChunks(try await Self.strippedVariant("texted.png", texted, type: .png))
+        #expect(written.chunks.map(\.type) == ["IHDR", "IDAT", "IEND"])
+        #expect(written.bytes == logo.stripped(), "the image data copied byte for byte")
+    }
+
+    @Test("a JPEG whose only fault for Android is its metadata loses those segments, not a pixel, without libvips")
+    func jpegMetadata() async throws {
+        // photo.jpg: SOI, JFIF (18 bytes), a comment ('Lavc59', 18 bytes), then the picture; a page after its end.
+        let photo = fixture("photo.jpg")
+        try #require(photo[20..<22] == [0xFF, 0xFE])
+        let source = photo + Array("<html>trailing</html>".utf8)
+        #expect(try await Self.strippedVariant("photo.jpg", source, type: .jpeg) == Array(photo[..<20] + photo[38...]))
     }
 
     @Test("without a converter, a variant that needs one is refused for Android saying so, and nothing is left")

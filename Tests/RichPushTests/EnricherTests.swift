@@ -71,7 +71,7 @@ struct EnricherTests {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(try bed.fixturePayload(name), timeout: .seconds(10))
-            #expect(result.outcome == outcome)
+            #expect(result.outcome == outcome, "\(result.problems)")
             #expect(result.attachments.map { "\($0.convention):\($0.media.type.uti)" } == attached)
             for attachment in result.attachments {
                 #expect(FileManager.default.fileExists(atPath: attachment.media.path))

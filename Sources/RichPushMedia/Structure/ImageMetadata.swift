@@ -51,9 +51,7 @@ struct ImageMetadata: Sendable, Hashable {
                 found.add("IPTC (APP13)")
             case 0xFE:
                 found.add("a comment")
-            case 0xE0, 0xE2, 0xEE:
-                break
-            case 0xE1...0xEF:
+            case _ where JPEGSegments.isMetadata(marker):
                 found.add("APP\(marker - 0xE0) data")
             default:
                 break

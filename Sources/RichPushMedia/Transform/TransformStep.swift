@@ -158,6 +158,7 @@ final class TransformStep: Sendable {
     private func run(_ job: Job) -> Result<FetchedMedia, FetchFailure> {
         let media = job.media
         if let ended = ended(job) { return .failure(ended) }
+        if case .android(let variant) = job.target, let filtered = filtered(job, variant) { return filtered }
         let header: ImageHeader
         if media.type.isAttachable, let size = media.dimensions,
             !Plan(job, header: ImageHeader(size: size), settings: settings, imageBytes: imageBytes).isNeeded
@@ -261,18 +262,15 @@ final class TransformStep: Sendable {
         let plan = Plan(job, header: header, settings: settings, imageBytes: imageBytes)
         guard plan.isNeeded else { return .success(media) }
         if media.type == .png {
-            let animated = PNGChunks.isAnimated(head: head(of: media.path))
-            // iOS keeps an APNG's frames when only its metadata goes; an Android variant is still.
-            let filtered: Bool
-            switch job.target {
-            case .ios: filtered = plan.format == .png
-            case .android: filtered = !animated
-            }
-            if filtered, plan.maximumSide == nil, media.bytes <= plan.cap {
-                return filterChunks(job, plan: plan, header: header)
+            // iOS keeps an APNG's frames when only its metadata goes (an Android variant's PNG filter was tried
+            // before the header was read).
+            if case .ios = job.target, plan.format == .png, plan.maximumSide == nil, media.bytes <= imageBytes {
+                return filterChunks(job, header: header)
             }
             // libvips reads an APNG's default image alone: what is attached is still, and says so.
-            if animated { return convert(job, plan: plan, header: header, steps: [.firstFrame]) }
+            if PNGChunks.isAnimated(head: head(of: media.path)) {
+                return convert(job, plan: plan, header: header, steps: [.firstFrame])
+            }
         }
         // An Android variant of an animation is its first frame (read alone: `plan.animated` is false).
         if case .android = job.target, header.pages > 1 {
@@ -291,24 +289,48 @@ final class TransformStep: Sendable {
         return head
     }
 
+    /// An Android variant made without the converter, when its source's only fault is its metadata: a JPEG or PNG
+    /// whose first bytes gave its size within the bound, within FCM's limit, still, with no EXIF orientation to
+    /// apply (Android ignores it) has its metadata segments or chunks filtered out (`JPEGSegments`, `PNGChunks`), no
+    /// pixel re-encoded and no image library loaded. Nil when that is not so (or the filter cannot follow the file):
+    /// the variant is then converted.
+    private func filtered(_ job: Job, _ variant: AndroidVariant) -> Result<FetchedMedia, FetchFailure>? {
+        let media = job.media
+        guard media.type == .jpeg || media.type == .png, let size = media.dimensions,
+            max(size.width, size.height) <= variant.maximumDimension, media.bytes <= AndroidVariant.maximumBytes,
+            let bytes = try? InputReader.read(media.path, limit: AndroidVariant.maximumBytes).get(),
+            let metadata = ImageMetadata.read(bytes, type: media.type), !metadata.animated,
+            metadata.orientation ?? 1 == 1
+        else { return nil }
+        let header = ImageHeader(size: size)
+        if media.type == .png { return filterChunks(job, header: header, bytes: bytes) }
+        guard let stripped = JPEGSegments.stripped(bytes) else { return nil }
+        return written(job, header: header, format: .jpeg, stripped)
+    }
+
     /// A PNG whose only need is losing its metadata: its chunks filtered (`PNGChunks`), nothing decoded, every
-    /// frame of an APNG kept. An Android variant whose EXIF orientation must be applied is converted instead (a
-    /// filter keeps the orientation, which Android ignores).
-    private func filterChunks(_ job: Job, plan: Plan, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
+    /// frame of an APNG kept.
+    private func filterChunks(
+        _ job: Job, header: ImageHeader, bytes read: [UInt8]? = nil
+    ) -> Result<FetchedMedia, FetchFailure> {
         let png: PNGChunks
         do {
-            let bytes = try InputReader.read(job.media.path, limit: plan.cap).get()
+            let bytes = try read ?? InputReader.read(job.media.path, limit: imageBytes).get()
             png = try PNGChunks(bytes)
         } catch let damage as PNGChunks.Damage {
             return .failure(FetchFailure(.damagedImage, damage.detail))
         } catch {
             return .failure(FetchFailure(.storeFailed, "cannot read the fetched image: \(error)"))
         }
-        if case .android = job.target, let orientation = png.orientation, orientation != 1 {
-            return convert(job, plan: plan, header: header)
-        }
-        let stripped = png.stripped()
-        return write(job, format: .png) { partial throws(FetchFailure) in
+        return written(job, header: header, format: .png, png.stripped())
+    }
+
+    /// `bytes`, the source without its metadata, written as a new attachment of `format` (the `metadata-stripped`
+    /// step).
+    private func written(
+        _ job: Job, header: ImageHeader, format: MediaType, _ stripped: [UInt8]
+    ) -> Result<FetchedMedia, FetchFailure> {
+        write(job, format: format) { partial throws(FetchFailure) in
             let written = stripped.withUnsafeBytes { bytes in
                 Result { () throws(StoreError) in try partial.write(bytes) }
             }
