@@ -81,11 +81,6 @@ struct PNGChunks {
         return false
     }
 
-    /// The EXIF orientation its eXIf chunk holds, or nil.
-    var orientation: Int? {
-        chunks.first { $0.type == "eXIf" }.flatMap { Self.orientation(exif: bytes[$0.data]) }
-    }
-
     /// The file with only the kept chunks (and an eXIf holding the orientation alone, when it is not 1).
     func stripped() -> [UInt8] {
         var out = Self.signature

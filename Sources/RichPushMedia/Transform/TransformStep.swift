@@ -30,8 +30,8 @@ final class TransformStep: Sendable {
         /// iOS: the types iOS attaches kept (a GIF stays animated), the image cap, `maximumDimension`.
         case ios
         /// An Android variant: a still JPEG or PNG, within FCM's limit and the variant's bound. Asked only for an
-        /// image `AndroidVariant` did not keep, so it is always written anew (a PNG's chunks filtered when only its
-        /// metadata is in the way).
+        /// image `AndroidVariant` did not keep, so it is always written anew (a JPEG's or PNG's metadata filtered out
+        /// when only that is in the way).
         case android(AndroidVariant)
     }
 
