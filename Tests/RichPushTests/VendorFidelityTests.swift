@@ -132,7 +132,9 @@ struct VendorFidelityTests {
 struct VendorFidelityResultTests {
     func enrich(_ fixture: String, on bed: TestBed) async throws -> EnrichmentResult {
         try await withEnricher(bed.configuration) { enricher in
-            await enricher.enrich(try bed.fixturePayload(fixture), timeout: .seconds(10))
+            // Not what is tested: a deadline that a loaded machine does not reach (a clean-clone run at load 11
+            // expired two of these at 10 s).
+            await enricher.enrich(try bed.fixturePayload(fixture), timeout: .seconds(30))
         }
     }
 
