@@ -178,6 +178,30 @@ struct AndroidVariantEngineTests {
         }
     }
 
+    @Test(
+        "with publishing: iOS's field is the animated GIF's URL, Android's the still variant's, the shared one as sent")
+    func published() async throws {
+        let published = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: published) }
+        let (bed, _) = try Self.bed {
+            $0.publisher = DirectoryPublisher(directory: published, baseURL: "https://cdn.test/m")
+        }
+        try await withEnricher(bed.configuration) { enricher in
+            let sent = bed.url("/media/anim.gif")
+            let result = await enricher.enrich(Self.message(sent))
+            let (ios, android) = try Self.platforms(result)
+            let message = try #require(result.content?.root["message"]?.objectValue)
+            #expect(message["notification"]?.objectValue?["image"]?.stringValue == sent)
+            let apns = message["apns"]?.objectValue?["fcm_options"]?.objectValue
+            #expect(apns?["image"]?.stringValue == "https://cdn.test/m/\(ios.sha256).gif")
+            let name = "\(android.sha256).\(android.type.fileExtension)"
+            #expect(
+                message["android"]?.objectValue?["notification"]?.objectValue?["image"]?.stringValue
+                    == "https://cdn.test/m/" + name)
+            #expect(try await sha256sum(published + "/" + name) == android.sha256, "the variant is what is published")
+        }
+    }
+
     @Test("an MP4 is attached for iOS only; Android's refusal is reported for Android, and nothing of it is left")
     func video() async throws {
         let (bed, _) = try Self.bed()
@@ -261,6 +285,28 @@ struct AndroidVariantEngineTests {
         let written = try PNGChunks(try await Self.strippedVariant("texted.png", texted, type: .png))
         #expect(written.chunks.map(\.type) == ["IHDR", "IDAT", "IEND"])
         #expect(written.bytes == logo.stripped(), "the image data copied byte for byte")
+    }
+
+    @Test("a PNG the chunk filter refuses (a gAMA chunk failing its CRC: phones ignore it) is converted instead")
+    func pngBadAncillaryCRC() async throws {
+        // logo.png with a text chunk and a gAMA whose CRC is wrong, after its IHDR.
+        let logo = try PNGChunks(fixture("logo.png"))
+        var gamma = PNGChunks.chunk("gAMA", [0, 0, 0xB1, 0x8F])
+        gamma[gamma.count - 1] ^= 0xFF
+        var damaged = PNGChunks.signature
+        for chunk in logo.chunks {
+            damaged += logo.bytes[chunk.whole]
+            if chunk.type == "IHDR" { damaged += gamma + PNGChunks.chunk("tEXt", Array("Author\0Jane Doe".utf8)) }
+        }
+        let (bed, media) = try Self.bed(files: ["damaged.png": damaged])
+        defer { media.map { try? FileManager.default.removeItem(atPath: $0) } }
+        try await withEnricher(bed.configuration) { enricher in
+            let (ios, android) = try Self.platforms(await enricher.enrich(Self.message(bed.url("/media/damaged.png"))))
+            #expect(ios.sha256 == Self.sha256(damaged))
+            let header = try await Self.checkVariant(
+                android, type: android.type == .png ? .png : .jpeg, source: damaged)
+            #expect(android.type == (header.hasAlpha ? .png : .jpeg))
+        }
     }
 
     @Test("a JPEG whose only fault for Android is its metadata loses those segments, not a pixel, without libvips")

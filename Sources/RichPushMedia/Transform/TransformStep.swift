@@ -303,19 +303,19 @@ final class TransformStep: Sendable {
             metadata.orientation ?? 1 == 1
         else { return nil }
         let header = ImageHeader(size: size)
-        if media.type == .png { return filterChunks(job, header: header, bytes: bytes) }
-        guard let stripped = JPEGSegments.stripped(bytes) else { return nil }
-        return written(job, header: header, format: .jpeg, stripped)
+        // A PNG whose kept chunks the filter refuses (an ancillary chunk's CRC, which libpng only warns about and
+        // the structure walk does not check) is left to the converter, as a JPEG it cannot follow is.
+        let stripped = media.type == .png ? (try? PNGChunks(bytes))?.stripped() : JPEGSegments.stripped(bytes)
+        guard let stripped else { return nil }
+        return written(job, header: header, format: media.type, stripped)
     }
 
     /// A PNG whose only need is losing its metadata: its chunks filtered (`PNGChunks`), nothing decoded, every
     /// frame of an APNG kept.
-    private func filterChunks(
-        _ job: Job, header: ImageHeader, bytes read: [UInt8]? = nil
-    ) -> Result<FetchedMedia, FetchFailure> {
+    private func filterChunks(_ job: Job, header: ImageHeader) -> Result<FetchedMedia, FetchFailure> {
         let png: PNGChunks
         do {
-            let bytes = try read ?? InputReader.read(job.media.path, limit: imageBytes).get()
+            let bytes = try InputReader.read(job.media.path, limit: imageBytes).get()
             png = try PNGChunks(bytes)
         } catch let damage as PNGChunks.Damage {
             return .failure(FetchFailure(.damagedImage, damage.detail))
