@@ -70,7 +70,9 @@ struct EnricherTests {
     func fixtures(name: String, outcome: EnrichmentResult.Outcome, attached: [String]) async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let result = await enricher.enrich(try bed.fixturePayload(name), timeout: .seconds(10))
+            // 30 s, not what is tested: retry-transient's retries are made only while the deadline leaves room
+            // (RetryPolicy), and under a full run's load a 10 s deadline once left none after the first attempts.
+            let result = await enricher.enrich(try bed.fixturePayload(name), timeout: .seconds(30))
             #expect(result.outcome == outcome, "\(result.problems)")
             #expect(result.attachments.map { "\($0.convention):\($0.media.type.uti)" } == attached)
             for attachment in result.attachments {
