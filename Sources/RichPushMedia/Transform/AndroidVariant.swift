@@ -92,12 +92,25 @@ package struct AndroidVariant: Sendable {
         return reasons
     }
 
-    /// The bytes of `media`'s file that `decision(for:head:)` reads: all of a JPEG or PNG within FCM's limit (a
-    /// larger one is converted whatever it holds), read once per payload; none of any other.
+    /// The bytes of `media`'s file that `decision(for:head:)` reads, once per payload: a JPEG's first 64 KiB (its
+    /// metadata comes before its first scan: one whose scan does not start within them is converted, or filtered
+    /// from the whole file), all of a PNG (text chunks may follow the image data); none of a larger one (converted
+    /// whatever it holds) or of any other type.
     static func head(of media: FetchedMedia) -> [UInt8] {
         guard media.type == .jpeg || media.type == .png, media.bytes <= maximumBytes else { return [] }
-        return (try? InputReader.read(media.path, limit: maximumBytes).get()) ?? []
+        let limit = media.type == .jpeg ? jpegHead : maximumBytes
+        var buffer = FileSystem.readBuffer(count: jpegHead)
+        var head: [UInt8] = []
+        head.reserveCapacity(min(limit, media.bytes))
+        _ = FileSystem.readChunks(media.path, buffer: &buffer) { chunk in
+            head += chunk.prefix(limit - head.count)
+            return head.count < limit
+        }
+        return head
     }
+
+    /// How much of a JPEG the decision reads: 64 KiB, a segment's largest (an EXIF block is one segment).
+    static let jpegHead = 65_536
 
     /// Why a variant is refused when no converter is configured, with the reasons it needed one: `too-large` when
     /// it is over FCM's limit or the bound, else `unsupported-type` (its type or form is not what Android shows).
