@@ -101,12 +101,7 @@ struct HTTPServerTests {
                 ("16 KiB, 100 fields, 100 arguments", HTTPWire.head(bytes: 16384, arguments: 100, fields: 100), 200),
                 ("16 KiB and one byte", HTTPWire.head(bytes: 16385, arguments: 100, fields: 100), 431),
                 ("101 arguments", HTTPWire.head(arguments: 101), 414),
-                (
-                    "4,000 one-letter arguments",
-                    Array(
-                        ("GET /x?\(Array(repeating: "a", count: 4000).joined(separator: "&")) HTTP/1.1\r\nHost: "
-                            + "x\r\n\r\n").utf8), 414
-                ),
+                ("4,000 one-letter arguments", HTTPWire.oneLetterArguments(4000, path: "/x"), 414),
                 ("101 header fields", HTTPWire.head(fields: 101), 431),
             ]
         let statuses = try await offPool {

@@ -33,32 +33,30 @@ package final class HTTPConnection: @unchecked Sendable {
     /// Connects to `port` on 127.0.0.1 from `source` (another loopback address makes another client); with
     /// `receiveBuffer`, the socket's receive buffer is that small (set before connecting, so the window the server
     /// sees is small too): for a client that does not read.
+    /// Calls `body` with the IPv4 socket address of `host` (dotted) and `port`, and its length.
+    private static func withAddress(
+        _ host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr(host)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
+
     package init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr(source)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let bound = Self.withAddress(source, port: 0) { bind(descriptor, $0, $1) }
         guard bound == 0 else {
             close(descriptor)
             throw ServeFailure("bind to \(source): \(String(cString: strerror(errno)))")
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let connected = Self.withAddress("127.0.0.1", port: port) { connect(descriptor, $0, $1) }
         guard connected == 0 else {
             close(descriptor)
             throw ServeFailure("connect to port \(port): \(String(cString: strerror(errno)))")

@@ -5,6 +5,14 @@ import Foundation
 package enum HTTPWire {
     /// A request head of exactly `bytes` bytes (when it can be made that long): the request line with `arguments`
     /// query arguments, then `fields` header fields (Host first), the last padded.
+    /// A GET of `path` with `count` one-letter arguments (`?a&a&a...`): short enough for a connection's memory, too
+    /// many for its records of arguments.
+    package static func oneLetterArguments(_ count: Int, path: String = "/healthz") -> [UInt8] {
+        Array(
+            "GET \(path)?\(Array(repeating: "a", count: count).joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n".utf8
+        )
+    }
+
     package static func head(
         bytes: Int? = nil, arguments: Int = 0, fields: Int = 1, method: String = "GET", path: String = "/healthz",
         extra: [String] = []

@@ -112,8 +112,6 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
 
     /// The result as the JSON object RichPush writes, with `input` only when set.
     private var json: PushPayload.JSON {
-        // Tenths of a millisecond, written without Foundation's String(format:).
-        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         var members: [(key: String, value: PushPayload.JSON)] = []
         if let input { members.append(("input", .text(input))) }
         members.append(("outcome", .text(outcome.rawValue)))
@@ -122,8 +120,15 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
         members.append(("attachments", .array(attachments.map(\.json))))
         if let route { members.append(("route", route.json)) }
         members.append(("problems", .array(problems.map(\.json))))
-        members.append(("elapsed_ms", .number("\(tenths / 10).\(tenths % 10)")))
+        members.append(("elapsed_ms", Self.milliseconds(elapsed)))
         return .object(JSONObject(members))
+    }
+
+    /// `elapsed` as the output's `elapsed_ms` writes it: milliseconds to the tenth (`12.5`), without Foundation's
+    /// String(format:).
+    static func milliseconds(_ elapsed: Duration) -> PushPayload.JSON {
+        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
+        return .number("\(tenths / 10).\(tenths % 10)")
     }
 
     /// The result for an input that is not a payload.

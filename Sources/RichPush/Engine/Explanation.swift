@@ -141,7 +141,7 @@ extension Enricher {
         // `apns.payload`; an APNs payload: each convention over the payload.
         let format = PayloadFormat.detect(payload)
         let message = FCMMessage(payload, format: format)
-        var scans: [(name: String, scan: ConventionScan)]
+        let scans: [(name: String, scan: ConventionScan)]
         if let message {
             let own = message.ownScans()
             var scan = own.ios

@@ -12,8 +12,7 @@ extension Preflight {
             ("problems", .array(problems.map(\.json))),
             ("content", content?.json ?? .null),
         ]
-        let tenths = elapsed.inMilliseconds * 10
-        members.append(("elapsed_ms", .number("\(tenths / 10).\(tenths % 10)")))
+        members.append(("elapsed_ms", EnrichmentResult.milliseconds(elapsed)))
         return .object(JSONObject(members))
     }
 

@@ -56,6 +56,8 @@ extension ConventionScan {
     /// hidden one) fills what the first left unsaid. Identifiers are made unique within the payload, as
     /// UNNotificationAttachment's are.
     package mutating func merge(_ added: [MediaReference]) {
+        // Most conventions find nothing in a payload: no index is built for them.
+        guard !added.isEmpty else { return }
         var seen: [MediaReference.Key: Int] = [:]
         var identifiers = Set<String>()
         for (index, reference) in references.enumerated() {
