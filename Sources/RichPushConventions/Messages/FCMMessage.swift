@@ -93,26 +93,19 @@ package struct FCMMessage: Sendable {
     }
 
     /// The value at `path` in the message and its field's name; nil when a key is absent. A step that must be an
-    /// object and is not is a `bad-reference` problem for `platform` (nil then).
+    /// object and is not is a `bad-reference` problem (the conventions' own walk), named from the input's root and
+    /// for `platform` (nil then).
     private func value(
         at path: [String], into scan: inout ConventionScan, platform: DevicePlatform
     ) -> (PushPayload.JSON, String)? {
-        var object = message
-        for (depth, key) in path.enumerated() {
-            guard let value = object[key] else { return nil }
-            let field = prefix + path[...depth].joined(separator: ".")
-            if depth == path.count - 1 { return (value, field) }
-            guard case .object(let next) = value else {
-                scan.problems.append(
-                    EnrichmentProblem(
-                        source: field, code: .badReference,
-                        detail: "\(field) holds \(value.kindDescription); FCM's Message has an object there",
-                        platform: platform))
-                return nil
-            }
-            object = next
+        var walked = ConventionScan()
+        let value = walk(PushPayload(message), path, into: &walked)
+        for var problem in walked.problems {
+            problem.source = prefix + problem.source
+            problem.platform = platform
+            scan.problems.append(problem)
         }
-        return nil
+        return value.map { ($0, prefix + path.joined(separator: ".")) }
     }
 
     // MARK: - Mutations
