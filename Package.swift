@@ -87,6 +87,12 @@ let swiftTargets: [Target] = [
         name: "RichPushTransform",
         dependencies: ["RichPushCore", "RichPushMedia", "CVips"]
     ),
+    // Publishing to S3-compatible object storage (`ObjectStorePublisher`), apart from the library as the converter
+    // is: a `MediaPublisher` that uploads with libcurl on threads of its own, signed with Signature Version 4.
+    .target(
+        name: "RichPushObjectStore",
+        dependencies: ["RichPushCore", "RichPushFetch", "RichPushMedia", "CCurl"]
+    ),
     // The HTTP core: an HTTP/1.1 server on libmicrohttpd (connections, request heads, messages, streamed responses,
     // health routes), a Service of the lifecycle; on the vocabulary alone, so it cannot know of enrichment.
     .target(
@@ -106,7 +112,9 @@ let swiftTargets: [Target] = [
     ),
     .executableTarget(
         name: "richpush",
-        dependencies: ["RichPush", "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform"]
+        dependencies: [
+            "RichPush", "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "RichPushObjectStore",
+        ]
     ),
 ]
 
@@ -155,14 +163,19 @@ let testTargets: [Target] = [
         // the child processes' spawn (ChildProcess.swift).
         dependencies: [
             "RichPushCore", "RichPushStore", "RichPushFetch", "RichPushConventions", "RichPushMedia", "RichPush",
-            "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "FixtureOrigin", "richpush",
-            "CSystem", "CTestSupport", "RichPushTestSupport",
+            "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "RichPushObjectStore",
+            "FixtureOrigin", "richpush", "CSystem", "CTestSupport", "RichPushTestSupport",
         ]
     ),
     // The transformation's own suites: VipsConverter on files, without the engine.
     .testTarget(
         name: "RichPushTransformTests",
         dependencies: ["RichPushCore", "RichPushMedia", "RichPushTransform", "FixtureOrigin", "RichPushTestSupport"]
+    ),
+    // The object store publisher's own suites: its parsing without I/O, its uploads against a real SeaweedFS.
+    .testTarget(
+        name: "RichPushObjectStoreTests",
+        dependencies: ["RichPushCore", "RichPushMedia", "RichPushObjectStore", "RichPushTestSupport"]
     ),
     // The worker's own suites: its state machine's decisions, without Redis.
     .testTarget(name: "RichPushWorkerTests", dependencies: ["RichPushCore", "RichPushWorker", "RichPushTestSupport"]),
@@ -188,6 +201,7 @@ let package = Package(
         // RichPush, so that the engine's product stays free of the image library (as NIO ships NIOSSL apart) and
         // the two stay side by side in the layers (scripts/check-layers).
         .library(name: "RichPushTransform", targets: ["RichPushTransform"]),
+        .library(name: "RichPushObjectStore", targets: ["RichPushObjectStore"]),
         .executable(name: "richpush", targets: ["richpush"]),
     ],
     targets: cTargets + libraryTargets + swiftTargets + supportTargets + testTargets,

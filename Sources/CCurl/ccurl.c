@@ -89,3 +89,35 @@ curl_socket_t ccurl_socket_bad(void) { return CURL_SOCKET_BAD; }
 size_t ccurl_write_abort(void) { return 0; }
 int ccurl_prereq_ok(void) { return CURL_PREREQFUNC_OK; }
 int ccurl_prereq_abort(void) { return CURL_PREREQFUNC_ABORT; }
+
+static size_t ccurl_collect(char *data, size_t size, size_t count, void *userdata) {
+    ccurl_body_buffer *buffer = userdata;
+    size_t length = size * count;
+    size_t room = sizeof(buffer->data) - buffer->length;
+    size_t kept = length < room ? length : room;
+    memcpy(buffer->data + buffer->length, data, kept);
+    buffer->length += kept;
+    buffer->dropped += length - kept;
+    return length;
+}
+
+CURLcode ccurl_easy_collect_body(CURL *handle, ccurl_body_buffer *buffer) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, ccurl_collect);
+    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_WRITEDATA, buffer);
+}
+
+static int ccurl_abort_when_set(void *userdata, curl_off_t download_total, curl_off_t downloaded,
+                                curl_off_t upload_total, curl_off_t uploaded) {
+    (void)download_total, (void)downloaded, (void)upload_total, (void)uploaded;
+    return __atomic_load_n((const int *)userdata, __ATOMIC_ACQUIRE) != 0;
+}
+
+CURLcode ccurl_easy_abort_when_set(CURL *handle, const int *flag) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, ccurl_abort_when_set);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_XFERINFODATA, (void *)flag);
+    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+}
+
+void ccurl_flag_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
+
+int ccurl_flag_is_set(const int *flag) { return __atomic_load_n(flag, __ATOMIC_ACQUIRE); }

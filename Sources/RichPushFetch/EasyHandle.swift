@@ -1,13 +1,13 @@
-internal import CCurl
+package import CCurl
 
 /// Owns one curl easy handle (`curl_easy_init` / `curl_easy_cleanup`), its error buffer and the string lists
 /// its options point at. Touched only on the fetch loop's thread.
-final class EasyHandle {
-    let raw: UnsafeMutableRawPointer
+package final class EasyHandle {
+    package let raw: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
 
-    init() {
+    package init() {
         // curl_easy_init fails only when memory is exhausted: not an input error.
         guard let raw = curl_easy_init() else { fatalError("curl_easy_init failed") }
         self.raw = raw
@@ -24,7 +24,7 @@ final class EasyHandle {
 
     /// Makes the handle as new for another transfer (curl_easy_reset), keeping what curl keeps across a reset
     /// (its buffers, its DNS and connection links): reusing handles saves the allocations of a fresh one.
-    func reset() {
+    package func reset() {
         curl_easy_reset(raw)
         for list in lists { curl_slist_free_all(list) }
         lists = []
@@ -33,33 +33,33 @@ final class EasyHandle {
     }
 
     /// curl's message for the last failure (CURLOPT_ERRORBUFFER), or the generic text of `code`.
-    func errorMessage(_ code: CURLcode) -> String {
+    package func errorMessage(_ code: CURLcode) -> String {
         if errorBuffer.pointee != 0 { return String(cString: errorBuffer) }
         return String(cString: curl_easy_strerror(code))
     }
 
     /// curl_easy_setopt with a long argument.
-    func set(_ option: CURLoption, _ value: Int) throws(CurlOptionError) {
+    package func set(_ option: CURLoption, _ value: Int) throws(CurlOptionError) {
         try check(option, ccurl_easy_setopt_long(raw, option, value))
     }
 
     /// curl_easy_setopt with a curl_off_t argument.
-    func set(_ option: CURLoption, offset value: Int64) throws(CurlOptionError) {
+    package func set(_ option: CURLoption, offset value: Int64) throws(CurlOptionError) {
         try check(option, ccurl_easy_setopt_off(raw, option, curl_off_t(value)))
     }
 
     /// curl_easy_setopt with a string argument (curl copies strings).
-    func set(_ option: CURLoption, _ value: String) throws(CurlOptionError) {
+    package func set(_ option: CURLoption, _ value: String) throws(CurlOptionError) {
         try check(option, ccurl_easy_setopt_string(raw, option, value))
     }
 
     /// curl_easy_setopt with a pointer argument (callback data).
-    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlOptionError) {
+    package func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws(CurlOptionError) {
         try check(option, ccurl_easy_setopt_ptr(raw, option, value))
     }
 
     /// curl_easy_setopt with a string list, kept alive as long as this handle.
-    func set(_ option: CURLoption, list values: [String]) throws(CurlOptionError) {
+    package func set(_ option: CURLoption, list values: [String]) throws(CurlOptionError) {
         guard !values.isEmpty else { return }
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for value in values { list = curl_slist_append(list, value) }
@@ -89,19 +89,19 @@ final class EasyHandle {
     }
 
     /// curl_easy_getinfo for a long result; 0 when unavailable.
-    func info(long item: CURLINFO) -> Int {
+    package func info(long item: CURLINFO) -> Int {
         var value = 0
         return ccurl_easy_getinfo_long(raw, item, &value) == CURLE_OK ? value : 0
     }
 
     /// curl_easy_getinfo for a curl_off_t result; -1 when unavailable.
-    func info(offset item: CURLINFO) -> Int64 {
+    package func info(offset item: CURLINFO) -> Int64 {
         var value: curl_off_t = -1
         return ccurl_easy_getinfo_off(raw, item, &value) == CURLE_OK ? Int64(value) : -1
     }
 
     /// curl_easy_getinfo for a string result.
-    func info(string item: CURLINFO) -> String? {
+    package func info(string item: CURLINFO) -> String? {
         var value: UnsafePointer<CChar>? = nil
         guard ccurl_easy_getinfo_string(raw, item, &value) == CURLE_OK, let value else { return nil }
         return String(cString: value)
@@ -141,7 +141,7 @@ final class EasyHandle {
     }
 
     /// The status of the latest response (CURLINFO_RESPONSE_CODE); 0 before one.
-    var responseCode: Int { info(long: CURLINFO_RESPONSE_CODE) }
+    package var responseCode: Int { info(long: CURLINFO_RESPONSE_CODE) }
 
     private func check(_ option: CURLoption, _ code: CURLcode) throws(CurlOptionError) {
         guard code == CURLE_OK else {
@@ -155,6 +155,6 @@ final class EasyHandle {
 extension EasyHandle: Sendable {}
 
 /// libcurl refused an option (an option this libcurl does not support, or a value it rejects).
-struct CurlOptionError: Error {
-    let detail: String
+package struct CurlOptionError: Error {
+    package let detail: String
 }

@@ -10,6 +10,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var cacheRevalidations = 0
     /// Bytes of media fetched and stored (not counting bytes linked from the cache).
     public var fetchedBytes = 0
+    /// What the publisher did (`MediaPublisher.statistics`), when it counts: uploads, hits, failures by code.
+    public var publishing: PublishStatistics? = nil
 
     /// No counts yet.
     public init() {}

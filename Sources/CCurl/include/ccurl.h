@@ -48,4 +48,27 @@ size_t ccurl_write_abort(void);
 int ccurl_prereq_ok(void);
 int ccurl_prereq_abort(void);
 
+// --- Uploads (RichPushObjectStore): a whole request made with curl_easy_perform on a thread of its own. ---
+
+// A response body kept up to its capacity (an object store's error document: its Code and Message); the rest is
+// counted and dropped.
+typedef struct ccurl_body_buffer {
+    char data[8192];
+    size_t length;
+    size_t dropped;
+} ccurl_body_buffer;
+
+// CURLOPT_WRITEFUNCTION and CURLOPT_WRITEDATA: the body goes into `buffer`.
+CURLcode ccurl_easy_collect_body(CURL *handle, ccurl_body_buffer *buffer);
+
+// CURLOPT_XFERINFOFUNCTION, CURLOPT_XFERINFODATA and CURLOPT_NOPROGRESS 0: the transfer is aborted
+// (CURLE_ABORTED_BY_CALLBACK) once `*flag` is non-zero, read atomically, so another thread can stop it.
+CURLcode ccurl_easy_abort_when_set(CURL *handle, const int *flag);
+
+// Sets `*flag` to 1, atomically (what stops a transfer given to ccurl_easy_abort_when_set).
+void ccurl_flag_set(int *flag);
+
+// `*flag`, read atomically.
+int ccurl_flag_is_set(const int *flag);
+
 #endif

@@ -166,7 +166,7 @@ public final class Enricher: LifecycleService {
             result = await androidVariant(of: media, deadline: deadline)
         }
         if let publisher = configuration.publisher, case .success(var media) = result {
-            switch await publisher.published(media) {
+            switch await publisher.published(media, deadline: deadline) {
             case .success(let url): media.publication = .published(url)
             case .failure(let failure):
                 media.publication = .failed(failure.detail)
@@ -195,7 +195,11 @@ public final class Enricher: LifecycleService {
     /// What this engine has done so far (cache hits, misses and revalidations, bytes fetched), as a snapshot: the
     /// counts the service's `/metrics` exposes, for a host with metrics of its own. Read it as often as wanted (one
     /// lock, no I/O); changing the copy changes nothing in the engine.
-    public var statistics: EngineStatistics { fetcher.statistics.snapshot }
+    public var statistics: EngineStatistics {
+        var statistics = fetcher.statistics.snapshot
+        statistics.publishing = configuration.publisher?.statistics
+        return statistics
+    }
 
     /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`); `cancelled` once shutdown began.
     func probe(

@@ -82,6 +82,27 @@ package final class ServiceMetrics: Sendable {
         sample("richpush_in_flight", [], inFlight)
         family("richpush_draining", "gauge", "1 while the service drains before exiting.")
         sample("richpush_draining", [], draining ? 1 : 0)
+        if let publishing = engine.publishing {
+            family(
+                "richpush_publish_total", "counter", "Attachments published, by result (uploaded, or already there).")
+            sample("richpush_publish_total", [("result", "uploaded")], publishing.uploads)
+            sample("richpush_publish_total", [("result", "hit")], publishing.hits)
+            family("richpush_publish_uploaded_bytes_total", "counter", "Bytes of the objects uploaded.")
+            sample("richpush_publish_uploaded_bytes_total", [], publishing.uploadedBytes)
+            family("richpush_publish_failures_total", "counter", "Attachments not published, by the store's code.")
+            for (code, count) in publishing.failures.sorted(by: { $0.key < $1.key }) {
+                sample("richpush_publish_failures_total", [("code", code)], count)
+            }
+            family("richpush_publish_upload_duration_seconds", "histogram", "Time an upload took, retries included.")
+            var cumulative = 0
+            for (bound, count) in zip(PublishStatistics.durationBounds, publishing.durationCounts) {
+                cumulative += count
+                sample("richpush_publish_upload_duration_seconds_bucket", [("le", Self.number(bound))], cumulative)
+            }
+            sample("richpush_publish_upload_duration_seconds_bucket", [("le", "+Inf")], publishing.uploads)
+            sample("richpush_publish_upload_duration_seconds_sum", [], Self.number(publishing.durationSum))
+            sample("richpush_publish_upload_duration_seconds_count", [], publishing.uploads)
+        }
         family("richpush_build_info", "gauge", "The running version.")
         sample("richpush_build_info", [("version", RichPushVersion.current)], 1)
         return Array(text.utf8)

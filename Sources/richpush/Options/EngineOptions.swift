@@ -62,14 +62,7 @@ struct EngineOptions: ParsableArguments {
         field: "transform.androidMaximumDimension")
     var androidMaximumDimension: Int = Enricher.Configuration().transform.androidMaximumDimension
 
-    @Option(
-        "publish-dir", .text("dir"),
-        help: "Also write each attachment, content-addressed, as dir/<sha256>.<ext> (mode 0644), and rewrite its "
-            + "field in the content to the --publish-url one.")
-    var publishDirectory: String?
-
-    @Option("publish-url", .text("url"), help: "The URL --publish-dir is served under (http or https).")
-    var publishURL: String?
+    @OptionGroup var publish: PublishOptions
 
     init() {}
 
@@ -100,26 +93,7 @@ struct EngineOptions: ParsableArguments {
             configuration.transform.maximumPixels = maximumPixels
         }
         configuration.transform.androidMaximumDimension = androidMaximumDimension
-        configuration.publisher = try publisher()
+        configuration.publisher = try publish.publisher()
         return try validated(configuration)
-    }
-
-    /// `--publish-dir` and `--publish-url`, given together, or neither.
-    private func publisher() throws(UsageError) -> (any MediaPublisher)? {
-        switch (publishDirectory, publishURL) {
-        case (nil, nil):
-            return nil
-        case (let directory?, let url?):
-            guard !directory.isEmpty else { throw UsageError("\($publishDirectory.flag): the path is empty") }
-            guard url.hasPrefix("https://") || url.hasPrefix("http://"), url.count > 8 else {
-                throw UsageError("\($publishURL.flag): '\(url)' is not an http or https URL")
-            }
-            let absolute = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
-            return DirectoryPublisher(directory: absolute, baseURL: url)
-        case (nil, _):
-            throw UsageError("\($publishURL.flag): needs \($publishDirectory.flag)")
-        case (_, nil):
-            throw UsageError("\($publishDirectory.flag): needs \($publishURL.flag)")
-        }
     }
 }

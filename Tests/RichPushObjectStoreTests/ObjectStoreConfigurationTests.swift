@@ -1,0 +1,113 @@
+import RichPushCore
+import RichPushTestSupport
+import Testing
+
+@testable import RichPushObjectStore
+
+@Suite("ObjectStorePublisher.Configuration: locations, addressing, validation")
+struct ObjectStoreConfigurationTests {
+    let keys = ObjectStoreCredentials(accessKeyID: "AKID", secretAccessKey: "s3cr3t/+key")
+
+    @Test(
+        "s3:// locations split into bucket and prefix",
+        arguments: [
+            ("s3://media", "media", ""), ("s3://media/", "media", ""), ("s3://media/push", "media", "push"),
+            ("s3://media//push/2026/", "media", "push/2026"),
+        ])
+    func location(text: String, bucket: String, prefix: String) throws {
+        let configuration = try ObjectStorePublisher.Configuration(
+            location: text, publicBaseURL: "https://cdn.example/", credentials: keys)
+        #expect(configuration.bucket == bucket)
+        #expect(configuration.prefix == prefix)
+        #expect(configuration.publicBaseURL == "https://cdn.example")
+        try configuration.validate()
+    }
+
+    @Test("A location that is not s3://BUCKET is refused", arguments: ["media", "s3://", "s3:///x", "https://b/x"])
+    func badLocation(text: String) {
+        #expect(throws: ConfigurationError.self) {
+            try ObjectStorePublisher.Configuration(location: text, publicBaseURL: "https://cdn", credentials: keys)
+        }
+    }
+
+    @Test("Keys and request URLs: virtual-hosted by default, path style on request, AWS's endpoint by default")
+    func addressing() throws {
+        var configuration = try ObjectStorePublisher.Configuration(
+            location: "s3://media/push", publicBaseURL: "https://cdn.example", credentials: keys)
+        #expect(configuration.key(named: "ab.jpg") == "push/ab.jpg")
+        #expect(
+            configuration.requestURL(forKey: "push/ab.jpg") == "https://media.s3.us-east-1.amazonaws.com/push/ab.jpg")
+        configuration.region = "eu-west-3"
+        #expect(configuration.requestURL(forKey: "k") == "https://media.s3.eu-west-3.amazonaws.com/k")
+        configuration.endpoint = "http://127.0.0.1:8333/"
+        configuration.pathStyle = true
+        #expect(configuration.requestURL(forKey: "push/ab.jpg") == "http://127.0.0.1:8333/media/push/ab.jpg")
+        configuration.prefix = ""
+        #expect(configuration.key(named: "ab.jpg") == "ab.jpg")
+    }
+
+    @Test(
+        "Each wrong field is named",
+        arguments: [
+            ("bucket", "Media_Bucket"), ("bucket", "ab"), ("prefix", "a b"), ("prefix", "a//b"), ("prefix", "ü"),
+            ("publicBaseURL", "cdn.example"), ("publicBaseURL", "https://"), ("endpoint", "http://h/path"),
+            ("endpoint", "http://user:pw@h"), ("endpoint", "ftp://h"), ("region", "EU West"),
+            ("cacheControl", "public\r\nX-Evil: 1"), ("concurrentUploads", "0"), ("retries", "11"),
+        ])
+    func invalid(field: String, value: String) throws {
+        var configuration = try ObjectStorePublisher.Configuration(
+            location: "s3://media/push", publicBaseURL: "https://cdn.example", credentials: keys)
+        switch field {
+        case "bucket": configuration.bucket = value
+        case "prefix": configuration.prefix = value
+        case "publicBaseURL": configuration.publicBaseURL = value
+        case "endpoint": configuration.endpoint = value
+        case "region": configuration.region = value
+        case "cacheControl": configuration.cacheControl = value
+        case "concurrentUploads": configuration.concurrentUploads = Int(value)!
+        default: configuration.retries = Int(value)!
+        }
+        let error = #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        #expect(error?.field == field)
+    }
+
+    @Test("Path style accepts the bucket names some stores allow and AWS does not")
+    func pathStyleBucket() throws {
+        var configuration = try ObjectStorePublisher.Configuration(
+            location: "s3://Media_Bucket", publicBaseURL: "https://cdn.example", credentials: keys)
+        configuration.pathStyle = true
+        try configuration.validate()
+    }
+
+    @Test("A digest in hex becomes x-amz-checksum-sha256's base64")
+    func base64() {
+        #expect(
+            ObjectStorePublisher.base64(hex: ObjectStorePublisher.emptySHA256)
+                == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
+        #expect(ObjectStorePublisher.base64(hex: "ff") == "/w==")
+        #expect(ObjectStorePublisher.base64(hex: "ffee") == "/+4=")
+        #expect(ObjectStorePublisher.base64(hex: "ffeedd") == "/+7d")
+    }
+
+    @Test("An error document's Code and Message are read, unescaped; a status alone gives S3's code")
+    func errorDocument() {
+        let body = Array(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <Error><Code>AccessDenied</Code><Message>Access &amp; &quot;denied&quot;</Message></Error>
+            """.utf8)
+        let error = StoreError(
+            response: StoreResponse(status: 403, contentLength: -1, body: body), method: "PUT", url: "http://s/b/k")
+        #expect(error.code == "AccessDenied")
+        #expect(error.detail == "the store answered AccessDenied (HTTP 403 to PUT http://s/b/k): Access & \"denied\"")
+        #expect(!error.retryable)
+        let slow = StoreError(
+            response: StoreResponse(status: 503, contentLength: -1, body: Array("<Code>SlowDown</Code>".utf8)),
+            method: "PUT", url: "u")
+        #expect(slow.code == "SlowDown" && slow.retryable)
+        let bare = StoreError(
+            response: StoreResponse(status: 404, contentLength: -1, body: []), method: "HEAD", url: "u")
+        #expect(bare.code == "NoSuchKey" && !bare.retryable)
+        #expect(StoreError.element("Code", in: "<Code></Code>") == nil)
+    }
+}
