@@ -30,6 +30,7 @@ public final class ObjectStorePublisher: MediaPublisher {
     private let threads: WorkerThreads
     private let handles: HandleSlots
     private let counts = LockedValue(PublishStatistics())
+    private let flights: PublicationFlights
 
     /// A publisher for `configuration`; its threads start at the first publication.
     /// - Throws: `ConfigurationError` from `Configuration.validate()`.
@@ -38,6 +39,7 @@ public final class ObjectStorePublisher: MediaPublisher {
         self.configuration = configuration
         threads = WorkerThreads(name: "rp-upload", count: configuration.concurrentUploads)
         handles = HandleSlots(count: configuration.concurrentUploads)
+        flights = PublicationFlights(memory: configuration.publishedMemory, capacity: 100_000)
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }
 
@@ -83,45 +85,73 @@ public final class ObjectStorePublisher: MediaPublisher {
         return try result.get()
     }
 
-    /// Queues one publication; `completion` is called exactly once, with its outcome. An upload still queued at its
-    /// deadline is withdrawn then (`expired`) rather than waiting for a thread.
+    /// Starts one publication; `completion` is called exactly once, with its outcome. A key published lately is
+    /// answered at once; one being published now is waited for (one upload serves every payload of a campaign
+    /// that meets it at once); else an upload is queued for a thread. A caller still waiting at its deadline is
+    /// answered `expired` then (its upload, when it leads one and it has not started, is withdrawn).
     private func submit(
         _ media: FetchedMedia, deadline: ContinuousClock.Instant, stop: StopFlag = StopFlag(),
         completion: @escaping @Sendable (Result<String, PublishFailure>) -> Void
     ) {
-        let finish: @Sendable (Result<String, PublishFailure>) -> Void = { [counts] outcome in
-            if case .failure(let failure) = outcome {
-                counts.withLock { $0.failures[failure.code ?? "other", default: 0] += 1 }
+        guard media.sha256.count == 64, media.sha256.utf8.allSatisfy({ hexValue($0, lowercaseOnly: true) != nil })
+        else {
+            counts.withLock { $0.failures["unreadable", default: 0] += 1 }
+            completion(.failure(PublishFailure("the attachment has no SHA-256 to name it by", code: "unreadable")))
+            return
+        }
+        let key = key(for: media)
+        let answer: PublicationFlights.Completion = { [counts] outcome in
+            counts.withLock { counts in
+                if case .failure(let failure) = outcome { counts.failures[failure.code ?? "other", default: 0] += 1 }
             }
             completion(outcome)
         }
-        let ticket = threads.submit(stop: { stop.set() }) { [self] turn in
-            switch turn {
-            case .run(let thread):
-                finish(perform(media, deadline: deadline, handle: handles.handle(thread), stop: stop))
-            case .withdrawn:
-                finish(.failure(PublishFailure("the deadline came before an upload thread was free", code: "expired")))
-            case .dropped:
-                finish(.failure(PublishFailure("the publisher has shut down", code: "cancelled")))
-            }
+        let follower: PublicationFlights.Completion = { [counts] outcome in
+            if case .success = outcome { counts.withLock { $0.hits += 1 } }
+            answer(outcome)
         }
-        guard let ticket else { return }
-        let wait = deadline - .now
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(max(0, wait.inMilliseconds) * 1_000_000)))
-        {
-            [threads] in threads.withdraw(ticket)
+        switch flights.join(key, leader: answer, follower: follower) {
+        case .published(let url):
+            counts.withLock { $0.hits += 1 }
+            completion(.success(url))
+            return
+        case .follow(let id):
+            expire(key, id, at: deadline, ticket: nil)
+        case .lead(let id):
+            let ticket = threads.submit(stop: { stop.set() }) { [self] turn in
+                switch turn {
+                case .run(let thread):
+                    flights.finish(
+                        key, perform(media, key: key, deadline: deadline, handle: handles.handle(thread), stop: stop))
+                case .withdrawn:
+                    flights.finish(
+                        key,
+                        .failure(PublishFailure("the deadline came before an upload thread was free", code: "expired")))
+                case .dropped:
+                    flights.finish(key, .failure(PublishFailure("the publisher has shut down", code: "cancelled")))
+                }
+            }
+            expire(key, id, at: deadline, ticket: ticket)
+        }
+    }
+
+    /// At `deadline`, answers caller `id` of `key` `expired` if it is still waiting, and withdraws `ticket`'s upload
+    /// if no thread has started it.
+    private func expire(
+        _ key: String, _ id: UInt64, at deadline: ContinuousClock.Instant, ticket: WorkerThreads.Ticket?
+    ) {
+        let wait = max(0, (deadline - .now).inMilliseconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(wait)) { [flights, threads] in
+            if let ticket { threads.withdraw(ticket) }
+            flights.abandon(key, id)?(
+                .failure(PublishFailure("the deadline came before the upload of \(key) finished", code: "expired")))
         }
     }
 
     /// One publication on an upload thread: `HEAD`, then `PUT` when needed, retried while the deadline allows.
     private func perform(
-        _ media: FetchedMedia, deadline: ContinuousClock.Instant, handle: EasyHandle, stop: StopFlag
+        _ media: FetchedMedia, key: String, deadline: ContinuousClock.Instant, handle: EasyHandle, stop: StopFlag
     ) -> Result<String, PublishFailure> {
-        guard media.sha256.count == 64, media.sha256.utf8.allSatisfy({ hexValue($0, lowercaseOnly: true) != nil })
-        else {
-            return .failure(PublishFailure("the attachment has no SHA-256 to name it by", code: "unreadable"))
-        }
-        let key = key(for: media)
         let url = configuration.requestURL(forKey: key)
         let published = configuration.publicBaseURL + "/" + key
         let start = ContinuousClock.now
