@@ -479,7 +479,7 @@ extension CLITests {
             .flatMap { row -> [OptionRow] in
                 let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
                 let value = cells[1].replacingOccurrences(of: "`", with: "")
-                return cells[0].matches(of: /--[a-z-]+/).map {
+                return cells[0].matches(of: /--[a-z0-9-]+/).map {
                     OptionRow(option: String($0.output), default: value, scope: cells[0])
                 }
             } ?? []
