@@ -53,13 +53,18 @@ package final class HTTPConnection: @unchecked Sendable {
         }
         let bound = Self.withAddress(source, port: 0) { bind(descriptor, $0, $1) }
         guard bound == 0 else {
-            close(descriptor)
-            throw ServeFailure("bind to \(source): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            disconnect()
+            throw ServeFailure("bind to \(source): \(reason)")
         }
         let connected = Self.withAddress("127.0.0.1", port: port) { connect(descriptor, $0, $1) }
         guard connected == 0 else {
-            close(descriptor)
-            throw ServeFailure("connect to port \(port): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            // Through disconnect(), which marks the descriptor closed: a class whose initializer throws once every
+            // property is set is deinitialized, and deinit's disconnect() closed the number a second time (by then
+            // another thread's new descriptor: the test process lost a pipe or a server's socket).
+            disconnect()
+            throw ServeFailure("connect to port \(port): \(reason)")
         }
     }
 
