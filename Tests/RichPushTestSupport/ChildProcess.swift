@@ -1,5 +1,6 @@
 import CSystem
 import Foundation
+import Testing
 
 /// A child process, spawned with `posix_spawn`: the part of Foundation's `Process` the tests use, without its
 /// crash. Swift 6.3.1's `Process.run()` lists `/proc/self/fd` to close the child's inherited descriptors and copies
@@ -103,4 +104,19 @@ package final class ChildProcess: @unchecked Sendable {
 
     /// Sends SIGTERM.
     package func terminate() { kill(processIdentifier, SIGTERM) }
+}
+
+extension ChildProcess {
+    /// Waits for the exit, failing loudly (and throwing) when `limit` passes first; the exit status.
+    package func exitStatus(_ what: String, within limit: Duration) async throws -> Int32 {
+        try await waitUntil("\(what) to exit", within: limit, every: .milliseconds(20)) { !self.isRunning }
+        return terminationStatus
+    }
+
+    /// SIGKILL and reap, when still running: a test's processes never outlive it.
+    package func killIfRunning() {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGKILL)
+        waitUntilExit()
+    }
 }

@@ -98,18 +98,3 @@ final class ServeProcess: @unchecked Sendable {
         }
     }
 }
-
-extension ChildProcess {
-    /// Waits for the exit, failing loudly (and throwing) when `limit` passes first; the exit status.
-    func exitStatus(_ what: String, within limit: Duration) async throws -> Int32 {
-        try await waitUntil("\(what) to exit", within: limit, every: .milliseconds(20)) { !self.isRunning }
-        return terminationStatus
-    }
-
-    /// SIGKILL and reap, when still running: a test's processes never outlive it.
-    func killIfRunning() {
-        guard isRunning else { return }
-        kill(processIdentifier, SIGKILL)
-        waitUntilExit()
-    }
-}

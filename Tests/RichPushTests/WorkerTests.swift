@@ -46,7 +46,7 @@ final class RedisServer: @unchecked Sendable {
         extraArguments = (password.map { ["--requirepass", $0] } ?? []) + arguments
         var taken: [Int] = []
         for attempt in 0..<Self.portAttempts {
-            port = attempt < ports.count ? ports[attempt] : try Self.freePort()
+            port = attempt < ports.count ? ports[attempt] : try freePort()
             do {
                 try start(untilReady: untilReady)
                 return
@@ -168,13 +168,6 @@ final class RedisServer: @unchecked Sendable {
             consumers[name] = (numbers["pending"] ?? -1, numbers["idle"] ?? -1)
         }
         return consumers
-    }
-
-    /// A port the kernel says is free now (it may not be by the time redis-server binds it: see the type).
-    private static func freePort() throws -> Int {
-        let (descriptor, port) = try loopbackSocket()
-        close(descriptor)
-        return port
     }
 }
 

