@@ -44,6 +44,17 @@ struct RouteTests {
             ("route-onesignal.json", "onesignal", "os_data.u", "https://shop.example/orders/5"),
             ("route-onesignal-custom.json", "onesignal", "custom.u", "https://shop.example/orders/6"),
             ("route-iterable.json", "iterable", "itbl.defaultAction.data", "https://news.example/a/1"),
+            ("moengage.json", "moengage", "app_extra.moe_deeplink", "app://season/new"),
+            ("salesforce.json", "salesforce", "_od", "https://shop.example/collection"),
+            ("klaviyo.json", "klaviyo", "url", "app://klaviyo/product/9"),
+            ("swrve.json", "swrve", "_sd", "app://swrve/world/2"),
+            ("adobe-campaign.json", "adobe_campaign", "uri", "app://campaign/offer/42"),
+            ("emarsys.json", "emarsys", "ems.default_action.url", "https://shop.example/wishlist"),
+            ("bloomreach.json", "bloomreach", "url", "app://bloomreach/cart"),
+            ("expo.json", "expo", "body.url", "app://photos/123"),
+            ("appcues.json", "appcues", "appcues_deep_link_url", "app://appcues/setup"),
+            ("mindbox.json", "mindbox", "clickUrl", "https://shop.example/orders/41"),
+            ("kumulos.json", "kumulos", "custom.u", "https://club.example/match/17"),
         ])
     func vendorKeys(fixture: String, convention: String, key: String, url: String) throws {
         let text = try String(contentsOfFile: FixtureDirectory.payloads + "/" + fixture, encoding: .utf8)
@@ -75,6 +86,15 @@ struct RouteTests {
                 "app://generic"
             ),
             (#"{"adb_media":"https://a/1.jpg","adb_uri":7,"uri":"app://generic"}"#, "app://generic"),
+            (
+                #"{"ems":{"default_action":{"type":"MEAppEvent","url":"app://event"}},"image_url":"https://e/1.png","#
+                    + #""link":"app://generic"}"#,
+                "app://generic"
+            ),
+            (
+                #"{"source":"xnpe_platform","action":"app","url":"app://opened","image":"https://b/1.jpg"}"#,
+                "app://opened"
+            ),
         ])
     func vendorKeysNotTaken(text: String, url: String) throws {
         let found = try route(text)

@@ -93,3 +93,125 @@ struct ConventionCLITests {
         #expect(missing.stderr.contains("--params"))
     }
 }
+
+/// Issue 24: round three's conventions through the CLI, against the loopback origin.
+@Suite("Round three conventions through the CLI")
+struct RoundThreeCLITests {
+    /// `enrich` over one fixture, rewritten for `bed`; its result line.
+    func enrich(_ fixture: String, on bed: TestBed) async throws -> [String: Any] {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try await CLI.run(["enrich"] + bed.cliOptions + [try bed.payloadFile(fixture, directory: directory)])
+        #expect(run.status == 0, "\(run.stderr)")
+        return try #require(run.lines.first)
+    }
+
+    /// Each fixture: its convention, and per attachment the field, the identifier as the vendor names them; the
+    /// declared type (`type_hint`) where the vendor sends one.
+    static let fixtures:
+        [(fixture: String, convention: String, fields: [String], identifiers: [String], hint: String?)] =
+            [
+                ("moengage.json", "moengage", ["moengage.media-attachment"], ["media-attachment"], "video"),
+                ("salesforce.json", "salesforce", ["_mediaUrl"], ["_mediaUrl"], nil),
+                ("klaviyo.json", "klaviyo", ["rich-media"], ["rich-media"], "png"),
+                ("swrve.json", "swrve", ["_sw.media.url"], ["swrve_media"], nil),
+                ("adobe-campaign.json", "adobe_campaign", ["media-attachment-url"], ["media-attachment-url"], nil),
+                ("emarsys.json", "emarsys", ["image_url"], ["image_url"], nil),
+                ("bloomreach.json", "bloomreach", ["image"], ["image.png"], nil),
+                ("webengage.json", "webengage", ["expandableDetails.image"], ["0"], nil),
+                (
+                    "webengage-carousel.json", "webengage", (0..<3).map { "expandableDetails.items[\($0)].image" },
+                    ["0", "1", "2"], nil
+                ),
+                ("expo.json", "expo", ["body._richContent.image"], ["expo_richContent"], nil),
+                ("appcues.json", "appcues", ["appcues_attachment_url"], ["appcues_attachment_url"], nil),
+                ("mindbox.json", "mindbox", ["imageUrl"], ["imageUrl"], nil),
+                ("kumulos.json", "kumulos", ["attachments.pictureUrl"], ["pictureUrl"], nil),
+            ]
+
+    @Test("each vendor's fixture attaches, its field and identifier as the vendor names them", arguments: fixtures)
+    func attaches(
+        fixture: String, convention: String, fields: [String], identifiers: [String], hint: String?
+    ) async throws {
+        let bed = try TestBed()
+        let result = try await enrich(fixture, on: bed)
+        #expect(result["outcome"] as? String == "complete", "\(result)")
+        let attachments = result["attachments"] as? [[String: Any]] ?? []
+        #expect(attachments.map { $0["convention"] as? String } == fields.map { _ in convention })
+        #expect(attachments.map { $0["field"] as? String } == fields)
+        #expect(attachments.map { $0["identifier"] as? String } == identifiers)
+        #expect(attachments.map { $0["type_hint"] as? String } == fields.map { _ in hint })
+        #expect((result["problems"] as? [Any])?.isEmpty ?? true, "\(result)")
+        #expect(bed.origin.requestLog.count == fields.count, "requests: \(bed.origin.requestLog)")
+    }
+
+    @Test(
+        "without its vendor's marker the same key fetches nothing",
+        arguments: [
+            #"{"aps":{"mutable-content":1},"rich-media":"ORIGIN/media/logo.png","rich-media-type":"png"}"#,
+            #"{"aps":{"mutable-content":1},"image_url":"ORIGIN/media/logo.png"}"#,
+            #"{"aps":{"mutable-content":1},"image":"ORIGIN/media/photo.jpg","source":"another-sender"}"#,
+            #"{"aps":{"mutable-content":1},"expandableDetails":{"style":"OVERLAY","image":"ORIGIN/media/photo.jpg"}}"#,
+            #"{"aps":{"mutable-content":1},"imageUrl":"ORIGIN/media/photo.jpg"}"#,
+            #"{"aps":{"mutable-content":1},"attachments":{"pictureUrl":"ORIGIN/media/photo.jpg"}}"#,
+        ])
+    func unmarked(payload: String) async throws {
+        let bed = try TestBed()
+        let run = try await CLI.run(
+            ["enrich"] + bed.cliOptions, stdin: payload.replacingOccurrences(of: "ORIGIN", with: bed.url("")))
+        #expect(run.status == 0, "\(run.stderr)")
+        let result = try #require(run.lines.first)
+        #expect(result["outcome"] as? String == "unchanged", "\(result)")
+        #expect((result["attachments"] as? [Any])?.isEmpty == true)
+        // The CLI has exited: every fetch it would have made has been made.
+        #expect(bed.origin.requestLog.isEmpty, "requests: \(bed.origin.requestLog)")
+    }
+
+    @Test("Klaviyo's rich-media-type is a type hint: the bytes decide, a disagreement is type-mismatch")
+    func klaviyoTypeHint() async throws {
+        let bed = try TestBed()
+        let result = try await enrich("klaviyo-mismatch.json", on: bed)
+        let attachment = try #require((result["attachments"] as? [[String: Any]])?.first)
+        #expect(attachment["type"] as? String == "public.jpeg")
+        #expect(attachment["type_hint"] as? String == "gif")
+        let problems = result["problems"] as? [[String: Any]] ?? []
+        #expect(problems.map { $0["code"] as? String } == ["type-mismatch"])
+        #expect(problems.first?["source"] as? String == bed.url("/media/photo.jpg"))
+        let agreeing = try await enrich("klaviyo.json", on: bed)
+        #expect((agreeing["problems"] as? [Any])?.isEmpty ?? true)
+    }
+
+    @Test("Kumulos's relative pictureUrl is reported on-device and not fetched")
+    func kumulosOnDevice() async throws {
+        let bed = try TestBed()
+        let result = try await enrich("kumulos-relative.json", on: bed)
+        let problems = result["problems"] as? [[String: Any]] ?? []
+        #expect(problems.map { $0["code"] as? String } == ["on-device"])
+        #expect(problems.first?["source"] as? String == "attachments.pictureUrl")
+        #expect(bed.origin.requestLog.isEmpty, "requests: \(bed.origin.requestLog)")
+    }
+
+    @Test("explain names every round-three convention, among those not present")
+    func explainNames() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try await CLI.run(
+            ["explain"] + bed.cliOptions + [try bed.payloadFile("no-media.json", directory: directory)])
+        #expect(run.status == 0, "\(run.stderr)")
+        let line = try #require(run.stdout.split(separator: "\n").first { $0.contains("not present: ") })
+        let names = Set(
+            line.split(separator: ":", maxSplits: 1)[1].split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            })
+        let roundThree = [
+            "moengage", "salesforce", "klaviyo", "swrve", "adobe_campaign", "emarsys", "bloomreach", "webengage",
+            "expo", "appcues", "mindbox", "kumulos",
+        ]
+        #expect(roundThree.filter { !names.contains($0) } == [])
+        let json = try await CLI.run(
+            ["explain", "--json"] + bed.cliOptions + [try bed.payloadFile("klaviyo.json", directory: directory)])
+        let conventions = json.lines.first?["conventions"] as? [[String: Any]]
+        #expect(conventions?.map { $0["name"] as? String } == ["klaviyo"])
+    }
+}

@@ -66,6 +66,24 @@ struct EnricherTests {
             ("route-onesignal-custom.json", .complete, ["onesignal:public.png"]),
             ("route-iterable.json", .complete, ["iterable:public.png"]),
             ("retry-transient.json", .partial, ["adb_media:public.jpeg", "fcm:public.png"]),
+            ("moengage.json", .complete, ["moengage:public.mpeg-4"]),
+            ("salesforce.json", .complete, ["salesforce:public.jpeg"]),
+            ("klaviyo.json", .complete, ["klaviyo:public.png"]),
+            ("klaviyo-mismatch.json", .complete, ["klaviyo:public.jpeg"]),
+            ("swrve.json", .complete, ["swrve:com.compuserve.gif"]),
+            ("adobe-campaign.json", .complete, ["adobe_campaign:public.jpeg"]),
+            ("emarsys.json", .complete, ["emarsys:public.png"]),
+            ("bloomreach.json", .complete, ["bloomreach:public.jpeg"]),
+            ("webengage.json", .complete, ["webengage:public.jpeg"]),
+            (
+                "webengage-carousel.json", .complete,
+                ["webengage:public.jpeg", "webengage:com.compuserve.gif", "webengage:public.png"]
+            ),
+            ("expo.json", .complete, ["expo:com.compuserve.gif"]),
+            ("appcues.json", .complete, ["appcues:public.png"]),
+            ("mindbox.json", .complete, ["mindbox:public.jpeg"]),
+            ("kumulos.json", .complete, ["kumulos:public.jpeg"]),
+            ("kumulos-relative.json", .unchanged, []),
         ])
     func fixtures(name: String, outcome: EnrichmentResult.Outcome, attached: [String]) async throws {
         let bed = try TestBed()

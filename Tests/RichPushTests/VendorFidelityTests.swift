@@ -176,11 +176,12 @@ struct VendorFidelityResultTests {
     }
 
     @Test(
-        "Home Assistant lazy and camera, OneSignal bundle files: a problem, no request",
+        "Home Assistant lazy and camera, OneSignal bundle files, Kumulos picture paths: a problem, no request",
         arguments: [
             ("home-assistant-lazy.json", EnrichmentResult.Outcome.unchanged, 0),
             ("home-assistant-camera.json", .unchanged, 0),
             ("onesignal-bundle.json", .complete, 1),
+            ("kumulos-relative.json", .unchanged, 0),
         ])
     func onDeviceNotFetched(fixture: String, outcome: EnrichmentResult.Outcome, requests: Int) async throws {
         let bed = try TestBed()

@@ -11,13 +11,7 @@ public struct BatchConvention: MediaConvention {
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         guard let attachment = walk(payload, ["com.batch", "at"], into: &scan) else { return scan }
-        guard case .object(let object) = attachment else {
-            scan.problems.append(
-                EnrichmentProblem(
-                    source: "com.batch.at", code: .badReference,
-                    detail: "com.batch.at holds \(attachment.kindDescription); expected {u, t}"))
-            return scan
-        }
+        guard let object = scan.object(attachment, field: "com.batch.at", expected: "{u, t}") else { return scan }
         let hint = scan.string(object["t"], field: "com.batch.at.t")
         scan.take(
             object["u"], field: "com.batch.at.u", convention: name, identifier: "batch_rich_attachment", typeHint: hint)

@@ -18,13 +18,20 @@ public struct ConventionRegistry: Sendable {
     /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Firebase (`fcm`),
     /// Airship (`airship`), OneSignal (`onesignal`), CleverTap (`clevertap`), Iterable (`iterable`), Customer.io
     /// (`customerio`), Pushwoosh (`pushwoosh`), Batch (`batch`), AWS Amplify (`amplify`), Notifee (`notifee`),
-    /// Home Assistant (`home_assistant`), Braze (`braze`).
+    /// Home Assistant (`home_assistant`), Braze (`braze`); then round three's: MoEngage (`moengage`), Salesforce
+    /// MobilePush (`salesforce`), Klaviyo (`klaviyo`), Swrve (`swrve`), Adobe Campaign Standard (`adobe_campaign`),
+    /// SAP Emarsys (`emarsys`), Bloomreach (`bloomreach`), WebEngage (`webengage`), Expo (`expo`), Appcues
+    /// (`appcues`), Mindbox (`mindbox`), Kumulos / Optimove (`kumulos`).
     public static var standard: ConventionRegistry {
         ConventionRegistry([
             AdobeMediaConvention(), ZegoConvention(), KeyPathConvention.firebase, AirshipConvention(),
             OneSignalConvention(), CleverTapConvention(), KeyPathConvention.iterable, KeyPathConvention.customerIO,
             PushwooshConvention(), BatchConvention(), KeyPathConvention.amplify, NotifeeConvention(),
-            HomeAssistantConvention(), KeyPathConvention.braze,
+            HomeAssistantConvention(), KeyPathConvention.braze, KeyPathConvention.moEngage,
+            KeyPathConvention.salesforce, KeyPathConvention.klaviyo, KeyPathConvention.swrve,
+            KeyPathConvention.adobeCampaign, KeyPathConvention.emarsys, KeyPathConvention.bloomreach,
+            WebEngageConvention(), KeyPathConvention.expo, KeyPathConvention.appcues, MindboxConvention(),
+            KumulosConvention(),
         ])
     }
 

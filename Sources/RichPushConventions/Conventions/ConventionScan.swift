@@ -52,6 +52,19 @@ public struct ConventionScan: Sendable, Hashable {
         walk(payload, path, into: &self)
     }
 
+    /// `value` as an object, or nil with a `bad-reference` problem naming `field` and what the vendor sends there
+    /// (`expected`, such as `{u, t}`).
+    mutating func object(_ value: PushPayload.JSON, field: String, expected: String) -> JSONObject? {
+        guard case .object(let object) = value else {
+            problems.append(
+                EnrichmentProblem(
+                    source: field, code: .badReference,
+                    detail: "\(field) holds \(value.kindDescription); expected \(expected)"))
+            return nil
+        }
+        return object
+    }
+
     /// The string at `field` (`name` in the message; default the field); a `bad-option` problem when it is not one.
     public mutating func string(_ value: PushPayload.JSON?, field: String, named name: String? = nil) -> String? {
         guard let value else { return nil }

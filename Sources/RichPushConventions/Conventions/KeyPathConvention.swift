@@ -46,6 +46,9 @@ public struct KeyPathConvention: MediaConvention {
     public let hintPath: [String]?
     /// The attachment identifier.
     public let identifier: String
+    /// What must be in the payload for the URL to be read (the vendor's marker); nil when the key is the vendor's
+    /// own.
+    public var marker: VendorMarker?
 
     /// The path step that parses the current string value as JSON.
     public static let jsonStep = "@json"
@@ -60,6 +63,8 @@ public struct KeyPathConvention: MediaConvention {
 
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
+        // Another sender's payload may use the same generic key: without the marker it is not the vendor's.
+        if let marker, !marker.isPresent(in: payload) { return scan }
         let value = walk(payload, path, into: &scan)
         var hint: String?
         if let hintPath, let declared = walk(payload, hintPath, into: &scan) {

@@ -1,0 +1,27 @@
+import RichPushCore
+
+/// Mindbox: a top-level `imageUrl`, read only with `uniqueKey` beside it, as Mindbox's payloads carry it; in the
+/// older format, `aps.imageUrl` when `aps` holds `uniqueKey` (MindboxNotificationService's parse and getUserInfo,
+/// SharedInternalMethods.swift in mindbox-cloud/ios-sdk, which reads the fields inside `aps` when `aps.uniqueKey`
+/// is there and at the root otherwise). Mindbox percent-encodes the URL before fetching it; RichPush fetches it as
+/// sent (a URL with spaces is `bad-url`). Its deep link is `clickUrl`, or `aps.clickUrl` in the older format.
+public struct MindboxConvention: MediaConvention {
+    public var name: String { "mindbox" }
+
+    public var routeKeys: [RouteKey] { [RouteKey(.url, ["clickUrl"]), RouteKey(.url, ["aps", "clickUrl"])] }
+
+    /// The convention.
+    public init() {}
+
+    public func scan(_ payload: PushPayload) -> ConventionScan {
+        var scan = ConventionScan()
+        if VendorMarker(["aps", "uniqueKey"]).isPresent(in: payload) {
+            scan.take(
+                payload.root["aps"]?.objectValue?["imageUrl"], field: "aps.imageUrl", convention: name,
+                identifier: "imageUrl")
+        } else if VendorMarker(["uniqueKey"]).isPresent(in: payload) {
+            scan.take(payload.root["imageUrl"], field: "imageUrl", convention: name, identifier: "imageUrl")
+        }
+        return scan
+    }
+}
