@@ -11,6 +11,9 @@ public struct AlertOverride: Sendable, Hashable {
     /// The URLs that must all be attached for the override to apply (Airship's text goes with its media: its
     /// SDK drops the text when a download fails). Empty: it always applies.
     public var requiredURLs: [String] = []
+    /// URLs of which at least one must be missing from the attachments for the override to apply (Salesforce's
+    /// `_mediaAlt`, the text for when the media failed, for any reason). Empty: no such condition.
+    public var missingURLs: [String] = []
 
     /// An override.
     public init(title: String? = nil, subtitle: String? = nil, body: String? = nil) {
@@ -19,9 +22,11 @@ public struct AlertOverride: Sendable, Hashable {
         self.body = body
     }
 
-    /// Whether the override applies once the URLs `attached` are attached: every required URL is among them.
+    /// Whether the override applies once the URLs `attached` are attached: every required URL is among them, and
+    /// some missing URL (when there are any) is not.
     package func applies(attached: [String]) -> Bool {
         requiredURLs.allSatisfy { attached.contains($0) }
+            && (missingURLs.isEmpty || missingURLs.contains { !attached.contains($0) })
     }
 
     /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string

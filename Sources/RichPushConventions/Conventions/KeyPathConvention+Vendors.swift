@@ -15,10 +15,12 @@ extension KeyPathConvention {
     }()
 
     /// Salesforce Marketing Cloud MobilePush: a top-level `_mediaUrl` (the service extension of MobilePush's "Rich
-    /// Notifications" guide, salesforce-marketingcloud/MarketingCloudSDK-iOS, which also reads `_mediaAlt`, the
-    /// text shown when the media fails). Its deep link is `_od` (OpenDirect).
+    /// Notifications" guide, salesforce-marketingcloud/MarketingCloudSDK-iOS, _posts/2017-10-04-rich-notifications.md).
+    /// The guide's extension sets the content's body to `_mediaAlt` when the media fails (download or attachment);
+    /// here it becomes the alert body when the media did not attach. Its deep link is `_od` (OpenDirect).
     public static let salesforce: KeyPathConvention = {
         var convention = KeyPathConvention(name: "salesforce", path: ["_mediaUrl"], identifier: "_mediaUrl")
+        convention.missingMediaBodyPath = ["_mediaAlt"]
         convention.routeKeys = [RouteKey(.url, ["_od"])]
         return convention
     }()
@@ -37,10 +39,12 @@ extension KeyPathConvention {
 
     /// Swrve: `_sw` → `media` → `url` (SwrveNotificationManager.m in swrve-ios-sdk's SwrveSDKCommon; its keys in
     /// SwrvePushConstants.m). The same object holds `fallback_url` and `fallback_sd` (fetched when the primary
-    /// fails; the fallback's deep link) and `title`, `subtitle`, `body` (the alert text when the media attached).
-    /// Its deep link is `_sd`, else the older `_d`.
+    /// fails; the fallback's deep link: not read here yet) and `title`, `subtitle`, `body`, which replace the alert
+    /// text only when the media attached (`mediaTextFromProvidedContent`). Its deep link is `_sd`, else the older
+    /// `_d`.
     public static let swrve: KeyPathConvention = {
         var convention = KeyPathConvention(name: "swrve", path: ["_sw", "media", "url"], identifier: "swrve_media")
+        convention.mediaTextPath = ["_sw", "media"]
         convention.routeKeys = [RouteKey(.url, ["_sd"]), RouteKey(.url, ["_d"])]
         return convention
     }()

@@ -49,6 +49,12 @@ public struct KeyPathConvention: MediaConvention {
     /// What must be in the payload for the URL to be read (the vendor's marker); nil when the key is the vendor's
     /// own.
     public var marker: VendorMarker?
+    /// The object whose `title`, `subtitle` and `body` replace the alert's when the URL attached (Swrve's
+    /// `_sw.media`); nil when the vendor sends none.
+    public var mediaTextPath: [String]?
+    /// The string that becomes the alert body when the URL did not attach (Salesforce's `_mediaAlt`); nil when the
+    /// vendor sends none.
+    public var missingMediaBodyPath: [String]?
 
     /// The path step that parses the current string value as JSON.
     public static let jsonStep = "@json"
@@ -74,7 +80,31 @@ public struct KeyPathConvention: MediaConvention {
         // every convention, and most have none of its keys).
         guard let value else { return scan }
         scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier, typeHint: hint)
+        // The text goes with a URL the vendor's SDK would download: none for a field that holds no string.
+        if let url = value.stringValue { texts(payload, url: url, into: &scan) }
         return scan
+    }
+
+    /// The alert text the vendor ties to `url`: its media text (applied when `url` attached) and its text for a
+    /// missing media (applied when it did not), each as an override.
+    private func texts(_ payload: PushPayload, url: String, into scan: inout ConventionScan) {
+        if let mediaTextPath, let found = walk(payload, mediaTextPath, into: &scan) {
+            let field = mediaTextPath.joined(separator: ".")
+            if let object = scan.object(found, field: field, expected: "an object") {
+                var override = scan.alertText(object, field: field)
+                override.requiredURLs = [url]
+                if override.title != nil || override.subtitle != nil || override.body != nil {
+                    scan.overrides.append(override)
+                }
+            }
+        }
+        if let missingMediaBodyPath, let found = walk(payload, missingMediaBodyPath, into: &scan),
+            let body = scan.string(found, field: missingMediaBodyPath.joined(separator: "."))
+        {
+            var override = AlertOverride(body: body)
+            override.missingURLs = [url]
+            scan.overrides.append(override)
+        }
     }
 
     /// Firebase Cloud Messaging: `fcm_options.image` (FIRMessagingExtensionHelper, which then names the file
