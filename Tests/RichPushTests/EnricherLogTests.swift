@@ -20,7 +20,7 @@ final class RecordingLogHandler: Enricher.LogHandler {
 
 /// A publisher that refuses everything.
 struct RefusingPublisher: MediaPublisher {
-    func publish(_ media: FetchedMedia) throws(PublishFailure) -> String { throw PublishFailure("the store is full") }
+    func publish(_ media: FetchedMedia) throws(PublishFailure) -> String { throw PublishFailure("the store is full", code: "QuotaExceeded") }
 }
 
 @Suite("The engine's log: what a host application is told, and only at the level it asked for")
@@ -100,7 +100,8 @@ struct EnricherLogTests {
         }
         #expect(result.outcome == .complete)
         #expect(handler.names == [.publishFailed])
-        #expect(handler.recorded.first?.metadata == ["url": url, "detail": "the store is full"])
+        #expect(
+            handler.recorded.first?.metadata == ["url": url, "detail": "the store is full", "code": "QuotaExceeded"])
         #expect(handler.recorded.first?.level == .warning)
     }
 

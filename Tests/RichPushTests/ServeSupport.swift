@@ -20,10 +20,12 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
     /// Without `readingStandardError`, nothing reads its standard error after that line (a stuck log reader).
-    init(_ arguments: [String], readingStandardError: Bool = true) async throws {
+    /// `environment` (`NAME=value`) is added to the test's own, through env(1), which execs the server in place.
+    init(_ arguments: [String], environment: [String] = [], readingStandardError: Bool = true) async throws {
         process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+        let command = [CLI.binary, "serve", "--listen", "127.0.0.1:0"] + arguments
+        process.executableURL = URL(fileURLWithPath: environment.isEmpty ? CLI.binary : "/usr/bin/env")
+        process.arguments = environment.isEmpty ? Array(command.dropFirst()) : environment + command
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice

@@ -173,7 +173,7 @@ public final class Enricher: LifecycleService {
                 log(.publishFailed) {
                     (
                         "\(reference.url): not published: \(failure.detail)",
-                        ["url": reference.url, "detail": failure.detail]
+                        ["url": reference.url, "detail": failure.detail, "code": failure.code ?? "other"]
                     )
                 }
             }
