@@ -48,6 +48,9 @@ public final class ObjectStorePublisher: MediaPublisher {
         threads.shutdown(.refuse)
     }
 
+    /// Uploads running on the publisher's threads now (tests: an upload cut by its deadline has ended).
+    var uploadsRunning: Int { threads.running }
+
     /// What it has done so far: uploads, their bytes and durations, hits, failures by code.
     public var statistics: PublishStatistics? { counts.withLock { $0 } }
 

@@ -1,0 +1,168 @@
+import Foundation
+import RichPushCore
+import RichPushTestSupport
+import Testing
+
+@testable import RichPushMedia
+@testable import RichPushObjectStore
+
+/// `ObjectStorePublisher` against a real S3 store: SeaweedFS on loopback, signatures required (`SeaweedFS`).
+@Suite("ObjectStorePublisher: uploads to a real S3 store (SeaweedFS)", .offPool, .timeLimit(.minutes(3)))
+struct ObjectStorePublisherTests {
+    static let base = "https://cdn.example.com/media"
+
+    /// A publisher into `bucket` (prefix `push`) of `store`, as `identity` (the store's publisher by default).
+    static func publisher(
+        _ store: SeaweedFS, bucket: String = "media", identity: SeaweedFS.Identity? = nil,
+        _ adjust: (inout ObjectStorePublisher.Configuration) -> Void = { _ in }
+    ) throws -> ObjectStorePublisher {
+        let identity = identity ?? store.publisher
+        var configuration = try ObjectStorePublisher.Configuration(
+            location: "s3://\(bucket)/push", publicBaseURL: base,
+            credentials: ObjectStoreCredentials(accessKeyID: identity.accessKey, secretAccessKey: identity.secretKey))
+        configuration.endpoint = store.endpoint
+        configuration.pathStyle = true
+        adjust(&configuration)
+        return try ObjectStorePublisher(configuration)
+    }
+
+    /// `bytes` in a file of their own, described as an attachment of `type` named by their SHA-256 (or by `sha256`).
+    static func media(_ bytes: [UInt8], type: MediaType, sha256: String? = nil) throws -> FetchedMedia {
+        let path = try temporaryDirectory() + "/attachment." + type.fileExtension
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let digest = try FileDigest.of(path).get()
+        return FetchedMedia(
+            path: path, directory: "", type: type, bytes: bytes.count, sha256: sha256 ?? digest.sha256)
+    }
+
+    static func publish(_ publisher: ObjectStorePublisher, _ media: FetchedMedia, within limit: Duration = .seconds(30))
+        async -> Result<String, PublishFailure>
+    {
+        await publisher.published(media, deadline: .now + limit)
+    }
+
+    @Test("""
+        an upload is readable back with its bytes, its sniffed type and Cache-Control; the same bytes again are a hit, \
+        asked of the store by a new publisher and remembered by the same one
+        """)
+    func uploadThenHit() async throws {
+        let store = try await SeaweedFS()
+        try await store.createBucket("media")
+        let publisher = try Self.publisher(store)
+        let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let key = "push/\(media.sha256).jpg"
+        #expect(try await Self.publish(publisher, media).get() == "\(Self.base)/\(key)")
+        let object = try await store.object("media", key)
+        #expect(object.status == 200)
+        #expect(object.body == fixture("photo.jpg"))
+        #expect(object.headers["content-type"] == "image/jpeg")
+        #expect(object.headers["cache-control"] == "public, max-age=31536000, immutable")
+        var statistics = try #require(publisher.statistics)
+        #expect(statistics.uploads == 1 && statistics.uploadedBytes == media.bytes && statistics.hits == 0)
+        #expect(statistics.durationCounts.reduce(0, +) == 1)
+
+        // Gone from the store: the same publisher remembers it and asks nothing (the store is not asked, so it
+        // stays gone); a new publisher asks, finds it missing and uploads it again.
+        #expect(try await store.request("DELETE", "/media/" + key).status == 204)
+        #expect(try await Self.publish(publisher, media).get() == "\(Self.base)/\(key)")
+        statistics = try #require(publisher.statistics)
+        #expect(statistics.uploads == 1 && statistics.hits == 1, "remembered: not uploaded again")
+        #expect(try await store.object("media", key).status == 404, "remembered: the store was not asked")
+        let again = try Self.publisher(store)
+        #expect(try await Self.publish(again, media).get() == "\(Self.base)/\(key)")
+        #expect(again.statistics?.uploads == 1 && again.statistics?.hits == 0)
+
+        let fresh = try Self.publisher(store) { $0.cacheControl = "public, max-age=60" }
+        #expect(try await Self.publish(fresh, media).get() == "\(Self.base)/\(key)")
+        #expect(fresh.statistics?.uploads == 0 && fresh.statistics?.hits == 1, "found by HEAD: not uploaded again")
+        #expect(try await store.object("media", key).headers["cache-control"] == "public, max-age=31536000, immutable")
+        #expect(try await store.keys(in: "media") == [key])
+    }
+
+    @Test("twenty payloads meeting one image at once make one upload; the other nineteen wait for it")
+    func oneFlight() async throws {
+        let store = try await SeaweedFS()
+        try await store.createBucket("media")
+        let publisher = try Self.publisher(store)
+        let media = try Self.media(fixture("anim.gif"), type: .gif)
+        let urls = await withTaskGroup(of: Result<String, PublishFailure>.self) { group in
+            for _ in 0..<20 { group.addTask { await Self.publish(publisher, media) } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(urls.map { try? $0.get() }) == ["\(Self.base)/push/\(media.sha256).gif"])
+        let statistics = try #require(publisher.statistics)
+        #expect(statistics.uploads == 1 && statistics.hits == 19, "\(statistics)")
+        #expect(try await store.keys(in: "media") == ["push/\(media.sha256).gif"])
+    }
+
+    @Test("""
+        the store's refusals come back with its codes, nothing is stored, and no message holds the secret: a wrong \
+        secret, an identity that may not write, a missing bucket, a body that is not what its hash says
+        """)
+    func refusals() async throws {
+        let store = try await SeaweedFS()
+        try await store.createBucket("media")
+        let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let wrong = SeaweedFS.Identity(accessKey: store.publisher.accessKey, secretKey: "not-the-secret-at-all")
+        let cases: [(ObjectStorePublisher, FetchedMedia, String)] = [
+            (try Self.publisher(store, identity: wrong), media, "SignatureDoesNotMatch"),
+            (try Self.publisher(store, identity: store.reader), media, "AccessDenied"),
+            (try Self.publisher(store, bucket: "missing"), media, "NoSuchBucket"),
+            // Named by another file's hash: the store checks x-amz-checksum-sha256 against the bytes it received.
+            (try Self.publisher(store), try Self.media(fixture("photo.jpg"), type: .jpeg, sha256: String(repeating: "ab", count: 32)), "BadDigest"),
+        ]
+        for (publisher, media, code) in cases {
+            let failure = try #require(
+                await Self.publish(publisher, media).failure, "\(code): published, and should not have been")
+            #expect(failure.code == code, "\(failure.detail)")
+            #expect(failure.detail.contains(code) && failure.detail.contains("HTTP 4"), "\(failure.detail)")
+            #expect(!failure.detail.contains("not-the-secret-at-all") && !failure.detail.contains(store.publisher.secretKey))
+            #expect(publisher.statistics?.failures == [code: 1])
+            #expect(publisher.statistics?.uploads == 0)
+        }
+        #expect(try await store.keys(in: "media") == [], "nothing stored")
+    }
+
+    @Test("an upload longer than its deadline ends expired by the deadline, and leaves no object")
+    func deadline() async throws {
+        let store = try await SeaweedFS()
+        try await store.createBucket("media")
+        let publisher = try Self.publisher(store)
+        var random = SplitMix64(seed: 23)
+        let words = (0..<(64 << 20) / 8).map { _ in random.next() }
+        let media = try Self.media(words.withUnsafeBytes { Array($0) }, type: .mp4)
+        let start = ContinuousClock.now
+        let failure = try #require(await Self.publish(publisher, media, within: .milliseconds(100)).failure)
+        #expect(failure.code == "expired", "\(failure.detail)")
+        #expect(ContinuousClock.now - start < .seconds(10), "ended near its deadline, not after the upload")
+        #expect(publisher.statistics?.failures == ["expired": 1])
+        // The transfer itself is cut at the deadline: once the upload thread is idle, nothing was stored.
+        try await waitUntil("the cut upload's thread is idle", within: .seconds(60)) { publisher.uploadsRunning == 0 }
+        #expect(try await store.keys(in: "media") == [])
+    }
+
+    @Test("the store stopped: reported as unreachable after the retries; once it is back, the same media publishes")
+    func storeStopped() async throws {
+        let store = try await SeaweedFS()
+        try await store.createBucket("media")
+        let publisher = try Self.publisher(store)
+        let first = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let second = try Self.media(fixture("logo.png"), type: .png)
+        _ = try await Self.publish(publisher, first).get()
+        await store.stop()
+        let failure = try #require(await Self.publish(publisher, second).failure)
+        #expect(failure.code == "network", "\(failure.detail)")
+        #expect(failure.detail.contains("after 3 attempts"), "\(failure.detail)")
+        try await store.restart()
+        #expect(try await Self.publish(publisher, second).get() == "\(Self.base)/push/\(second.sha256).png")
+        #expect(Set(try await store.keys(in: "media")) == ["push/\(first.sha256).jpg", "push/\(second.sha256).png"])
+        #expect(publisher.statistics?.uploads == 2 && publisher.statistics?.failures == ["network": 1])
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let failure) = self { return failure }
+        return nil
+    }
+}
