@@ -41,7 +41,8 @@ struct ObjectStorePublisherTests {
         await publisher.published(media, deadline: .now + limit)
     }
 
-    @Test("""
+    @Test(
+        """
         an upload is readable back with its bytes, its sniffed type and Cache-Control; the same bytes again are a hit, \
         asked of the store by a new publisher and remembered by the same one
         """)
@@ -95,7 +96,8 @@ struct ObjectStorePublisherTests {
         #expect(try await store.keys(in: "media") == ["push/\(media.sha256).gif"])
     }
 
-    @Test("""
+    @Test(
+        """
         the store's refusals come back with its codes, nothing is stored, and no message holds the secret: a wrong \
         secret, an identity that may not write, a missing bucket, a body that is not what its hash says
         """)
@@ -109,14 +111,20 @@ struct ObjectStorePublisherTests {
             (try Self.publisher(store, identity: store.reader), media, "AccessDenied"),
             (try Self.publisher(store, bucket: "missing"), media, "NoSuchBucket"),
             // Named by another file's hash: the store checks x-amz-checksum-sha256 against the bytes it received.
-            (try Self.publisher(store), try Self.media(fixture("photo.jpg"), type: .jpeg, sha256: String(repeating: "ab", count: 32)), "BadDigest"),
+            (
+                try Self.publisher(store),
+                try Self.media(fixture("photo.jpg"), type: .jpeg, sha256: String(repeating: "ab", count: 32)),
+                "BadDigest"
+            ),
         ]
         for (publisher, media, code) in cases {
             let failure = try #require(
                 await Self.publish(publisher, media).failure, "\(code): published, and should not have been")
             #expect(failure.code == code, "\(failure.detail)")
             #expect(failure.detail.contains(code) && failure.detail.contains("HTTP 4"), "\(failure.detail)")
-            #expect(!failure.detail.contains("not-the-secret-at-all") && !failure.detail.contains(store.publisher.secretKey))
+            #expect(
+                !failure.detail.contains("not-the-secret-at-all") && !failure.detail.contains(store.publisher.secretKey)
+            )
             #expect(publisher.statistics?.failures == [code: 1])
             #expect(publisher.statistics?.uploads == 0)
         }

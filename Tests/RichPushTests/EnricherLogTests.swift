@@ -20,7 +20,9 @@ final class RecordingLogHandler: Enricher.LogHandler {
 
 /// A publisher that refuses everything.
 struct RefusingPublisher: MediaPublisher {
-    func publish(_ media: FetchedMedia) throws(PublishFailure) -> String { throw PublishFailure("the store is full", code: "QuotaExceeded") }
+    func publish(_ media: FetchedMedia) throws(PublishFailure) -> String {
+        throw PublishFailure("the store is full", code: "QuotaExceeded")
+    }
 }
 
 @Suite("The engine's log: what a host application is told, and only at the level it asked for")

@@ -36,7 +36,8 @@ struct ObjectStoreEngineTests {
         return try ObjectStorePublisher(configuration)
     }
 
-    @Test("""
+    @Test(
+        """
         an FCM message's fields are each rewritten to their own platform's object: iOS's animated GIF, Android's \
         still variant; each stored with its own type, whatever the origin said
         """)
@@ -74,7 +75,8 @@ struct ObjectStoreEngineTests {
         }
     }
 
-    @Test("""
+    @Test(
+        """
         the CLI publishes with the environment's keys; with a wrong secret it reports SignatureDoesNotMatch, keeps \
         the attachment and the sender's URL, and shows the secret nowhere
         """)
@@ -101,7 +103,8 @@ struct ObjectStoreEngineTests {
         let other = try bed.adobePayloadFile("/media/logo.png", in: directory, named: "logo.json")
         let refused = try await offPool {
             try CLI.runBlocking(
-                ["enrich"] + bed.cliOptions + Self.options(store) + [other], stdin: nil, prefix: Self.credentials(wrong))
+                ["enrich"] + bed.cliOptions + Self.options(store) + [other], stdin: nil, prefix: Self.credentials(wrong)
+            )
         }
         let line = try #require(refused.lines.first, "\(refused.stderr)")
         #expect((line["attachments"] as? [[String: Any]])?.count == 1, "the attachment is kept")
