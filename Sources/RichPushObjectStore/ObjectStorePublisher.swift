@@ -215,7 +215,22 @@ public final class ObjectStorePublisher: MediaPublisher {
         }
     }
 
-    private enum Method { case head, put }
+    enum Method { case head, put }
+
+    /// The headers of a request for `media` besides those libcurl adds (`Host`, `Authorization`, `x-amz-date`,
+    /// `Content-Length`): every one is signed. Never a header removed with an empty value: libcurl 7.88 signs it
+    /// all the same, and the store answers `SignatureDoesNotMatch`.
+    func headers(_ method: Method, for media: FetchedMedia) -> [String] {
+        var headers = ["x-amz-content-sha256: " + (method == .put ? media.sha256 : Self.emptySHA256)]
+        if method == .put {
+            headers += [
+                "Content-Type: " + media.type.mime, "Cache-Control: " + configuration.cacheControl,
+                "x-amz-checksum-sha256: " + Self.base64(hex: media.sha256),
+            ]
+        }
+        if let token = configuration.credentials.sessionToken { headers.append("x-amz-security-token: " + token) }
+        return headers
+    }
 
     /// One signed request on `handle`, ended by `deadline` or `stop`.
     private func request(
@@ -228,9 +243,7 @@ public final class ObjectStorePublisher: MediaPublisher {
         }
         var file: UnsafeMutablePointer<FILE>? = nil
         defer { if let file { fclose(file) } }
-        var headers = [
-            "x-amz-content-sha256: " + (method == .put ? media.sha256 : Self.emptySHA256)
-        ]
+        let headers = self.headers(method, for: media)
         if method == .put {
             file = fopen(media.path, "rb")
             guard let file else {
@@ -242,11 +255,6 @@ public final class ObjectStorePublisher: MediaPublisher {
             guard fstat(fileno(file), &info) == 0 else {
                 return .failure(StoreError(code: "unreadable", detail: "cannot read \(media.path)"))
             }
-            headers += [
-                "Content-Type: " + media.type.mime, "Cache-Control: " + configuration.cacheControl,
-                "x-amz-checksum-sha256: " + Self.base64(hex: media.sha256),
-            ]
-            if let token = configuration.credentials.sessionToken { headers.append("x-amz-security-token: " + token) }
             let body = UnsafeMutableRawPointer(file)
             do {
                 try handle.set(CURLOPT_UPLOAD, 1)
@@ -255,8 +263,6 @@ public final class ObjectStorePublisher: MediaPublisher {
             } catch {
                 return .failure(StoreError(code: "network", detail: error.detail))
             }
-        } else if let token = configuration.credentials.sessionToken {
-            headers.append("x-amz-security-token: " + token)
         }
         let buffer = UnsafeMutablePointer<ccurl_body_buffer>.allocate(capacity: 1)
         buffer.initialize(to: ccurl_body_buffer())

@@ -1,4 +1,5 @@
 import RichPushCore
+import RichPushMedia
 import RichPushTestSupport
 import Testing
 
@@ -109,5 +110,29 @@ struct ObjectStoreConfigurationTests {
             response: StoreResponse(status: 404, contentLength: -1, body: []), method: "HEAD", url: "u")
         #expect(bare.code == "NoSuchKey" && !bare.retryable)
         #expect(StoreError.element("Code", in: "<Code></Code>") == nil)
+    }
+
+    @Test(
+        """
+        a PUT carries the sniffed type, Cache-Control and the body's hash twice; a HEAD the empty body's hash; both \
+        the session token when there is one
+        """)
+    func requestHeaders() throws {
+        var configuration = try ObjectStorePublisher.Configuration(
+            location: "s3://media/push", publicBaseURL: "https://cdn.example",
+            credentials: ObjectStoreCredentials(accessKeyID: "AKID", secretAccessKey: "secret", sessionToken: "TOKEN"))
+        configuration.cacheControl = "public, max-age=60"
+        let publisher = try ObjectStorePublisher(configuration)
+        let sha = ObjectStorePublisher.emptySHA256
+        let media = FetchedMedia(path: "/x", directory: "", type: .gif, bytes: 0, sha256: sha)
+        #expect(
+            publisher.headers(.put, for: media) == [
+                "x-amz-content-sha256: \(sha)", "Content-Type: image/gif", "Cache-Control: public, max-age=60",
+                "x-amz-checksum-sha256: 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=", "x-amz-security-token: TOKEN",
+            ])
+        #expect(
+            publisher.headers(.head, for: media) == [
+                "x-amz-content-sha256: \(sha)", "x-amz-security-token: TOKEN",
+            ])
     }
 }

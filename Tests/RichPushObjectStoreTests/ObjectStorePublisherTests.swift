@@ -47,13 +47,13 @@ struct ObjectStorePublisherTests {
         asked of the store by a new publisher and remembered by the same one
         """)
     func uploadThenHit() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
-        let publisher = try Self.publisher(store)
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let publisher = try Self.publisher(store, bucket: bucket)
         let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
         let key = "push/\(media.sha256).jpg"
         #expect(try await Self.publish(publisher, media).get() == "\(Self.base)/\(key)")
-        let object = try await store.object("media", key)
+        let object = try await store.object(bucket, key)
         #expect(object.status == 200)
         #expect(object.body == fixture("photo.jpg"))
         #expect(object.headers["content-type"] == "image/jpeg")
@@ -64,27 +64,27 @@ struct ObjectStorePublisherTests {
 
         // Gone from the store: the same publisher remembers it and asks nothing (the store is not asked, so it
         // stays gone); a new publisher asks, finds it missing and uploads it again.
-        #expect(try await store.request("DELETE", "/media/" + key).status == 204)
+        #expect(try await store.request("DELETE", "/\(bucket)/" + key).status == 204)
         #expect(try await Self.publish(publisher, media).get() == "\(Self.base)/\(key)")
         statistics = try #require(publisher.statistics)
         #expect(statistics.uploads == 1 && statistics.hits == 1, "remembered: not uploaded again")
-        #expect(try await store.object("media", key).status == 404, "remembered: the store was not asked")
-        let again = try Self.publisher(store)
+        #expect(try await store.object(bucket, key).status == 404, "remembered: the store was not asked")
+        let again = try Self.publisher(store, bucket: bucket)
         #expect(try await Self.publish(again, media).get() == "\(Self.base)/\(key)")
         #expect(again.statistics?.uploads == 1 && again.statistics?.hits == 0)
 
-        let fresh = try Self.publisher(store) { $0.cacheControl = "public, max-age=60" }
+        let fresh = try Self.publisher(store, bucket: bucket) { $0.cacheControl = "public, max-age=60" }
         #expect(try await Self.publish(fresh, media).get() == "\(Self.base)/\(key)")
         #expect(fresh.statistics?.uploads == 0 && fresh.statistics?.hits == 1, "found by HEAD: not uploaded again")
-        #expect(try await store.object("media", key).headers["cache-control"] == "public, max-age=31536000, immutable")
-        #expect(try await store.keys(in: "media") == [key])
+        #expect(try await store.object(bucket, key).headers["cache-control"] == "public, max-age=31536000, immutable")
+        #expect(try await store.keys(in: bucket) == [key])
     }
 
     @Test("twenty payloads meeting one image at once make one upload; the other nineteen wait for it")
     func oneFlight() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
-        let publisher = try Self.publisher(store)
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let publisher = try Self.publisher(store, bucket: bucket)
         let media = try Self.media(fixture("anim.gif"), type: .gif)
         let urls = await withTaskGroup(of: Result<String, PublishFailure>.self) { group in
             for _ in 0..<20 { group.addTask { await Self.publish(publisher, media) } }
@@ -93,7 +93,7 @@ struct ObjectStorePublisherTests {
         #expect(Set(urls.map { try? $0.get() }) == ["\(Self.base)/push/\(media.sha256).gif"])
         let statistics = try #require(publisher.statistics)
         #expect(statistics.uploads == 1 && statistics.hits == 19, "\(statistics)")
-        #expect(try await store.keys(in: "media") == ["push/\(media.sha256).gif"])
+        #expect(try await store.keys(in: bucket) == ["push/\(media.sha256).gif"])
     }
 
     @Test(
@@ -102,17 +102,17 @@ struct ObjectStorePublisherTests {
         secret, an identity that may not write, a missing bucket, a body that is not what its hash says
         """)
     func refusals() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
         let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
         let wrong = SeaweedFS.Identity(accessKey: store.publisher.accessKey, secretKey: "not-the-secret-at-all")
         let cases: [(ObjectStorePublisher, FetchedMedia, String)] = [
-            (try Self.publisher(store, identity: wrong), media, "SignatureDoesNotMatch"),
-            (try Self.publisher(store, identity: store.reader), media, "AccessDenied"),
-            (try Self.publisher(store, bucket: "missing"), media, "NoSuchBucket"),
+            (try Self.publisher(store, bucket: bucket, identity: wrong), media, "SignatureDoesNotMatch"),
+            (try Self.publisher(store, bucket: bucket, identity: store.reader), media, "AccessDenied"),
+            (try Self.publisher(store, bucket: bucket + "-missing"), media, "NoSuchBucket"),
             // Named by another file's hash: the store checks x-amz-checksum-sha256 against the bytes it received.
             (
-                try Self.publisher(store),
+                try Self.publisher(store, bucket: bucket),
                 try Self.media(fixture("photo.jpg"), type: .jpeg, sha256: String(repeating: "ab", count: 32)),
                 "BadDigest"
             ),
@@ -128,14 +128,14 @@ struct ObjectStorePublisherTests {
             #expect(publisher.statistics?.failures == [code: 1])
             #expect(publisher.statistics?.uploads == 0)
         }
-        #expect(try await store.keys(in: "media") == [], "nothing stored")
+        #expect(try await store.keys(in: bucket) == [], "nothing stored")
     }
 
     @Test("an upload longer than its deadline ends expired by the deadline, and leaves no object")
     func deadline() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
-        let publisher = try Self.publisher(store)
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let publisher = try Self.publisher(store, bucket: bucket)
         var random = SplitMix64(seed: 23)
         let words = (0..<(64 << 20) / 8).map { _ in random.next() }
         let media = try Self.media(words.withUnsafeBytes { Array($0) }, type: .mp4)
@@ -146,7 +146,7 @@ struct ObjectStorePublisherTests {
         #expect(publisher.statistics?.failures == ["expired": 1])
         // The transfer itself is cut at the deadline: once the upload thread is idle, nothing was stored.
         try await waitUntil("the cut upload's thread is idle", within: .seconds(60)) { publisher.uploadsRunning == 0 }
-        #expect(try await store.keys(in: "media") == [])
+        #expect(try await store.keys(in: bucket) == [])
     }
 
     @Test("the store stopped: reported as unreachable after the retries; once it is back, the same media publishes")

@@ -85,6 +85,10 @@ package final class SeaweedFS: @unchecked Sendable {
         ports = Ports(master: 0, masterGRPC: 0, volume: 0, volumeGRPC: 0, filer: 0, filerGRPC: 0, s3: 0, s3GRPC: 0)
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: directory + "/s3.json"))
+        // One start at a time in the process: a start costs about half a second of CPU in a few seconds (the
+        // master's election), and a dozen at once starved the timing tests of the suites running beside them.
+        await StartGate.shared.enter()
+        defer { Task { await StartGate.shared.leave() } }
         var taken: [[Int]] = []
         for _ in 0..<Self.portAttempts {
             ports = try Self.freePorts()
@@ -102,6 +106,19 @@ package final class SeaweedFS: @unchecked Sendable {
     deinit {
         stopNow(grace: .zero)
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The one server of this test process, started by the first test that asks for it and killed (SIGKILL, its
+    /// sockets and directory removed) when the process exits: for the tests that neither stop nor restart it. Each
+    /// such test works in buckets of its own (`newBucket()`), so that what one stores is not another's; its
+    /// `readableBucket` is `media`. (A server per test put a dozen weeds, 110-210 MB each, on two cores at once.)
+    package static func shared() async throws -> SeaweedFS { try await SharedServer.instance.server() }
+
+    /// A bucket of a new name (`t-<12 hex digits>`), made as `publisher`.
+    package func newBucket() async throws -> String {
+        let name = "t-" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        try await createBucket(name)
+        return name
     }
 
     /// Stops the server: SIGTERM, then SIGKILL when it has not exited after `grace` (weed takes 15 to 27 s to end
@@ -225,6 +242,9 @@ package final class SeaweedFS: @unchecked Sendable {
                     + Self.tail(log, from: logged))
         }
     }
+
+    /// `stopNow(grace: .zero)`, for the exit handler.
+    fileprivate func stopNowForExit() { stopNow(grace: .zero) }
 
     /// Sends SIGTERM, waits up to `grace`, then SIGKILL; reaps the process and removes its sockets. Blocks.
     private func stopNow(grace: Duration) {
@@ -425,5 +445,53 @@ extension HTTPReply {
             let end = text.range(of: "</Code>", range: start.upperBound..<text.endIndex)
         else { return nil }
         return String(text[start.upperBound..<end.lowerBound])
+    }
+}
+
+/// The process's shared server (`SeaweedFS.shared()`): started once, kept for the process's life.
+private actor SharedServer {
+    static let instance = SharedServer()
+    private var starting: Task<SeaweedFS, any Error>?
+
+    func server() async throws -> SeaweedFS {
+        if let starting { return try await starting.value }
+        let task = Task { () async throws -> SeaweedFS in
+            let server = try await SeaweedFS()
+            sharedServerAtExit = server
+            atexit { sharedServerAtExit?.killAtExit() }
+            return server
+        }
+        starting = task
+        return try await task.value
+    }
+}
+
+/// What the exit handler kills (a C function pointer cannot capture it).
+nonisolated(unsafe) private var sharedServerAtExit: SeaweedFS?
+
+extension SeaweedFS {
+    /// At the process's exit: SIGKILL, the sockets and the directory removed.
+    fileprivate func killAtExit() {
+        stopNowForExit()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// One start of a server at a time in the test process, first come first served.
+private actor StartGate {
+    static let shared = StartGate()
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }

@@ -13,10 +13,10 @@ import Testing
 struct ObjectStoreEngineTests {
     static let base = "https://cdn.example.com/media"
 
-    /// The options that publish to `store`'s bucket `media`, prefix `push`.
-    static func options(_ store: SeaweedFS) -> [String] {
+    /// The options that publish to `store`'s `bucket`, prefix `push`.
+    static func options(_ store: SeaweedFS, bucket: String) -> [String] {
         [
-            "--publish-s3", "s3://media/push", "--publish-url", base, "--s3-endpoint", store.endpoint,
+            "--publish-s3", "s3://\(bucket)/push", "--publish-url", base, "--s3-endpoint", store.endpoint,
             "--s3-path-style",
         ]
     }
@@ -26,9 +26,9 @@ struct ObjectStoreEngineTests {
         ["/usr/bin/env", "AWS_ACCESS_KEY_ID=\(identity.accessKey)", "AWS_SECRET_ACCESS_KEY=\(identity.secretKey)"]
     }
 
-    static func publisher(_ store: SeaweedFS) throws -> ObjectStorePublisher {
+    static func publisher(_ store: SeaweedFS, bucket: String) throws -> ObjectStorePublisher {
         var configuration = try ObjectStorePublisher.Configuration(
-            location: "s3://media/push", publicBaseURL: base,
+            location: "s3://\(bucket)/push", publicBaseURL: base,
             credentials: ObjectStoreCredentials(
                 accessKeyID: store.publisher.accessKey, secretAccessKey: store.publisher.secretKey))
         configuration.endpoint = store.endpoint
@@ -42,9 +42,9 @@ struct ObjectStoreEngineTests {
         still variant; each stored with its own type, whatever the origin said
         """)
     func fcmPlatforms() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
-        let publisher = try Self.publisher(store)
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let publisher = try Self.publisher(store, bucket: bucket)
         let bed = try TestBed { configuration in
             configuration.transform.converter = VipsConverter()
             configuration.publisher = publisher
@@ -64,11 +64,11 @@ struct ObjectStoreEngineTests {
             #expect(
                 message["android"]?.objectValue?["notification"]?.objectValue?["image"]?.stringValue
                     == "\(Self.base)/\(androidKey)")
-            #expect(Set(try await store.keys(in: "media")) == [iosKey, androidKey])
-            let gif = try await store.object("media", iosKey)
+            #expect(Set(try await store.keys(in: bucket)) == [iosKey, androidKey])
+            let gif = try await store.object(bucket, iosKey)
             #expect(gif.headers["content-type"] == "image/gif")
             #expect(gif.body == fixture("anim.gif"))
-            let still = try await store.object("media", androidKey)
+            let still = try await store.object(bucket, androidKey)
             #expect(still.headers["content-type"] == android.type.mime)
             #expect(AndroidVariantEngineTests.sha256(still.body) == android.sha256)
             #expect(publisher.statistics?.uploads == 2)
@@ -81,8 +81,8 @@ struct ObjectStoreEngineTests {
         the attachment and the sender's URL, and shows the secret nowhere
         """)
     func cli() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
         let bed = try TestBed()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -90,20 +90,21 @@ struct ObjectStoreEngineTests {
         let sha = TransformStepTests.sha256(of: "photo.jpg")
         let good = try await offPool {
             try CLI.runBlocking(
-                ["enrich"] + bed.cliOptions + Self.options(store) + [input], stdin: nil,
+                ["enrich"] + bed.cliOptions + Self.options(store, bucket: bucket) + [input], stdin: nil,
                 prefix: Self.credentials(store.publisher))
         }
         #expect(good.status == 0, "\(good.stderr)")
         let result = try #require(good.lines.first)
         #expect((result["content"] as? [String: Any])?["adb_media"] as? String == "\(Self.base)/push/\(sha).jpg")
-        #expect(try await store.keys(in: "media") == ["push/\(sha).jpg"])
+        #expect(try await store.keys(in: bucket) == ["push/\(sha).jpg"])
 
         let secret = "a-wrong-secret-that-must-not-leak"
         let wrong = SeaweedFS.Identity(accessKey: store.publisher.accessKey, secretKey: secret)
         let other = try bed.adobePayloadFile("/media/logo.png", in: directory, named: "logo.json")
         let refused = try await offPool {
             try CLI.runBlocking(
-                ["enrich"] + bed.cliOptions + Self.options(store) + [other], stdin: nil, prefix: Self.credentials(wrong)
+                ["enrich"] + bed.cliOptions + Self.options(store, bucket: bucket) + [other], stdin: nil,
+                prefix: Self.credentials(wrong)
             )
         }
         let line = try #require(refused.lines.first, "\(refused.stderr)")
@@ -113,15 +114,15 @@ struct ObjectStoreEngineTests {
         #expect(problem["code"] as? String == "publish-failed")
         #expect((problem["detail"] as? String)?.contains("SignatureDoesNotMatch") == true, "\(problem)")
         #expect(!refused.stdout.contains(secret) && !refused.stderr.contains(secret))
-        #expect(try await store.keys(in: "media") == ["push/\(sha).jpg"], "nothing more stored")
+        #expect(try await store.keys(in: bucket) == ["push/\(sha).jpg"], "nothing more stored")
         let help = try await CLI.run(["enrich", "--help"])
         #expect(!help.stdout.contains(store.publisher.secretKey))
     }
 
     @Test("two processes publishing one campaign at once store each image once, and every payload is published")
     func twoWorkers() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
         let bed = try TestBed()
         let images = ["photo.jpg", "logo.png", "anim.gif", "photo-exif.jpg"]
         let lines = (0..<40).map {
@@ -132,7 +133,8 @@ struct ObjectStoreEngineTests {
                 group.addTask {
                     try await offPool {
                         try CLI.runBlocking(
-                            ["stream", "--concurrency", "16"] + bed.cliOptions + Self.options(store), stdin: lines,
+                            ["stream", "--concurrency", "16"] + bed.cliOptions + Self.options(store, bucket: bucket),
+                            stdin: lines,
                             prefix: Self.credentials(store.publisher))
                     }
                 }
@@ -147,17 +149,17 @@ struct ObjectStoreEngineTests {
                 #expect(attachment?["published_url"] is String, "\(line)")
             }
         }
-        let keys = try await store.keys(in: "media")
+        let keys = try await store.keys(in: bucket)
         #expect(keys.count == 4 && Set(keys).count == 4, "\(keys)")
     }
 
     @Test("serve publishes and counts: uploads, hits and a store's refusal by its code in /metrics")
     func serveMetrics() async throws {
-        let store = try await SeaweedFS()
-        try await store.createBucket("media")
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
         let bed = try TestBed()
         let server = try await ServeProcess(
-            bed.cliOptions + Self.options(store),
+            bed.cliOptions + Self.options(store, bucket: bucket),
             environment: Array(Self.credentials(store.publisher).dropFirst()))
         let payload = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#.utf8)
         for _ in 0..<3 {
