@@ -136,6 +136,30 @@ package final class SeaweedFS: @unchecked Sendable {
         } catch let error as PortTaken {
             throw ServeFailure("weed could not restart: \(error)")
         }
+        try await waitForStoredObjects()
+    }
+
+    /// Waits, bounded by `startLimit`, until the first object of each bucket reads: after a restart the S3 gateway
+    /// answers before the volume server has told the master its volumes again, and until then a GET of an object
+    /// stored before is 500 (seen on a loaded machine).
+    private func waitForStoredObjects() async throws {
+        let end = ContinuousClock.now + Self.startLimit
+        let listing = try await request("GET", "/")
+        let buckets = listing.text.components(separatedBy: "<Name>").dropFirst().compactMap {
+            $0.components(separatedBy: "</Name>").first
+        }
+        for bucket in buckets {
+            guard let key = try await keys(in: bucket).first else { continue }
+            var status = 0
+            while ContinuousClock.now < end {
+                status = try await object(bucket, key, method: "HEAD").status
+                if status == 200 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            guard status == 200 else {
+                throw ServeFailure("after a restart, \(bucket)/\(key) still answers \(status) after \(Self.startLimit)")
+            }
+        }
     }
 
     /// Makes a bucket, as `publisher`.
