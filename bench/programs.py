@@ -29,9 +29,9 @@ def wait_for_port(port, process, name):
     sys.exit(f"{name} did not start")
 
 
-def timed(command, stdin_path=None, stdout_path=None):
-    """Runs command under /usr/bin/time; returns {"wall": seconds, "rss": peak RSS in MiB, "cpu": user + system
-    seconds}."""
+def timed(command, stdin_path=None, stdout_path=None, env=None):
+    """Runs command under /usr/bin/time (in `env`, this process's environment by default); returns {"wall": seconds,
+    "rss": peak RSS in MiB, "cpu": user + system seconds}."""
     time_file = os.path.join(OUT, "time.txt")
     with open(stdin_path or os.devnull, "rb") as stdin, open(stdout_path or os.devnull, "wb") as stdout:
         # Every runner writes its files to disk: flush what earlier runs left dirty, so that no run pays for
@@ -39,7 +39,7 @@ def timed(command, stdin_path=None, stdout_path=None):
         os.sync()
         start = time.monotonic()
         result = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", time_file] + command,
-                                stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+                                stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env)
         wall = time.monotonic() - start
     if result.returncode != 0:
         sys.exit(f"{command[0]} failed ({result.returncode}): {result.stderr.decode()[-2000:]}")
@@ -54,9 +54,10 @@ def write_ndjson(path, urls):
             f.write(json.dumps({"aps": {"alert": "bench", "mutable-content": 1}, "adb_media": url}) + "\n")
 
 
-def stream(bench, ndjson, concurrency=64, deadline=None, extra=(), binary=None, wrap=()):
-    """`richpush stream` of `binary` (this build's by default) over `ndjson`: the timing, plus the results' outcomes
-    (counted by kind), each result's `elapsed_ms` and the attachments' bytes."""
+def stream(bench, ndjson, concurrency=64, deadline=None, extra=(), binary=None, wrap=(), env=None):
+    """`richpush stream` of `binary` (this build's by default) over `ndjson` (in `env`, this process's environment
+    by default): the timing, plus the results' outcomes (counted by kind), each result's `elapsed_ms`, the
+    attachments' bytes, and each attachment's `published_url` (None where it has none) and `mime`."""
     attachments = bench.runs.fresh_directory("richpush")
     results = os.path.join(OUT, "results.ndjson")
     command = [binary or os.path.join(BIN, "richpush"), "stream", "--allow-http", "--allow-network", "127.0.0.1/32",
@@ -64,15 +65,16 @@ def stream(bench, ndjson, concurrency=64, deadline=None, extra=(), binary=None, 
     if deadline:
         command += ["--deadline", str(deadline)]
     command += list(extra)
-    run = timed(list(wrap) + command, stdin_path=ndjson, stdout_path=results)
-    outcomes, latencies, total_bytes = {}, [], 0
+    run = timed(list(wrap) + command, stdin_path=ndjson, stdout_path=results, env=env)
+    outcomes, latencies, total_bytes, published = {}, [], 0, []
     with open(results) as f:
         for line in f:
             r = json.loads(line)
             outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
             latencies.append(float(r["elapsed_ms"]))
             total_bytes += sum(a["bytes"] for a in r["attachments"])
-    return dict(run, outcomes=outcomes, latencies=latencies, bytes=total_bytes)
+            published += [(a.get("published_url"), a["mime"]) for a in r["attachments"]]
+    return dict(run, outcomes=outcomes, latencies=latencies, bytes=total_bytes, published=published)
 
 
 def curl(bench, urls):

@@ -15,7 +15,9 @@ richpush, curl, ...), each ratio is taken within its pair, and the previous run'
 a rename and deleted before the next run's clock starts. After the pairs, each prints a bound measured on the same
 storage: for (a), the CPU of hashing curl's files with SHA-256 (which the guarantees require and curl does not do);
 for (b), the time to make one attachment directory per payload in a fresh root, alone. Only 127.0.0.1 is contacted:
-nginx is started here, on a free port, and stopped at the end. The table goes to stdout and to out/bench/report.md.
+nginx is started here, on a free port, and stopped at the end; (p) starts a SeaweedFS (.deps/seaweedfs, from
+scripts/install-deps) on free ports the same way and kills it after its report. The table goes to stdout and to
+out/bench/report.md.
 """
 
 import sys
@@ -33,8 +35,9 @@ import storage  # noqa: E402
 from builds import check_products, compare_binary  # noqa: E402
 from origin import Origin  # noqa: E402
 from places import BIN, OUT  # noqa: E402
-from scenario import PERF, TOOLS, Bench, Build, measure  # noqa: E402
+from scenario import PERF, SEAWEEDFS, TOOLS, Bench, Build, measure  # noqa: E402
 from scenarios import ALL  # noqa: E402
+from seaweedfs import check_installed  # noqa: E402
 
 
 def options():
@@ -91,6 +94,8 @@ def main():
     if args.compare:
         builds.append(Build(compare_binary(args.compare), args.compare))
     check_products(needs)
+    if SEAWEEDFS in needs:
+        check_installed()
     ensure_tools(needs)
     origin = Origin()
     rows, notes = [], []

@@ -16,6 +16,7 @@ REDIS = "redis"  # redis-server, for the worker
 WRK = "wrk"  # the HTTP load generator, for serve
 VIPS = "vips"  # libvips' command line, to make (t)'s images
 PERF = "perf"  # --profile's perf record
+SEAWEEDFS = "seaweedfs"  # SeaweedFS's weed under .deps (seaweedfs.py), which scripts/install-deps installs
 RELEASE = "release"  # this checkout's release build of richpush
 URLSESSION = "urlsession"  # the URLSession baseline's release build
 
@@ -84,7 +85,8 @@ class Scenario:
 
     A subclass's docstring starts with its paragraph in `--help`; it sets `key` (the letter `--only` selects it by)
     and `needs` (what must be there before it runs: the constants above), and writes `runners` and `report`; `set_up`
-    and `rounds` when it needs them. `storage` is where its runs write (None: the tmpfs)."""
+    and `rounds` when it needs them, `tear_down` when `set_up` starts a server. `storage` is where its runs write
+    (None: the tmpfs)."""
 
     key = None
     needs = frozenset()
@@ -106,6 +108,10 @@ class Scenario:
 
     def set_up(self, bench):
         """Makes its inputs (NDJSON, media), once, before its first round; nothing here is timed."""
+
+    def tear_down(self, bench):
+        """Stops what `set_up` started (a server of its own); called after its report, and also when set-up or a
+        run fails or is interrupted."""
 
     def runners(self, bench):
         """What one round runs, in order: [(name, function)], each function running a program once and returning its
@@ -144,10 +150,13 @@ def measure(bench, scenario):
     """Runs `scenario`: its set-up, its rounds (each of its runners in turn), then its report; returns its (rows,
     notes)."""
     bench.runs.use(scenario.storage or RUNS)
-    scenario.set_up(bench)
-    runners = scenario.runners(bench)
-    results = Results()
-    for _ in range(scenario.rounds(bench)):
-        for name, run in runners:
-            results.add(name, run())
-    return scenario.report(bench, results)
+    try:
+        scenario.set_up(bench)
+        runners = scenario.runners(bench)
+        results = Results()
+        for _ in range(scenario.rounds(bench)):
+            for name, run in runners:
+                results.add(name, run())
+        return scenario.report(bench, results)
+    finally:
+        scenario.tear_down(bench)
