@@ -165,17 +165,24 @@ struct CLITests {
         // Between them these give every optional key: thumbnails with clips (airship), a type hint and a problem
         // (clevertap-mismatch), a route with an id and a URL, a fetch that failed (airship-failed), a route from a
         // convention's keys (route-onesignal-custom), a transformed image (webp-transcoded), an invalid input, an FCM
-        // message (a wrapped format, a problem for a platform); and in a second run, a published attachment.
+        // message (a wrapped format, a problem for a platform), a fallback attached (Swrve's, its primary failing);
+        // and in a second run, a published attachment.
         let routed = directory + "/routed.json"
         let media = bed.url("/media/logo.png")
         try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(media)","id":"sale-1","uri":"app://sale"}"#.utf8)
             .write(to: URL(fileURLWithPath: routed))
+        let fallback = directory + "/fallback.json"
+        let failing = bed.url("/status/404")
+        try Data(
+            #"{"aps":{"mutable-content":1},"_sw":{"media":{"url":"\#(failing)","fallback_url":"\#(media)"}}}"#.utf8
+        )
+        .write(to: URL(fileURLWithPath: fallback))
         let inputs =
             try [
                 "adobe-photo.json", "airship.json", "clevertap-mismatch.json", "airship-failed.json",
                 "route-onesignal-custom.json", "webp-transcoded.json", "invalid/not-json.json", "fcm-v1-message.json",
             ]
-            .map { try bed.payloadFile($0, directory: directory) } + [routed]
+            .map { try bed.payloadFile($0, directory: directory) } + [routed, fallback]
         var contract = try OutputContract()
         let run = try await CLI.run(["enrich"] + bed.cliOptions + inputs)
         #expect(run.status == 1)

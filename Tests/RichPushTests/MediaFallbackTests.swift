@@ -8,14 +8,12 @@ import Testing
 /// Issue 24, part B: the text a vendor ties to its media, decided on the server from whether the media attached.
 @Suite("Fallbacks decided before the phone sees them: Salesforce's _mediaAlt, Swrve's media text")
 struct MediaFallbackTests {
-    /// A fixture's text with its media URLs on the loopback origin and `primary` (a path on the origin) in place of
-    /// `/media/NAME` when given.
-    func enrich(_ fixture: String, replacing file: String? = nil, with primary: String? = nil) async throws
-        -> EnrichmentResult
-    {
+    /// A fixture's text with its media URLs on the loopback origin, and each `/media/NAME` of `replacing` in place
+    /// by its path on the origin.
+    func enrich(_ fixture: String, replacing routes: [String: String] = [:]) async throws -> EnrichmentResult {
         let bed = try TestBed()
         var text = try String(contentsOfFile: FixtureDirectory.payloads + "/" + fixture, encoding: .utf8)
-        if let file, let primary { text = text.replacingOccurrences(of: "/media/" + file, with: primary) }
+        for (file, route) in routes { text = text.replacingOccurrences(of: "/media/" + file, with: route) }
         let payload = try bed.payload(text.replacingOccurrences(of: "http://media.example.com:8787", with: "ORIGIN"))
         return try await withEnricher(bed.configuration) { enricher in
             // Not what is tested: a deadline a loaded machine does not reach.
@@ -39,7 +37,7 @@ struct MediaFallbackTests {
         "Salesforce: _mediaAlt becomes the alert body when the media fails, whatever the failure",
         arguments: ["/status/404", "/empty", "/redirect-loop"])
     func salesforceFailed(route: String) async throws {
-        let result = try await enrich("salesforce.json", replacing: "photo.jpg", with: route)
+        let result = try await enrich("salesforce.json", replacing: ["photo.jpg": route])
         #expect(result.outcome == .failed)
         #expect(result.attachments.isEmpty)
         #expect(alert(result)?["title"]?.stringValue == "Our new collection")
@@ -64,12 +62,41 @@ struct MediaFallbackTests {
         #expect(alert(result)?["title"]?.stringValue == "World 2 is open")
         #expect(alert(result)?["subtitle"]?.stringValue == "Play now")
         #expect(alert(result)?["body"]?.stringValue == "Bring a friend")
+        #expect(result.attachments.map(\.field) == ["_sw.media.url"])
+        #expect(result.attachments.first?.fallbackFor == nil)
+        #expect(result.route?.url == "app://swrve/world/2")
     }
 
-    @Test("Swrve: the alert text is left alone when the media fails")
+    @Test(
+        """
+        Swrve: when the primary fails its fallback_url is fetched and attached, fallback_sd becomes the route, the \
+        attachment says what it stands for, and the media text applies
+        """)
+    func swrveFallback() async throws {
+        let result = try await enrich("swrve.json", replacing: ["anim.gif": "/status/404"])
+        #expect(result.outcome == .complete)
+        #expect(result.attachments.map(\.field) == ["_sw.media.fallback_url"])
+        #expect(result.attachments.first?.source.hasSuffix("/media/photo.jpg") == true)
+        #expect(result.attachments.first?.fallbackFor?.hasSuffix("/status/404") == true)
+        #expect(result.attachments.first?.media.type == .jpeg)
+        #expect(result.problems.map(\.code) == [.httpStatus])
+        #expect(result.problems.first?.source.hasSuffix("/status/404") == true)
+        #expect(result.route?.url == "app://swrve/world/2/still")
+        #expect(result.route?.urlSource?.key == "_sw.media.fallback_sd")
+        #expect(alert(result)?["title"]?.stringValue == "World 2 is open")
+        let json = try #require(result.attachments.first?.json.objectValue)
+        #expect(json["fallback_for"]?.stringValue?.hasSuffix("/status/404") == true)
+    }
+
+    @Test("Swrve: when the primary and the fallback both fail, nothing attaches, the route and alert text stay")
     func swrveFailed() async throws {
-        let result = try await enrich("swrve.json", replacing: "anim.gif", with: "/status/404")
-        #expect(result.attachments.map(\.source).allSatisfy { !$0.hasSuffix("/status/404") })
+        let result = try await enrich("swrve.json", replacing: ["anim.gif": "/status/404", "photo.jpg": "/empty"])
+        #expect(result.outcome == .failed)
+        #expect(result.attachments.isEmpty)
+        #expect(result.problems.count == 2)
+        #expect(result.problems.first?.source.hasSuffix("/status/404") == true)
+        #expect(result.problems.last?.source.hasSuffix("/empty") == true)
+        #expect(result.route?.url == "app://swrve/world/2")
         #expect(alert(result)?["title"]?.stringValue == "Level up")
         #expect(alert(result)?["subtitle"] == nil)
         #expect(alert(result)?["body"]?.stringValue == "A new world awaits")

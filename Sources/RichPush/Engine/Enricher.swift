@@ -139,28 +139,18 @@ public final class Enricher: LifecycleService {
     }
 
     /// Fetches one reference of `run` (through the cache, with retries, then published) and records how it ended.
+    /// When it fails and the reference has a fallback (Swrve's `fallback_url`), the fallback is fetched the same way,
+    /// by the same deadline, unless the failure was the deadline or a cancellation.
     private func settle(
         _ run: EnrichmentRun, _ index: Int, _ reference: MediaReference, deadline: ContinuousClock.Instant
     ) async {
-        var (result, _) = await configuration.retry.run(
-            url: reference.url, deadline: deadline, attempting: { run.attempting(index, $0) },
-            retrying: { failure, attempt, wait in
-                self.log(.retry) {
-                    (
-                        "\(reference.url): attempt \(attempt) failed (\(failure.code.rawValue)), retrying in "
-                            + "\(wait.inMilliseconds) ms",
-                        [
-                            "url": reference.url, "attempt": String(attempt), "code": failure.code.rawValue,
-                            "detail": failure.detail, "delay_ms": String(wait.inMilliseconds),
-                        ]
-                    )
-                }
-            }
-        ) {
-            guard let cache = self.cache else {
-                return await self.fetcher.fetch(reference.url, deadline: deadline)
-            }
-            return await cache.attachment(for: reference.url, deadline: deadline)
+        var result = await fetch(reference.url, for: run, index, deadline: deadline)
+        var primaryFailure: FetchFailure?
+        if case .failure(let failure) = result, let fallback = reference.fallback,
+            failure.code != .expired, failure.code != .cancelled
+        {
+            primaryFailure = failure
+            result = await fetch(fallback.url, for: run, index, deadline: deadline)
         }
         if reference.platform == .android, case .success(let media) = result {
             result = await androidVariant(of: media, deadline: deadline)
@@ -179,11 +169,38 @@ public final class Enricher: LifecycleService {
             }
             result = .success(media)
         }
-        if !run.record(index, result), case .success(let media) = result {
+        if !run.record(index, result, primaryFailure: primaryFailure), case .success(let media) = result {
             // The run was closed (its result handed over) before this finished: no result names the file, so
             // it goes now rather than being left to `gc`.
             fetcher.root.remove(media)
         }
+    }
+
+    /// Fetches `url` for reference `index` of `run`, through the cache, with retries.
+    private func fetch(
+        _ url: String, for run: EnrichmentRun, _ index: Int, deadline: ContinuousClock.Instant
+    ) async -> Result<FetchedMedia, FetchFailure> {
+        let (result, _) = await configuration.retry.run(
+            url: url, deadline: deadline, attempting: { run.attempting(index, $0) },
+            retrying: { failure, attempt, wait in
+                self.log(.retry) {
+                    (
+                        "\(url): attempt \(attempt) failed (\(failure.code.rawValue)), retrying in "
+                            + "\(wait.inMilliseconds) ms",
+                        [
+                            "url": url, "attempt": String(attempt), "code": failure.code.rawValue,
+                            "detail": failure.detail, "delay_ms": String(wait.inMilliseconds),
+                        ]
+                    )
+                }
+            }
+        ) {
+            guard let cache = self.cache else {
+                return await self.fetcher.fetch(url, deadline: deadline)
+            }
+            return await cache.attachment(for: url, deadline: deadline)
+        }
+        return result
     }
 
     /// How many images are being transformed now (tests).

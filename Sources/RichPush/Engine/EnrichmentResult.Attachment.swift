@@ -20,11 +20,16 @@ extension EnrichmentResult {
         public var typeHint: String? = nil
         /// How many fetches it took (1 without a retry; see `RetryPolicy`).
         public var attempts: Int = 1
+        /// The URL this attachment stands in for, when it was fetched from the vendor's fallback because that one
+        /// failed (Swrve's `fallback_url`; `source` and `field` are then the fallback's); nil when the payload's
+        /// first URL attached. Written as `fallback_for`.
+        public var fallbackFor: String? = nil
 
         /// An attachment (for test doubles and callers that build results themselves).
         public init(
             identifier: String, source: String, field: String, convention: String, platform: DevicePlatform = .ios,
-            media: FetchedMedia, thumbnail: Thumbnail? = nil, typeHint: String? = nil, attempts: Int = 1
+            media: FetchedMedia, thumbnail: Thumbnail? = nil, typeHint: String? = nil, attempts: Int = 1,
+            fallbackFor: String? = nil
         ) {
             self.identifier = identifier
             self.source = source
@@ -35,6 +40,7 @@ extension EnrichmentResult {
             self.thumbnail = thumbnail
             self.typeHint = typeHint
             self.attempts = attempts
+            self.fallbackFor = fallbackFor
         }
 
         /// The attachment object of the output: its own members around its media's, in the README's order.
@@ -49,6 +55,7 @@ extension EnrichmentResult {
             if let typeHint { members.append(("type_hint", .text(typeHint))) }
             if let thumbnail { members.append(("thumbnail", thumbnail.json)) }
             members.append(("attempts", .integer(attempts)))
+            if let fallbackFor { members.append(("fallback_for", .text(fallbackFor))) }
             return .object(JSONObject(members))
         }
 
@@ -65,7 +72,8 @@ extension EnrichmentResult {
                 media: try FetchedMedia(fields: fields),
                 thumbnail: try fields.object("thumbnail", Thumbnail.init(json:path:)),
                 typeHint: try fields.string("type_hint"),
-                attempts: try fields.required(fields.int("attempts"), "attempts"))
+                attempts: try fields.required(fields.int("attempts"), "attempts"),
+                fallbackFor: try fields.string("fallback_for"))
         }
 
         public init(from decoder: any Decoder) throws {

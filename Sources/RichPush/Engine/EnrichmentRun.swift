@@ -24,6 +24,8 @@ final class EnrichmentRun: Sendable {
     /// What has been settled, and whether a result has closed the run.
     private struct Settled {
         var outcomes: [Int: Result<FetchedMedia, FetchFailure>] = [:]
+        /// How the first URL failed, for each reference whose outcome is its fallback's.
+        var primaryFailures: [Int: FetchFailure] = [:]
         /// Set by `close`: a result was handed over, and nothing recorded later can be part of it.
         var closed = false
     }
@@ -86,14 +88,17 @@ final class EnrichmentRun: Sendable {
         self.unfetchedCount = unfetched
     }
 
-    /// Records how reference `index` ended. The first record for an index wins. Returns false when the outcome
-    /// was not recorded (the index had settled, or the run was closed): the caller then owns a fetched file no
-    /// result names, and removes it.
+    /// Records how reference `index` ended; `primaryFailure` when `outcome` is its fallback's, how the first URL
+    /// failed. The first record for an index wins. Returns false when the outcome was not recorded (the index had
+    /// settled, or the run was closed): the caller then owns a fetched file no result names, and removes it.
     @discardableResult
-    func record(_ index: Int, _ outcome: Result<FetchedMedia, FetchFailure>) -> Bool {
+    func record(
+        _ index: Int, _ outcome: Result<FetchedMedia, FetchFailure>, primaryFailure: FetchFailure? = nil
+    ) -> Bool {
         settled.withLock { settled in
             guard !settled.closed, settled.outcomes[index] == nil else { return false }
             settled.outcomes[index] = outcome
+            settled.primaryFailures[index] = primaryFailure
             return true
         }
     }
@@ -107,11 +112,11 @@ final class EnrichmentRun: Sendable {
     /// so that every stored file is either in this result or removed by whoever fetched it. With `expired`,
     /// references not yet settled count as expired.
     func close(expired: Bool = false) -> EnrichmentResult {
-        let outcomes = settled.withLock { settled in
+        let settled = settled.withLock { settled in
             settled.closed = true
-            return settled.outcomes
+            return settled
         }
-        return result(outcomes, expired: expired)
+        return result(settled.outcomes, primaryFailures: settled.primaryFailures, expired: expired)
     }
 
     /// The result for a payload refused because the engine is shutting down: nothing fetched, outcome `cancelled`.
@@ -130,25 +135,48 @@ final class EnrichmentRun: Sendable {
 
     /// The result as it stands (the run stays open).
     func result(expired: Bool = false) -> EnrichmentResult {
-        result(settled.withLock { $0.outcomes }, expired: expired)
+        let settled = settled.withLock { $0 }
+        return result(settled.outcomes, primaryFailures: settled.primaryFailures, expired: expired)
     }
 
-    /// The result for these settled outcomes. References not settled count as expired.
-    private func result(_ settled: [Int: Result<FetchedMedia, FetchFailure>], expired: Bool = false) -> EnrichmentResult
-    {
+    /// The result for these settled outcomes (`primaryFailures`: the references whose outcome is their fallback's,
+    /// with how the first URL failed). References not settled count as expired.
+    private func result(
+        _ settled: [Int: Result<FetchedMedia, FetchFailure>], primaryFailures: [Int: FetchFailure] = [:],
+        expired: Bool = false
+    ) -> EnrichmentResult {
         let attempts = attempts.withLock { $0 }
         var attachments: [EnrichmentResult.Attachment] = []
         var problems = initialProblems
         var sawExpiry = false
         var sawCancel = false
+        var route = self.route
         for (index, reference) in references.enumerated() {
+            // A fallback's outcome names the fallback's URL; the first URL's failure is said first.
+            let fallback = primaryFailures[index] == nil ? nil : reference.fallback
+            if let fallback, let failure = primaryFailures[index] {
+                problems.append(
+                    EnrichmentProblem(
+                        source: reference.url, code: failure.code,
+                        detail: failure.detail + "; its fallback \(fallback.field) was fetched instead",
+                        platform: platform(reference)))
+            }
             switch settled[index] {
             case .success(let media)?:
                 attachments.append(
                     EnrichmentResult.Attachment(
-                        identifier: reference.identifier, source: reference.url, field: reference.field,
-                        convention: reference.convention, platform: reference.platform, media: media,
-                        thumbnail: reference.thumbnail, typeHint: reference.typeHint, attempts: attempts[index] ?? 1))
+                        identifier: reference.identifier, source: fallback?.url ?? reference.url,
+                        field: fallback?.field ?? reference.field, convention: reference.convention,
+                        platform: reference.platform, media: media, thumbnail: reference.thumbnail,
+                        typeHint: reference.typeHint, attempts: attempts[index] ?? 1,
+                        fallbackFor: fallback == nil ? nil : reference.url))
+                if let fallback, let link = fallback.route, let field = fallback.routeField {
+                    // Swrve's fallback_sd: the deep link that goes with the media shown.
+                    var changed = route ?? .empty
+                    changed.url = link
+                    changed.urlSource = DeepLinkRoute.Source(convention: reference.convention, key: field)
+                    route = changed
+                }
                 if case .failed(let detail)? = media.publication {
                     problems.append(
                         EnrichmentProblem(
@@ -188,7 +216,7 @@ final class EnrichmentRun: Sendable {
                 if failure.code == .cancelled { sawCancel = true }
                 problems.append(
                     EnrichmentProblem(
-                        source: reference.url, code: failure.code, detail: failure.detail,
+                        source: fallback?.url ?? reference.url, code: failure.code, detail: failure.detail,
                         attempts: attempts[index] ?? 1, platform: platform(reference)))
             case nil:
                 sawExpiry = true
@@ -253,7 +281,7 @@ final class EnrichmentRun: Sendable {
         _ payload: PushPayload, with attachments: [EnrichmentResult.Attachment], overrides: [AlertOverride]
     ) -> PushPayload {
         var content = payload
-        let attached = attachments.map(\.source)
+        let attached = attachedURLs(attachments)
         for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
         var published: [String: String] = [:]
         for attachment in attachments {
@@ -295,7 +323,7 @@ extension EnrichmentRun {
         _ payload: PushPayload, message: inout FCMMessage, with attachments: [EnrichmentResult.Attachment],
         overrides: [AlertOverride]
     ) -> PushPayload {
-        let attached = attachments.map(\.source)
+        let attached = attachedURLs(attachments)
         var published: [DevicePlatform: [String: String]] = [:]
         for attachment in attachments {
             if case .published(let url)? = attachment.media.publication {
@@ -315,6 +343,12 @@ extension EnrichmentRun {
         }
         return message.written(into: payload)
     }
+}
+
+/// The URLs `attachments` count as attached, for the text overrides: each one's source, and the URL a fallback
+/// stands in for (Swrve's text goes with its media, primary or fallback).
+func attachedURLs(_ attachments: [EnrichmentResult.Attachment]) -> [String] {
+    attachments.flatMap { [$0.source] + ($0.fallbackFor.map { [$0] } ?? []) }
 }
 
 /// `file://` and the absolute path, percent-encoded where a URL path needs it. Written out rather than through

@@ -39,12 +39,13 @@ extension KeyPathConvention {
 
     /// Swrve: `_sw` → `media` → `url` (SwrveNotificationManager.m in swrve-ios-sdk's SwrveSDKCommon; its keys in
     /// SwrvePushConstants.m). The same object holds `fallback_url` and `fallback_sd` (fetched when the primary
-    /// fails; the fallback's deep link: not read here yet) and `title`, `subtitle`, `body`, which replace the alert
-    /// text only when the media attached (`mediaTextFromProvidedContent`). Its deep link is `_sd`, else the older
-    /// `_d`.
+    /// fails, for any reason, within the same deadline; the fallback's deep link, which becomes the route when the
+    /// fallback attached) and `title`, `subtitle`, `body`, which replace the alert text only when the media (either)
+    /// attached (`mediaTextFromProvidedContent`). Its deep link is `_sd`, else the older `_d`.
     public static let swrve: KeyPathConvention = {
         var convention = KeyPathConvention(name: "swrve", path: ["_sw", "media", "url"], identifier: "swrve_media")
         convention.mediaTextPath = ["_sw", "media"]
+        convention.fallbackPaths = (["_sw", "media", "fallback_url"], ["_sw", "media", "fallback_sd"])
         convention.routeKeys = [RouteKey(.url, ["_sd"]), RouteKey(.url, ["_d"])]
         return convention
     }()

@@ -55,6 +55,9 @@ public struct KeyPathConvention: MediaConvention {
     /// The string that becomes the alert body when the URL did not attach (Salesforce's `_mediaAlt`); nil when the
     /// vendor sends none.
     public var missingMediaBodyPath: [String]?
+    /// The URL fetched when the first fails (Swrve's `_sw.media.fallback_url`), and the deep link that becomes the
+    /// route when it is the one attached (`fallback_sd`); nil when the vendor sends none.
+    public var fallbackPaths: (url: [String], route: [String])?
 
     /// The path step that parses the current string value as JSON.
     public static let jsonStep = "@json"
@@ -81,8 +84,27 @@ public struct KeyPathConvention: MediaConvention {
         guard let value else { return scan }
         scan.take(value, field: path.joined(separator: "."), convention: name, identifier: identifier, typeHint: hint)
         // The text goes with a URL the vendor's SDK would download: none for a field that holds no string.
-        if let url = value.stringValue { texts(payload, url: url, into: &scan) }
+        if let url = value.stringValue {
+            texts(payload, url: url, into: &scan)
+            scan.references[scan.references.count - 1].fallback = fallback(payload, into: &scan)
+        }
         return scan
+    }
+
+    /// The fallback the vendor gives beside the URL, when there is one (a string, else `bad-reference`).
+    private func fallback(_ payload: PushPayload, into scan: inout ConventionScan) -> MediaReference.Fallback? {
+        guard let fallbackPaths, let value = walk(payload, fallbackPaths.url, into: &scan) else { return nil }
+        let field = fallbackPaths.url.joined(separator: ".")
+        guard let url = value.stringValue else {
+            scan.problems.append(
+                EnrichmentProblem(
+                    source: field, code: .badReference,
+                    detail: "\(field) holds \(value.kindDescription); a media URL is a string"))
+            return nil
+        }
+        let routeField = fallbackPaths.route.joined(separator: ".")
+        let route = walk(payload, fallbackPaths.route, into: &scan).flatMap { scan.string($0, field: routeField) }
+        return MediaReference.Fallback(url: url, field: field, route: route, routeField: route.map { _ in routeField })
     }
 
     /// The alert text the vendor ties to `url`: its media text (applied when `url` attached) and its text for a

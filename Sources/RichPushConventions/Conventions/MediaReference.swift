@@ -18,6 +18,29 @@ public struct MediaReference: Sendable, Hashable {
     /// The phone it is for: iOS for every reference of an APNs payload; in an FCM v1 message, the platform whose
     /// field (or whose reading of `notification.image`) named it.
     public var platform: DevicePlatform
+    /// The URL fetched instead when this one fails, for any reason, within the same deadline (Swrve's
+    /// `fallback_url`); nil when the vendor gives none.
+    public var fallback: Fallback?
+
+    /// A reference's fallback: its URL, and the deep link that becomes the route when it is the one attached.
+    public struct Fallback: Sendable, Hashable {
+        /// The URL text as the payload gives it.
+        public var url: String
+        /// The key path of the field it came from (`_sw.media.fallback_url`).
+        public var field: String
+        /// The deep link that becomes the route when the fallback is the one attached (Swrve's `fallback_sd`).
+        public var route: String?
+        /// The key path `route` came from.
+        public var routeField: String?
+
+        /// A fallback.
+        public init(url: String, field: String, route: String? = nil, routeField: String? = nil) {
+            self.url = url
+            self.field = field
+            self.route = route
+            self.routeField = routeField
+        }
+    }
 
     /// A reference.
     public init(

@@ -139,3 +139,8 @@ extension DeepLinkRoute.Source: Codable {
     public init(from decoder: any Decoder) throws { self = try PushPayload.JSON.decode(decoder, Self.init(json:path:)) }
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }
+
+extension DeepLinkRoute {
+    /// A route with nothing found yet (for the engine, which sets a fallback's deep link on a payload without one).
+    package static var empty: DeepLinkRoute { DeepLinkRoute() }
+}
