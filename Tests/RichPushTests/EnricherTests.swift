@@ -107,7 +107,7 @@ struct EnricherTests {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
             let payload = try bed.fixturePayload("adobe-photo.json")
-            let result = await enricher.enrich(payload, timeout: .seconds(10))
+            let result = await enricher.enrich(payload, timeout: .seconds(30))
             var content = try #require(result.content)
             let added = try #require(content.root.members.last)
             #expect(added.key.value == "richpush")
@@ -128,7 +128,7 @@ struct EnricherTests {
     func airshipContent() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let result = await enricher.enrich(try bed.fixturePayload("airship.json"), timeout: .seconds(10))
+            let result = await enricher.enrich(try bed.fixturePayload("airship.json"), timeout: .seconds(30))
             let content = try #require(result.content)
             let alert = content.root["aps"]?.objectValue?["alert"]?.objectValue
             #expect(alert?["title"]?.stringValue == "48 hours only")
@@ -151,11 +151,11 @@ struct EnricherTests {
     func typeHints() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let agreeing = await enricher.enrich(try bed.fixturePayload("clevertap.json"), timeout: .seconds(10))
+            let agreeing = await enricher.enrich(try bed.fixturePayload("clevertap.json"), timeout: .seconds(30))
             #expect(agreeing.problems.isEmpty)
             #expect(agreeing.attachments.first?.typeHint == "gif")
             let mismatch = await enricher.enrich(
-                try bed.fixturePayload("clevertap-mismatch.json"), timeout: .seconds(10))
+                try bed.fixturePayload("clevertap-mismatch.json"), timeout: .seconds(30))
             #expect(mismatch.outcome == .complete)
             #expect(mismatch.problems.map(\.code) == [.typeMismatch])
             #expect(mismatch.problems.first?.detail.contains("'video'") == true)
@@ -168,7 +168,7 @@ struct EnricherTests {
     func notMutable() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            let result = await enricher.enrich(try bed.fixturePayload("not-mutable.json"), timeout: .seconds(10))
+            let result = await enricher.enrich(try bed.fixturePayload("not-mutable.json"), timeout: .seconds(30))
             #expect(result.problems.map(\.code) == [.notMutable])
             #expect(result.attachments.count == 1)
         }
@@ -182,7 +182,7 @@ struct EnricherTests {
                 #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/logo.png","#
                     + #""payload":{"image_attachment":"ORIGIN/media/icon.svg"}}"#
             )
-            let result = await enricher.enrich(payload, timeout: .seconds(10))
+            let result = await enricher.enrich(payload, timeout: .seconds(30))
             #expect(result.outcome == .partial)
             #expect(result.problems.map(\.code) == [.unsupportedType])
             #expect(result.problems.first?.source.hasSuffix("/media/icon.svg") == true)
@@ -204,7 +204,7 @@ struct EnricherTests {
     func tooManyReferences() async throws {
         let bed = try TestBed { $0.limits.maximumReferences = 1 }
         try await withEnricher(bed.configuration) { enricher in
-            let result = await enricher.enrich(try bed.fixturePayload("two-conventions.json"), timeout: .seconds(10))
+            let result = await enricher.enrich(try bed.fixturePayload("two-conventions.json"), timeout: .seconds(30))
             #expect(result.outcome == .partial)
             #expect(result.attachments.count == 1)
             #expect(result.problems.map(\.code) == [.tooManyReferences])
