@@ -141,7 +141,8 @@ package final class SeaweedFS: @unchecked Sendable {
 
     /// Waits, bounded by `startLimit`, until the first object of each bucket reads: after a restart the S3 gateway
     /// answers before the volume server has told the master its volumes again, and until then a GET of an object
-    /// stored before is 500 (seen on a loaded machine).
+    /// stored before is 500 `InternalError` (seen on a loaded machine). A GET, not a HEAD: a HEAD is answered from
+    /// the filer's metadata, 200 while the GET of the same object was still 500.
     private func waitForStoredObjects() async throws {
         let end = ContinuousClock.now + Self.startLimit
         let listing = try await request("GET", "/")
@@ -152,7 +153,7 @@ package final class SeaweedFS: @unchecked Sendable {
             guard let key = try await keys(in: bucket).first else { continue }
             var status = 0
             while ContinuousClock.now < end {
-                status = try await object(bucket, key, method: "HEAD").status
+                status = try await object(bucket, key).status
                 if status == 200 { break }
                 try await Task.sleep(for: .milliseconds(100))
             }
