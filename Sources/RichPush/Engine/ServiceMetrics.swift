@@ -50,6 +50,20 @@ package final class ServiceMetrics: Sendable {
             let rendered = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
             text += name + (labels.isEmpty ? "" : "{\(rendered)}") + " \(value)\n"
         }
+        /// A histogram family: `counts` per bucket of `bounds` (not cumulative), then +Inf, sum and count.
+        func histogram(
+            _ name: String, _ help: String, _ bounds: [Double], _ counts: [Int], total: Int, sum: Double
+        ) {
+            family(name, "histogram", help)
+            var cumulative = 0
+            for (bound, count) in zip(bounds, counts) {
+                cumulative += count
+                sample(name + "_bucket", [("le", Self.number(bound))], cumulative)
+            }
+            sample(name + "_bucket", [("le", "+Inf")], total)
+            sample(name + "_sum", [], Self.number(sum))
+            sample(name + "_count", [], total)
+        }
         family("richpush_payloads_total", "counter", "Payloads processed, by outcome.")
         for (outcome, count) in counts.outcomes.sorted(by: { $0.key < $1.key }) {
             sample("richpush_payloads_total", [("outcome", outcome)], count)
@@ -58,15 +72,9 @@ package final class ServiceMetrics: Sendable {
         for (code, count) in counts.problems.sorted(by: { $0.key < $1.key }) {
             sample("richpush_problems_total", [("code", code)], count)
         }
-        family("richpush_payload_duration_seconds", "histogram", "Time from a payload's start to its result.")
-        var cumulative = 0
-        for (bound, count) in zip(Self.durationBuckets, counts.buckets) {
-            cumulative += count
-            sample("richpush_payload_duration_seconds_bucket", [("le", Self.number(bound))], cumulative)
-        }
-        sample("richpush_payload_duration_seconds_bucket", [("le", "+Inf")], counts.durationCount)
-        sample("richpush_payload_duration_seconds_sum", [], Self.number(counts.durationSum))
-        sample("richpush_payload_duration_seconds_count", [], counts.durationCount)
+        histogram(
+            "richpush_payload_duration_seconds", "Time from a payload's start to its result.", Self.durationBuckets,
+            counts.buckets, total: counts.durationCount, sum: counts.durationSum)
         family(
             "richpush_fetched_bytes_total", "counter", "Bytes of media fetched and stored (not counting cache links).")
         sample("richpush_fetched_bytes_total", [], engine.fetchedBytes)
@@ -93,15 +101,10 @@ package final class ServiceMetrics: Sendable {
             for (code, count) in publishing.failures.sorted(by: { $0.key < $1.key }) {
                 sample("richpush_publish_failures_total", [("code", code)], count)
             }
-            family("richpush_publish_upload_duration_seconds", "histogram", "Time an upload took, retries included.")
-            var cumulative = 0
-            for (bound, count) in zip(PublishStatistics.durationBounds, publishing.durationCounts) {
-                cumulative += count
-                sample("richpush_publish_upload_duration_seconds_bucket", [("le", Self.number(bound))], cumulative)
-            }
-            sample("richpush_publish_upload_duration_seconds_bucket", [("le", "+Inf")], publishing.uploads)
-            sample("richpush_publish_upload_duration_seconds_sum", [], Self.number(publishing.durationSum))
-            sample("richpush_publish_upload_duration_seconds_count", [], publishing.uploads)
+            histogram(
+                "richpush_publish_upload_duration_seconds", "Time an upload took, retries included.",
+                PublishStatistics.durationBounds, publishing.durationCounts, total: publishing.uploads,
+                sum: publishing.durationSum)
         }
         family("richpush_build_info", "gauge", "The running version.")
         sample("richpush_build_info", [("version", RichPushVersion.current)], 1)

@@ -64,7 +64,7 @@ public struct PublishStatistics: Sendable, Hashable {
     public mutating func recordUpload(bytes: Int, duration: Duration) {
         uploads += 1
         uploadedBytes += bytes
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let seconds = duration.inSeconds
         durationSum += seconds
         durationCounts[Self.durationBounds.firstIndex(where: { seconds <= $0 }) ?? Self.durationBounds.count] += 1
     }
