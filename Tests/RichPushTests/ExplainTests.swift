@@ -17,7 +17,7 @@ struct ExplainTests {
                  "fcm_options":{"image":"ORIGIN/media/clip.mp4"},"att":{"a":"ORIGIN/status/404","b":7},
                  "ct_mediaUrl":"ORIGIN/generated?prefix=photo.jpg&bytes=20000000&nolength=1"}
                 """#)
-            let explanation = await enricher.explain(payload, deadline: .now + .seconds(10))
+            let explanation = await enricher.explain(payload, deadline: .now + .seconds(30))
             #expect(!explanation.mutable)
             let byName = Dictionary(uniqueKeysWithValues: explanation.conventions.map { ($0.name, $0) })
             #expect(byName["adb_media"]?.findings.first?.verdict == .attach(.mp4, bytes: fixture("clip.mp4").count))
