@@ -9,7 +9,7 @@ and the median kept. A scenario runs in rounds: each round runs each of its runn
 build stands next to the same runner of the --compare build (a binary, or a commit built once in a scratch copy
 under out/bench/builds), so that a slow moment of the machine weighs on both. (a) and (b) run on two kinds of
 storage (issue 13): a tmpfs the script mounts, and the disk under the attachments directory's default location
-($TMPDIR/richpush/bench); a third, `--storage journaled`, is an ext4 with a journal made for the run on a loop
+($TMPDIR/richpush-<uid>/bench); a third, `--storage journaled`, is an ext4 with a journal made for the run on a loop
 device (this machine's own ext4 has none). There richpush and curl run in alternated pairs (richpush, curl,
 richpush, curl, ...), each ratio is taken within its pair, and the previous run's files are moved out of the way by
 a rename and deleted before the next run's clock starts. After the pairs, each prints a bound measured on the same

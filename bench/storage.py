@@ -17,7 +17,7 @@ KINDS = ("tmpfs", "disk", "journaled")
 def default_attachments_root():
     """RichPush's default attachments root, as `AttachmentStore.defaultRoot` computes it."""
     base = os.environ.get("TMPDIR") or "/tmp"
-    return base.rstrip("/") + "/richpush"
+    return base.rstrip("/") + f"/richpush-{os.geteuid()}"
 
 
 DISK_RUNS = os.path.join(default_attachments_root(), "bench")

@@ -34,7 +34,7 @@ public final class Fetcher: Sendable {
         do {
             root = try store.open()
         } catch {
-            throw FetcherError(detail: error.detail)
+            throw FetcherError(detail: error.detail, field: "store.root")
         }
         let spares = SpareAttachments(root: root, makesAhead: !root.isInMemory)
         makesSpares = spares.makesAhead
@@ -197,5 +197,14 @@ extension Fetcher: MediaSource {}
 public struct FetcherError: Error, Sendable, CustomStringConvertible {
     /// Why.
     public let detail: String
+    /// The configuration field to change, as `ConfigurationError.field` names one (`store.root` when the attachments
+    /// root is refused or cannot be made), so that a caller can name its own setting for it (the CLI's
+    /// `--attachments-dir`); nil when no setting would help (libmagic's database missing).
+    public let field: String?
     public var description: String { detail }
+
+    package init(detail: String, field: String? = nil) {
+        self.detail = detail
+        self.field = field
+    }
 }

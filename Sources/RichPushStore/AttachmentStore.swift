@@ -20,10 +20,17 @@ public struct AttachmentStore: Sendable, Hashable {
         self.root = root
     }
 
-    /// The default root: `$TMPDIR/richpush`, or `/tmp/richpush` when TMPDIR is unset.
+    /// The default root, one per user: `$TMPDIR/richpush-<uid>`, or `/tmp/richpush-<uid>` when TMPDIR is unset
+    /// (Debian's default), `<uid>` being the effective user's. One shared `/tmp/richpush` was refused to every user
+    /// but the first (it is that user's, mode 0700); TMPDIR may be shared too, so the uid is in the name either way.
     public static var defaultRoot: String {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/richpush"
+        perUserRoot(temporaryDirectory: getenv("TMPDIR").map { String(cString: $0) }, user: geteuid())
+    }
+
+    /// The default root for this TMPDIR (nil or empty when unset) and effective user id.
+    package static func perUserRoot(temporaryDirectory: String?, user: uid_t) -> String {
+        let base = temporaryDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/richpush-\(user)"
     }
 
     /// Opens the root, making it (mode 0700, missing parents too) when it does not exist; see `AttachmentRoot`.

@@ -38,7 +38,7 @@ struct GCCommand: ParsableCommand {
             return 0
         } catch {
             // As enrich, stream and explain exit when the root is refused (see withEnricher).
-            Output.error("richpush gc: \(error.detail)")
+            Output.error("richpush gc: \(error.detail) \(StoreOptions.hint)")
             return 70
         }
     }

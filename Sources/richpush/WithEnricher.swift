@@ -7,6 +7,9 @@ func withEnricher(_ configuration: Enricher.Configuration, _ body: (Enricher) as
     let enricher: Enricher
     do {
         enricher = try Enricher(configuration: configuration)
+    } catch let error as FetcherError where error.field == StoreOptions.field {
+        Output.error("richpush: \(error) \(StoreOptions.hint)")
+        return 70
     } catch {
         Output.error("richpush: \(error)")
         return 70

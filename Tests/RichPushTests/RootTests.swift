@@ -84,7 +84,30 @@ struct RootTests {
         let run = try await run(command, root: root, bed: bed, base: base)
         #expect(run.status == 70)
         #expect(run.stderr.contains(root) && run.stderr.contains(unsafe.reason), "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("(choose another root with --attachments-dir DIR)"), "stderr: \(run.stderr)")
         #expect(entries(holder) == before)
+    }
+
+    @Test("the default root is the user's own: $TMPDIR/richpush-<uid>, or /tmp/richpush-<uid> without TMPDIR")
+    func defaultRootPerUser() {
+        #expect(AttachmentStore.perUserRoot(temporaryDirectory: nil, user: 1000) == "/tmp/richpush-1000")
+        #expect(AttachmentStore.perUserRoot(temporaryDirectory: "", user: 1001) == "/tmp/richpush-1001")
+        #expect(AttachmentStore.perUserRoot(temporaryDirectory: "/var/tmp/", user: 0) == "/var/tmp/richpush-0")
+    }
+
+    @Test("gc without --attachments-dir reads the default root of this user, with TMPDIR set and unset")
+    func defaultRootOfTheCLI() async throws {
+        let base = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        // An age no directory reaches: gc removes nothing from a root other tests may use.
+        let gc = ["gc", "--older-than", "3153600000"]
+        for (environment, root) in [
+            (["TMPDIR=" + base], base + "/richpush-\(geteuid())"), (["-u", "TMPDIR"], "/tmp/richpush-\(geteuid())"),
+        ] {
+            let run = try await offPool { try CLI.runBlocking(gc, stdin: nil, prefix: ["/usr/bin/env"] + environment) }
+            #expect(run.status == 0, "stderr: \(run.stderr)")
+            #expect(run.stdout == "removed 0 attachment directories from \(root)\n")
+        }
     }
 
     @Test("a root writable by its group is refused when the fetcher is made, naming it and the mode")

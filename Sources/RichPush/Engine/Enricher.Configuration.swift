@@ -30,7 +30,7 @@ extension Enricher {
         public var routeKeys = DeepLinkRoute.Keys()
         /// Size and count bounds.
         public var limits = Limits()
-        /// Where attachments go. Default `$TMPDIR/richpush`.
+        /// Where attachments go. Default `$TMPDIR/richpush-<uid>` (`AttachmentStore.defaultRoot`), per user.
         public var store = AttachmentStore(root: AttachmentStore.defaultRoot)
         /// How long each payload may take: its deadline is this long after `enrich` is called (an interval, not
         /// a point in time; `enrich(_:deadline:)` takes the point). Default 25 s: the phone gives an extension about
