@@ -21,6 +21,44 @@ test: deps
 clean:
 	rm -rf .build out
 
+# --- Installing (issue 27): the release richpush, built with the Swift standard library linked in statically, so
+# that it runs on a machine without the toolchain (it links only the system's C libraries), and the systemd units.
+# `make install PREFIX=/usr DESTDIR=/tmp/stage`; see docs/deployment.md. The static build has a build directory of
+# its own (.build/static): its flags differ from `make build`'s, and one directory would rebuild all at each switch.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+DOCDIR ?= $(PREFIX)/share/doc/richpush
+STATIC_BUILD = .build/static
+UNITS = richpush.service richpush-gc.service richpush-gc.timer
+
+.PHONY: static install install-check
+
+static: deps
+	swift build -c release --static-swift-stdlib --product richpush --build-path $(STATIC_BUILD)
+
+# The units name /usr/local/bin/richpush and /usr/local/share/doc/richpush: rewritten for another PREFIX.
+install: static
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(STATIC_BUILD)/release/richpush $(DESTDIR)$(BINDIR)/richpush
+	for unit in $(UNITS); do \
+		sed -e 's|/usr/local/bin/richpush|$(BINDIR)/richpush|g' -e 's|/usr/local/share/doc/richpush|$(DOCDIR)|g' \
+			packaging/systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+	install -m 0644 packaging/systemd/richpush.sysusers $(DESTDIR)$(SYSUSERSDIR)/richpush.conf
+	install -m 0644 docs/deployment.md $(DESTDIR)$(DOCDIR)/deployment.md
+	@echo "installed; as root: systemd-sysusers, then see $(DOCDIR)/deployment.md (the token, systemctl enable)"
+
+# Installs into a scratch DESTDIR and checks the result: the binary needs nothing from the toolchain (no RUNPATH
+# into it, no library ldd resolves there) and runs with the toolchain's directory hidden; the installed units pass
+# systemd-analyze verify. Not part of `swift test` (a release build takes minutes on two cores): run it after a
+# change to the build or the units.
+install-check: static
+	scripts/install-check
+
 # --- Sanitizers and fuzzing (issue: hostile inputs). Each builds in its own .build/<name> directory. ---
 
 FUZZ_SECONDS ?= 60
