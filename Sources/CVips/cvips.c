@@ -1,4 +1,4 @@
-#define _GNU_SOURCE  // pthread_rwlockattr_setkind_np
+#define _GNU_SOURCE
 
 #include "cvips.h"
 
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 // libvips is opened with dlopen at the first use, not linked: with its ~70 dependencies it doubled the start-up
@@ -81,13 +82,50 @@ static int start_result = -1;
 static char open_failure[256];
 
 // libvips's error buffer is one for the process (libvips 8.14 has no other: iofuncs/error.c), so two conversions
-// side by side mix their messages, and one clears the other's. Every libvips call runs under `turns` as a reader,
-// side by side with the others; one that fails (and was not stopped) runs again as the writer, alone, so that the
-// buffer then holds its messages and nobody else's. One lock over every call would have made conversions take
-// turns: 40 conversions of a 2400 x 1800 JPEG on two threads took 2.74-2.77 s serialized, 1.49-1.80 s side by
-// side (libvips's own thumbnail loop, two cores, loaded). A failed image costs a second decode instead.
-// Writers are preferred, so that a stream of conversions cannot hold a failed one back for ever.
-static pthread_rwlock_t turns;
+// side by side mix their messages, and one clears the other's. Every libvips call runs side by side with the others;
+// one that fails (and was not stopped) runs again alone, so that the buffer then holds its messages and nobody
+// else's. One lock over every call would have made conversions take turns: 40 conversions of a 2400 x 1800 JPEG on
+// two threads took 2.74-2.77 s serialized, 1.49-1.80 s side by side (libvips's own thumbnail loop, two cores,
+// loaded). A failed image costs a second decode instead.
+//
+// `turns` keeps them. A failed call waiting for its turn alone holds new calls back, so that those running end and
+// it gets its turn, but each new call for ALONE_PATIENCE_MS at most: a long conversion running, the failed call
+// waits (at most ALONE_WAIT_MS), nobody else does. A failed call runs again only when its first run was short
+// (ALONE_AFTER_MS): alone, it holds every other call. Before, an rwlock preferring writers: one failed image waiting
+// behind one long conversion held every other libvips call of the process until that conversion ended (in a full
+// test run a PNG conversion of 17 s or more held 20 others, and their payloads' deadlines passed; in a service, a
+// slow image and a damaged one from any sender would have stalled every payload's transformation). glibc's rwlocks
+// could not give this: preferring readers, three threads failing side by side found no moment alone in 2 s of a
+// loaded run; preferring writers with a timed wait, the readers woken when a wait timed out found the writer
+// waiting again before they ran.
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;  // on CLOCK_MONOTONIC
+    int running;             // calls running side by side
+    int waiting_alone;       // failed calls waiting for their turn alone
+    int alone;               // 1 while a failed call runs again alone
+} turns = {PTHREAD_MUTEX_INITIALIZER};
+
+// How long a failed call waits for its turn alone (past it, its failure is reported without libvips's message),
+// and how long a new call waits for such a turn to come before it runs all the same.
+#define ALONE_WAIT_MS 10000
+#define ALONE_PATIENCE_MS 50
+// A failed call whose first run took longer runs no second time: alone, it would hold every other call that long.
+#define ALONE_AFTER_MS 1000
+
+int cvips_calls_running(void) {
+    pthread_mutex_lock(&turns.lock);
+    int running = turns.running;
+    pthread_mutex_unlock(&turns.lock);
+    return running;
+}
+
+int cvips_calls_waiting_alone(void) {
+    pthread_mutex_lock(&turns.lock);
+    int waiting = turns.waiting_alone;
+    pthread_mutex_unlock(&turns.lock);
+    return waiting;
+}
 
 // GLib's log: libvips's warnings (VIPS-WARNING), and those of the libraries it routes there (libtiff, libjpeg,
 // libheif, ImageMagick), went to standard error, which `serve` and `worker` keep for their access log, and tied to
@@ -181,11 +219,11 @@ static void start(void) {
     // Before libvips starts: it warns while loading its modules too.
     vips.log_set_default_handler(on_log, NULL);
     vips.log_set_writer_func(on_structured_log, NULL, NULL);
-    pthread_rwlockattr_t attributes;
-    pthread_rwlockattr_init(&attributes);
-    pthread_rwlockattr_setkind_np(&attributes, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&turns, &attributes);
-    pthread_rwlockattr_destroy(&attributes);
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(&turns.changed, &attributes);
+    pthread_condattr_destroy(&attributes);
     if (vips.init("richpush") != 0) {
         snprintf(open_failure, sizeof open_failure, "vips_init failed: %s", vips.error_buffer());
         return;
@@ -265,21 +303,115 @@ static void copy_lines(const char *text, char *error, size_t size) {
     error[used] = '\0';
 }
 
+static long long milliseconds_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+// `deadline` (CLOCK_MONOTONIC milliseconds) as a timespec.
+static struct timespec timespec_at(long long deadline) {
+    struct timespec at = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000};
+    return at;
+}
+
+// Enters a call side by side with the others: after any call running alone, and after a failed call's turn alone
+// for at most ALONE_PATIENCE_MS.
+static void enter(void) {
+    pthread_mutex_lock(&turns.lock);
+    long long patience = milliseconds_now() + ALONE_PATIENCE_MS;
+    while (turns.alone || (turns.waiting_alone > 0 && milliseconds_now() < patience)) {
+        struct timespec at = timespec_at(patience);
+        if (turns.alone) {
+            pthread_cond_wait(&turns.changed, &turns.lock);
+        } else {
+            pthread_cond_timedwait(&turns.changed, &turns.lock, &at);
+        }
+    }
+    turns.running += 1;
+    pthread_mutex_unlock(&turns.lock);
+}
+
+static void leave(void) {
+    pthread_mutex_lock(&turns.lock);
+    turns.running -= 1;
+    if (turns.running == 0) pthread_cond_broadcast(&turns.changed);
+    pthread_mutex_unlock(&turns.lock);
+}
+
+// Waits until no call runs, up to ALONE_WAIT_MS (seeing `stop` every 50 ms), and then holds every new call back
+// until `leave_alone`: 1 when alone, -1 when `stop` fired meanwhile, 0 when the time ran out.
+static int enter_alone(struct cvips_stop *stop) {
+    long long end = milliseconds_now() + ALONE_WAIT_MS;
+    int taken = 0;
+    pthread_mutex_lock(&turns.lock);
+    turns.waiting_alone += 1;
+    for (;;) {
+        if (!turns.alone && turns.running == 0) {
+            turns.alone = 1;
+            taken = 1;
+            break;
+        }
+        if (stop != NULL && is_stopped(stop)) {
+            taken = -1;
+            break;
+        }
+        long long now = milliseconds_now();
+        if (now >= end) break;
+        struct timespec at = timespec_at(now + 50 < end ? now + 50 : end);
+        pthread_cond_timedwait(&turns.changed, &turns.lock, &at);
+    }
+    turns.waiting_alone -= 1;
+    // Calls held back for this turn go in when it was not taken.
+    if (taken != 1) pthread_cond_broadcast(&turns.changed);
+    pthread_mutex_unlock(&turns.lock);
+    return taken;
+}
+
+static void leave_alone(void) {
+    pthread_mutex_lock(&turns.lock);
+    turns.alone = 0;
+    pthread_cond_broadcast(&turns.changed);
+    pthread_mutex_unlock(&turns.lock);
+}
+
 // Runs `body` (a cvips_status) side by side with other calls; when it fails, unless `stop` fired or the loader did
 // not claim the bytes, runs it again alone, after `reset`, and copies libvips's messages for that run into
-// `error` (else its warnings, else ""). Any libvips call that can fail goes through here.
+// `error` (else its warnings, else ""). A first run longer than ALONE_AFTER_MS, or no turn alone within
+// ALONE_WAIT_MS, gives a message that says so instead. Any libvips call that can fail goes through here.
 static int attributed(int (*body)(void *), void (*reset)(void *), void *context, struct cvips_stop *stop,
                       char *error, size_t size) {
     error[0] = '\0';
-    pthread_rwlock_rdlock(&turns);
+    enter();
+    long long started = milliseconds_now();
     int status = body(context);
-    pthread_rwlock_unlock(&turns);
+    leave();
     if (status != CVIPS_FAILED) return status;
     if (stop != NULL && is_stopped(stop)) {
         snprintf(error, size, "stopped");
         return status;
     }
-    pthread_rwlock_wrlock(&turns);
+    long long took = milliseconds_now() - started;
+    if (took > ALONE_AFTER_MS) {
+        snprintf(error, size,
+                 "libvips failed after %lld ms (its own message is not kept for a call that long: running it again "
+                 "alone would hold every other conversion)",
+                 took);
+        return status;
+    }
+    switch (enter_alone(stop)) {
+    case 1:
+        break;
+    case -1:
+        snprintf(error, size, "stopped");
+        return status;
+    default:
+        snprintf(error, size,
+                 "libvips failed (its own message is not known: other conversions ran throughout the %d ms it waited "
+                 "to run again alone)",
+                 ALONE_WAIT_MS);
+        return status;
+    }
     vips.error_clear();
     pthread_mutex_lock(&warnings.lock);
     warnings.keeping = 1;
@@ -293,7 +425,7 @@ static int attributed(int (*body)(void *), void (*reset)(void *), void *context,
     warnings.keeping = 0;
     if (status == CVIPS_FAILED && error[0] == '\0') snprintf(error, size, "%s", warnings.text);
     pthread_mutex_unlock(&warnings.lock);
-    pthread_rwlock_unlock(&turns);
+    leave_alone();
     return status;
 }
 

@@ -29,6 +29,11 @@ public struct VipsConverter: ImageConverter {
 
     public init() {}
 
+    /// How many libvips calls run now, side by side, in this process.
+    static var callsRunning: Int { Int(cvips_calls_running()) }
+    /// How many failed libvips calls wait for a moment when no other runs, to run again alone for libvips's message.
+    static var callsWaitingAlone: Int { Int(cvips_calls_waiting_alone()) }
+
     /// Opens and starts libvips, once per process (50 to 500 ms; see `ImageConverter.prepare()`); otherwise the
     /// first image to convert or check does it.
     public func prepare() { _ = cvips_start() }

@@ -162,6 +162,54 @@ import Testing
         Issue.record("not stopped at once in three tries: \(attempts)")
     }
 
+    @Test(
+        """
+        a failed image waiting for its turn alone (for libvips's message) holds no other call: beside a long \
+        conversion, a small one finishes while the long one still runs
+        """
+    )
+    func failureHoldsNobody() async throws {
+        // The long one: a 100-megapixel PNG written as a PNG (about 1 s of CPU), which writes its output as it goes.
+        let longOutput = directory + "/long.png"
+        let longEnded = LockedValue<Result<ImageSize, TransformFailure>?>(nil)
+        let long = Thread { [self] in
+            let result = Result { () throws(TransformFailure) in
+                try convert(Self.media("plain-100mp.png"), to: "long.png", as: .png)
+            }
+            longEnded.withLock { $0 = result }
+        }
+        long.start()
+        try await waitUntil("the long conversion writing its output") {
+            let size = (try? FileManager.default.attributesOfItem(atPath: longOutput)[.size] as? Int) ?? 0
+            return size > 0 || longEnded.withLock { $0 } != nil
+        }
+        try #require(longEnded.withLock { $0 } == nil, "the long conversion ended before the test could begin")
+        // The failed one: a truncated JPEG fails its verification at once, then waits to run again alone.
+        let truncated = directory + "/truncated.jpg"
+        let photo = bytes(Self.media("photo.jpg"))
+        try Data(photo.prefix(photo.count / 2)).write(to: URL(fileURLWithPath: truncated))
+        let failed = LockedValue<Result<Void, TransformFailure>?>(nil)
+        let failing = Thread {
+            let result = Result { () throws(TransformFailure) in
+                try VipsConverter().verify(VerificationRequest(path: truncated, type: .jpeg), stop: StopSignal())
+            }
+            failed.withLock { $0 = result }
+        }
+        failing.start()
+        try await waitUntil("the failed verification waiting for its turn alone, or ended") {
+            VipsConverter.callsWaitingAlone > 0 || failed.withLock { $0 } != nil
+        }
+        // The small one, now: it must not wait for the long one (it did, before: writers were preferred).
+        let small = try convert(Self.media("logo.png"), to: "small.jpg", as: .jpeg)
+        #expect(small.width > 0)
+        #expect(
+            longEnded.withLock { $0 } == nil, "the small conversion waited until the long one had ended")
+        try await waitUntil("the long conversion's end", within: .seconds(120)) { longEnded.withLock { $0 } != nil }
+        try await waitUntil("the failed verification's end") { failed.withLock { $0 } != nil }
+        #expect(throws: TransformFailure.self) { try failed.withLock { $0 }?.get() }
+        #expect(try longEnded.withLock { $0 }?.get().width == 10_000)
+    }
+
     @Test("a file that is not an image fails with libvips's reason")
     func notAnImage() throws {
         do {

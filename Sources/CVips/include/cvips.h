@@ -77,4 +77,8 @@ int cvips_convert(const struct cvips_input *input, int output, enum cvips_format
 int cvips_verify(enum cvips_format format, const char *path, const void *bytes, size_t length, struct cvips_stop *stop,
                  char *error, size_t size);
 
+// How many libvips calls run now, side by side; how many failed calls wait for their turn to run again alone.
+int cvips_calls_running(void);
+int cvips_calls_waiting_alone(void);
+
 #endif
