@@ -11,8 +11,8 @@ import RichPushCore
 /// connections and bounds what each client may hold (connections, time, buffered bytes); every request's head is
 /// checked (`RequestHead`) before the handler sees it.
 package final class HTTPServer: LifecycleService, @unchecked Sendable {
-    /// Bounds on what clients may hold. The defaults are documented in the README ("Running the service"), which
-    /// also says what a client over each gets.
+    /// Bounds on what clients may hold. The defaults are documented in docs/service.md ("Running the service"),
+    /// which also says what a client over each gets.
     package struct Limits: Sendable {
         /// The most connections open at once. Default 1,024: far beyond the work `--max-in-flight` admits, so
         /// idle keep-alive clients cannot crowd out working ones, and well within the process's descriptors.
@@ -46,7 +46,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         /// Memory per connection for libmicrohttpd: the head, a record for each of its fields (64 bytes with
         /// alignment: `struct MHD_HTTP_Header`), and room for the response's headers; bodies are held apart, up to
         /// their own limit. 32 KiB by default: libmicrohttpd clears the whole of it for every request, so it is
-        /// no larger than the documented limits need (measured in the README's benchmark (s)).
+        /// no larger than the documented limits need (measured in docs/performance.md, (s)).
         var connectionMemory: Int { head.bytes + (head.headerFields + head.queryArguments) * 64 + 3584 }
     }
 

@@ -4,7 +4,7 @@
 /// coding, a NUL byte that ends a field early for one reader and not another) is refused, and its connection
 /// closed, so that no byte after it is read as another request.
 package struct RequestHead: Sendable {
-    /// The limits on a head; the defaults are documented in the README ("Running the service").
+    /// The limits on a head; the defaults are documented in docs/service.md ("Running the service").
     package struct Limits: Sendable {
         /// The request line and headers, in bytes. Default 16 KiB: a gateway's heads carry a few hundred bytes.
         package var bytes = 16 * 1024

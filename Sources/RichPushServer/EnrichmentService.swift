@@ -5,10 +5,11 @@ import RichPushHTTP
     import Glibc
 #endif
 
-/// The service's routes over one engine: `/v1/enrich` (JSON or NDJSON), `/v1/explain`, `/v1/attachments/...`,
-/// `/healthz`, `/readyz` and `/metrics`; with the token, the in-flight bound, the drain state and the access log.
+/// The service's routes over one engine: `/v1/enrich` (JSON or NDJSON), `/v1/explain`, `/v1/preflight`,
+/// `/v1/attachments/...`, `/healthz`, `/readyz` and `/metrics`; with the token, the in-flight bound, the drain state
+/// and the access log.
 package final class EnrichmentService: HTTPHandler {
-    /// What the service is told beyond the engine's configuration. Defaults are documented in the README.
+    /// What the service is told beyond the engine's configuration. Defaults are documented in docs/service.md.
     package struct Settings: Sendable {
         /// The largest JSON body. Default 1 MiB, the payload limit.
         package var maximumBodyBytes = 1 << 20

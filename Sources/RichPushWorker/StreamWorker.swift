@@ -10,7 +10,7 @@ import RichPush
 /// (the group checked or made, waiting out Redis being away), then the reader (XREADGROUP, XAUTOCLAIM) and the
 /// writer (the scripts); the enrichment runs as Swift tasks between them.
 package final class StreamWorker: LifecycleService {
-    /// Where and how the worker consumes; defaults documented in the README ("Workers on Redis Streams").
+    /// Where and how the worker consumes; defaults documented in docs/service.md ("Workers on Redis Streams").
     package struct Settings: Sendable {
         package var redis: RedisAddress
         package var stream: String

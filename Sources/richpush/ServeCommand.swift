@@ -12,7 +12,7 @@ struct ServeCommand: ParsableCommand {
         name: "serve",
         abstract: "Serve the engine over HTTP: POST /v1/enrich, /v1/explain; GET /healthz, /readyz, /metrics.",
         discussion: """
-            Routes, status codes and metrics are described in the README ("Running the service"). One JSON line per
+            Routes, status codes and metrics are described in docs/service.md. One JSON line per
             request goes to standard error; a line {"listening": "<address:port>"} per listener when it is ready.
             SIGTERM or SIGINT drains: /readyz turns 503, new work is refused, requests in flight get their
             responses, then the process exits 0. Past --drain-timeout the work left is cancelled; what is still in

@@ -15,7 +15,7 @@ struct WorkerCommand: ParsableCommand {
             Each entry gets exactly one result entry, written together with its acknowledgement by a script on the
             server that first checks this consumer still owns the entry. SIGTERM or SIGINT drains: reading stops,
             the entries in flight are finished and written, the consumer leaves the group (XGROUP DELCONSUMER, when
-            nothing is pending for it), and the process exits 0. See the README ("Workers on
+            nothing is pending for it), and the process exits 0. See docs/service.md ("Workers on
             Redis Streams"). Past --drain-timeout the process exits whatever it is doing (Redis may be down): what is
             not written stays pending for another consumer, and a line on standard error says how many. EXIT STATUS:
             0 after a drain; 64 on a usage error; 70 when Redis refuses the credentials or the start (the group missing

@@ -4,14 +4,14 @@ import Testing
 
 @testable import RichPushCore
 
-/// The one code vocabulary: the list is the README's table, codes encode as their text.
+/// The one code vocabulary: the list is docs/output.md's table, codes encode as their text.
 @Suite("Codes")
 struct CodeTests {
-    /// The README's code table: each row's code and where it is reported, in order.
-    static func readmeTable() throws -> [(code: String, domains: [String])] {
-        let readme = try String(contentsOfFile: FixtureDirectory.root + "/../README.md", encoding: .utf8)
-        let start = try #require(readme.range(of: "\n### Codes\n"), "the README has a Codes section")
-        let section = readme[start.upperBound...]
+    /// docs/output.md's code table: each row's code and where it is reported, in order.
+    static func documentedTable() throws -> [(code: String, domains: [String])] {
+        let output = try String(contentsOfFile: FixtureDirectory.root + "/../docs/output.md", encoding: .utf8)
+        let start = try #require(output.range(of: "\n## Codes\n"), "docs/output.md has a Codes section")
+        let section = output[start.upperBound...]
         let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
         return section[..<end].split(separator: "\n").compactMap { line in
             guard line.hasPrefix("| `") else { return nil }
@@ -23,14 +23,14 @@ struct CodeTests {
         }
     }
 
-    @Test("the known codes are the README's table exactly: the same codes, in its order, each where it says")
-    func readme() throws {
-        let table = try Self.readmeTable()
-        try #require(table.count >= 30, "the README's code table: \(table)")
+    @Test("the known codes are docs/output.md's table exactly: the same codes, in its order, each where it says")
+    func documented() throws {
+        let table = try Self.documentedTable()
+        try #require(table.count >= 30, "docs/output.md's code table: \(table)")
         #expect(table.map(\.code) == EnrichmentProblem.Code.known.map(\.rawValue))
         for (code, domains) in table {
             let known = EnrichmentProblem.Code(rawValue: code).domains.map(\.rawValue).sorted()
-            #expect(known == domains.sorted(), "\(code): the README says \(domains), the code \(known)")
+            #expect(known == domains.sorted(), "\(code): docs/output.md says \(domains), the code \(known)")
         }
         for domain in EnrichmentProblem.Code.Domain.allCases {
             #expect(!EnrichmentProblem.Code.known(in: domain).isEmpty, "no code is reported in \(domain)")

@@ -153,7 +153,7 @@ struct CLITests {
         #expect(codes == ["", "not-json", "unreadable", "invalid-utf8", "too-deep", "not-object", "", "unreadable"])
     }
 
-    @Test("the output contract: every key of every result object, in the README's order, with its kind of value")
+    @Test("the output contract: every key of every result object, in docs/output.md's order, with its kind of value")
     func outputContract() async throws {
         let bed = try TestBed()
         let directory = try temporaryDirectory()
@@ -196,7 +196,7 @@ struct CLITests {
         #expect(publish.status == 0, "\(publish.stderr)")
         contract.check(try JSONParser().parse(Array(publish.stdout.utf8.dropLast())), input: inputs[0])
         #expect(contract.seen == contract.optional, "optional keys not reached")
-        #expect(contract.checked == Set(contract.shapes.keys), "objects of the README's table no check reached")
+        #expect(contract.checked == Set(contract.shapes.keys), "objects of docs/output.md's table no check reached")
     }
 
     @Test("enrich: exit 0 when every input is a payload, whatever its outcome")
@@ -308,30 +308,31 @@ struct CLITests {
         #expect(run.stderr.contains("x.json"))
     }
 
-    @Test("each command's --help lists the README's options for it and no others, in its order, each with its default")
+    @Test("each command's --help lists the documented options for it and no others, in their order, with defaults")
     func help() async throws {
-        let table = try Self.readmeOptions()
-        try #require(table.count >= 26, "the README's options table: \(table)")
+        let table = try Self.documentedOptions()
+        try #require(table.count >= 26, "docs/cli.md's options table: \(table)")
         let ownTables = [
-            "serve": try Self.readmeOptions(under: "## Running the service"),
-            "worker": try Self.readmeOptions(under: "## Workers on Redis Streams"),
+            "serve": try Self.documentedOptions(under: "## Running the service", in: "docs/service.md"),
+            "worker": try Self.documentedOptions(under: "## Workers on Redis Streams", in: "docs/service.md"),
         ]
-        try #require(ownTables["serve"]!.count >= 8, "the README's serve options table: \(ownTables["serve"]!)")
-        try #require(ownTables["worker"]!.count >= 11, "the README's worker options table: \(ownTables["worker"]!)")
-        let cli = try Self.readmeSection("## The CLI")
+        try #require(ownTables["serve"]!.count >= 8, "docs/service.md's serve options table: \(ownTables["serve"]!)")
+        try #require(
+            ownTables["worker"]!.count >= 11, "docs/service.md's worker options table: \(ownTables["worker"]!)")
+        let cli = try Self.documentSection("## Commands", in: "docs/cli.md")
         for command in ["enrich", "stream", "explain", "render", "gc", "serve", "worker"] {
             let run = try await CLI.run([command, "--help"])
             #expect(run.status == 0)
             #expect(try await CLI.run(["help", command]).stdout == run.stdout, "help \(command)")
             let entries = Self.helpEntries(run.stdout)
             let shown = entries.map(\.option)
-            // The usage as the README's block of commands gives it.
+            // The usage as docs/cli.md's block of commands gives it.
             let usage = Self.helpSection("USAGE:", of: run.stdout).joined(separator: " ")
-            #expect(cli.contains("\n" + usage + " "), "\(command): the README's commands lack '\(usage)'")
+            #expect(cli.contains("\n" + usage + " "), "\(command): docs/cli.md's commands lack '\(usage)'")
             guard command != "render", command != "gc" else {
-                // Options told in the README's prose about the command.
+                // Options told in docs/cli.md's prose about the command.
                 for option in shown where option != "--help" {
-                    #expect(cli.contains("`\(option)"), "\(command) \(option) is not in the README's 'The CLI'")
+                    #expect(cli.contains("`\(option)"), "\(command) \(option) is not in docs/cli.md's 'Commands'")
                 }
                 continue
             }
@@ -339,7 +340,8 @@ struct CLITests {
             #expect(Set(shown) == Set(tables.joined().map(\.option) + ["--help"]), "\(command) --help")
             for rows in tables {
                 let documented = rows.map(\.option)
-                #expect(shown.filter(documented.contains) == documented, "\(command) --help: not in the README's order")
+                #expect(
+                    shown.filter(documented.contains) == documented, "\(command) --help: not in the documented order")
             }
             for row in tables.joined() {
                 guard let entry = entries.first(where: { $0.option == row.option })?.entry else { continue }
@@ -353,7 +355,7 @@ struct CLITests {
                     Issue.record("\(command) --help gives \(row.option) no default: \(entry)")
                     continue
                 }
-                // A number must be the README's; words must begin the README's cell (which may say more).
+                // A number must be the table's; words must begin the table's cell (which may say more).
                 let lead = String(shownDefault.prefix { $0 != "," })
                 #expect(
                     Int(row.default) == nil ? row.default.contains(lead) : shownDefault == row.default,
@@ -450,7 +452,7 @@ struct CLITests {
 }
 
 extension CLITests {
-    /// A row of a README options table: the option (a row may name two), its default cell without backticks, and
+    /// A row of a documented options table: the option (a row may name two), its default cell without backticks, and
     /// which commands it is for (`(`enrich` only)`, `(`explain` only)`, `(not `explain`)`, else every one).
     struct OptionRow: CustomStringConvertible {
         let option: String
@@ -468,19 +470,21 @@ extension CLITests {
         var description: String { option }
     }
 
-    /// The text of the README from `heading` to the next heading of its level or above.
-    static func readmeSection(_ heading: String) throws -> String {
-        let readme = try String(contentsOfFile: FixtureRoutes.fixturesDirectory + "/../README.md", encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: heading + "\n").dropFirst().first, "no \(heading)")
+    /// The text of `file` (a path from the repository's root) from `heading` to the next heading of its level or
+    /// above.
+    static func documentSection(_ heading: String, in file: String) throws -> String {
+        let text = try String(contentsOfFile: FixtureRoutes.fixturesDirectory + "/../" + file, encoding: .utf8)
+        let section = try #require(
+            text.components(separatedBy: heading + "\n").dropFirst().first, "\(file) has no \(heading)")
         let level = heading.prefix { $0 == "#" }
         return section.components(separatedBy: "\n" + level + " ").first ?? section
     }
 
-    /// The rows of the first options table under `heading`, in order.
-    static func readmeOptions(under heading: String = "### Options of `enrich`, `stream` and `explain`") throws
-        -> [OptionRow]
-    {
-        let section = try readmeSection(heading)
+    /// The rows of the first options table under `heading` of `file`, in order.
+    static func documentedOptions(
+        under heading: String = "## Options of `enrich`, `stream` and `explain`", in file: String = "docs/cli.md"
+    ) throws -> [OptionRow] {
+        let section = try documentSection(heading, in: file)
         return section.components(separatedBy: "\n\n").first(where: { $0.contains("| option |") })?
             .split(separator: "\n").filter { $0.hasPrefix("| `--") }
             .flatMap { row -> [OptionRow] in
@@ -523,7 +527,7 @@ extension CLITests {
     }
 }
 
-/// The result object as the README's "Output" section gives it, read from its table of objects: each object's keys
+/// The result object as docs/output.md gives it, read from its table of objects: each object's keys
 /// in order, an optional key (there only when there is something to say) in its place, and each value of its kind.
 /// `check` records every difference and notes which optional keys it saw, so that a test can show its inputs
 /// reached them all.
@@ -547,12 +551,12 @@ struct OutputContract {
         Set(shapes.flatMap { name, shape in shape.optional.map { "\(name).\($0)" } })
     }
 
-    /// The README's table: rows `| name (where) | `key` kind, *`key`* kind, ... |`.
+    /// docs/output.md's table: rows `| name (where) | `key` kind, *`key`* kind, ... |`.
     init() throws {
-        let readme = try String(contentsOfFile: FixtureRoutes.fixturesDirectory + "/../README.md", encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "\n## Output").dropFirst().first, "no Output section")
+        let output = try String(
+            contentsOfFile: FixtureRoutes.fixturesDirectory + "/../docs/output.md", encoding: .utf8)
         let table = try #require(
-            section.components(separatedBy: "\n\n").first { $0.contains("| object | keys |") }, "no table of objects")
+            output.components(separatedBy: "\n\n").first { $0.contains("| object | keys |") }, "no table of objects")
         let kinds = [
             "string": "a string", "number": "a number", "boolean": "a boolean", "object": "an object",
             "array": "an array",
@@ -613,7 +617,7 @@ struct OutputContract {
             #expect(listed["url"]?.stringValue?.hasPrefix("file:///") == true, "\(input): listed url")
             thumbnail(listed["thumbnail"], at: input)
             guard let identifier = listed["identifier"]?.stringValue, let hint = hints[identifier] else { continue }
-            // The README: an attachment carries its type_hint "in the result and in the content's list".
+            // docs/output.md: an attachment carries its type_hint "in the result and in the content's list".
             #expect(listed["type_hint"]?.stringValue == hint, "\(input): \(identifier) in the content's list")
         }
     }
@@ -635,7 +639,7 @@ struct OutputContract {
             return nil
         }
         guard let shape = shapes[kind] else {
-            Issue.record("the README's table of objects has no row '\(kind)'")
+            Issue.record("docs/output.md's table of objects has no row '\(kind)'")
             return object
         }
         checked.insert(kind)

@@ -3,7 +3,7 @@ import RichPush
 import Testing
 
 // This file imports RichPush without @testable: what it uses is public API, as a package depending on RichPush
-// sees it. The convention below is the README's example, word for word.
+// sees it. The convention below is docs/library.md's example, word for word.
 
 /// Acme's push service puts its image at `acme.media.url` and its declared type at `acme.media.type`.
 struct AcmeConvention: MediaConvention {
@@ -21,7 +21,7 @@ struct AcmeConvention: MediaConvention {
 
 @Suite("Public API: what a package depending on RichPush can build")
 struct PublicAPITests {
-    @Test("the README's custom convention finds its reference and the media is attached")
+    @Test("docs/library.md's custom convention finds its reference and the media is attached")
     func customConvention() async throws {
         let bed = try TestBed()
         var configuration = bed.configuration
@@ -41,7 +41,21 @@ struct PublicAPITests {
         #expect(scan.problems.map(\.code) == [.badReference])
     }
 
-    @Test("the README's quick start, against the loopback origin")
+    @Test("the README's library example, against the loopback origin")
+    func readmeExample() async throws {
+        let bed = try TestBed()
+        let bytes = Array(
+            #"{"aps":{"mutable-content":1},"fcm_options":{"image":"\#(bed.url("/media/photo.jpg"))"}}"#.utf8)
+        // The README's lines, with the loopback origin's configuration in place of the defaults.
+        let enricher = try Enricher(configuration: bed.configuration)
+        let result = await enricher.enrich(json: bytes, source: "push-1", deadline: .now + .seconds(10))
+        #expect(result.outcome == .complete)
+        #expect(result.input == "push-1")
+        #expect(result.attachments.map(\.media.path).allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        await enricher.shutdown()
+    }
+
+    @Test("docs/library.md's quick start, against the loopback origin")
     func quickStart() async throws {
         let bed = try TestBed()
         let bytes = Array(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#.utf8)
@@ -165,7 +179,7 @@ struct PublicAPITests {
         await enricher.shutdown()
     }
 
-    @Test("the README's private-origin configuration is valid; an unreadable CA bundle names its field")
+    @Test("docs/library.md's private-origin configuration is valid; an unreadable CA bundle names its field")
     func privateOrigin() throws {
         var configuration = Enricher.Configuration()
         configuration.network.addressPolicy = AddressPolicy(

@@ -33,7 +33,7 @@ extension Enricher {
         }
 
         /// What happened: a stable code, one per kind of event, with its own level and metadata keys (listed in
-        /// the README's "Logging" section).
+        /// docs/library.md's "Logging" section).
         public enum Name: String, Sendable, Hashable, Codable, CaseIterable {
             /// `debug`: a payload's result was handed back. Metadata: `outcome`, `elapsed_ms`, `attachments`,
             /// `problems`, and `input` when the payload came with a name.

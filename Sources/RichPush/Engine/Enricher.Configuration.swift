@@ -3,7 +3,7 @@
 #endif
 
 extension Enricher {
-    /// Everything RichPush can be told; every default is documented with its reason (and in the README).
+    /// Everything RichPush can be told; every default is documented with its reason (and in docs/library.md).
     public struct Configuration: Sendable {
         /// How many payloads the runners built on the engine (`stream`, `serve`'s NDJSON requests, `worker`) process
         /// at once unless told otherwise: 32, enough to fill the fetch loop's 64 connections with one or two

@@ -99,7 +99,7 @@ public final class Enricher: LifecycleService {
     /// entry point (`enrich(json:source:deadline:)`, the service, `explain`), so that the same bytes are accepted
     /// or refused alike whichever way they come in. `PushPayload(parsing:)` alone applies the default limits,
     /// whatever the configuration says.
-    /// - Throws: `PayloadError`: `too-large`, `too-deep`, `invalid-utf8`, `not-json`, `not-object`.
+    /// - Throws: `PayloadError`: `payload-too-large`, `too-deep`, `invalid-utf8`, `not-json`, `not-object`.
     public func payload(parsing bytes: some Collection<UInt8>) throws(PayloadError) -> PushPayload {
         try PushPayload(parsing: bytes, limits: configuration.limits.payload)
     }

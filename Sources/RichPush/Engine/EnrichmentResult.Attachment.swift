@@ -43,7 +43,7 @@ extension EnrichmentResult {
             self.fallbackFor = fallbackFor
         }
 
-        /// The attachment object of the output: its own members around its media's, in the README's order.
+        /// The attachment object of the output: its own members around its media's, in docs/output.md's order.
         package var json: PushPayload.JSON {
             let (path, rest) = media.members(complete: false)
             var members: [(key: String, value: PushPayload.JSON)] = [("identifier", .text(identifier))] + path

@@ -102,7 +102,7 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
         return Int64((milliseconds * 10).rounded())
     }
 
-    /// The result as the JSON object RichPush writes, one per payload (see the README for the format), with
+    /// The result as the JSON object RichPush writes, one per payload (see docs/output.md for the format), with
     /// `input` as its `input` member.
     public func json(input: String) -> PushPayload.JSON {
         var result = self

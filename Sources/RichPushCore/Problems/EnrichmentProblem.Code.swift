@@ -2,7 +2,7 @@ extension EnrichmentProblem {
     /// A stable machine code: the one vocabulary of everything RichPush reports, in JSON output, HTTP error bodies
     /// and metrics. A problem of a result, the problem of an `invalid` result (`PayloadError`), a
     /// `ConfigurationError` and an HTTP error each carry one; a code means one thing wherever it appears. Every code
-    /// is listed in `known` and in the README's code table.
+    /// is listed in `known` and in docs/output.md's code table.
     ///
     /// Encodes as its text (`"bad-url"`); decodes any text, so that a client decodes a code a newer RichPush
     /// added.
@@ -34,10 +34,10 @@ extension EnrichmentProblem {
             case http
         }
 
-        /// Every code RichPush reports, each once, in the README's order.
+        /// Every code RichPush reports, each once, in docs/output.md's order.
         public static var known: [Code] { registry.map(\.code) }
 
-        /// The codes reported where `domain` says, in the README's order.
+        /// The codes reported where `domain` says, in docs/output.md's order.
         public static func known(in domain: Domain) -> [Code] {
             registry.filter { $0.domains.contains(domain) }.map(\.code)
         }

@@ -44,7 +44,7 @@ struct FetchOptions: ParsableArguments {
 
     @Option(
         "conventions", .text("file"),
-        help: "Add the conventions described in this JSON file, after the built-in ones (see the README).")
+        help: "Add the conventions described in this JSON file, after the built-in ones (see docs/conventions.md).")
     var conventionFile: String?
 
     @Flag(
