@@ -30,7 +30,8 @@ package final class FetchLoop: @unchecked Sendable {
     }
 
     private let multi = MultiHandle()
-    private let settings: FetchSettings
+    /// The settings of transfers that bring none of their own, and the loop's connection bounds.
+    package let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
     private let sniffs: any BodySniffer
     /// The id of the next transfer started through `fetch(_:)`.
@@ -68,7 +69,7 @@ package final class FetchLoop: @unchecked Sendable {
     /// the loop. Cancelling the calling task cancels the transfer (code `cancelled`) and removes its partial file
     /// before this returns.
     package func fetch(_ request: TransferRequest) async -> TransferOutcome {
-        if let refusal = settings.urlCheck.check(request.url) { return .failed(refusal) }
+        if let refusal = (request.settings ?? settings).urlCheck.check(request.url) { return .failed(refusal) }
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         let registration = LockedValue(RegistrationState())
         return await withTaskCancellationHandler {
@@ -215,7 +216,7 @@ package final class FetchLoop: @unchecked Sendable {
 
     private func start(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
         let transfer = Transfer(
-            request: request, easy: idleHandles.popLast() ?? EasyHandle(), settings: settings,
+            request: request, easy: idleHandles.popLast() ?? EasyHandle(), settings: request.settings ?? settings,
             requestSniff: { [weak self] head in
                 self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
             },

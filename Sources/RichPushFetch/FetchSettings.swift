@@ -3,13 +3,13 @@ import RichPushStore
 
 /// The settings every transfer of one fetcher shares.
 package struct FetchSettings: Sendable {
-    var network: NetworkSettings
-    var limits: LimitSettings
+    package var network: NetworkSettings
+    package var limits: LimitSettings
     /// Where bodies are written: attachment directories made ahead, off the loop's thread (none on a tmpfs:
     /// `makesAhead`).
-    var spares: SpareAttachments
+    package var spares: SpareAttachments
     /// How large bodies may grow, before and after their type is known.
-    var caps: BodyCaps
+    package var caps: BodyCaps
     /// The checks every URL passes before a request is made to it, the first and each redirect's.
     var urlCheck: URLCheck
 

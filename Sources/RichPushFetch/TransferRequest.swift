@@ -8,13 +8,18 @@ package struct TransferRequest: Sendable {
     package var validators = Validators()
     /// Fetch only the headers and the first bytes, to tell what the media is; nothing is stored (`explain`).
     package var probe = false
+    /// The settings this transfer follows instead of its loop's (a tenant's network policy, limits and caps, on a
+    /// loop that several tenants share); nil for the loop's own. The loop's connection bounds hold either way.
+    package var settings: FetchSettings? = nil
 
     package init(
-        url: String, deadline: ContinuousClock.Instant, validators: Validators = Validators(), probe: Bool = false
+        url: String, deadline: ContinuousClock.Instant, validators: Validators = Validators(), probe: Bool = false,
+        settings: FetchSettings? = nil
     ) {
         self.url = url
         self.deadline = deadline
         self.validators = validators
         self.probe = probe
+        self.settings = settings
     }
 }

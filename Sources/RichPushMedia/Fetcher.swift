@@ -13,7 +13,13 @@ import RichPushStore
 public final class Fetcher: Sendable {
     private let loop: FetchLoop
     /// Hashes each stored file once it is complete, off the loop's thread.
-    private let digests = DigestService()
+    private let digests: DigestService
+    /// The settings every transfer of this fetcher follows when it shares another's loop (`init(sharing:...)`);
+    /// nil when the loop is its own (the loop's settings are then this fetcher's).
+    private let transferSettings: FetchSettings?
+    /// Whether this fetcher made its loop, and so stops it (with the digests' thread): a fetcher sharing another's
+    /// stops only its own transformation.
+    private let ownsLoop: Bool
     /// What happens to images after their download, when a converter is configured.
     private let transformStep: TransformStep?
     /// The attachments root, opened once for every transfer (and the media cache).
@@ -21,7 +27,7 @@ public final class Fetcher: Sendable {
     /// Whether attachment directories are made ahead (`SpareAttachments`): not for a root on a tmpfs.
     package let makesSpares: Bool
     /// Counts for operators; the media cache records its lookups here too.
-    package let statistics = StatisticsCounter()
+    package let statistics: StatisticsCounter
 
     /// A fetcher with these settings, already validated (the engine's `init(configuration:)` validates them
     /// first).
@@ -38,6 +44,10 @@ public final class Fetcher: Sendable {
         }
         let spares = SpareAttachments(root: root, makesAhead: !root.isInMemory)
         makesSpares = spares.makesAhead
+        digests = DigestService()
+        statistics = StatisticsCounter()
+        transferSettings = nil
+        ownsLoop = true
         let sniffer: SniffService
         do {
             sniffer = try SniffService()
@@ -54,6 +64,40 @@ public final class Fetcher: Sendable {
         }
     }
 
+    /// A fetcher that runs its transfers on `base`'s loop, under its own network policy, limits and transformation
+    /// (a tenant's, in a service hosting several): it shares `base`'s loop thread and curl multi handle (their
+    /// connection bounds, and the connections curl keeps, each judged again under this fetcher's policy before it
+    /// carries a request: CURLOPT_PREREQFUNCTION), its digests' thread, attachments root and statistics; a converter
+    /// gets threads of its own. Its `shutdown()` stops only what is its own; `base`'s stops the loop for both.
+    ///
+    /// `network.resolve` must be `base`'s: curl keeps pinned names in the multi handle's DNS cache, which every
+    /// transfer on the loop reads (a name one fetcher pins would send the other's transfers to that address).
+    package init(
+        sharing base: Fetcher, network: NetworkSettings, limits: LimitSettings, transform: TransformSettings
+    ) {
+        precondition(
+            network.resolve == base.network.resolve, "a fetcher sharing a loop pins the names its loop pins")
+        loop = base.loop
+        digests = base.digests
+        root = base.root
+        makesSpares = base.makesSpares
+        statistics = base.statistics
+        ownsLoop = false
+        transferSettings = FetchSettings(
+            network: network, limits: limits, spares: base.spares,
+            caps: BodyCaps(limits: limits, transform: transform))
+        let root = root
+        transformStep = transform.converter.map { converter in
+            TransformStep(settings: transform, converter: converter, imageBytes: limits.imageBytes, root: root)
+        }
+    }
+
+    /// The network settings of this fetcher's transfers.
+    private var network: NetworkSettings { (transferSettings ?? loop.settings).network }
+
+    /// Where this fetcher's transfers write their bodies.
+    private var spares: SpareAttachments { (transferSettings ?? loop.settings).spares }
+
     /// How many images are being transformed now.
     package var transformsRunning: Int { transformStep?.running ?? 0 }
 
@@ -61,8 +105,10 @@ public final class Fetcher: Sendable {
     package var transformsWaiting: Int { transformStep?.waiting ?? 0 }
 
     deinit {
-        loop.stop {}
-        digests.stop()
+        if ownsLoop {
+            loop.stop {}
+            digests.stop()
+        }
         transformStep?.stop()
     }
 
@@ -83,7 +129,9 @@ public final class Fetcher: Sendable {
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> MediaFetchOutcome {
         let body: StoredBody
-        switch await loop.fetch(TransferRequest(url: url, deadline: deadline, validators: validators)) {
+        switch await loop.fetch(
+            TransferRequest(url: url, deadline: deadline, validators: validators, settings: transferSettings))
+        {
         case .stored(let stored): body = stored
         case .notModified: return .notModified
         case .failed(let failure): return .failed(failure)
@@ -148,7 +196,8 @@ public final class Fetcher: Sendable {
     package func probe(
         _ url: String, deadline: ContinuousClock.Instant
     ) async -> Result<(type: MediaType, bytes: Int), FetchFailure> {
-        switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true)) {
+        switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true, settings: transferSettings))
+        {
         case .probed(let type, let bytes): return .success((type, bytes))
         case .failed(let failure): return .failure(failure)
         case .stored, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
@@ -163,8 +212,10 @@ public final class Fetcher: Sendable {
     /// Cancels every transfer in flight and stops the loop thread, returning once it has stopped (no thread of
     /// the cooperative pool is held meanwhile). Later fetches fail with `cancelled`.
     public func shutdown() async {
-        await loop.stop()
-        digests.stop()
+        if ownsLoop {
+            await loop.stop()
+            digests.stop()
+        }
         transformStep?.stop()
     }
 
@@ -173,8 +224,10 @@ public final class Fetcher: Sendable {
     /// async-http-client's `syncShutdown()`, so that `await fetcher.shutdown()` never picks it.
     @available(*, noasync, message: "it blocks a thread of the cooperative pool; use 'await shutdown()'")
     public func syncShutdown() {
-        loop.stopAndWait()
-        digests.stop()
+        if ownsLoop {
+            loop.stopAndWait()
+            digests.stop()
+        }
         transformStep?.stop()
     }
 }

@@ -25,6 +25,9 @@ package final class EnrichmentService: HTTPHandler {
         package var concurrency = Enricher.Configuration.defaultConcurrency
         /// The bearer token `/v1/` routes require, or nil for none.
         package var token: [UInt8]? = nil
+        /// Whether `/v1/` routes require a tenant's token (`serve --tenants`; the tenants are set by
+        /// `replaceTenants`): each request then runs under its tenant's engine and bounds. Default off.
+        package var tenants = false
         /// The `Retry-After` of a 503, in seconds. Default 1: work in flight ends within a deadline, and most
         /// payloads take far less.
         package var retryAfterSeconds = 1
@@ -47,6 +50,8 @@ package final class EnrichmentService: HTTPHandler {
     private let requestIDs = RequestIDs()
     /// The 413s of a JSON body and of an NDJSON one, made once: every request to `/v1/` carries one.
     private let tooLarge: (json: HTTPResponse, batch: HTTPResponse)
+    /// The tenants, with `settings.tenants`; every one's engine shares `enricher`'s fetch loop.
+    private let tenantTable: TenantTable?
 
     /// The service over `enricher`; `log` takes each access log line (JSON and a newline).
     package init(enricher: Enricher, settings: Settings, log: @escaping @Sendable ([UInt8]) -> Void) {
@@ -55,6 +60,7 @@ package final class EnrichmentService: HTTPHandler {
         self.log = log
         attachments = ServedAttachments(root: enricher.configuration.store.root)
         admission = WorkGate(limit: settings.maximumInFlight)
+        tenantTable = settings.tenants ? TenantTable(base: enricher) : nil
         tooLarge = (
             Self.tooLarge(settings.maximumBodyBytes, .payloadTooLarge),
             Self.tooLarge(settings.maximumBatchBytes, .batchTooLarge)
@@ -64,6 +70,19 @@ package final class EnrichmentService: HTTPHandler {
     private static func tooLarge(_ limit: Int, _ code: EnrichmentProblem.Code) -> HTTPResponse {
         .error(413, code, "the body is larger than \(limit) bytes")
     }
+
+    /// Replaces the tenants (`serve --tenants`, at start and at each reload): a request from now on is served by the
+    /// tenant its token selects among `definitions`; one already admitted finishes under the tenant it started with.
+    /// A tenant whose definition did not change keeps its engine and media cache. Without `settings.tenants`,
+    /// does nothing.
+    /// - Throws: what making a tenant's engine throws (`ConfigurationError`, `FetcherError`); the tenants are then
+    ///   left as they were.
+    package func replaceTenants(_ definitions: [Tenant.Definition]) throws {
+        try tenantTable?.replace(with: definitions)
+    }
+
+    /// The tenants served now (their engines: shut them down after the service's own).
+    package var tenants: [Tenant] { tenantTable?.tenants ?? [] }
 
     /// From now on `/readyz` answers 503 and new work is refused with 503.
     package func beginDraining() { admission.close() }
@@ -146,40 +165,89 @@ package final class EnrichmentService: HTTPHandler {
         let path = request.path
         let isDraining = !admission.isOpen
         let started = ContinuousClock.now
-        let decision = decide(request, draining: isDraining)
+        let (decision, tenant) = decide(request, draining: isDraining)
         switch decision {
         case .read:
             // The slot is taken before a byte of the body is read; refused at once when none is free (or the drain
             // began since `decide`).
             let admitted = admission.admit()
             if admitted == .admitted {
+                if let tenant, let refusal = admit(tenant) {
+                    admission.leave()
+                    ledger.withLock {
+                        $0.answered(request.number, method: request.method, path: path, at: started, tenant: tenant)
+                    }
+                    return .respond(refusal)
+                }
                 ledger.withLock {
                     // The id the client gave (checked by `decide`), so that a request cut off in its upload is named.
                     $0.admitted(
                         request.number, method: request.method, path: path, requestID: request.headers["x-request-id"],
-                        at: started)
+                        at: started, tenant: tenant)
                 }
                 return decision
             }
             let response = busy(full: admitted == .full)
-            ledger.withLock { $0.answered(request.number, method: request.method, path: path, at: started) }
+            ledger.withLock {
+                $0.answered(request.number, method: request.method, path: path, at: started, tenant: tenant)
+            }
             return .respond(response)
         case .respond:
-            ledger.withLock { $0.answered(request.number, method: request.method, path: path, at: started) }
+            ledger.withLock {
+                $0.answered(request.number, method: request.method, path: path, at: started, tenant: tenant)
+            }
             return decision
         }
     }
 
-    private func decide(_ request: HTTPRequest, draining isDraining: Bool) -> HTTPHead {
+    /// Takes one of `tenant`'s slots and one request of its rate; nil when both are had, else the 429 saying which
+    /// is exhausted (nothing is taken then). The slot is taken first: a request refused for want of one costs no
+    /// part of the rate.
+    private func admit(_ tenant: Tenant) -> HTTPResponse? {
+        guard tenant.admission.admit() == .admitted else {
+            tenant.rejections.record(.tenantInFlight)
+            return .error(
+                429, .tenantInFlight,
+                "\(tenant.definition.maximumInFlight ?? 0) requests of tenant '\(tenant.name)' are in process; retry "
+                    + "later",
+                headers: [("Retry-After", String(settings.retryAfterSeconds))])
+        }
+        if let wait = tenant.takeFromRate() {
+            tenant.admission.leave()
+            tenant.rejections.record(.rateLimited)
+            // Whole seconds, rounded up: a client retrying then finds a request's worth in the bucket.
+            let seconds = max(1, Int(wait.inSeconds.rounded(.up)))
+            return .error(
+                429, .rateLimited, "tenant '\(tenant.name)' is over its rate; retry later",
+                headers: [("Retry-After", String(seconds))])
+        }
+        return nil
+    }
+
+    /// What to do with a request from its head, and the tenant its token selected (under `--tenants`).
+    private func decide(_ request: HTTPRequest, draining isDraining: Bool) -> (HTTPHead, Tenant?) {
         let path = request.path
         if let answer = HealthRoutes.answer(request, ready: !isDraining, notReady: "draining", metrics: renderMetrics) {
-            return .respond(answer)
+            return (.respond(answer), nil)
         }
+        guard Self.routes.contains(path) || path.hasPrefix("/v1/attachments/") else {
+            return (.respond(.error(404, .notFound, "no such route: \(path)")), nil)
+        }
+        let tenant: Tenant?
+        switch authorized(request) {
+        case .failure(let refusal): return (.respond(refusal.response), nil)
+        case .success(let found): tenant = found
+        }
+        return (decide(request, tenant: tenant, draining: isDraining), tenant)
+    }
+
+    private func decide(_ request: HTTPRequest, tenant: Tenant?, draining isDraining: Bool) -> HTTPHead {
+        let path = request.path
         switch path {
         case "/v1/enrich", "/v1/explain", "/v1/preflight":
-            if let refusal = only(Self.post, request) ?? unauthorized(request) { return .respond(refusal) }
+            if let refusal = only(Self.post, request) { return .respond(refusal) }
             if isDraining { return .respond(busy(full: false)) }
-            switch parameters(request, assigningID: false) {
+            switch parameters(request, tenant: tenant, assigningID: false) {
             case .failure(let refusal): return .respond(refusal.response)
             case .success(let parameters):
                 return parameters.ndjson && path == "/v1/enrich"
@@ -187,35 +255,44 @@ package final class EnrichmentService: HTTPHandler {
                     : .read(limit: settings.maximumBodyBytes, tooLarge: tooLarge.json)
             }
         case _ where path.hasPrefix("/v1/attachments/"):
-            if let refusal = only(Self.getOrHead, request) ?? unauthorized(request) { return .respond(refusal) }
-            return .respond(attachment(String(path.dropFirst("/v1/attachments/".count))))
+            if let refusal = only(Self.getOrHead, request) { return .respond(refusal) }
+            return .respond(
+                attachment(
+                    String(path.dropFirst("/v1/attachments/".count)), in: tenant?.attachments ?? attachments))
         default:
             return .respond(.error(404, .notFound, "no such route: \(path)"))
         }
     }
 
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
-        guard case .success(let parameters) = parameters(request, assigningID: true) else {
+        // The tenant chosen at the headers: the request runs under it even if a reload has replaced it since.
+        let tenant = ledger.withLock { $0.entries[request.number]?.tenant }
+        guard case .success(let parameters) = parameters(request, tenant: tenant, assigningID: true) else {
             return .error(400, .badParameter, "bad parameters")
         }
         // The slot taken at the headers passes to the work.
         if !ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) {
             let admitted = admission.admit()
             guard admitted == .admitted else { return busy(full: admitted == .full) }
+            if let tenant, let refusal = admit(tenant) {
+                admission.leave()
+                return refusal
+            }
         }
+        let work = Work(enricher: tenant?.enricher ?? enricher, tenant: tenant, parameters: parameters)
         var response: HTTPResponse
         if request.path == "/v1/explain" {
-            defer { endWork() }
-            response = await explain(request.body, parameters)
+            defer { endWork(tenant) }
+            response = await explain(request.body, work)
         } else if request.path == "/v1/preflight" {
-            defer { endWork() }
-            response = await preflight(request.body, parameters)
+            defer { endWork(tenant) }
+            response = await preflight(request.body, work)
         } else if parameters.ndjson {
             // The slot is freed when the stream's work ends.
-            response = enrichLines(request.body, parameters)
+            response = enrichLines(request.body, work)
         } else {
-            defer { endWork() }
-            response = await enrich(request.body, parameters)
+            defer { endWork(tenant) }
+            response = await enrich(request.body, work)
         }
         response.headers.append(("X-Request-Id", parameters.requestID))
         response.log.requestID = parameters.requestID
@@ -226,9 +303,10 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     package func completed(_ request: HTTPRequest, status: Int, log entry: HTTPResponse.Log, elapsed: Duration) {
-        if ledger.withLock({ $0.complete(request.number) })?.holdsSlot == true { admission.leave() }
+        let ended = ledger.withLock { $0.complete(request.number) }
+        if ended?.holdsSlot == true { endWork(ended?.tenant) }
         metrics.record(status: status)
-        log(Self.accessLogLine(request, status: status, entry: entry, elapsed: elapsed))
+        log(Self.accessLogLine(request, status: status, entry: entry, elapsed: elapsed, tenant: ended?.tenant?.name))
     }
 
     /// The metrics exposition: the shared families, then the service's own gauges of NDJSON responses.
@@ -245,15 +323,22 @@ package final class EnrichmentService: HTTPHandler {
         text += "# TYPE richpush_response_buffered_bytes gauge\nrichpush_response_buffered_bytes \(buffered)\n"
         text += "# HELP richpush_responses_held NDJSON requests whose lines wait for their client to read.\n"
         text += "# TYPE richpush_responses_held gauge\nrichpush_responses_held \(held)\n"
-        return metrics.render(engine: enricher.statistics, inFlight: admission.inside, draining: !admission.isOpen)
+        let tenants = tenantTable?.tenants.map { tenant in
+            ServiceMetrics.TenantCounts(
+                name: tenant.name, metrics: tenant.metrics, inFlight: tenant.admission.inside,
+                rejections: tenant.rejections.snapshot)
+        }
+        return metrics.render(
+            engine: enricher.statistics, inFlight: admission.inside, draining: !admission.isOpen, tenants: tenants)
             + Array(text.utf8)
     }
 
-    /// `{"method":...,"path":...,"status":...,"request_id":...,"outcome":...,"elapsed_ms":...}` and a newline,
+    /// `{"method":...,"path":...,"status":...,"tenant":...,"request_id":...,"outcome":...,"elapsed_ms":...}` and a
+    /// newline (`tenant` under `--tenants`, once the token selected one),
     /// written straight into one buffer: this runs on the server's thread for every request, and the JSON tree
     /// it was built as before (an array of members, a copy for the newline) showed in the service's profile.
     static func accessLogLine(
-        _ request: HTTPRequest, status: Int, entry: HTTPResponse.Log, elapsed: Duration
+        _ request: HTTPRequest, status: Int, entry: HTTPResponse.Log, elapsed: Duration, tenant: String? = nil
     ) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(160 + request.path.utf8.count)
@@ -266,6 +351,7 @@ package final class EnrichmentService: HTTPHandler {
         member("method") { JSONWriter.writeString(request.method, into: &$0) }
         member("path") { JSONWriter.writeString(request.path, into: &$0) }
         member("status") { $0 += String(status).utf8 }
+        if let tenant { member("tenant") { JSONWriter.writeString(tenant, into: &$0) } }
         if let id = entry.requestID { member("request_id") { JSONWriter.writeString(id, into: &$0) } }
         if let outcome = entry.outcome { member("outcome") { JSONWriter.writeString(outcome, into: &$0) } }
         member("elapsed_ms") { $0 += String(elapsed.inMilliseconds).utf8 }
@@ -275,10 +361,18 @@ package final class EnrichmentService: HTTPHandler {
 
     // MARK: - Work
 
-    private func enrich(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
-        let result = await enricher.enrich(
+    /// What a request's work runs with: its tenant's engine (or the service's), its tenant, its parameters.
+    private struct Work: Sendable {
+        let enricher: Enricher
+        let tenant: Tenant?
+        let parameters: Parameters
+    }
+
+    private func enrich(_ body: [UInt8], _ work: Work) async -> HTTPResponse {
+        let parameters = work.parameters
+        let result = await work.enricher.enrich(
             json: body, source: parameters.requestID, deadline: .now + parameters.timeout)
-        observe(result)
+        observe(result, work.tenant)
         var response = HTTPResponse.json(
             result.outcome == .invalid ? 400 : 200, JSONWriter.bytes(result.json(input: parameters.requestID)) + [0x0A])
         response.log.outcome = result.outcome.rawValue
@@ -288,11 +382,11 @@ package final class EnrichmentService: HTTPHandler {
     /// The results of the body's lines, streamed. A line is taken only while the stream has room: a client that
     /// does not read holds its batch (what waits is `responseBufferBytes` and the results of the lines in progress),
     /// and a client that goes cancels it (the lines in progress end `cancelled`, no other line is taken).
-    private func enrichLines(_ body: [UInt8], _ parameters: Parameters) -> HTTPResponse {
+    private func enrichLines(_ body: [UInt8], _ work: Work) -> HTTPResponse {
+        let (enricher, tenant, parameters) = (work.enricher, work.tenant, work.parameters)
         let lines = LockedValue(
             NDJSONEnrichment.BodyLines(body, limit: enricher.configuration.limits.payload.maximumBytes))
         let stream = ResponseStream(capacity: settings.responseBufferBytes)
-        let enricher = enricher
         let concurrency = settings.concurrency
         let work = Task {
             var pending: [UInt8] = []
@@ -300,7 +394,7 @@ package final class EnrichmentService: HTTPHandler {
                 enricher: enricher, concurrency: concurrency, timeout: parameters.timeout,
                 input: { "\(parameters.requestID):\($0)" },
                 next: { await stream.waitForRoom() ? lines.withLock { $0.next() } : nil },
-                observe: { self.observe($0) },
+                observe: { self.observe($0, tenant) },
                 emit: { pending += $0 },
                 flush: {
                     stream.write(pending)
@@ -308,13 +402,14 @@ package final class EnrichmentService: HTTPHandler {
                     return true
                 })
             stream.finish()
-            self.endWork()
+            self.endWork(tenant)
         }
         stream.onAbandon { work.cancel() }
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .stream(stream))
     }
 
-    private func explain(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
+    private func explain(_ body: [UInt8], _ work: Work) async -> HTTPResponse {
+        let (enricher, parameters) = (work.enricher, work.parameters)
         let payload: PushPayload
         do {
             payload = try enricher.payload(parsing: body)
@@ -331,8 +426,9 @@ package final class EnrichmentService: HTTPHandler {
     /// `POST /v1/preflight`: the preflight of one payload (`Preflight.json`), 200 whether or not it is ready (its
     /// `ready` says); 400 with the problem for a body that is not a payload. Nothing is kept but what publishing
     /// writes, so nothing is served under `/v1/attachments/`.
-    private func preflight(_ body: [UInt8], _ parameters: Parameters) async -> HTTPResponse {
-        let preflight = await enricher.preflight(json: body, deadline: .now + parameters.timeout)
+    private func preflight(_ body: [UInt8], _ work: Work) async -> HTTPResponse {
+        let parameters = work.parameters
+        let preflight = await work.enricher.preflight(json: body, deadline: .now + parameters.timeout)
         var response = HTTPResponse.json(
             preflight.content == nil ? 400 : 200, JSONWriter.bytes(preflight.json(input: parameters.requestID)) + [0x0A]
         )
@@ -340,12 +436,14 @@ package final class EnrichmentService: HTTPHandler {
         return response
     }
 
-    private func observe(_ result: EnrichmentResult) {
-        metrics.record(result)
-        attachments.remember(result)
+    /// Counts a result and remembers its attachments: under its tenant, with one (only that tenant may then read
+    /// them).
+    private func observe(_ result: EnrichmentResult, _ tenant: Tenant?) {
+        (tenant?.metrics ?? metrics).record(result)
+        (tenant?.attachments ?? attachments).remember(result)
     }
 
-    private func attachment(_ name: String) -> HTTPResponse {
+    private func attachment(_ name: String, in attachments: ServedAttachments) -> HTTPResponse {
         guard let (descriptor, entry) = attachments.open(name) else {
             return .error(404, .notFound, "no such attachment")
         }
@@ -365,8 +463,10 @@ package final class EnrichmentService: HTTPHandler {
     /// The request id, the deadline and the body's kind, or the 400 saying what is wrong.
     /// The id is assigned (when the request brings none) only with `assigningID`: the check at the headers needs
     /// none.
-    private func parameters(_ request: HTTPRequest, assigningID: Bool) -> Result<Parameters, Refusal> {
-        var timeout = enricher.configuration.timeout
+    private func parameters(
+        _ request: HTTPRequest, tenant: Tenant?, assigningID: Bool
+    ) -> Result<Parameters, Refusal> {
+        var timeout = (tenant?.enricher ?? enricher).configuration.timeout
         if let text = request.query["deadline"] {
             // Never beyond the server's deadline.
             guard let requested = Duration.requested(text, within: timeout) else {
@@ -398,6 +498,8 @@ package final class EnrichmentService: HTTPHandler {
         init(_ response: HTTPResponse) { self.response = response }
     }
 
+    /// The routes that take a payload.
+    private static let routes: Set<String> = ["/v1/enrich", "/v1/explain", "/v1/preflight"]
     private static let post = ["POST"]
     private static let getOrHead = ["GET", "HEAD"]
 
@@ -409,15 +511,24 @@ package final class EnrichmentService: HTTPHandler {
                 headers: [("Allow", methods.joined(separator: ", "))])
     }
 
-    /// 401 when a token is required and the request's does not match it (compared in constant time).
-    private func unauthorized(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let token = settings.token else { return nil }
-        if let value = request.headers["authorization"], let given = Self.bearerCredentials(value),
-            Self.constantTimeEqual(given, token)
-        {
-            return nil
+    /// Whether the request may use `/v1/`: with `--tenants`, the tenant its bearer token selects (by the token's
+    /// SHA-256, compared in constant time with every tenant's); with a token, whether it is that one (compared in
+    /// constant time); else yes. 401 when not.
+    private func authorized(_ request: HTTPRequest) -> Result<Tenant?, Refusal> {
+        let given = request.headers["authorization"].flatMap(Self.bearerCredentials)
+        if let tenantTable {
+            if let given, !given.isEmpty, let tenant = tenantTable.tenant(byDigest: sha256Digest(of: given)) {
+                return .success(tenant)
+            }
+        } else if let token = settings.token {
+            if let given, Self.constantTimeEqual(given, token) { return .success(nil) }
+        } else {
+            return .success(nil)
         }
-        return .error(401, .unauthorized, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")])
+        return .failure(
+            Refusal(
+                .error(
+                    401, .unauthorized, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")])))
     }
 
     /// The credentials of an `Authorization` value of the Bearer scheme, or nil for another scheme: the scheme's
@@ -454,5 +565,9 @@ package final class EnrichmentService: HTTPHandler {
             : .error(503, .draining, "the service is draining", headers: retry)
     }
 
-    private func endWork() { admission.leave() }
+    /// A request's work has ended: its slot, and its tenant's, are free.
+    private func endWork(_ tenant: Tenant?) {
+        admission.leave()
+        tenant?.admission.leave()
+    }
 }

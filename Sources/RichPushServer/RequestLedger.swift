@@ -29,8 +29,10 @@ struct RequestLedger {
         var requestID: String? = nil
         /// The body being written, for an NDJSON response.
         var stream: ResponseStream? = nil
-        /// Whether the request holds a slot not yet passed to its work.
+        /// Whether the request holds a slot not yet passed to its work (and one of its tenant's, with one).
         var holdsSlot = false
+        /// The tenant its token selected, under `serve --tenants`: it runs under this one to its end.
+        var tenant: Tenant? = nil
     }
 
     private(set) var entries: [UInt64: Entry] = [:]
@@ -39,17 +41,21 @@ struct RequestLedger {
 
     /// A request answered from its headers alone (health, metrics, a refusal, an attachment): it is sending until
     /// it ends.
-    mutating func answered(_ number: UInt64, method: String, path: String, at instant: ContinuousClock.Instant) {
-        entries[number] = Entry(method: method, path: path, started: instant, stage: .sending)
+    mutating func answered(
+        _ number: UInt64, method: String, path: String, at instant: ContinuousClock.Instant, tenant: Tenant? = nil
+    ) {
+        entries[number] = Entry(method: method, path: path, started: instant, stage: .sending, tenant: tenant)
     }
 
     /// A request whose body is to be read, let in by the gate, holds a slot (`requestID`: the one the client gave,
     /// if any).
     mutating func admitted(
-        _ number: UInt64, method: String, path: String, requestID: String?, at instant: ContinuousClock.Instant
+        _ number: UInt64, method: String, path: String, requestID: String?, at instant: ContinuousClock.Instant,
+        tenant: Tenant? = nil
     ) {
         entries[number] = Entry(
-            method: method, path: path, started: instant, stage: .receiving, requestID: requestID, holdsSlot: true)
+            method: method, path: path, started: instant, stage: .receiving, requestID: requestID, holdsSlot: true,
+            tenant: tenant)
     }
 
     /// The request's work begins: true when its slot passes to the work (the work frees it when it ends); false when

@@ -6,6 +6,11 @@ import RichPushServer
     import Glibc
 #endif
 
+/// The words a command was parsed from, kept beside its options (a reference: the parser's copies share it).
+final class ParsedWords {
+    var arguments: [String] = []
+}
+
 /// `richpush serve`: the engine behind HTTP.
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -83,6 +88,18 @@ struct ServeCommand: ParsableCommand {
             + "line (at least \(ServeCommand.minimumTokenBytes) characters).")
     var tokenFile: String?
 
+    @Option(
+        "tenants", .text("file"),
+        help: "Serve several apps, each by its own bearer token and settings: the tenants in this JSON file (see "
+            + "docs/service.md, Tenants); SIGHUP reads it again. Not with --token-file.")
+    var tenantsFile: String?
+
+    /// The words this command was parsed from: `--tenants` reads each tenant's options from them, with its
+    /// overrides.
+    private let words = ParsedWords()
+
+    func parsed(from arguments: [String]) { words.arguments = arguments }
+
     @OptionGroup var engine: EngineOptions
 
     /// Body limits: from one byte to 1 GiB.
@@ -104,6 +121,8 @@ struct ServeCommand: ParsableCommand {
         let limits: HTTPServer.Limits
         let drainTimeout: Duration
         let addresses: [String]
+        /// With `--tenants`: the file, and the tenants it defined at the start.
+        let tenants: (file: TenantsFile, definitions: [Tenant.Definition])?
     }
 
     func plan() throws(UsageError) -> Plan {
@@ -128,13 +147,23 @@ struct ServeCommand: ParsableCommand {
                     + "(\($maximumBodyBytes.flag), \($maximumBatchBytes.flag): \(largestBody))")
         }
         if let file = tokenFile { settings.token = try token(file) }
+        var tenants: (file: TenantsFile, definitions: [Tenant.Definition])?
+        if let path = tenantsFile {
+            guard tokenFile == nil else {
+                throw UsageError(
+                    "\($tenantsFile.flag) and \($tokenFile.flag): give one, not both (each tenant has its own token)")
+            }
+            settings.tenants = true
+            let file = TenantsFile(path: path, serverArguments: words.arguments)
+            tenants = (file, try file.definitions())
+        }
         for address in listen {
             guard let parsed = SocketAddress(address) else {
                 throw UsageError(
                     "\($listen.flag): '\(address)' is not ADDRESS:PORT (an IPv6 address in brackets, PORT within "
                         + "0-65535)")
             }
-            if !parsed.isLoopback, settings.token == nil {
+            if !parsed.isLoopback, settings.token == nil, !settings.tenants {
                 Output.error(
                     "richpush: warning: \($listen.flag) \(address) is not a loopback address and no \($tokenFile.flag) "
                         + "is given: "
@@ -143,7 +172,7 @@ struct ServeCommand: ParsableCommand {
         }
         return Plan(
             configuration: configuration, settings: settings, limits: limits, drainTimeout: drain.timeout,
-            addresses: listen)
+            addresses: listen, tenants: tenants)
     }
 
     static func run(_ plan: Plan) async -> Int32 {
@@ -166,14 +195,51 @@ struct ServeCommand: ParsableCommand {
                 Output.error("richpush serve: \(error)")
                 return 70
             }
+            var reloads: TerminationSignals?
+            if let tenants = plan.tenants {
+                do {
+                    try host.service.replaceTenants(tenants.definitions)
+                } catch {
+                    Output.error("richpush serve: --tenants: \(error)")
+                    return 70
+                }
+                // Taken over before the listeners are announced, as SIGTERM is: a SIGHUP would end the process.
+                reloads = TerminationSignals(signals: [SIGHUP], everyTime: true) {
+                    accessLog.append(Self.reload(tenants.file, host.service))
+                }
+            }
             for (address, port) in zip(addresses, host.ports) {
                 Output.listening(address, port: port)
             }
             // The drain says what it cut off in the log, and the exit is 0 either way: the stop asked for was done,
             // within its bound; a client that would not finish is not the service failing.
             try? await runner.run([host], enricher: enricher)
+            withExtendedLifetime(reloads) {}
+            // The tenants' engines: their media caches' links go (the shared loop stopped with the server's engine).
+            for tenant in host.service.tenants { await tenant.enricher.shutdown() }
             return 0
         }
+    }
+
+    /// Reads the tenants file again and puts its tenants in place (SIGHUP): the log line saying so,
+    /// `{"reload":"done","tenants":N}`, or `{"reload":"refused","error":...}` when the file does not validate, and
+    /// the tenants stay as they were.
+    static func reload(_ file: TenantsFile, _ service: EnrichmentService) -> [UInt8] {
+        let outcome: PushPayload.JSON
+        do throws(UsageError) {
+            let definitions = try file.definitions()
+            do {
+                try service.replaceTenants(definitions)
+                return JSONWriter.bytes(
+                    .object(JSONObject([("reload", .text("done")), ("tenants", .integer(definitions.count))])))
+                    + [0x0A]
+            } catch {
+                outcome = .text("richpush serve: --tenants: \(error)")
+            }
+        } catch {
+            outcome = .text(error.detail)
+        }
+        return JSONWriter.bytes(.object(JSONObject([("reload", .text("refused")), ("error", outcome)]))) + [0x0A]
     }
 
     /// The shortest token accepted, in bytes: 16, at least 64 bits even when they are hex digits (`openssl rand -hex

@@ -55,6 +55,41 @@ public final class Enricher: LifecycleService {
         self.variants = Self.variantCache(configuration, fetcher: fetcher)
     }
 
+    /// An enricher with its own configuration that runs its transfers on `base`'s fetch loop (one thread and one
+    /// curl multi handle for every tenant of a service): a tenant's engine. What it shares with `base`: the loop and
+    /// its connection bounds, the digests' thread, the attachments root (`configuration.store` must be `base`'s)
+    /// and the statistics. What is its own: the network policy and limits each of its transfers follows (judged
+    /// where sockets open and before any kept connection carries a request), the transformation, publishing, retries,
+    /// conventions, and the media cache and its single flight, so that no download made under one enricher's policy
+    /// is ever handed to another's payloads. A configuration pinning other names than `base`'s (`network.resolve`)
+    /// gets a loop of its own instead: curl's DNS cache, where pinned names go, belongs to the multi handle.
+    ///
+    /// Its `shutdown()` drains its own payloads and removes its cache's links; it leaves the loop running (its
+    /// payloads still fetching after the drain deadline then end by their own deadlines, or when `base` shuts down).
+    /// - Throws: `ConfigurationError` naming the first wrong field; `FetcherError` as `init(configuration:)`.
+    package init(configuration: Enricher.Configuration, sharingLoopOf base: Enricher) throws {
+        try configuration.validate()
+        guard configuration.store.root == base.configuration.store.root else {
+            throw ConfigurationError(
+                field: "store.root", code: .malformed,
+                detail: "an enricher sharing a fetch loop stores under its root, '\(base.configuration.store.root)'")
+        }
+        self.configuration = configuration
+        let fetcher =
+            configuration.network.resolve == base.configuration.network.resolve
+            ? Fetcher(
+                sharing: base.fetcher, network: configuration.network, limits: configuration.limits,
+                transform: configuration.transform)
+            : try Fetcher(configuration: configuration)
+        self.fetcher = fetcher
+        self.cache =
+            configuration.cache.enabled
+            ? MediaCache(
+                source: fetcher, root: fetcher.root, statistics: fetcher.statistics, settings: configuration.cache)
+            : nil
+        self.variants = Self.variantCache(configuration, fetcher: fetcher)
+    }
+
     /// Processes one payload, finishing by `deadline`.
     ///
     /// Returns when every reference has settled, or at the deadline with what finished (outcome `expired`;

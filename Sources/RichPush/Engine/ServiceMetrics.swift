@@ -20,6 +20,22 @@ package final class ServiceMetrics: Sendable {
 
     private let counts = LockedValue(Counts())
 
+    /// A tenant's counts, as `/metrics` shows them under `serve --tenants`: its payloads, problems and durations
+    /// (the same families, with a `tenant` label), its requests in process and its 429s by code.
+    package struct TenantCounts: Sendable {
+        package var name: String
+        package var metrics: ServiceMetrics
+        package var inFlight: Int
+        package var rejections: [String: Int]
+
+        package init(name: String, metrics: ServiceMetrics, inFlight: Int, rejections: [String: Int]) {
+            self.name = name
+            self.metrics = metrics
+            self.inFlight = inFlight
+            self.rejections = rejections
+        }
+    }
+
     package init() {}
 
     /// Counts one payload's result.
@@ -39,9 +55,17 @@ package final class ServiceMetrics: Sendable {
         counts.withLock { $0.requests[status, default: 0] += 1 }
     }
 
-    /// The exposition: the service's counters, the engine's statistics and the gauges given.
-    package func render(engine: EngineStatistics, inFlight: Int, draining: Bool) -> [UInt8] {
+    /// The exposition: the service's counters, the engine's statistics and the gauges given. With `tenants` (under
+    /// `serve --tenants`, where every payload is a tenant's), the payloads, problems and durations are each tenant's,
+    /// labelled `tenant`, and each tenant's requests in process and 429s follow.
+    package func render(
+        engine: EngineStatistics, inFlight: Int, draining: Bool, tenants: [TenantCounts]? = nil
+    ) -> [UInt8] {
         let counts = counts.withLock { $0 }
+        let labelled: [(labels: [(String, String)], counts: Counts)] =
+            tenants.map { tenants in
+                tenants.map { ([("tenant", $0.name)], $0.metrics.counts.withLock { $0 }) }
+            } ?? [([], counts)]
         var text = ""
         func family(_ name: String, _ type: String, _ help: String) {
             text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -51,30 +75,43 @@ package final class ServiceMetrics: Sendable {
             text += name + (labels.isEmpty ? "" : "{\(rendered)}") + " \(value)\n"
         }
         /// A histogram family: `counts` per bucket of `bounds` (not cumulative), then +Inf, sum and count.
+        func histogramSamples(
+            _ name: String, _ labels: [(String, String)], _ bounds: [Double], _ counts: [Int], total: Int,
+            sum: Double
+        ) {
+            var cumulative = 0
+            for (bound, count) in zip(bounds, counts) {
+                cumulative += count
+                sample(name + "_bucket", labels + [("le", Self.number(bound))], cumulative)
+            }
+            sample(name + "_bucket", labels + [("le", "+Inf")], total)
+            sample(name + "_sum", labels, Self.number(sum))
+            sample(name + "_count", labels, total)
+        }
         func histogram(
             _ name: String, _ help: String, _ bounds: [Double], _ counts: [Int], total: Int, sum: Double
         ) {
             family(name, "histogram", help)
-            var cumulative = 0
-            for (bound, count) in zip(bounds, counts) {
-                cumulative += count
-                sample(name + "_bucket", [("le", Self.number(bound))], cumulative)
-            }
-            sample(name + "_bucket", [("le", "+Inf")], total)
-            sample(name + "_sum", [], Self.number(sum))
-            sample(name + "_count", [], total)
+            histogramSamples(name, [], bounds, counts, total: total, sum: sum)
         }
         family("richpush_payloads_total", "counter", "Payloads processed, by outcome.")
-        for (outcome, count) in counts.outcomes.sorted(by: { $0.key < $1.key }) {
-            sample("richpush_payloads_total", [("outcome", outcome)], count)
+        for (labels, counts) in labelled {
+            for (outcome, count) in counts.outcomes.sorted(by: { $0.key < $1.key }) {
+                sample("richpush_payloads_total", labels + [("outcome", outcome)], count)
+            }
         }
         family("richpush_problems_total", "counter", "Problems reported in results, by code.")
-        for (code, count) in counts.problems.sorted(by: { $0.key < $1.key }) {
-            sample("richpush_problems_total", [("code", code)], count)
+        for (labels, counts) in labelled {
+            for (code, count) in counts.problems.sorted(by: { $0.key < $1.key }) {
+                sample("richpush_problems_total", labels + [("code", code)], count)
+            }
         }
-        histogram(
-            "richpush_payload_duration_seconds", "Time from a payload's start to its result.", Self.durationBuckets,
-            counts.buckets, total: counts.durationCount, sum: counts.durationSum)
+        family("richpush_payload_duration_seconds", "histogram", "Time from a payload's start to its result.")
+        for (labels, counts) in labelled {
+            histogramSamples(
+                "richpush_payload_duration_seconds", labels, Self.durationBuckets, counts.buckets,
+                total: counts.durationCount, sum: counts.durationSum)
+        }
         family(
             "richpush_fetched_bytes_total", "counter", "Bytes of media fetched and stored (not counting cache links).")
         sample("richpush_fetched_bytes_total", [], engine.fetchedBytes)
@@ -90,6 +127,20 @@ package final class ServiceMetrics: Sendable {
         sample("richpush_in_flight", [], inFlight)
         family("richpush_draining", "gauge", "1 while the service drains before exiting.")
         sample("richpush_draining", [], draining ? 1 : 0)
+        if let tenants {
+            family("richpush_tenant_in_flight", "gauge", "A tenant's requests in process (max_in_flight).")
+            for tenant in tenants { sample("richpush_tenant_in_flight", [("tenant", tenant.name)], tenant.inFlight) }
+            family(
+                "richpush_tenant_rejections_total", "counter",
+                "A tenant's requests refused with 429, by code (tenant-in-flight, rate-limited).")
+            for tenant in tenants {
+                for code in ["rate-limited", "tenant-in-flight"] {
+                    sample(
+                        "richpush_tenant_rejections_total", [("tenant", tenant.name), ("code", code)],
+                        tenant.rejections[code] ?? 0)
+                }
+            }
+        }
         if let publishing = engine.publishing {
             family(
                 "richpush_publish_total", "counter", "Attachments published, by result (uploaded, or already there).")
@@ -124,7 +175,7 @@ package final class ServiceMetrics: Sendable {
 
 extension String {
     /// Every occurrence of `target` replaced (FoundationEssentials-free).
-    func replacingAll(_ target: String, _ replacement: String) -> String {
+    package func replacingAll(_ target: String, _ replacement: String) -> String {
         split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

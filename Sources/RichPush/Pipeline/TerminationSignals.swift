@@ -22,7 +22,11 @@ package final class TerminationSignals: @unchecked Sendable {
 
     /// Starts watching `signals` (SIGTERM and SIGINT unless told otherwise); `onRequest` runs once, at the first of
     /// them. Returns once every one is taken over.
-    package init(signals: [Int32] = [SIGTERM, SIGINT], onRequest: @escaping @Sendable () -> Void) {
+    ///
+    /// With `everyTime`, `onRequest` runs at each of them instead (SIGHUP's reload: `serve --tenants`).
+    package init(
+        signals: [Int32] = [SIGTERM, SIGINT], everyTime: Bool = false, onRequest: @escaping @Sendable () -> Void
+    ) {
         let queue = DispatchQueue(label: "richpush.signals")
         let requested = requested
         let registered = DispatchSemaphore(value: 0)
@@ -38,7 +42,7 @@ package final class TerminationSignals: @unchecked Sendable {
                     defer { requested = true }
                     return !requested
                 }
-                if first { onRequest() }
+                if first || everyTime { onRequest() }
             }
             source.setRegistrationHandler { registered.signal() }
             source.resume()

@@ -69,6 +69,7 @@ extension EnrichmentProblem {
             (.methodNotAllowed, [.http]), (.batchTooLarge, [.http]), (.targetTooLong, [.http]),
             (.headersTooLarge, [.http]), (.unsupportedTransferCoding, [.http]), (.tooManyInFlight, [.http]),
             (.draining, [.http]), (.tooManyConnections, [.http]), (.buffersFull, [.http]),
+            (.tenantInFlight, [.http]), (.rateLimited, [.http]),
         ]
 
         // MARK: Problems of a result
@@ -190,5 +191,10 @@ extension EnrichmentProblem {
         public static let tooManyConnections = Code(rawValue: "too-many-connections")
         /// 503: request bodies being received fill the server's memory bound (`--max-buffered-bytes`).
         public static let buffersFull = Code(rawValue: "buffers-full")
+        /// 429: as many of the tenant's requests as its `max_in_flight` allows are in process; retry after
+        /// `Retry-After`.
+        public static let tenantInFlight = Code(rawValue: "tenant-in-flight")
+        /// 429: the tenant has sent more requests than its `rate` allows; retry after `Retry-After`.
+        public static let rateLimited = Code(rawValue: "rate-limited")
     }
 }

@@ -17,10 +17,16 @@ final class SHA256 {
         ccrypto_sha256_update(context, bytes.baseAddress, bytes.count)
     }
 
-    /// EVP_DigestFinal_ex, as lowercase hex. Call once.
-    func finalize() -> String {
+    /// EVP_DigestFinal_ex, as its 32 bytes. Call once (or `finalize()`).
+    func finalizeBytes() -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         ccrypto_sha256_final(context, &digest)
+        return digest
+    }
+
+    /// EVP_DigestFinal_ex, as lowercase hex. Call once.
+    func finalize() -> String {
+        let digest = finalizeBytes()
         let hex = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(64)
@@ -34,3 +40,10 @@ final class SHA256 {
 
 @available(*, unavailable)
 extension SHA256: Sendable {}
+
+/// The SHA-256 of `bytes`, as 32 bytes (a tenant's token, which the service knows only by its digest).
+package func sha256Digest(of bytes: [UInt8]) -> [UInt8] {
+    let context = SHA256()
+    bytes.withUnsafeBytes { context.update($0) }
+    return context.finalizeBytes()
+}

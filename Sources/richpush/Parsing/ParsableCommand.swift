@@ -16,6 +16,14 @@ protocol ParsableCommand: ParsableArguments, SendableMetatype {
 
     /// Does what `plan` says; the process's exit status.
     static func run(_ plan: Plan) async -> Int32
+
+    /// Told the words it was parsed from, once bound (for a command that reads its own options again later, as
+    /// `serve --tenants` does for each tenant). By default, ignored.
+    func parsed(from arguments: [String])
+}
+
+extension ParsableCommand {
+    func parsed(from arguments: [String]) {}
 }
 
 extension ParsableCommand {
@@ -35,6 +43,7 @@ extension ParsableCommand {
             throw UsageError("\(name): unexpected argument '\(first)'")
         }
         for argument in command.declaredArguments { try argument.bind(words, command: name) }
+        command.parsed(from: arguments)
         return command
     }
 
