@@ -47,6 +47,73 @@ struct DocumentationTests {
             "\(findings.count) names the documentation gives do not exist:\n\(findings.joined(separator: "\n"))")
     }
 
+    @Test(
+        """
+        the README's examples of enrich, stream, explain, preflight, render and gc run as written, with the flags it \
+        gives, against a loopback origin: nothing refused by policy, every payload complete
+        """)
+    func readmeExamplesRun() async throws {
+        let bed = try TestBed()
+        let port = String(bed.origin.port)
+        // A scratch directory standing for the checkout: the fixture payloads with the origin's port in their URLs
+        // (the README's origin listens on 8787; this one on a free port), the templates as they are.
+        let scratch = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let fixtures = FixtureDirectory.root
+        for directory in ["payloads", "templates"] {
+            try FileManager.default.createDirectory(
+                atPath: scratch + "/Fixtures/" + directory, withIntermediateDirectories: true)
+            for name in try FileManager.default.contentsOfDirectory(atPath: fixtures + "/" + directory)
+            where name.hasSuffix(".json") {
+                let text = try String(contentsOfFile: fixtures + "/" + directory + "/" + name, encoding: .isoLatin1)
+                try Data(text.replacingOccurrences(of: ":8787/", with: ":\(port)/").utf8)
+                    .write(to: URL(fileURLWithPath: scratch + "/Fixtures/" + directory + "/" + name))
+            }
+        }
+        let readme = try String(contentsOfFile: DocumentScan.root + "/README.md", encoding: .utf8)
+        let blocks = DocumentScan.shellBlocks(of: readme)
+        // "Enrich a payload of your own": the origin it starts is this one (its /media/ serves Fixtures/media), the
+        // image the demo's photo.
+        let own = try #require(blocks.first { $0.contains("out/mine/payload.json") }, "the README's own payload")
+        var examples = [
+            own.split(separator: "\n").filter {
+                !$0.hasPrefix("mkdir") && !$0.hasPrefix("richpush-fixture-origin") && !$0.hasPrefix("sleep")
+            }
+            .joined(separator: "\n").replacingOccurrences(of: "8000", with: port)
+            .replacingOccurrences(of: "cat.jpg", with: "photo.jpg")
+        ]
+        // The run modes: the block that starts the demo's origin and sets LOCAL, then one block a command.
+        let setUp = try #require(blocks.first { $0.contains("LOCAL=(") }, "the README's LOCAL flags")
+        let local = try #require(setUp.split(separator: "\n").first { $0.hasPrefix("LOCAL=(") })
+            .replacingOccurrences(of: "8787", with: port)
+        let commands = ["enrich", "stream", "explain", "preflight", "render", "gc"].map { "richpush " + $0 }
+        for command in commands {
+            let block = try #require(
+                blocks.first { $0.hasPrefix(command) || $0.contains(command + #" "${LOCAL[@]}""#) },
+                "the README's example of \(command)")
+            examples.append(local + "\n" + block)
+        }
+        let path = (CLI.binary as NSString).deletingLastPathComponent
+        for example in examples {
+            // TMPDIR: the default attachments root (explain's, preflight's) in the scratch directory too.
+            let script =
+                "set -eo pipefail; cd '\(scratch)'; mkdir -p out/mine\n"
+                + "export PATH='\(path)':\"$PATH\" TMPDIR='\(scratch)'\n" + example
+            let run = try await offPool {
+                try CLI.runBlocking(["-c", script], stdin: nil, prefix: ["/bin/bash"], direct: true)
+            }
+            // preflight exits 1 when something will not show: the README's FCM message has a video for Android.
+            #expect(run.status == (example.contains("richpush preflight") ? 1 : 0), "\(example)\n\(run.stderr)")
+            for refusal in ["blocked-", #""outcome":"failed""#, #""code":"network""#, "would NOT attach"] {
+                #expect(!run.stdout.contains(refusal), "\(example)\n\(run.stdout)")
+            }
+            for line in run.lines where line["outcome"] != nil {
+                #expect(line["outcome"] as? String == "complete", "\(example)\n\(line)")
+            }
+            #expect(!run.stdout.isEmpty, "\(example)")
+        }
+    }
+
     @Test("every relative link in README.md and docs/*.md leads to a file, and its #anchor to a heading there")
     func linksResolve() throws {
         var findings: [String] = []
@@ -176,6 +243,23 @@ enum DocumentScan {
                         .map { $0 == " " ? "-" : $0 }))
         }
         return anchors
+    }
+
+    /// The text of every ```sh block of `text`, in order.
+    static func shellBlocks(of text: String) -> [String] {
+        var blocks: [String] = []
+        var block: [Substring]?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if block == nil, line == "```sh" {
+                block = []
+            } else if block != nil, line == "```" {
+                blocks.append(block!.joined(separator: "\n"))
+                block = nil
+            } else if block != nil {
+                block!.append(line)
+            }
+        }
+        return blocks
     }
 
     /// A piece of code in a document: an inline span, or a fenced block's logical line (`\` continuations joined),
