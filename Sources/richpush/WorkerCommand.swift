@@ -200,7 +200,9 @@ struct WorkerCommand: ParsableCommand {
     /// `<hostname>-<pid>`.
     static func defaultConsumer() -> String {
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "richpush"
+        let host =
+            gethostname(&name, name.count) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "richpush"
         return "\(host)-\(getpid())"
     }
 }

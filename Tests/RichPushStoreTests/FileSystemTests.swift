@@ -15,9 +15,9 @@ struct FileSystemTests {
             try? FileManager.default.removeItem(atPath: root)
             try? FileManager.default.removeItem(atPath: outside)
         }
-        FileManager.default.createFile(atPath: outside + "/keep.jpg", contents: Data([1, 2, 3]))
+        #expect(FileManager.default.createFile(atPath: outside + "/keep.jpg", contents: Data([1, 2, 3])))
         try FileManager.default.createDirectory(atPath: root + "/a/b", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: root + "/a/b/x.jpg", contents: Data([1]))
+        #expect(FileManager.default.createFile(atPath: root + "/a/b/x.jpg", contents: Data([1])))
         try FileManager.default.createSymbolicLink(atPath: root + "/a/link", withDestinationPath: outside)
         #expect(try Directory(opening: root).removeTree("a"))
         #expect(!FileManager.default.fileExists(atPath: root + "/a"))
@@ -32,7 +32,7 @@ struct FileSystemTests {
         let mode = try FileManager.default.attributesOfItem(atPath: root + "/x/y")[.posixPermissions] as? Int
         #expect(mode == 0o700)
         #expect(FileSystem.makeDirectories(root + "/x/y/z", mode: 0o700))
-        FileManager.default.createFile(atPath: root + "/file", contents: Data())
+        #expect(FileManager.default.createFile(atPath: root + "/file", contents: Data()))
         #expect(!FileSystem.makeDirectories(root + "/file", mode: 0o700))
         #expect(try Directory(opening: root + "/x").names() == ["y"])
     }

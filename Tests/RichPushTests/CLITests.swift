@@ -421,7 +421,7 @@ struct CLITests {
         let foreign = root + "/keep-me"
         for directory in [old, fresh, foreign] {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-            FileManager.default.createFile(atPath: directory + "/a.jpg", contents: Data([1]))
+            #expect(FileManager.default.createFile(atPath: directory + "/a.jpg", contents: Data([1])))
         }
         let twoHoursAgo = Date(timeIntervalSinceNow: -7200)
         for directory in [old, foreign] {

@@ -208,7 +208,7 @@ struct RefusalTests {
     @Test("an attachments root that is a file is refused when the fetcher is made, naming it")
     func storeFailed() async throws {
         let file = NSTemporaryDirectory() + "richpush-not-a-dir-" + UUID().uuidString
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let bed = try TestBed { $0.store = AttachmentStore(root: file) }
         let error = #expect(throws: FetcherError.self) { try Fetcher(configuration: bed.configuration) }

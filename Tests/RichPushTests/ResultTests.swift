@@ -65,7 +65,7 @@ struct ResultTests {
             let outside = NSTemporaryDirectory() + UUID().uuidString.lowercased()
             try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: outside) }
-            FileManager.default.createFile(atPath: outside + "/a.jpg", contents: Data([1]))
+            #expect(FileManager.default.createFile(atPath: outside + "/a.jpg", contents: Data([1])))
             var foreign = result
             foreign.attachments[0].media.directory = outside
             foreign.attachments[0].media.path = outside + "/a.jpg"

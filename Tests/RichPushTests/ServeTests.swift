@@ -535,7 +535,7 @@ extension ServeTests {
         // --drain-timeout (1 s) plus the grace (2 s), with room for a loaded machine; without the bound the trickle
         // would hold the drain for its whole body (100 s).
         #expect(took < .seconds(1) + .seconds(2) + .seconds(15), "exited \(took) after SIGTERM")
-        #expect(try await trickling.value, "the trickling client's connection was never closed")
+        #expect(await trickling.value, "the trickling client's connection was never closed")
         try await waitUntil("the drain's last line") { server.logLines.contains { $0["drain"] as? String == "done" } }
         let drain = server.logLines.filter { $0["drain"] != nil }
         let cutOff = drain.filter { $0["drain"] as? String == "cut-off" }
