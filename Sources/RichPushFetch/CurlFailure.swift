@@ -15,6 +15,8 @@ struct CurlFailure {
     var connected: Bool
     /// What the connection policy refused on this hop.
     var refusals: ConnectionPolicy.Refusals
+    /// How refusals name the settings that would lift them.
+    var names = SettingNames()
     /// Body bytes received.
     var bytes: Int
     /// The largest a body may be before its type is known (CURLOPT_MAXFILESIZE_LARGE).
@@ -31,7 +33,7 @@ struct CurlFailure {
         case CURLE_COULDNT_CONNECT, CURLE_ABORTED_BY_CALLBACK:
             if let address = refusals.address { return FetchFailure(.blockedAddress, address) }
             if let port = refusals.port {
-                return FetchFailure(.blockedPort, "port \(port) is not allowed (see network.allowedPorts)")
+                return FetchFailure(.blockedPort, "port \(port) is not allowed (see \(names["network.allowedPorts"]))")
             }
             return FetchFailure(.network, message, cause: code == CURLE_COULDNT_CONNECT ? .connectionRefused : nil)
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:

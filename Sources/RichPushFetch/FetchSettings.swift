@@ -13,12 +13,20 @@ package struct FetchSettings: Sendable {
     /// The checks every URL passes before a request is made to it, the first and each redirect's.
     var urlCheck: URLCheck
 
-    package init(network: NetworkSettings, limits: LimitSettings, spares: SpareAttachments, caps: BodyCaps) {
+    /// How refusals name the settings that would lift them (`URLCheck`, `CurlFailure`).
+    var names: SettingNames
+
+    package init(
+        network: NetworkSettings, limits: LimitSettings, spares: SpareAttachments, caps: BodyCaps,
+        names: SettingNames = SettingNames()
+    ) {
         self.network = network
         self.limits = limits
         self.spares = spares
         self.caps = caps
+        self.names = names
         urlCheck = URLCheck(
-            allowHTTP: network.allowHTTP, maximumLength: network.maximumURLLength, allowedPorts: network.allowedPorts)
+            allowHTTP: network.allowHTTP, maximumLength: network.maximumURLLength, allowedPorts: network.allowedPorts,
+            names: names)
     }
 }

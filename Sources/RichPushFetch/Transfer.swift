@@ -247,7 +247,7 @@ final class Transfer {
     private func completed() -> TransferOutcome {
         if request.probe {
             guard let type = body.type else { return .failed(FetchFailure(.network, "no body")) }
-            return .probed(type, bytes: body.probedSize)
+            return .probed(type, bytes: body.probedSize, dimensions: body.dimensions)
         }
         let provenance = FetchedMedia.Provenance(redirects: redirects.followed, contentType: head.contentType)
         switch body.commit(validators: head.validators, provenance: provenance) {
@@ -268,7 +268,8 @@ final class Transfer {
     private func curlFailure(_ code: CURLcode) -> FetchFailure {
         CurlFailure(
             code: code, message: easy.errorMessage(code), now: .now, deadline: request.deadline,
-            connected: easy.info(offset: CURLINFO_CONNECT_TIME_T) > 0, refusals: refusals, bytes: bytes,
+            connected: easy.info(offset: CURLINFO_CONNECT_TIME_T) > 0, refusals: refusals, names: settings.names,
+            bytes: bytes,
             capBeforeType: settings.caps.beforeType
         ).failure
     }

@@ -8,9 +8,9 @@ package enum TransferOutcome: Sendable {
     /// A conditional request (with validators) was answered 304 Not Modified: the copy the validators came from
     /// stands.
     case notModified
-    /// A probe saw enough to tell the type: the type, and the declared length when there was one, else the bytes
-    /// seen. Nothing was stored.
-    case probed(MediaType, bytes: Int)
+    /// A probe saw enough to tell the type: the type, the declared length when there was one (else the bytes
+    /// seen), and an image's dimensions when its first bytes gave them (`ImageDimensions`). Nothing was stored.
+    case probed(MediaType, bytes: Int, dimensions: ImageSize?)
     /// Nothing was delivered, for this reason.
     case failed(FetchFailure)
 }

@@ -7,6 +7,8 @@ struct URLCheck: Sendable {
     var allowHTTP: Bool
     var maximumLength: Int
     var allowedPorts: [ClosedRange<Int>]
+    /// How refusals name the settings that would lift them.
+    var names = SettingNames()
 
     /// The checks of the URL's text alone: not empty, within the length limit, no space or control character.
     /// A redirect's Location is checked with these as received, before curl resolves and encodes it.
@@ -32,7 +34,8 @@ struct URLCheck: Sendable {
         let allowed = allowHTTP ? ["https", "http"] : ["https"]
         guard allowed.contains(scheme) else {
             if scheme == "http" {
-                return FetchFailure(.blockedScheme, "http is not allowed (only https; see network.allowHTTP)")
+                return FetchFailure(
+                    .blockedScheme, "http is not allowed (only https; see \(names["network.allowHTTP"]))")
             }
             return FetchFailure(
                 .blockedScheme, "scheme '\(scheme)' is not allowed (only \(allowed.joined(separator: ", ")))")
@@ -61,7 +64,8 @@ struct URLCheck: Sendable {
             defer { curl_free(port) }
             let number = Int(String(cString: port)) ?? -1
             guard allowedPorts.contains(where: { $0.contains(number) }) else {
-                return FetchFailure(.blockedPort, "port \(number) is not allowed (see network.allowedPorts)")
+                return FetchFailure(
+                    .blockedPort, "port \(number) is not allowed (see \(names["network.allowedPorts"]))")
             }
         }
         return nil

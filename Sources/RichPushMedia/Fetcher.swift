@@ -35,7 +35,8 @@ public final class Fetcher: Sendable {
     ///   (a symbolic link, not a directory, another user's, writable by group or others; see `AttachmentStore`) or
     ///   cannot be made.
     package init(
-        network: NetworkSettings, limits: LimitSettings, store: AttachmentStore, transform: TransformSettings
+        network: NetworkSettings, limits: LimitSettings, store: AttachmentStore, transform: TransformSettings,
+        names: SettingNames = SettingNames()
     ) throws(FetcherError) {
         do {
             root = try store.open()
@@ -56,11 +57,13 @@ public final class Fetcher: Sendable {
         }
         loop = FetchLoop(
             settings: FetchSettings(
-                network: network, limits: limits, spares: spares, caps: BodyCaps(limits: limits, transform: transform)),
+                network: network, limits: limits, spares: spares, caps: BodyCaps(limits: limits, transform: transform),
+                names: names),
             sniffer: sniffer)
         let root = root
         transformStep = transform.converter.map { converter in
-            TransformStep(settings: transform, converter: converter, imageBytes: limits.imageBytes, root: root)
+            TransformStep(
+                settings: transform, converter: converter, imageBytes: limits.imageBytes, root: root, names: names)
         }
     }
 
@@ -73,7 +76,8 @@ public final class Fetcher: Sendable {
     /// `network.resolve` must be `base`'s: curl keeps pinned names in the multi handle's DNS cache, which every
     /// transfer on the loop reads (a name one fetcher pins would send the other's transfers to that address).
     package init(
-        sharing base: Fetcher, network: NetworkSettings, limits: LimitSettings, transform: TransformSettings
+        sharing base: Fetcher, network: NetworkSettings, limits: LimitSettings, transform: TransformSettings,
+        names: SettingNames = SettingNames()
     ) {
         precondition(
             network.resolve == base.network.resolve, "a fetcher sharing a loop pins the names its loop pins")
@@ -85,10 +89,11 @@ public final class Fetcher: Sendable {
         ownsLoop = false
         transferSettings = FetchSettings(
             network: network, limits: limits, spares: base.spares,
-            caps: BodyCaps(limits: limits, transform: transform))
+            caps: BodyCaps(limits: limits, transform: transform), names: names)
         let root = root
         transformStep = transform.converter.map { converter in
-            TransformStep(settings: transform, converter: converter, imageBytes: limits.imageBytes, root: root)
+            TransformStep(
+                settings: transform, converter: converter, imageBytes: limits.imageBytes, root: root, names: names)
         }
     }
 
@@ -195,10 +200,10 @@ public final class Fetcher: Sendable {
     /// - Returns: the sniffed type, and the declared length (else the bytes seen); or why it could not be told.
     package func probe(
         _ url: String, deadline: ContinuousClock.Instant
-    ) async -> Result<(type: MediaType, bytes: Int), FetchFailure> {
+    ) async -> Result<(type: MediaType, bytes: Int, dimensions: ImageSize?), FetchFailure> {
         switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true, settings: transferSettings))
         {
-        case .probed(let type, let bytes): return .success((type, bytes))
+        case .probed(let type, let bytes, let dimensions): return .success((type, bytes, dimensions))
         case .failed(let failure): return .failure(failure)
         case .stored, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
         }

@@ -472,7 +472,7 @@ package final class EnrichmentService: HTTPHandler {
             guard let requested = Duration.requested(text, within: timeout) else {
                 return .failure(
                     Refusal(
-                        .error(400, .badParameter, "deadline: expected a positive number of seconds, got '\(text)'")))
+                        .error(400, .badParameter, Duration.refusal(ofDeadline: text))))
             }
             timeout = requested
         }

@@ -29,8 +29,7 @@ public struct AttachmentStore: Sendable, Hashable {
 
     /// The default root for this TMPDIR (nil or empty when unset) and effective user id.
     package static func perUserRoot(temporaryDirectory: String?, user: uid_t) -> String {
-        let base = temporaryDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/richpush-\(user)"
+        FileSystem.temporaryDirectory(TMPDIR: temporaryDirectory) + "/richpush-\(user)"
     }
 
     /// Opens the root, making it (mode 0700, missing parents too) when it does not exist; see `AttachmentRoot`.

@@ -293,8 +293,14 @@ package final class StreamWorker: LifecycleService {
             let result: EnrichmentResult
             switch entry.payload {
             case .bytes(let bytes):
-                let timeout = requested.flatMap { Duration.requested($0, within: configured) } ?? configured
-                result = await enricher.enrich(json: bytes, source: id, deadline: .now + timeout)
+                let timeout = requested.flatMap { Duration.requested($0, within: configured) }
+                if let requested, timeout == nil {
+                    // Refused, as serve answers 400 for the same `?deadline=`: ignored, it would run the entry
+                    // under the worker's own deadline, longer than its sender asked.
+                    result = .invalid(PayloadError(.badParameter, Duration.refusal(ofDeadline: requested)), source: id)
+                } else {
+                    result = await enricher.enrich(json: bytes, source: id, deadline: .now + (timeout ?? configured))
+                }
             case .tooLarge(let length):
                 // As the parser words it for a payload it refuses by size, without the bytes ever held.
                 result = .invalid(

@@ -11,7 +11,8 @@ struct EnrichCommand: ParsableCommand {
         abstract: "Attach the media of push payload files; print one JSON result per input.",
         discussion: """
             EXIT STATUS: 0 when every input was processed, whatever its outcome; 1 when any input was invalid (the
-            others are still processed and written); 64 on a usage error.
+            others are still processed and written); 64 on a usage error; 70 (EX_SOFTWARE) when the engine cannot
+            start (the attachments root refused, libmagic's database missing).
             """)
 
     @Option(

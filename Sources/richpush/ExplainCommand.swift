@@ -1,5 +1,9 @@
 import RichPush
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `richpush explain`: why each payload would or would not get its attachments.
 struct ExplainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -7,7 +11,10 @@ struct ExplainCommand: ParsableCommand {
         abstract: "Explain, for each payload, which conventions match and whether each reference would be attached.",
         discussion: """
             Only the headers and the first bytes of each reference are fetched, enough to tell its type; nothing
-            is stored. EXIT STATUS: 0, or 1 when any input is not a payload; 64 on a usage error.
+            is stored, and a missing attachments root is not made. The checks are enrich's, as far as those bytes
+            tell (an image's declared pixels); a failure enrich would try again is a "retry", not a refusal. EXIT
+            STATUS: 0, or 1 when any input is not a payload; 64 on a usage error; 70 (EX_SOFTWARE) when the engine
+            cannot start (an existing attachments root refused, libmagic's database missing).
             """)
 
     @Flag("json", help: "One JSON object per payload instead of text.")
@@ -28,7 +35,21 @@ struct ExplainCommand: ParsableCommand {
     }
 
     static func run(_ plan: Plan) async -> Int32 {
-        let (configuration, asJSON) = (plan.configuration, plan.asJSON)
+        var configuration = plan.configuration
+        // Nothing is stored, so a root that does not exist is not made: the engine, which keeps one open, gets an
+        // empty private directory instead (mkdtemp, mode 0700), removed before the command returns. A root that
+        // exists is opened and checked as enrich would (a refused one exits 70), and nothing is written in it.
+        var scratch: String? = nil
+        var info = stat()
+        if lstat(configuration.store.root, &info) != 0, errno == ENOENT {
+            var template = Array((FileSystem.temporaryDirectory + "/richpush-explain-XXXXXX").utf8CString)
+            if let made = mkdtemp(&template) {
+                scratch = String(cString: made)
+                configuration.store = AttachmentStore(root: String(cString: made))
+            }
+        }
+        defer { if let scratch { rmdir(scratch) } }
+        let asJSON = plan.asJSON
         return await withEnricher(configuration) { enricher in
             var status: Int32 = 0
             for input in plan.inputs {

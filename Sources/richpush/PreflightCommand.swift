@@ -12,7 +12,8 @@ struct PreflightCommand: ParsableCommand {
             \(PreflightCommand.deadline.components.seconds) s here: a check before a send, not a phone's 30 s. Nothing
             is kept but what --publish-dir writes; with it, each payload is printed ready to send, every media URL
             replaced by its published copy. EXIT STATUS: 0 when every reference of every input will reach every
-            platform it targets; 1 when any will not, or an input is not a payload; 64 on a usage error.
+            platform it targets; 1 when any will not, or an input is not a payload; 64 on a usage error; 70
+            (EX_SOFTWARE) when the engine cannot start (the attachments root refused, libmagic's database missing).
             """)
 
     /// `--deadline`'s default here: every reference downloaded and transformed whole, some over slow links.

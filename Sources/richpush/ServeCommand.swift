@@ -15,9 +15,14 @@ final class ParsedWords {
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         name: "serve",
-        abstract: "Serve the engine over HTTP: POST /v1/enrich, /v1/explain; GET /healthz, /readyz, /metrics.",
+        abstract: """
+            Serve the engine over HTTP: POST /v1/enrich, /v1/explain, /v1/preflight; GET /v1/attachments/..., \
+            /healthz, /readyz, /metrics.
+            """,
         discussion: """
-            Routes, status codes and metrics are described in docs/service.md. One JSON line per
+            GET /v1/attachments/<directory>/<file> serves an attachment this process stored (the last two components
+            of a result's "path"), while it is the very file stored. Routes, status codes and metrics are described in
+            docs/service.md. One JSON line per
             request goes to standard error; a line {"listening": "<address:port>"} per listener when it is ready.
             SIGTERM or SIGINT drains: /readyz turns 503, new work is refused, requests in flight get their
             responses, then the process exits 0. Past --drain-timeout the work left is cancelled; what is still in

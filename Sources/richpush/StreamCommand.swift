@@ -9,7 +9,9 @@ struct StreamCommand: ParsableCommand {
             Each non-empty line is one payload; a line that is not a payload yields an 'invalid' result and the
             stream goes on. Each result's "input" is "-:<line number>". Each payload's deadline starts when its
             processing starts. Results are written, and flushed, as soon as every earlier one is out. End of input
-            drains the work in progress and exits 0.
+            drains the work in progress and exits 0. EXIT STATUS: 0 at the end of the input or after a drain
+            (SIGTERM, SIGINT); 64 on a usage error; 70 (EX_SOFTWARE) when the engine cannot start (the attachments
+            root refused, libmagic's database missing).
             """)
 
     @OptionGroup var engine: EngineOptions

@@ -57,6 +57,24 @@ struct CommandDeclarationTests {
         #expect(Set(declared).count == declared.count, "\(name) declares an option twice: \(declared)")
     }
 
+    @Test(
+        """
+        every command that starts the engine (or opens the attachments root) lists exit status 70 in its help; serve's \
+        help names each of its routes
+        """)
+    func helpExitStatusAndRoutes() {
+        for type in RichPushCommand.subcommands where type.configuration.name != "render" {
+            let help = type.help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            #expect(help.contains("; 70"), "\(type.configuration.name) --help: \(help)")
+        }
+        let serve = ServeCommand.help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for route in [
+            "/v1/enrich", "/v1/explain", "/v1/preflight", "/v1/attachments/", "/healthz", "/readyz", "/metrics",
+        ] {
+            #expect(serve.contains(route), "serve --help does not name \(route)")
+        }
+    }
+
     @Test("the check catches an option declared and never read")
     func catchesUnread() throws {
         #expect(try planned(Careless.self, []).unread == ["--ignored"])

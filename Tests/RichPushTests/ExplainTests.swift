@@ -71,6 +71,148 @@ struct ExplainTests {
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: bed.attachments)) ?? []).isEmpty)
     }
 
+    /// The first reference of `explain --json`'s line for one payload: its JSON members.
+    static func firstReference(_ run: CLI.Run) -> [String: Any]? {
+        ((run.lines.first?["conventions"] as? [[String: Any]])?.first?["references"] as? [[String: Any]])?.first
+    }
+
+    /// Writes a payload whose one reference, `adb_media`, is `url` to `path`; the path.
+    static func adobePayloadFile(_ url: String, _ path: String) throws -> String {
+        try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(url)"}"#.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// The first problem of `enrich`'s result for one payload.
+    static func firstProblem(_ run: CLI.Run) -> [String: Any]? {
+        (run.lines.first?["problems"] as? [[String: Any]])?.first
+    }
+
+    @Test(
+        """
+        explain answers what enrich does: a 100-megapixel PNG is refused as too-many-pixels by both, naming \
+        --max-pixels; a reference that fails with 503 is a retry (not "would NOT attach"), and enrich's retry \
+        attaches it
+        """)
+    func agreesWithEnrich() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let huge = try Self.adobePayloadFile(bed.url("/media/plain-100mp.png"), directory + "/huge.json")
+        let explained = try await CLI.run(["explain", "--json"] + bed.cliOptions + [huge])
+        let verdict = try #require(Self.firstReference(explained), "\(explained.stdout) \(explained.stderr)")
+        #expect(verdict["verdict"] as? String == "refuse")
+        #expect(verdict["code"] as? String == "too-many-pixels")
+        #expect((verdict["detail"] as? String)?.hasSuffix("(--max-pixels)") == true, "\(verdict)")
+        let enriched = try await CLI.run(["enrich"] + bed.cliOptions + [huge])
+        #expect(Self.firstProblem(enriched)?["code"] as? String == "too-many-pixels")
+        #expect(Self.firstProblem(enriched)?["detail"] as? String == verdict["detail"] as? String)
+
+        let flaky = try Self.adobePayloadFile(bed.url("/fail-first/3/503/photo.jpg"), directory + "/flaky.json")
+        let retried = try await CLI.run(["explain", "--json"] + bed.cliOptions + [flaky])
+        let retry = try #require(Self.firstReference(retried), "\(retried.stdout) \(retried.stderr)")
+        #expect(retry["verdict"] as? String == "retry")
+        #expect(retry["code"] as? String == "http-status")
+        #expect(retry["retries"] as? Int == 2)
+        let text = try await CLI.run(["explain"] + bed.cliOptions + [flaky])
+        #expect(!text.stdout.contains("would NOT attach"), "\(text.stdout)")
+        #expect(text.stdout.contains("enrich tries again, up to 2 times"), "\(text.stdout)")
+        // The route fails its first three requests: the two explains' and enrich's first; enrich's retry attaches it.
+        let attached = try await CLI.run(["enrich"] + bed.cliOptions + [flaky])
+        #expect(attached.lines.first?["outcome"] as? String == "complete", "\(attached.stdout)")
+        let attachment = (attached.lines.first?["attachments"] as? [[String: Any]])?.first
+        #expect(attachment?["attempts"] as? Int == 2, "\(attached.stdout)")
+    }
+
+    @Test(
+        """
+        a refusal a setting would lift names the CLI's option to the CLI's user (--allow-http, --allow-port), the \
+        configuration field to the library's
+        """)
+    func refusalsNameTheirSetting() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = try Self.adobePayloadFile(bed.url("/media/photo.jpg"), directory + "/p.json")
+        var withoutHTTP = bed.cliOptions
+        withoutHTTP.removeAll { $0 == "--allow-http" }
+        let http = try await CLI.run(["enrich"] + withoutHTTP + [payload])
+        #expect(Self.firstProblem(http)?["detail"] as? String == "http is not allowed (only https; see --allow-http)")
+        var withoutPorts = bed.cliOptions
+        let ports = try #require(withoutPorts.firstIndex(of: "--allow-port"))
+        withoutPorts.removeSubrange(ports...ports + 1)
+        let port = try await CLI.run(["explain", "--json"] + withoutPorts + [payload])
+        #expect(
+            Self.firstReference(port)?["detail"] as? String
+                == "port \(bed.origin.port) is not allowed (see --allow-port)")
+        var configuration = bed.configuration
+        configuration.network.allowHTTP = false
+        let result = try await withEnricher(configuration) { enricher in
+            await enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(30))
+        }
+        #expect(result.problems.first?.detail == "http is not allowed (only https; see network.allowHTTP)")
+    }
+
+    @Test("every member explain --json writes, at any depth, and every verdict, is in docs/cli.md's table of them")
+    func jsonDocumented() async throws {
+        let bed = try TestBed()
+        let readme = try String(contentsOfFile: FixtureDirectory.root + "/../docs/cli.md", encoding: .utf8)
+        let start = try #require(readme.range(of: "per payload with `--json`:"))
+        let table = readme[start.upperBound...].split(separator: "\n\n").first.map(String.init) ?? ""
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = directory + "/all.json"
+        // attach (and transcoded), refuse, duplicate, retry, a convention's problem; then an input that is not one.
+        let text = #"""
+            {"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/banner.webp",
+             "fcm_options":{"image":"ORIGIN/media/banner.webp"},
+             "payload":{"image_attachment":"ORIGIN/media/error-page.html?type=image/jpeg"},
+             "att":{"a":"ORIGIN/fail-first/1/503/photo.jpg","b":7}}
+            """#
+        try Data(text.replacingOccurrences(of: "ORIGIN", with: bed.url("")).utf8).write(
+            to: URL(fileURLWithPath: payload))
+        let invalid = try bed.payloadFile("invalid/not-json.json", directory: directory)
+        let run = try await CLI.run(["explain", "--json"] + bed.cliOptions + [payload, invalid])
+        var keys: Set<String> = []
+        var verdicts: Set<String> = []
+        func collect(_ value: Any) {
+            if let object = value as? [String: Any] {
+                for (key, member) in object {
+                    keys.insert(key)
+                    if key == "verdict", let verdict = member as? String { verdicts.insert(verdict) }
+                    collect(member)
+                }
+            } else if let array = value as? [Any] {
+                array.forEach(collect)
+            }
+        }
+        run.lines.forEach(collect)
+        #expect(verdicts == ["attach", "refuse", "duplicate", "retry"], "\(run.stdout)")
+        #expect(keys.isSuperset(of: ["transcoded", "of", "retries", "invalid", "problems", "source"]), "\(keys)")
+        for key in keys {
+            #expect(
+                table.contains("`\(key)`") || table.contains("\"\(key)\""),
+                "explain --json writes \(key), which docs/cli.md omits")
+        }
+        for verdict in verdicts { #expect(table.contains(#""verdict": "\#(verdict)""#), "\(verdict)") }
+    }
+
+    @Test("explain makes no attachments root: a missing one stays missing, and the scratch one it used is gone")
+    func makesNoRoot() async throws {
+        let bed = try TestBed()
+        let base = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let payload = try Self.adobePayloadFile(bed.url("/media/photo.jpg"), base + "/p.json")
+        let arguments =
+            ["explain", "--json"] + bed.networkOptions + ["--attachments-dir", base + "/missing/root", payload]
+        // TMPDIR, where the scratch directory goes, is this test's own directory: what is left there is seen.
+        let run = try await offPool {
+            try CLI.runBlocking(arguments, stdin: nil, prefix: ["/usr/bin/env", "TMPDIR=" + base])
+        }
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Self.firstReference(run)?["verdict"] as? String == "attach", "\(run.stdout)")
+        #expect(entries(base) == ["p.json"])
+    }
+
     @Test("an FCM v1 message is explained as enrich reads it: its own fields per platform, then apns.payload's")
     func fcmMessage() async throws {
         let bed = try TestBed()

@@ -263,10 +263,48 @@ struct WorkerTests {
         #expect(results[good]?["input"] as? String == good)
         #expect(results[good]?["outcome"] as? String == "complete")
         #expect(results[missing]?["outcome"] as? String == "invalid")
-        #expect("\(results[missing]?["problems"] as Any)".contains("no-payload"))
+        let problems = (missing: "\(results[missing]?["problems"] as Any)", bad: "\(results[bad]?["problems"] as Any)")
+        #expect(problems.missing.contains("no-payload"))
         #expect(results[bad]?["outcome"] as? String == "invalid")
-        #expect("\(results[bad]?["problems"] as Any)".contains("not-json"))
+        #expect(problems.bad.contains("not-json"))
         #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
+    @Test(
+        """
+        an entry whose deadline is not a positive number of seconds gets an invalid result (bad-parameter, as serve \
+        answers 400 for it), nothing fetched; a good deadline is taken
+        """)
+    func badDeadline() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let payload = Self.payload(bed.url("/media/photo.jpg"))
+        var ids: [String: String] = [:]
+        for deadline in ["abc", "-1", "0", "2.5"] {
+            ids[deadline] = try redis.add("in", [("payload", payload), ("deadline", deadline)])
+        }
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group"]))
+        try await waitUntil("four results") { try redis.entries("out").count == 4 }
+        var results: [String: [String: Any]] = [:]
+        for entry in try redis.entries("out") {
+            results[entry.fields["source"] ?? "?"] =
+                try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
+        }
+        for deadline in ["abc", "-1", "0"] {
+            let id = try #require(ids[deadline])
+            let result = try #require(results[id])
+            #expect(result["outcome"] as? String == "invalid", "\(deadline)")
+            let problem = (result["problems"] as? [[String: Any]])?.first
+            #expect(problem?["code"] as? String == "bad-parameter")
+            #expect(
+                problem?["detail"] as? String == "deadline: expected a positive number of seconds, got '\(deadline)'")
+        }
+        let good = try #require(ids["2.5"])
+        #expect(results[good]?["outcome"] as? String == "complete")
+        // The refused entries fetched nothing: one request for the photo, the good entry's.
+        #expect(bed.origin.requestLog.filter { $0 == "/media/photo.jpg" }.count == 1)
         worker.signal(SIGTERM)
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
     }

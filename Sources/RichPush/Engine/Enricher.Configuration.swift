@@ -58,6 +58,10 @@ extension Enricher {
         /// writes no line anywhere; results and `statistics` carry the rest).
         public var logHandler: (any Enricher.LogHandler)? = nil
 
+        /// How the engine's messages name a setting that would lift a refusal (`network.allowHTTP`). Default: each
+        /// field's path here; a host gives its own names (the CLI gives its flags, `--allow-http`).
+        public var settingNames = SettingNames()
+
         /// The documented defaults.
         public init() {}
     }

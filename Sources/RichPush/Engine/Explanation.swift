@@ -7,6 +7,10 @@ public struct Explanation: Sendable {
         case attach(MediaType, bytes: Int?)
         /// It would not be attached, for this reason.
         case refuse(EnrichmentProblem.Code, String)
+        /// Its fetch failed in a way `enrich` tries again (`RetryPolicy`: a refused or dropped connection, a
+        /// connect timeout, 429, 502, 503, 504), up to `retries` more times while the deadline leaves room: whether it
+        /// is attached depends on those attempts, which explain does not make.
+        case retry(EnrichmentProblem.Code, String, retries: Int)
         /// An earlier convention found the same URL; it is fetched once, for that one.
         case duplicate(of: String)
         /// Past the per-payload limit: it would not be fetched.
@@ -78,6 +82,11 @@ public struct Explanation: Sendable {
             if !type.isAttachable { members.append(("transcoded", .bool(true))) }
         case .refuse(let code, let detail):
             members += [("verdict", .text("refuse")), ("code", .text(code.rawValue)), ("detail", .text(detail))]
+        case .retry(let code, let detail, let retries):
+            members += [
+                ("verdict", .text("retry")), ("code", .text(code.rawValue)), ("detail", .text(detail)),
+                ("retries", .integer(retries)),
+            ]
         case .duplicate(let identifier):
             members += [("verdict", .text("duplicate")), ("of", .text(identifier))]
         case .beyondLimit:
@@ -112,6 +121,10 @@ public struct Explanation: Sendable {
                         head + "\n      would attach\(transcoded): \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
                 case .refuse(let code, let detail):
                     lines.append(head + "\n      would NOT attach: \(code) (\(detail))")
+                case .retry(let code, let detail, let retries):
+                    lines.append(
+                        head + "\n      failed now: \(code) (\(detail)); enrich tries again, up to \(retries) "
+                            + "times while the deadline leaves room")
                 case .duplicate(let identifier):
                     lines.append(head + "\n      same URL as \(identifier): fetched once")
                 case .beyondLimit:
@@ -175,8 +188,26 @@ extension Enricher {
                     switch await self.probe(item.reference.url, deadline: deadline) {
                     case .success(let found) where item.reference.platform == .android && found.type.kind != .image:
                         return (index, .refuse(.unsupportedType, AndroidVariant.noImage(found.type)))
-                    case .success(let found): return (index, .attach(found.type, bytes: found.bytes))
-                    case .failure(let failure): return (index, .refuse(failure.code, failure.detail))
+                    case .success(let found):
+                        // As the transformation checks every image before anything else (`TransformStep`), from
+                        // the dimensions the first bytes give (a JPEG's or PNG's header).
+                        let transform = self.configuration.transform
+                        if transform.isEnabled, let size = found.dimensions,
+                            let refusal = transform.pixelRefusal(
+                                width: size.width, height: size.height, pages: 1, names: self.configuration.settingNames
+                            )
+                        {
+                            return (index, .refuse(refusal.code, refusal.detail))
+                        }
+                        return (index, .attach(found.type, bytes: found.bytes))
+                    case .failure(let failure):
+                        let retry = self.configuration.retry
+                        if case .retry = retry.decision(
+                            after: failure, attempt: 1, url: item.reference.url, now: .now, deadline: deadline)
+                        {
+                            return (index, .retry(failure.code, failure.detail, retries: retry.retries))
+                        }
+                        return (index, .refuse(failure.code, failure.detail))
                     }
                 }
             }

@@ -8,6 +8,6 @@ extension Fetcher {
         try configuration.validate()
         try self.init(
             network: configuration.network, limits: configuration.limits, store: configuration.store,
-            transform: configuration.transform)
+            transform: configuration.transform, names: configuration.settingNames)
     }
 }

@@ -13,10 +13,16 @@ extension Duration {
     /// The deadline a request (`?deadline=`) or a queue entry (`deadline`) asks for, `text` in seconds, within the
     /// configured one: to the millisecond, never longer than `limit` (compared in seconds first, so no conversion
     /// can overflow) and never zero. Nil when `text` is not a positive, finite number of seconds: the service
-    /// refuses the request, the worker keeps `limit`.
+    /// refuses the request (400), the worker the entry (an `invalid` result), both with `refusal(ofDeadline:)`.
     package static func requested(_ text: some StringProtocol, within limit: Duration) -> Duration? {
         guard let seconds = Double(text), seconds > 0, seconds.isFinite else { return nil }
         guard seconds < limit.inSeconds else { return limit }
         return .milliseconds(Swift.max(1, Int64((seconds * 1000).rounded())))
+    }
+
+    /// Why a requested deadline (`requested(_:within:)` gave nil) is refused: one wording for the service and the
+    /// worker.
+    package static func refusal(ofDeadline text: some StringProtocol) -> String {
+        "deadline: expected a positive number of seconds, got '\(text)'"
     }
 }

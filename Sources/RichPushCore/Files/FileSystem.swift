@@ -53,6 +53,17 @@ package enum FileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// The temporary directory: `$TMPDIR`, or `/tmp` when TMPDIR is unset or empty; no trailing slash.
+    package static var temporaryDirectory: String {
+        temporaryDirectory(TMPDIR: getenv("TMPDIR").map { String(cString: $0) })
+    }
+
+    /// The temporary directory for this value of TMPDIR (nil when unset).
+    package static func temporaryDirectory(TMPDIR value: String?) -> String {
+        let base = value.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return base.hasSuffix("/") ? String(base.dropLast()) : base
+    }
+
     /// The current directory.
     package static func currentDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

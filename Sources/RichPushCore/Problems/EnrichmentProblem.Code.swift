@@ -65,7 +65,7 @@ extension EnrichmentProblem {
             (.unreadable, [.invalid, .configuration]),
             (.noPayload, [.invalid]),
             (.outOfRange, [.configuration]), (.malformed, [.configuration]),
-            (.badRequest, [.http]), (.badParameter, [.http]), (.unauthorized, [.http]), (.notFound, [.http]),
+            (.badRequest, [.http]), (.badParameter, [.http, .invalid]), (.unauthorized, [.http]), (.notFound, [.http]),
             (.methodNotAllowed, [.http]), (.batchTooLarge, [.http]), (.targetTooLong, [.http]),
             (.headersTooLarge, [.http]), (.unsupportedTransferCoding, [.http]), (.tooManyInFlight, [.http]),
             (.draining, [.http]), (.tooManyConnections, [.http]), (.buffersFull, [.http]),

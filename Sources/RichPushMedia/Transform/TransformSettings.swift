@@ -1,7 +1,10 @@
+import RichPushCore
+
 /// What happens to an image between its download and its attachment: transcoding, downscaling, stripping
 /// metadata. Nothing happens without a `converter` (the default): images are attached as fetched, or refused,
 /// as before. `RichPushTransform.VipsConverter` is the libvips one; the CLI sets it unless `--no-transform`.
 public struct TransformSettings: Sendable {
+
     /// What decodes and encodes images. Default nil: no transformation at all, and no image library loaded.
     public var converter: (any ImageConverter)? = nil
     /// Whether images iOS does not attach (WebP, HEIC, AVIF, SVG, TIFF, BMP) become JPEG (opaque) or PNG (with
@@ -55,4 +58,19 @@ public struct TransformSettings: Sendable {
 
     /// Whether images are transformed at all.
     package var isEnabled: Bool { converter != nil }
+}
+
+extension TransformSettings {
+    /// The refusal (`too-many-pixels`) of an image whose header declares more pixels than `maximumPixels`, or nil
+    /// when it declares no more: one check and one wording for the transformation step and `explain`, which reads
+    /// the dimensions from the first bytes.
+    package func pixelRefusal(width: Int, height: Int, pages: Int, names: SettingNames) -> FetchFailure? {
+        let header = ImageHeader(width: width, height: height, pages: pages, hasAlpha: false, decoder: nil)
+        guard header.pixels > maximumPixels else { return nil }
+        let frames = pages > 1 ? " x \(pages) frames" : ""
+        return FetchFailure(
+            .tooManyPixels,
+            "the header declares \(width) x \(height) pixels\(frames); the limit is \(maximumPixels) "
+                + "(\(names["transform.maximumPixels"]))")
+    }
 }

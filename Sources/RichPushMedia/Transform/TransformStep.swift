@@ -20,6 +20,8 @@ import RichPushStore
 /// JPEG (opaque) or PNG (alpha) within FCM's 1 MiB and the Android bound (`AndroidVariant`).
 final class TransformStep: Sendable {
     private let settings: TransformSettings
+    /// How refusals name the settings that would lift them (`transform.maximumPixels`).
+    private let names: SettingNames
     private let converter: any ImageConverter
     private let imageBytes: Int
     private let root: AttachmentRoot
@@ -46,8 +48,12 @@ final class TransformStep: Sendable {
     /// Re-encodes over the image cap are made again smaller, at most this many times in all.
     static let maximumAttempts = 3
 
-    init(settings: TransformSettings, converter: any ImageConverter, imageBytes: Int, root: AttachmentRoot) {
+    init(
+        settings: TransformSettings, converter: any ImageConverter, imageBytes: Int, root: AttachmentRoot,
+        names: SettingNames = SettingNames()
+    ) {
         self.settings = settings
+        self.names = names
         self.converter = converter
         self.imageBytes = imageBytes
         self.root = root
@@ -362,13 +368,7 @@ final class TransformStep: Sendable {
             return FetchFailure(
                 .damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
         }
-        guard header.pixels > settings.maximumPixels else { return nil }
-        let frames = header.pages > 1 ? " x \(header.pages) frames" : ""
-        return FetchFailure(
-            .tooManyPixels,
-            "the header declares \(header.width) x \(header.height) pixels\(frames); the limit is "
-                + "\(settings.maximumPixels) (transform.maximumPixels)"
-        )
+        return settings.pixelRefusal(width: header.width, height: header.height, pages: header.pages, names: names)
     }
 
     /// Why the job must not go on (its deadline came, or its caller gave up), or nil.

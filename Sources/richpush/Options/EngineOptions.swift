@@ -27,13 +27,6 @@ struct EngineOptions: ParsableArguments {
     var cacheMegabytes: Int = Enricher.Configuration().cache.maximumBytes / 1_000_000
 
     @Option(
-        "retries", .whole("retries", in: Enricher.Configuration.retriesRange),
-        help: "Fetch a reference again up to n times after a refused or dropped connection, a connect timeout, 429, "
-            + "502, 503 or 504, while the deadline leaves room.",
-        field: "retry.retries")
-    var retries: Int = Enricher.Configuration().retry.retries
-
-    @Option(
         "max-dimension", .whole("pixels", in: Enricher.Configuration.dimensionRange),
         help: "Resize images whose longest side exceeds n pixels.", field: "transform.maximumDimension")
     var maximumDimension: Int? = Enricher.Configuration().transform.maximumDimension
@@ -49,12 +42,6 @@ struct EngineOptions: ParsableArguments {
         help: "Decode every JPEG, PNG and GIF once before attaching it: a PNG that does not decode whole is refused, "
             + "a JPEG or GIF attached with a damaged-image problem.")
     var verifyImages: Bool
-
-    @Option(
-        "max-pixels", .whole("pixels", in: Enricher.Configuration.pixelsRange),
-        help: "Refuse images whose header declares more pixels than n before decoding any.",
-        field: "transform.maximumPixels")
-    var maximumPixels: Int = Enricher.Configuration().transform.maximumPixels
 
     @Option(
         "android-max-dimension", .whole("pixels", in: Enricher.Configuration.dimensionRange),
@@ -83,14 +70,12 @@ struct EngineOptions: ParsableArguments {
         configuration.cache.enabled = cacheTimeToLive > .zero
         configuration.cache.timeToLive = cacheTimeToLive
         configuration.cache.maximumBytes = cacheMegabytes * 1_000_000
-        configuration.retry.retries = retries
         if fetch.noTransform {
-            try fetch.refuseWithoutTransformation([$stripMetadata, $verifyImages, $maximumDimension, $maximumPixels])
+            try fetch.refuseWithoutTransformation([$stripMetadata, $verifyImages, $maximumDimension])
         } else {
             configuration.transform.stripMetadata = stripMetadata
             configuration.transform.verifyImages = verifyImages
             configuration.transform.maximumDimension = maximumDimension
-            configuration.transform.maximumPixels = maximumPixels
         }
         configuration.transform.androidMaximumDimension = androidMaximumDimension
         configuration.publisher = try publish.publisher()

@@ -10,7 +10,7 @@ struct FetchOptions: ParsableArguments {
 
     @OptionGroup var store: StoreOptions
 
-    @Flag("allow-http", help: "Allow http as well as https, at every hop.")
+    @Flag("allow-http", help: "Allow http as well as https, at every hop.", field: "network.allowHTTP")
     var allowHTTP: Bool
 
     @Option(
@@ -59,6 +59,19 @@ struct FetchOptions: ParsableArguments {
         field: "transform.maximumSourceBytes")
     var maximumSourceBytes: Int = Enricher.Configuration().transform.maximumSourceBytes
 
+    @Option(
+        "retries", .whole("retries", in: Enricher.Configuration.retriesRange),
+        help: "Fetch a reference again up to n times after a refused or dropped connection, a connect timeout, 429, "
+            + "502, 503 or 504, while the deadline leaves room.",
+        field: "retry.retries")
+    var retries: Int = Enricher.Configuration().retry.retries
+
+    @Option(
+        "max-pixels", .whole("pixels", in: Enricher.Configuration.pixelsRange),
+        help: "Refuse images whose header declares more pixels than n before decoding any.",
+        field: "transform.maximumPixels")
+    var maximumPixels: Int = Enricher.Configuration().transform.maximumPixels
+
     @Flag(
         "no-transform",
         help: "Transform no image at all: attach as fetched or refuse, as with --no-transcode, and never load libvips.")
@@ -104,14 +117,16 @@ struct FetchOptions: ParsableArguments {
         configuration.network.resolve = resolve
         configuration.network.caBundle = caBundle
         configuration.conventions = try conventions()
+        configuration.retry.retries = retries
         if noTransform {
-            try refuseWithoutTransformation([$noTranscode, $maximumSourceBytes])
+            try refuseWithoutTransformation([$noTranscode, $maximumSourceBytes, $maximumPixels])
             configuration.transform.converter = nil
             return
         }
         configuration.transform.converter = VipsConverter()
         configuration.transform.transcode = !noTranscode
         configuration.transform.maximumSourceBytes = maximumSourceBytes
+        configuration.transform.maximumPixels = maximumPixels
     }
 
     /// The conventions run: the built-in ones and `--conventions`'s, or those `--convention` names, in its order.

@@ -20,7 +20,8 @@ extension ParsableArguments {
     var unread: [String] { declaredArguments.flatMap(\.unread) }
 
     /// `configuration` checked by the library's one validator; its error names the field, the message the option
-    /// that sets it (`network.resolve[3]` is `--resolve`).
+    /// that sets it (`network.resolve[3]` is `--resolve`). The engine's own messages name options the same way: the
+    /// configuration's `settingNames` are the declared options' fields (a refused http URL says `--allow-http`).
     func validated(_ configuration: Enricher.Configuration) throws(UsageError) -> Enricher.Configuration {
         do {
             try configuration.validate()
@@ -29,6 +30,13 @@ extension ParsableArguments {
             let option = declarations.first { $0.field == field }.map { "--" + $0.name }
             throw UsageError("\(option ?? error.field): \(error.detail)")
         }
-        return configuration
+        var named = configuration
+        named.settingNames = SettingNames(
+            Dictionary(
+                declarations.compactMap { declaration in declaration.field.map { ($0, "--" + declaration.name) } }
+            ) {
+                first, _ in first
+            })
+        return named
     }
 }
