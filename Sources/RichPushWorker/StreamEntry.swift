@@ -13,6 +13,9 @@ package struct StreamEntry: Sendable, Equatable {
     package var payload: Payload
     /// The `deadline` field's text, when the entry has one of at most `deadlineLimit` bytes.
     package var deadline: String?
+    /// The length of a `deadline` field longer than `deadlineLimit` bytes (not kept: no number of seconds is that
+    /// long), so that the entry is refused as one with a bad deadline rather than run as if it had none.
+    package var oversizedDeadline: Int? = nil
 
     /// The longest `deadline` kept: a number of seconds is a few bytes; a longer field is not one.
     static let deadlineLimit = 64
@@ -100,7 +103,12 @@ extension RESPReader {
         case (Self.payloadName?, .bulk(let length)) where entry.payload == .missing:
             let bytes = try body(length, keep: length <= payloadLimit)
             entry.payload = bytes.map { .bytes($0) } ?? .tooLarge(length)
-        case (Self.deadlineName?, .bulk(let length)) where entry.deadline == nil && length <= StreamEntry.deadlineLimit:
+        case (Self.deadlineName?, .bulk(let length)) where entry.deadline == nil && entry.oversizedDeadline == nil:
+            guard length <= StreamEntry.deadlineLimit else {
+                entry.oversizedDeadline = length
+                try skip(after: value)
+                return
+            }
             entry.deadline = try body(length, keep: true).map { String(decoding: $0, as: UTF8.self) }
         default:
             try skip(after: value)

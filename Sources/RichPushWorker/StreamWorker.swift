@@ -285,7 +285,8 @@ package final class StreamWorker: LifecycleService {
     /// Starts the work for one entry, counted in flight.
     private func start(_ entry: StreamEntry) {
         let id = entry.id
-        let requested = entry.deadline
+        // A deadline too long to be kept is refused as one that is not a number (it is none).
+        let requested = entry.deadline ?? entry.oversizedDeadline.map { "<\($0) bytes>" }
         let enricher = enricher
         let configured = enricher.configuration.timeout
         let limit = group.payloadLimit

@@ -282,24 +282,24 @@ struct WorkerTests {
         let redis = try RedisServer()
         let payload = Self.payload(bed.url("/media/photo.jpg"))
         var ids: [String: String] = [:]
-        for deadline in ["abc", "-1", "0", "2.5"] {
+        for deadline in ["abc", "-1", "0", String(repeating: "1", count: 65), "2.5"] {
             ids[deadline] = try redis.add("in", [("payload", payload), ("deadline", deadline)])
         }
         let worker = try WorkerProcess(arguments(bed, redis, ["--create-group"]))
-        try await waitUntil("four results") { try redis.entries("out").count == 4 }
+        try await waitUntil("five results") { try redis.entries("out").count == 5 }
         var results: [String: [String: Any]] = [:]
         for entry in try redis.entries("out") {
             results[entry.fields["source"] ?? "?"] =
                 try JSONSerialization.jsonObject(with: Data((entry.fields["result"] ?? "").utf8)) as? [String: Any]
         }
-        for deadline in ["abc", "-1", "0"] {
+        for deadline in ["abc", "-1", "0", String(repeating: "1", count: 65)] {
             let id = try #require(ids[deadline])
             let result = try #require(results[id])
             #expect(result["outcome"] as? String == "invalid", "\(deadline)")
             let problem = (result["problems"] as? [[String: Any]])?.first
             #expect(problem?["code"] as? String == "bad-parameter")
-            #expect(
-                problem?["detail"] as? String == "deadline: expected a positive number of seconds, got '\(deadline)'")
+            let shown = deadline.count > 64 ? "<65 bytes>" : deadline
+            #expect(problem?["detail"] as? String == "deadline: expected a positive number of seconds, got '\(shown)'")
         }
         let good = try #require(ids["2.5"])
         #expect(results[good]?["outcome"] as? String == "complete")
@@ -974,7 +974,7 @@ struct StreamEntryReadingTests {
 
     static let expected = [
         StreamEntry(id: "1-0", payload: .bytes(Array(payload.utf8)), deadline: "2.5"),
-        StreamEntry(id: "2-0", payload: .bytes(Array("first".utf8)), deadline: nil),
+        StreamEntry(id: "2-0", payload: .bytes(Array("first".utf8)), deadline: nil, oversizedDeadline: 65),
         StreamEntry(id: "3-0", payload: .tooLarge(101), deadline: nil),
         StreamEntry(id: "4-0", payload: .missing, deadline: nil),
         StreamEntry(id: "5-0", payload: .missing, deadline: nil),
