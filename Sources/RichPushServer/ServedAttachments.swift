@@ -202,7 +202,7 @@ struct Name: Hashable {
 }
 
 /// A SHA-256 digest as its 32 bytes, read from and written as 64 lowercase hex digits.
-struct Digest {
+struct Digest: Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
     /// The digest that `hex` spells (64 hex digits, either case), or nil.
@@ -219,6 +219,21 @@ struct Digest {
             return true
         }
         guard parsed else { return nil }
+    }
+
+    /// The digest that these 32 bytes are, or nil for another count.
+    init?(bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        withUnsafeMutableBytes(of: &words) { raw in
+            let words = raw.bindMemory(to: UInt64.self)
+            for (index, byte) in bytes.enumerated() { words[index / 8] = words[index / 8] << 8 | UInt64(byte) }
+        }
+    }
+
+    /// Whether it is `other`, in a time that does not depend on where they differ: every word is compared.
+    func isSame(as other: Digest) -> Bool {
+        ((words.0 ^ other.words.0) | (words.1 ^ other.words.1) | (words.2 ^ other.words.2)
+            | (words.3 ^ other.words.3)) == 0
     }
 
     /// The 64 lowercase hex digits.

@@ -67,6 +67,8 @@ struct ServeTenantsTests {
             [], [("Authorization", "Bearer not-a-tenant-token-at-all")], [("Authorization", "Basic \(a.token)")],
             [("Authorization", "Bearer \(a.digest)")], [("Authorization", "Bearer ")],
             [("Authorization", "Bearer \(a.token)x")], [("Authorization", "Bearer \(a.token.dropLast())")],
+            [("Authorization", "Bearer \(a.token.uppercased())")], [("Authorization", "Bearer\t\(a.token)")],
+            [("Authorization", "\(a.token)")], [("Authorization", "Bearer \(a.token) \(b.token)")],
         ] {
             let refused = try await server.request("POST", "/v1/enrich", headers: headers, body: Self.payload(url))
             #expect(refused.status == 401, "\(headers)")
@@ -83,8 +85,8 @@ struct ServeTenantsTests {
         let lower = try await server.request(
             "POST", "/v1/enrich", headers: [("Authorization", "bearer \(b.token)")], body: Self.payload(url))
         #expect(lower.status == 200)
-        try await waitUntil("eleven access log lines") {
-            server.logLines.filter { $0["path"] as? String == "/v1/enrich" }.count >= 10
+        try await waitUntil("the access log lines of the three requests served") {
+            server.logLines.filter { $0["status"] as? Int == 200 }.count >= 3
         }
         let tenants = server.logLines.filter { $0["status"] as? Int == 200 }.map { $0["tenant"] as? String }
         #expect(tenants == ["alpha", "beta", "beta"])
@@ -139,6 +141,21 @@ struct ServeTenantsTests {
         let unknown = try await server.request(
             "GET", "/v1/attachments/\(name.dropLast(5))a.jpg", headers: beta.authorization)
         #expect(other.text == unknown.text, "another tenant's attachment reads as an unknown one")
+        // An NDJSON request's attachments likewise: beta's lines are stored for beta alone.
+        let batch = try await server.request(
+            "POST", "/v1/enrich", headers: beta.authorization + [("Content-Type", "application/x-ndjson")],
+            body: Self.payload(bed.url("/media/logo.png")) + [0x0A])
+        #expect(batch.status == 200)
+        let line = try #require(
+            batch.text.split(separator: "\n").first.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
+        let batchPath = try #require((line["attachments"] as? [[String: Any]])?.first?["path"] as? String)
+        let batchName = batchPath.split(separator: "/").suffix(2).joined(separator: "/")
+        #expect(
+            try await server.request("GET", "/v1/attachments/\(batchName)", headers: beta.authorization).status == 200)
+        #expect(
+            try await server.request("GET", "/v1/attachments/\(batchName)", headers: alpha.authorization).status == 404)
         #expect(try await server.terminate() == 0)
     }
 

@@ -6,10 +6,11 @@ from scenarios.fcm_campaign import FCMCampaign
 from scenarios.object_store import ObjectStore
 from scenarios.payload_memory import PayloadMemory
 from scenarios.service import Service
+from scenarios.tenants import Tenants
 from scenarios.transformation import Transformation
 from scenarios.unique import Unique
 from scenarios.video import Video
 from scenarios.workers import Workers
 
-ALL = (Unique, Campaign, Video, Deadline, PayloadMemory, FCMCampaign, Service, Workers, Transformation,
+ALL = (Unique, Campaign, Video, Deadline, PayloadMemory, FCMCampaign, Service, Tenants, Workers, Transformation,
        ObjectStore)

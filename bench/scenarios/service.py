@@ -18,7 +18,7 @@ end
 local n = 0
 request = function()
   n = n + 1
-  return wrk.format("POST", "/v1/enrich", {["Content-Type"] = "application/json"}, bodies[n % 20])
+  return wrk.format("POST", "/v1/enrich", headers, bodies[n % 20])
 end
 """
 
@@ -42,24 +42,28 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False):
+def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False, arguments=(), token=None):
     """`richpush serve` under wrk: payloads per second, latency percentiles (wrk's, of requests), the server's
-    peak RSS, and the CPU seconds the server and wrk each used per payload. `batch` > 1 sends NDJSON bodies of
-    that many payloads; `healthz` sends `GET /healthz` instead (the HTTP round trip alone: no body, no task, no
-    suspended connection), each request counted as a payload."""
+    peak RSS and its RSS once listening, before any request ("idle_rss"), and the CPU seconds the server and wrk each
+    used per payload. `batch` > 1 sends NDJSON bodies of that many payloads; `healthz` sends `GET /healthz` instead
+    (the HTTP round trip alone: no body, no task, no suspended connection), each request counted as a payload.
+    `arguments` are added to serve's; `token` is sent as a bearer token (JSON bodies)."""
     attachments = bench.runs.fresh_directory("serve")
     listen_port = free_port()
     command = [binary or os.path.join(BIN, "richpush"), "serve", "--listen", f"127.0.0.1:{listen_port}", "--allow-http",
                "--allow-network", "127.0.0.1/32", "--allow-port", str(bench.port), "--attachments-dir", attachments,
-               "--max-in-flight", "1024"]
+               "--max-in-flight", "1024"] + list(arguments)
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_port(listen_port, server, "richpush serve")
+    idle_rss = resident_mib(server.pid, "VmRSS")
     script = os.path.join(OUT, "wrk.lua")
     with open(script, "w") as f:
         if batch > 1:
             f.write(f'local base = "{bench.base}"\nlocal batch = {batch}\n' + WRK_NDJSON_SCRIPT)
         else:
-            f.write(f'local base = "{bench.base}"\n' + WRK_SCRIPT)
+            authorization = f', ["Authorization"] = "Bearer {token}"' if token else ""
+            f.write(f'local base = "{bench.base}"\n'
+                    f'local headers = {{["Content-Type"] = "application/json"{authorization}}}\n' + WRK_SCRIPT)
     ticks = os.sysconf("SC_CLK_TCK")
 
     def cpu_seconds():
@@ -73,8 +77,7 @@ def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False)
     result = subprocess.run(["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency"] + target,
                             capture_output=True, text=True, check=True)
     cpu, wrk_cpu = cpu_seconds() - cpu_before, children_cpu() - wrk_before
-    with open(f"/proc/{server.pid}/status") as f:
-        rss = next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+    rss = resident_mib(server.pid, "VmHWM")
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=60)
 
@@ -98,8 +101,15 @@ def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False)
         elif "requests in" in line:
             requests = int(parts[0])
     payloads = max(requests * batch, 1)
-    return {"rate": rate * batch, "p50": p50, "p99": p99, "rss": rss, "errors": errors, "load": load,
+    return {"rate": rate * batch, "p50": p50, "p99": p99, "rss": rss, "idle_rss": idle_rss, "errors": errors,
+            "load": load,
             "cpu_ms": 1000 * cpu / payloads, "wrk_cpu_ms": 1000 * wrk_cpu / payloads}
+
+
+def resident_mib(pid, field):
+    """A process's `field` of /proc/PID/status (VmRSS now, VmHWM its peak), in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":")) / 1024
 
 
 def service_summary(runs):
