@@ -186,12 +186,33 @@ public final class ObjectStorePublisher: MediaPublisher {
         case failed(PublishFailure, retryable: Bool)
     }
 
-    /// One `HEAD` and, unless the object is there with the same length, one `PUT`.
+    /// One `HEAD` and, unless the object is there with the same length, one `PUT`; with `ifNoneMatch`, the
+    /// conditional `PUT` alone.
     private func attemptOnce(
         _ media: FetchedMedia, url: String, deadline: ContinuousClock.Instant, handle: EasyHandle, stop: StopFlag
     ) -> AttemptOutcome {
-        let head = request(.head, url: url, media: media, deadline: deadline, handle: handle, stop: stop)
-        switch head {
+        if configuration.existenceCheck == .head {
+            if let outcome = head(media, url: url, deadline: deadline, handle: handle, stop: stop) { return outcome }
+        }
+        switch request(.put, url: url, media: media, deadline: deadline, handle: handle, stop: stop) {
+        case .failure(let failure):
+            return .failed(failure.publishFailure, retryable: failure.retryable)
+        case .success(let response) where (200..<300).contains(response.status):
+            return .stored
+        case .success(let response) where response.status == 412 && configuration.existenceCheck == .ifNoneMatch:
+            return .present
+        case .success(let response):
+            let failure = StoreError(response: response, method: "PUT", url: url)
+            return .failed(failure.publishFailure, retryable: failure.retryable)
+        }
+    }
+
+    /// The `HEAD` before an upload: `.present` when the object is there with the same length, a failure, or nil
+    /// when it is to be uploaded.
+    private func head(
+        _ media: FetchedMedia, url: String, deadline: ContinuousClock.Instant, handle: EasyHandle, stop: StopFlag
+    ) -> AttemptOutcome? {
+        switch request(.head, url: url, media: media, deadline: deadline, handle: handle, stop: stop) {
         case .failure(let failure):
             return .failed(failure.publishFailure, retryable: failure.retryable)
         case .success(let response) where response.status == 200 && response.contentLength == Int64(media.bytes):
@@ -202,16 +223,7 @@ public final class ObjectStorePublisher: MediaPublisher {
         case .success:
             // 404 (absent), 403 (an identity that may write but not list sees a missing key as forbidden), 200
             // with another length (a different object under the name: rewritten whole): upload.
-            break
-        }
-        switch request(.put, url: url, media: media, deadline: deadline, handle: handle, stop: stop) {
-        case .failure(let failure):
-            return .failed(failure.publishFailure, retryable: failure.retryable)
-        case .success(let response) where (200..<300).contains(response.status):
-            return .stored
-        case .success(let response):
-            let failure = StoreError(response: response, method: "PUT", url: url)
-            return .failed(failure.publishFailure, retryable: failure.retryable)
+            return nil
         }
     }
 
@@ -227,6 +239,7 @@ public final class ObjectStorePublisher: MediaPublisher {
                 "Content-Type: " + media.type.mime, "Cache-Control: " + configuration.cacheControl,
                 "x-amz-checksum-sha256: " + Self.base64(hex: media.sha256),
             ]
+            if configuration.existenceCheck == .ifNoneMatch { headers.append("If-None-Match: *") }
         }
         if let token = configuration.credentials.sessionToken { headers.append("x-amz-security-token: " + token) }
         return headers

@@ -34,6 +34,8 @@ struct StoreError: Error {
         retryable =
             [500, 502, 503, 504, 429].contains(response.status)
             || ["SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable"].contains(self.code)
+            // AWS: two conditional writes of one key at once; the one answered 409 is to be tried again.
+            || self.code == "ConditionalRequestConflict"
     }
 
     /// curl failed with `curl` (`message` is its error buffer): `expired` when the deadline ended it, `cancelled`

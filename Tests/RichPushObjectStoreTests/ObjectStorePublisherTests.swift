@@ -80,6 +80,39 @@ struct ObjectStorePublisherTests {
         #expect(try await store.keys(in: bucket) == [key])
     }
 
+    @Test(
+        """
+        with if-none-match, a new key is stored by the conditional PUT alone, and a key the store has is a hit \
+        (412) that leaves the stored object as it was, where a HEAD of another length would have rewritten it
+        """)
+    func conditionalPut() async throws {
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let publisher = try Self.publisher(store, bucket: bucket) { $0.existenceCheck = .ifNoneMatch }
+        let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let key = "push/\(media.sha256).jpg"
+        #expect(try await Self.publish(publisher, media).get() == "\(Self.base)/\(key)")
+        let object = try await store.object(bucket, key)
+        #expect(object.body == fixture("photo.jpg") && object.headers["content-type"] == "image/jpeg")
+        #expect(publisher.statistics?.uploads == 1 && publisher.statistics?.hits == 0)
+
+        // Other bytes under a key: `head` finds another length and uploads; the conditional PUT is refused (412),
+        // counted as a hit, and the object is not touched.
+        let other = try Self.media(fixture("logo.png"), type: .png)
+        let taken = "push/\(other.sha256).png"
+        let stand = Array("not the logo".utf8)
+        #expect(try await store.request("PUT", "/\(bucket)/\(taken)", body: stand).status == 200)
+        let fresh = try Self.publisher(store, bucket: bucket) { $0.existenceCheck = .ifNoneMatch }
+        #expect(try await Self.publish(fresh, other).get() == "\(Self.base)/\(taken)")
+        #expect(
+            fresh.statistics?.uploads == 0 && fresh.statistics?.hits == 1, "\(String(describing: fresh.statistics))")
+        #expect(try await store.object(bucket, taken).body == stand)
+        let heads = try Self.publisher(store, bucket: bucket)
+        #expect(try await Self.publish(heads, other).get() == "\(Self.base)/\(taken)")
+        #expect(heads.statistics?.uploads == 1, "a HEAD finds another length and uploads")
+        #expect(try await store.object(bucket, taken).body == fixture("logo.png"))
+    }
+
     @Test("twenty payloads meeting one image at once make one upload; the other nineteen wait for it")
     func oneFlight() async throws {
         let store = try await SeaweedFS.shared()

@@ -257,6 +257,10 @@ struct CLITests {
             (["enrich", "--convention", "zego,zego"], "zego"),
             (["enrich", "--allow-port", "9000-80"], "--allow-port"),
             (["enrich", "--concurrency", "0"], "--concurrency"),
+            (
+                ["stream", "--publish-s3", "s3://m", "--publish-url", "http://x", "--s3-existence-check", "ask"],
+                "--s3-existence-check: expected one of head, if-none-match"
+            ),
             (["enrich", "--frobnicate"], "--frobnicate"),
             (["enrich", "--out", "/nonexistent-dir"], "--out"),
             (["enrich", "--ca-bundle", "/nonexistent.pem"], "--ca-bundle"),

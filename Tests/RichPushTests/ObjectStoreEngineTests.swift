@@ -119,8 +119,10 @@ struct ObjectStoreEngineTests {
         #expect(!help.stdout.contains(store.publisher.secretKey))
     }
 
-    @Test("two processes publishing one campaign at once store each image once, and every payload is published")
-    func twoWorkers() async throws {
+    @Test(
+        "two processes publishing one campaign at once store each image once, and every payload is published",
+        arguments: ["head", "if-none-match"])
+    func twoWorkers(existenceCheck: String) async throws {
         let store = try await SeaweedFS.shared()
         let bucket = try await store.newBucket()
         let bed = try TestBed()
@@ -133,7 +135,8 @@ struct ObjectStoreEngineTests {
                 group.addTask {
                     try await offPool {
                         try CLI.runBlocking(
-                            ["stream", "--concurrency", "16"] + bed.cliOptions + Self.options(store, bucket: bucket),
+                            ["stream", "--concurrency", "16", "--s3-existence-check", existenceCheck]
+                                + bed.cliOptions + Self.options(store, bucket: bucket),
                             stdin: lines,
                             prefix: Self.credentials(store.publisher))
                     }
@@ -170,32 +173,5 @@ struct ObjectStoreEngineTests {
         #expect(metrics.contains(#"richpush_publish_total{result="uploaded"} 1"#), "\(metrics)")
         #expect(metrics.contains(#"richpush_publish_total{result="hit"} 2"#))
         #expect(metrics.contains("richpush_publish_upload_duration_seconds_count 1"))
-    }
-
-    @Test(
-        """
-        serve --tenants: a tenant without publishing options publishes under the server's store in a prefix of its \
-        name; the same image is one object per tenant
-        """
-    )
-    func tenantPrefixes() async throws {
-        let store = try await SeaweedFS.shared()
-        let bucket = try await store.newBucket()
-        let bed = try TestBed()
-        let tenants = [ServeTenantsTests.TestTenant("alpha"), ServeTenantsTests.TestTenant("beta")]
-        let server = try await ServeProcess(
-            bed.cliOptions + Self.options(store, bucket: bucket) + ["--tenants", try ServeTenantsTests.file(tenants)],
-            environment: Array(Self.credentials(store.publisher).dropFirst()))
-        var digest = ""
-        for tenant in tenants {
-            let reply = try await ServeTenantsTests.enrich(server, bed.url("/media/photo.jpg"), as: tenant)
-            #expect(reply.status == 200, "\(reply.text)")
-            digest = try #require((reply.json["attachments"] as? [[String: Any]])?.first?["sha256"] as? String)
-            let content = reply.json["content"] as? [String: Any]
-            #expect(content?["adb_media"] as? String == "\(Self.base)/push/\(tenant.name)/\(digest).jpg")
-        }
-        let keys = try await store.keys(in: bucket)
-        #expect(Set(keys) == ["push/alpha/\(digest).jpg", "push/beta/\(digest).jpg"], "\(keys)")
-        #expect(try await server.terminate() == 0)
     }
 }

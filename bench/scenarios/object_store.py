@@ -17,7 +17,9 @@ UNIQUE, CAMPAIGN = "unique", "campaign"  # the buckets, made before the first ro
 CACHE_CONTROL = "public, max-age=31536000, immutable"  # richpush's default, which curl is given too
 JPEG = "image/jpeg"  # every image of (a) and (b) is one: what each object must be stored as
 GOAL = 1.3  # richpush (enrich + publish) over curl (uploads alone), wall, median of the pairs
-WIDE = 64  # curl's --parallel-max, also given to richpush as --s3-uploads beside its default (16)
+WIDE = 64  # curl's --parallel-max, and richpush's default --s3-uploads
+NARROW = 16  # richpush's --s3-uploads before this round, beside
+CONDITIONAL = ["--s3-existence-check", "if-none-match"]  # the conditional PUT in place of the HEAD
 
 
 def spread(values, digits=2):
@@ -29,9 +31,10 @@ def spread(values, digits=2):
 class ObjectStore(Scenario):
     """object store: the 2,000 unique 100 KB JPEGs of (a) enriched and published by `richpush stream --publish-s3`
     to a SeaweedFS 4.48 on loopback, beside the same files uploaded by `curl --aws-sigv4 --parallel-max 64` with
-    the same headers, in alternated pairs (goal: within 1.3x of curl), with richpush's default --s3-uploads and with
-    64 as curl's; then the 10,000-payload campaign over 20 images published (goal: exactly 20 uploads counted at the
-    store, 20 objects under its prefix)
+    the same headers, in alternated pairs (goal: within 1.3x of curl), with richpush's defaults, with --s3-uploads 16
+    and with --s3-existence-check if-none-match (the conditional PUT alone); then the 10,000-payload campaign over
+    20 images published, with HEADs and with the conditional PUT (goal: exactly 20 uploads counted at the store, 20
+    objects under its prefix)
 
     Every run writes under a fresh key prefix, so that nothing is found there already. Each run is checked before
     the next: every result complete with a `published_url` for each attachment, the keys listed under the run's
@@ -81,11 +84,15 @@ class ObjectStore(Scenario):
 
     def runners(self, bench):
         return (bench.per_build("richpush", lambda build: self.publish(bench, build, UNIQUE, self.unique))
-                + bench.per_build("richpush wide", lambda build: self.publish(bench, build, UNIQUE, self.unique,
-                                                                   ["--s3-uploads", str(WIDE)]))
+                + bench.per_build("richpush narrow", lambda build: self.publish(bench, build, UNIQUE, self.unique,
+                                                                     ["--s3-uploads", str(NARROW)]))
+                + bench.per_build("richpush if-none-match", lambda build: self.publish(
+                    bench, build, UNIQUE, self.unique, CONDITIONAL))
                 + [("curl", lambda: self.curl())]
                 + bench.per_build("enrich", lambda build: self.enrich(bench, build))
-                + bench.per_build(CAMPAIGN, lambda build: self.publish(bench, build, CAMPAIGN, self.campaign)))
+                + bench.per_build(CAMPAIGN, lambda build: self.publish(bench, build, CAMPAIGN, self.campaign))
+                + bench.per_build(CAMPAIGN + " if-none-match", lambda build: self.publish(
+                    bench, build, CAMPAIGN, self.campaign, CONDITIONAL)))
 
     def enrich(self, bench, build):
         """The unique set through `richpush stream` without publishing: what enrichment alone costs, beside."""
@@ -176,8 +183,10 @@ class ObjectStore(Scenario):
                  f"the store's CPU {spread(r['store_cpu'] for r in curl_runs)} s; at the store per run: "
                  f"{self.requests(curl_runs)}"]
         for build in bench.builds:
-            alone, campaigns = results[("enrich", build)], results[(CAMPAIGN, build)]
-            for name, label in (("richpush", "default --s3-uploads (16)"), ("richpush wide", f"--s3-uploads {WIDE}")):
+            alone = results[("enrich", build)]
+            for name, label in (("richpush", f"defaults (--s3-uploads {WIDE}, HEAD before each upload)"),
+                                ("richpush narrow", f"--s3-uploads {NARROW}"),
+                                ("richpush if-none-match", "--s3-existence-check if-none-match")):
                 runs, ratios = results[(name, build)], results.ratios((name, build), "curl")
                 rows.append((build.row(f"(p) unique, {count:,} x 100 KB, enrich + publish to SeaweedFS, {label}"),
                              results.median((name, build)),
@@ -195,17 +204,19 @@ class ObjectStore(Scenario):
             notes.append(build.note(
                 f"(p) unique, enrich alone in the same rounds: wall {spread(r['wall'] for r in alone)} s, CPU "
                 f"{spread(r['cpu'] for r in alone)} s, peak RSS {spread((r['rss'] for r in alone), 1)} MiB"))
-            rows.append((build.row(f"(p) campaign, {self.campaign_count:,} over 20, published to SeaweedFS"),
-                         results.median((CAMPAIGN, build)), None, None, self.campaign_count))
-            distinct = min(20, self.campaign_count)
-            exact = all(r["store"]["PUT"] == distinct and r["store"]["uploaded"] == distinct
-                        and r["objects"] == distinct for r in campaigns)
-            notes.append(build.note(
-                f"(p) campaign: wall {spread(r['wall'] for r in campaigns)} s, CPU "
-                f"{spread(r['cpu'] for r in campaigns)} s, peak RSS {spread((r['rss'] for r in campaigns), 1)} MiB; "
-                f"at the store per run: {self.requests(campaigns)}; objects under each run's prefix "
-                f"{[r['objects'] for r in campaigns]} (goal: exactly {distinct} uploads and {distinct} objects: "
-                f"{'met' if exact else 'NOT met'})"))
+            for name, label in ((CAMPAIGN, ""), (CAMPAIGN + " if-none-match", ", --s3-existence-check if-none-match")):
+                campaigns = results[(name, build)]
+                rows.append((build.row(f"(p) campaign, {self.campaign_count:,} over 20, published to SeaweedFS{label}"),
+                             results.median((name, build)), None, None, self.campaign_count))
+                distinct = min(20, self.campaign_count)
+                exact = all(r["store"]["PUT"] == distinct and r["store"]["uploaded"] == distinct
+                            and r["objects"] == distinct for r in campaigns)
+                notes.append(build.note(
+                    f"(p) campaign{label}: wall {spread(r['wall'] for r in campaigns)} s, CPU "
+                    f"{spread(r['cpu'] for r in campaigns)} s, peak RSS "
+                    f"{spread((r['rss'] for r in campaigns), 1)} MiB; at the store per run: "
+                    f"{self.requests(campaigns)}; objects under each run's prefix {[r['objects'] for r in campaigns]} "
+                    f"(goal: exactly {distinct} uploads and {distinct} objects: {'met' if exact else 'NOT met'})"))
         return rows, notes
 
     @staticmethod

@@ -20,6 +20,22 @@ extension OptionValue where Value == String {
     }
 }
 
+extension OptionValue where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+    /// One of the words `Value`'s cases are spelled as.
+    static func word(_ placeholder: String) -> Self {
+        let accepted = "one of " + Value.allCases.map(\.rawValue).joined(separator: ", ")
+        return Self(
+            placeholder: placeholder, range: accepted,
+            parse: { text, option throws(UsageError) in
+                guard let value = Value(rawValue: text) else {
+                    throw UsageError("--\(option): expected \(accepted), got '\(text)'")
+                }
+                return value
+            },
+            describe: { $0.rawValue })
+    }
+}
+
 extension OptionValue where Value == Int {
     /// A whole number of `unit` within `range`.
     static func whole(_ unit: String, in range: ClosedRange<Int>, placeholder: String = "n") -> Self {
