@@ -174,4 +174,31 @@ struct ObjectStoreEngineTests {
         #expect(metrics.contains(#"richpush_publish_total{result="hit"} 2"#))
         #expect(metrics.contains("richpush_publish_upload_duration_seconds_count 1"))
     }
+
+    @Test(
+        """
+        serve --tenants: a tenant without publishing options publishes under the server's store in a prefix of its \
+        name; the same image is one object per tenant
+        """
+    )
+    func tenantPrefixes() async throws {
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let bed = try TestBed()
+        let tenants = [ServeTenantsTests.TestTenant("alpha"), ServeTenantsTests.TestTenant("beta")]
+        let server = try await ServeProcess(
+            bed.cliOptions + Self.options(store, bucket: bucket) + ["--tenants", try ServeTenantsTests.file(tenants)],
+            environment: Array(Self.credentials(store.publisher).dropFirst()))
+        var digest = ""
+        for tenant in tenants {
+            let reply = try await ServeTenantsTests.enrich(server, bed.url("/media/photo.jpg"), as: tenant)
+            #expect(reply.status == 200, "\(reply.text)")
+            digest = try #require((reply.json["attachments"] as? [[String: Any]])?.first?["sha256"] as? String)
+            let content = reply.json["content"] as? [String: Any]
+            #expect(content?["adb_media"] as? String == "\(Self.base)/push/\(tenant.name)/\(digest).jpg")
+        }
+        let keys = try await store.keys(in: bucket)
+        #expect(Set(keys) == ["push/alpha/\(digest).jpg", "push/beta/\(digest).jpg"], "\(keys)")
+        #expect(try await server.terminate() == 0)
+    }
 }

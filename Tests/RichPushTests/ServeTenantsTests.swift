@@ -124,6 +124,33 @@ struct ServeTenantsTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test(
+        """
+        a tenant that pins names of its own (resolve) fetches on a loop of its own: another tenant never reaches a \
+        name only the first pinned (curl keeps pinned names in its multi handle's DNS cache)
+        """
+    )
+    func pinnedNames() async throws {
+        let bed = try TestBed()
+        let port = bed.origin.port
+        let pinned = TestTenant(
+            "pinned", ["resolve": ["media.test:\(port):127.0.0.1", "private.test:\(port):127.0.0.1"]])
+        let plain = TestTenant("plain")
+        let server = try await ServeProcess(bed.cliOptions + ["--tenants", try Self.file([pinned, plain])])
+        let url = "http://private.test:\(port)/media/photo.jpg"
+        let own = try await Self.enrich(server, url, as: pinned)
+        #expect(own.json["outcome"] as? String == "complete")
+        let other = try await Self.enrich(server, url, as: plain)
+        #expect(other.json["outcome"] as? String == "failed", "\(other.text)")
+        #expect((other.json["attachments"] as? [Any])?.isEmpty == true)
+        // The names both pin still work for both.
+        for tenant in [pinned, plain] {
+            let shared = try await Self.enrich(server, bed.url("/media/logo.png"), as: tenant)
+            #expect(shared.json["outcome"] as? String == "complete")
+        }
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("an attachment is served only to the tenant it was stored for: another's token gets 404, as for none")
     func attachmentIsolation() async throws {
         let bed = try TestBed()
