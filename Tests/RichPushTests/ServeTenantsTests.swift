@@ -121,6 +121,17 @@ struct ServeTenantsTests {
         let (allowed, blocked) = try await (allowing, blocking)
         #expect(allowed.json["outcome"] as? String == "complete")
         #expect(Self.codes(blocked) == ["blocked-address"])
+        // explain and preflight run under the tenant's engine too.
+        for route in ["/v1/explain", "/v1/preflight"] {
+            let refusedThere = try await server.request(
+                "POST", route, headers: beta.authorization, body: Self.payload(url))
+            #expect(refusedThere.status == 200)
+            #expect(refusedThere.text.contains("blocked-address"), "\(route): \(refusedThere.text)")
+            let allowedThere = try await server.request(
+                "POST", route, headers: alpha.authorization, body: Self.payload(url))
+            #expect(allowedThere.status == 200)
+            #expect(!allowedThere.text.contains("blocked-address"), "\(route): \(allowedThere.text)")
+        }
         #expect(try await server.terminate() == 0)
     }
 
