@@ -221,7 +221,9 @@ struct ServeCommand: ParsableCommand {
             try? await runner.run([host], enricher: enricher)
             withExtendedLifetime(reloads) {}
             // The tenants' engines: their media caches' links go (the shared loop stopped with the server's engine).
-            for tenant in host.service.tenants { await tenant.enricher.shutdown() }
+            // The drain is over: what a tenant still runs (a payload cut off, on a loop of its own) ends now, not at
+            // its deadline.
+            for tenant in host.service.tenants { await tenant.enricher.shutdown(drainDeadline: .now) }
             return 0
         }
     }

@@ -162,6 +162,32 @@ struct ServeTenantsTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test(
+        """
+        past --drain-timeout, a payload of a tenant on a loop of its own is cut off with the rest: the process exits \
+        long before that payload's deadline
+        """
+    )
+    func drainOwnLoop() async throws {
+        let bed = try TestBed()
+        let port = bed.origin.port
+        let pinned = TestTenant(
+            "pinned", ["resolve": ["media.test:\(port):127.0.0.1", "private.test:\(port):127.0.0.1"]])
+        let server = try await ServeProcess(
+            bed.cliOptions + ["--drain-timeout", "1", "--tenants", try Self.file([pinned])])
+        let stalled = Task {
+            try? await Self.enrich(
+                server, "http://private.test:\(port)/drip/photo.tiff?bytes=2048&ms=1000", as: pinned,
+                query: "?deadline=25")
+        }
+        try await waitUntil("the stalled payload to be in flight") { bed.origin.exchanges.count == 1 }
+        let started = ContinuousClock.now
+        // 25 s is the payload's deadline: a drain that waited for it would take that long.
+        #expect(try await server.terminate(within: .seconds(15)) == 0)
+        #expect(ContinuousClock.now - started < .seconds(15))
+        _ = await stalled.value
+    }
+
     @Test("an attachment is served only to the tenant it was stored for: another's token gets 404, as for none")
     func attachmentIsolation() async throws {
         let bed = try TestBed()
