@@ -44,8 +44,8 @@ extension ObjectStorePublisher {
         public var publishedMemory: Duration = .seconds(600)
         /// The deadline of a `publish(_:)` called without one (a host calling the publisher itself). Default 60 s.
         public var timeout: Duration = .seconds(60)
-        /// How the publisher learns that a key is stored already. Default `head`.
-        public var existenceCheck = ExistenceCheck.head
+        /// How the publisher learns that a key is stored already. Default `auto`.
+        public var existenceCheck = ExistenceCheck.auto
 
         /// How the publisher learns that a key is stored already (and uploads nothing).
         public enum ExistenceCheck: String, Sendable, CaseIterable {
@@ -59,6 +59,12 @@ extension ObjectStorePublisher {
             /// its bytes: nothing a reader sees changes) and counts an upload where `head` would count a hit. The
             /// body may be sent before the 412 (SeaweedFS asks for it with `100 Continue`).
             case ifNoneMatch = "if-none-match"
+            /// `head` while the store has keys the publisher meets, the conditional `PUT` once it has not had any for
+            /// a while: after 16 `HEAD`s in a row that found nothing, uploads are conditional, every 256th still
+            /// asked with a `HEAD`; a 412 or a `HEAD` that finds its key goes back to `head`. New images (what a
+            /// `HEAD` finds absent anyway) cost one request; a campaign another worker published is found by
+            /// `HEAD`, as with `head`, even on a store that ignores `If-None-Match`.
+            case auto
         }
 
         /// A configuration for `location` (`s3://BUCKET/PREFIX`, prefix optional), published under

@@ -31,6 +31,7 @@ public final class ObjectStorePublisher: MediaPublisher {
     private let handles: HandleSlots
     private let counts = LockedValue(PublishStatistics())
     private let flights: PublicationFlights
+    private let existence = LockedValue(ExistenceState())
 
     /// A publisher for `configuration`; its threads start at the first publication.
     /// - Throws: `ConfigurationError` from `Configuration.validate()`.
@@ -191,15 +192,30 @@ public final class ObjectStorePublisher: MediaPublisher {
     private func attemptOnce(
         _ media: FetchedMedia, url: String, deadline: ContinuousClock.Instant, handle: EasyHandle, stop: StopFlag
     ) -> AttemptOutcome {
-        if configuration.existenceCheck == .head {
-            if let outcome = head(media, url: url, deadline: deadline, handle: handle, stop: stop) { return outcome }
+        let conditional: Bool =
+            switch configuration.existenceCheck {
+            case .head: false
+            case .ifNoneMatch: true
+            case .auto: existence.withLock { $0.nextIsConditional() }
+            }
+        if !conditional {
+            let outcome = head(media, url: url, deadline: deadline, handle: handle, stop: stop)
+            if case .present? = outcome {
+                existence.withLock { $0.found() }
+            } else if outcome == nil {
+                existence.withLock { $0.missed() }
+            }
+            if let outcome { return outcome }
         }
-        switch request(.put, url: url, media: media, deadline: deadline, handle: handle, stop: stop) {
+        switch request(
+            .put, url: url, media: media, deadline: deadline, handle: handle, stop: stop, conditional: conditional)
+        {
         case .failure(let failure):
             return .failed(failure.publishFailure, retryable: failure.retryable)
         case .success(let response) where (200..<300).contains(response.status):
             return .stored
-        case .success(let response) where response.status == 412 && configuration.existenceCheck == .ifNoneMatch:
+        case .success(let response) where response.status == 412 && conditional:
+            existence.withLock { $0.found() }
             return .present
         case .success(let response):
             let failure = StoreError(response: response, method: "PUT", url: url)
@@ -232,14 +248,14 @@ public final class ObjectStorePublisher: MediaPublisher {
     /// The headers of a request for `media` besides those libcurl adds (`Host`, `Authorization`, `x-amz-date`,
     /// `Content-Length`): every one is signed. Never a header removed with an empty value: libcurl 7.88 signs it
     /// all the same, and the store answers `SignatureDoesNotMatch`.
-    func headers(_ method: Method, for media: FetchedMedia) -> [String] {
+    func headers(_ method: Method, for media: FetchedMedia, conditional: Bool = false) -> [String] {
         var headers = ["x-amz-content-sha256: " + (method == .put ? media.sha256 : Self.emptySHA256)]
         if method == .put {
             headers += [
                 "Content-Type: " + media.type.mime, "Cache-Control: " + configuration.cacheControl,
                 "x-amz-checksum-sha256: " + Self.base64(hex: media.sha256),
             ]
-            if configuration.existenceCheck == .ifNoneMatch { headers.append("If-None-Match: *") }
+            if conditional { headers.append("If-None-Match: *") }
         }
         if let token = configuration.credentials.sessionToken { headers.append("x-amz-security-token: " + token) }
         return headers
@@ -248,7 +264,7 @@ public final class ObjectStorePublisher: MediaPublisher {
     /// One signed request on `handle`, ended by `deadline` or `stop`.
     private func request(
         _ method: Method, url: String, media: FetchedMedia, deadline: ContinuousClock.Instant, handle: EasyHandle,
-        stop: StopFlag
+        stop: StopFlag, conditional: Bool = false
     ) -> Result<StoreResponse, StoreError> {
         let remaining = (deadline - .now).inMilliseconds
         guard remaining > 0 else {
@@ -256,7 +272,7 @@ public final class ObjectStorePublisher: MediaPublisher {
         }
         var file: UnsafeMutablePointer<FILE>? = nil
         defer { if let file { fclose(file) } }
-        let headers = self.headers(method, for: media)
+        let headers = self.headers(method, for: media, conditional: conditional)
         if method == .put {
             file = fopen(media.path, "rb")
             guard let file else {

@@ -113,6 +113,56 @@ struct ObjectStorePublisherTests {
         #expect(try await store.object(bucket, taken).body == fixture("logo.png"))
     }
 
+    @Test(
+        """
+        auto (the default): HEADs while they find keys; after 16 that found nothing the upload is conditional (a \
+        412 leaves the stored object), and that 412 brings the HEAD back (another length found: rewritten)
+        """)
+    func autoExistenceCheck() async throws {
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let publisher = try Self.publisher(store, bucket: bucket)
+        #expect(publisher.configuration.existenceCheck == .auto)
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<ExistenceState.missesBeforeConditional {
+            let media = try Self.media((0..<64).map { _ in UInt8.random(in: 0...255, using: &random) }, type: .jpeg)
+            _ = try await Self.publish(publisher, media).get()
+        }
+        #expect(publisher.statistics?.uploads == ExistenceState.missesBeforeConditional)
+        // Other bytes under the next two keys: the first is met by a conditional PUT (412, kept as it was), the
+        // second, after that 412, by a HEAD that finds another length (uploaded over it).
+        let stand = Array("not the image".utf8)
+        let first = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let second = try Self.media(fixture("logo.png"), type: .png)
+        for media in [first, second] {
+            let key = publisher.key(for: media)
+            #expect(try await store.request("PUT", "/\(bucket)/\(key)", body: stand).status == 200)
+        }
+        _ = try await Self.publish(publisher, first).get()
+        #expect(try await store.object(bucket, publisher.key(for: first)).body == stand, "conditional: a 412")
+        #expect(publisher.statistics?.hits == 1)
+        _ = try await Self.publish(publisher, second).get()
+        #expect(try await store.object(bucket, publisher.key(for: second)).body == fixture("logo.png"), "a HEAD")
+        #expect(publisher.statistics?.uploads == ExistenceState.missesBeforeConditional + 1)
+    }
+
+    @Test("auto asks with a HEAD every 256th upload while uploads are conditional")
+    func autoProbes() {
+        var state = ExistenceState()
+        var pattern: [Bool] = []
+        for _ in 0..<ExistenceState.missesBeforeConditional {
+            pattern.append(state.nextIsConditional())
+            state.missed()
+        }
+        #expect(pattern == Array(repeating: false, count: ExistenceState.missesBeforeConditional))
+        var heads = 0
+        for _ in 0..<(2 * ExistenceState.probeEvery) where !state.nextIsConditional() { heads += 1 }
+        #expect(heads == 2, "one HEAD in each \(ExistenceState.probeEvery)")
+        state.found()
+        let afterFound = state.nextIsConditional()
+        #expect(!afterFound)
+    }
+
     @Test("twenty payloads meeting one image at once make one upload; the other nineteen wait for it")
     func oneFlight() async throws {
         let store = try await SeaweedFS.shared()

@@ -307,9 +307,11 @@ package final class SeaweedFS: @unchecked Sendable {
             // The Iceberg catalog and Lance namespace servers would take ports 8181 and 9101.
             "-s3.port.iceberg=0", "-s3.port.lance=0",
             "-s3.config=\(directory)/s3.json", "-s3.autoCreateBucket=\(autoCreateBucket)",
-            // A bucket is a collection of its own, and the first PUT into one grows 7 volumes (weed's log): room for
-            // several buckets, in volumes small enough for a test's disk.
-            "-master.volumeSizeLimitMB=16", "-volume.max=64",
+            // A bucket is a collection of its own, and the first PUT into one grows 7 volumes (weed's log). With 64
+            // slots the shared store of a test process held 9 buckets, and PUTs into the tenth were 500
+            // InternalError ("create 7 volume, created 0: Not enough data nodes found!"): room for 140 buckets, in
+            // volumes small enough for a test's disk (a volume's file grows as it is written).
+            "-master.volumeSizeLimitMB=16", "-volume.max=1000",
             // No report to telemetry.seaweedfs.com; no state kept from a previous master (a restart resumes from
             // the data directory itself).
             "-master.telemetry=false", "-master.resumeState=false",

@@ -55,9 +55,10 @@ struct PublishOptions: ParsableArguments {
     @Option(
         "s3-existence-check", .word("how"),
         help: "How a key stored already is found: head asks with a HEAD before each upload; if-none-match makes the "
-            + "upload conditional (If-None-Match: *), one request less for each new image, for stores that honour "
-            + "it (AWS S3, R2, MinIO, Ceph, SeaweedFS; one that does not stores the same bytes again).")
-    var s3ExistenceCheck: ObjectStorePublisher.Configuration.ExistenceCheck = .head
+            + "upload conditional (If-None-Match: *; 412: stored already), one request less for each new image, for "
+            + "stores that honour it (AWS S3, R2, MinIO, Ceph, SeaweedFS); auto asks with HEADs until 16 in a row "
+            + "found nothing, then uploads conditionally until a key is found.")
+    var s3ExistenceCheck: ObjectStorePublisher.Configuration.ExistenceCheck = .auto
 
     /// The publisher these options describe; nil when nothing publishes.
     func publisher() throws(UsageError) -> (any MediaPublisher)? {
