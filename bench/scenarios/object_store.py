@@ -184,7 +184,7 @@ class ObjectStore(Scenario):
                  f"{self.requests(curl_runs)}"]
         for build in bench.builds:
             alone = results[("enrich", build)]
-            for name, label in (("richpush", f"defaults (--s3-uploads {WIDE}, HEAD before each upload)"),
+            for name, label in (("richpush", f"defaults (--s3-uploads {WIDE}, --s3-existence-check auto)"),
                                 ("richpush narrow", f"--s3-uploads {NARROW}"),
                                 ("richpush if-none-match", "--s3-existence-check if-none-match")):
                 runs, ratios = results[(name, build)], results.ratios((name, build), "curl")
