@@ -198,14 +198,8 @@ public final class ObjectStorePublisher: MediaPublisher {
             case .ifNoneMatch: true
             case .auto: existence.withLock { $0.nextIsConditional() }
             }
-        if !conditional {
-            let outcome = head(media, url: url, deadline: deadline, handle: handle, stop: stop)
-            if case .present? = outcome {
-                existence.withLock { $0.found() }
-            } else if outcome == nil {
-                existence.withLock { $0.missed() }
-            }
-            if let outcome { return outcome }
+        if !conditional, let outcome = head(media, url: url, deadline: deadline, handle: handle, stop: stop) {
+            return outcome
         }
         switch request(
             .put, url: url, media: media, deadline: deadline, handle: handle, stop: stop, conditional: conditional)
@@ -224,7 +218,7 @@ public final class ObjectStorePublisher: MediaPublisher {
     }
 
     /// The `HEAD` before an upload: `.present` when the object is there with the same length, a failure, or nil
-    /// when it is to be uploaded.
+    /// when it is to be uploaded; what it found is told to `existence` (`auto`'s choice of the next check).
     private func head(
         _ media: FetchedMedia, url: String, deadline: ContinuousClock.Instant, handle: EasyHandle, stop: StopFlag
     ) -> AttemptOutcome? {
@@ -232,6 +226,7 @@ public final class ObjectStorePublisher: MediaPublisher {
         case .failure(let failure):
             return .failed(failure.publishFailure, retryable: failure.retryable)
         case .success(let response) where response.status == 200 && response.contentLength == Int64(media.bytes):
+            existence.withLock { $0.found() }
             return .present
         case .success(let response) where response.status >= 500 || response.status == 429:
             let failure = StoreError(response: response, method: "HEAD", url: url)
@@ -239,6 +234,7 @@ public final class ObjectStorePublisher: MediaPublisher {
         case .success:
             // 404 (absent), 403 (an identity that may write but not list sees a missing key as forbidden), 200
             // with another length (a different object under the name: rewritten whole): upload.
+            existence.withLock { $0.missed() }
             return nil
         }
     }

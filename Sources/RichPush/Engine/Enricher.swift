@@ -42,10 +42,14 @@ public final class Enricher: LifecycleService {
     /// An enricher with this configuration.
     /// - Throws: `ConfigurationError` naming the first wrong field (nothing is started); `FetcherError` when
     ///   libmagic's database cannot be loaded or the attachments root is refused.
-    public init(configuration: Enricher.Configuration = Enricher.Configuration()) throws {
+    public convenience init(configuration: Enricher.Configuration = Enricher.Configuration()) throws {
         // Validated by the fetcher, before it opens anything.
+        self.init(configuration: configuration, fetcher: try Fetcher(configuration: configuration))
+    }
+
+    /// An enricher over `fetcher`, with its own media cache and variant cache.
+    private init(configuration: Enricher.Configuration, fetcher: Fetcher) {
         self.configuration = configuration
-        let fetcher = try Fetcher(configuration: configuration)
         self.fetcher = fetcher
         self.cache =
             configuration.cache.enabled
@@ -67,27 +71,20 @@ public final class Enricher: LifecycleService {
     /// Its `shutdown()` drains its own payloads and removes its cache's links; it leaves the loop running (its
     /// payloads still fetching after the drain deadline then end by their own deadlines, or when `base` shuts down).
     /// - Throws: `ConfigurationError` naming the first wrong field; `FetcherError` as `init(configuration:)`.
-    package init(configuration: Enricher.Configuration, sharingLoopOf base: Enricher) throws {
+    package convenience init(configuration: Enricher.Configuration, sharingLoopOf base: Enricher) throws {
         try configuration.validate()
         guard configuration.store.root == base.configuration.store.root else {
             throw ConfigurationError(
                 field: "store.root", code: .malformed,
                 detail: "an enricher sharing a fetch loop stores under its root, '\(base.configuration.store.root)'")
         }
-        self.configuration = configuration
         let fetcher =
             configuration.network.resolve == base.configuration.network.resolve
             ? Fetcher(
                 sharing: base.fetcher, network: configuration.network, limits: configuration.limits,
                 transform: configuration.transform, names: configuration.settingNames)
             : try Fetcher(configuration: configuration)
-        self.fetcher = fetcher
-        self.cache =
-            configuration.cache.enabled
-            ? MediaCache(
-                source: fetcher, root: fetcher.root, statistics: fetcher.statistics, settings: configuration.cache)
-            : nil
-        self.variants = Self.variantCache(configuration, fetcher: fetcher)
+        self.init(configuration: configuration, fetcher: fetcher)
     }
 
     /// Processes one payload, finishing by `deadline`.
