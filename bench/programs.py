@@ -54,14 +54,17 @@ def write_ndjson(path, urls):
             f.write(json.dumps({"aps": {"alert": "bench", "mutable-content": 1}, "adb_media": url}) + "\n")
 
 
-def stream(bench, ndjson, concurrency=64, deadline=None, extra=(), binary=None, wrap=(), env=None):
+def stream(bench, ndjson, concurrency=64, deadline=None, extra=(), binary=None, wrap=(), env=None, ports=None):
     """`richpush stream` of `binary` (this build's by default) over `ndjson` (in `env`, this process's environment
-    by default): the timing, plus the results' outcomes (counted by kind), each result's `elapsed_ms`, the
-    attachments' bytes, and each attachment's `published_url` (None where it has none) and `mime`."""
+    by default), allowed to connect to 127.0.0.1 on `ports` (the plain origin's by default): the timing, plus the
+    results' outcomes (counted by kind), each result's `elapsed_ms`, the attachments' bytes, and each attachment's
+    `published_url` (None where it has none) and `mime`."""
     attachments = bench.runs.fresh_directory("richpush")
     results = os.path.join(OUT, "results.ndjson")
-    command = [binary or os.path.join(BIN, "richpush"), "stream", "--allow-http", "--allow-network", "127.0.0.1/32",
-               "--allow-port", str(bench.port), "--attachments-dir", attachments, "--concurrency", str(concurrency)]
+    command = [binary or os.path.join(BIN, "richpush"), "stream", "--allow-http", "--allow-network", "127.0.0.1/32"]
+    for port in ports or (bench.port,):
+        command += ["--allow-port", str(port)]
+    command += ["--attachments-dir", attachments, "--concurrency", str(concurrency)]
     if deadline:
         command += ["--deadline", str(deadline)]
     command += list(extra)
@@ -77,8 +80,8 @@ def stream(bench, ndjson, concurrency=64, deadline=None, extra=(), binary=None, 
     return dict(run, outcomes=outcomes, latencies=latencies, bytes=total_bytes, published=published)
 
 
-def curl(bench, urls):
-    """curl --parallel --parallel-max 64, each URL to a file of its own."""
+def curl(bench, urls, extra=()):
+    """curl --parallel --parallel-max 64 (with `extra` arguments), each URL to a file of its own."""
     target = bench.runs.fresh_directory("curl")
     os.makedirs(target)
     config = os.path.join(OUT, "curl.cfg")
@@ -86,7 +89,7 @@ def curl(bench, urls):
         for i, url in enumerate(urls):
             f.write(f'url = "{url}"\noutput = "{target}/{i}"\n')
     return timed(["curl", "--silent", "--show-error", "--fail", "--parallel", "--parallel-max", "64",
-                  "--config", config])
+                  "--config", config] + list(extra))
 
 
 def urlsession(bench, urls):

@@ -14,10 +14,11 @@ device (this machine's own ext4 has none). There richpush and curl run in altern
 richpush, curl, ...), each ratio is taken within its pair, and the previous run's files are moved out of the way by
 a rename and deleted before the next run's clock starts. After the pairs, each prints a bound measured on the same
 storage: for (a), the CPU of hashing curl's files with SHA-256 (which the guarantees require and curl does not do);
-for (b), the time to make one attachment directory per payload in a fresh root, alone. Only 127.0.0.1 is contacted:
-nginx is started here, on a free port, and stopped at the end; (p) starts a SeaweedFS (.deps/seaweedfs, from
-scripts/install-deps) on free ports the same way and kills it after its report. The table goes to stdout and to
-out/bench/report.md.
+for (b), the time to make one attachment directory per payload in a fresh root, alone. (h) runs in alternated pairs
+too, over HTTPS. Only 127.0.0.1 is contacted: nginx is started here, on a free port, and stopped at the end; (h)
+starts a second nginx over TLS on two more (bench/tls.py), with a CA made for the run and its names pinned to
+127.0.0.1 by `--resolve`; (p) starts a SeaweedFS (.deps/seaweedfs, from scripts/install-deps) on free ports the same
+way and kills it after its report. The table goes to stdout and to out/bench/report.md.
 """
 
 import sys
@@ -114,7 +115,8 @@ def main():
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     header = (f"machine: {os.cpu_count()} cores, {memory:.0f} GiB, {os.uname().sysname} {os.uname().release}; "
               f"nginx-light on 127.0.0.1; outputs on {' and '.join(kind for kind, _ in storages) or tmpfs} for (a) "
-              f"and (b), {tmpfs} for the rest; medians of {args.repeat} runs ((a), (b): alternated pairs with curl)")
+              f"and (b), {tmpfs} for the rest; medians of {args.repeat} runs ((a), (b), (h): alternated pairs with "
+              f"curl)")
     if args.scale != 1:
         header += f"; payload counts scaled by {args.scale:g} (not the README's sizes)"
     report.write(header, rows, notes)

@@ -140,10 +140,10 @@ class Results:
     def median(self, name):
         return median_of(self.runs[name])
 
-    def ratios(self, name, over):
-        """The ratios of `name`'s wall time to `over`'s, each taken within its round, sorted: a slow moment of the
-        machine weighs on both sides of a ratio."""
-        return sorted(run["wall"] / other["wall"] for run, other in zip(self.runs[name], self.runs[over]))
+    def ratios(self, name, over, measure="wall"):
+        """The ratios of `name`'s `measure` (wall time by default; "cpu") to `over`'s, each taken within its round,
+        sorted: a slow moment of the machine weighs on both sides of a ratio."""
+        return sorted(run[measure] / other[measure] for run, other in zip(self.runs[name], self.runs[over]))
 
 
 def measure(bench, scenario):

@@ -3,6 +3,7 @@
 from scenarios.campaign import Campaign
 from scenarios.deadline import Deadline
 from scenarios.fcm_campaign import FCMCampaign
+from scenarios.https import HTTPS
 from scenarios.object_store import ObjectStore
 from scenarios.payload_memory import PayloadMemory
 from scenarios.service import Service
@@ -12,5 +13,5 @@ from scenarios.unique import Unique
 from scenarios.video import Video
 from scenarios.workers import Workers
 
-ALL = (Unique, Campaign, Video, Deadline, PayloadMemory, FCMCampaign, Service, Tenants, Workers, Transformation,
+ALL = (Unique, Campaign, HTTPS, Video, Deadline, PayloadMemory, FCMCampaign, Service, Tenants, Workers, Transformation,
        ObjectStore)
