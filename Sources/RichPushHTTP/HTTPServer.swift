@@ -197,7 +197,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     /// The answer to a body that does not fit in what may be held now.
     private static let noRoom = HTTPResponse.error(
         503, .buffersFull, "request bodies being received fill the server's memory bound; retry later",
-        headers: [("Retry-After", "1")])
+        headers: [("Retry-After", "1")]
+    ).prepared()
 
     /// `MHD_OPTION_URI_LOG_CALLBACK`: the request line is in, its target still raw (libmicrohttpd has not yet split
     /// the query or decoded the escapes). The request's `Exchange` starts here.
@@ -383,6 +384,11 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, for exchange: Exchange)
         -> MHD_Result
     {
+        if let premade = response.premade?.pointer {
+            exchange.status = response.status
+            exchange.log = response.log
+            return MHD_queue_response(connection, UInt32(response.status), premade)
+        }
         let made: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):

@@ -16,13 +16,18 @@ package enum HealthRoutes {
                 405, .methodNotAllowed, "\(request.method) is not allowed here", headers: [("Allow", "GET, HEAD")])
         }
         switch request.path {
-        case "/healthz": return text(200, "ok")
-        case "/readyz": return ready ? text(200, "ready") : text(503, notReady)
+        case "/healthz": return healthy
+        case "/readyz": return ready ? isReady : text(503, notReady)
         default:
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(metrics()))
         }
     }
+
+    /// `/healthz`'s and `/readyz`'s answers, made once (libmicrohttpd's response too): probes ask for them all the
+    /// time.
+    private static let healthy = text(200, "ok").prepared()
+    private static let isReady = text(200, "ready").prepared()
 
     private static func text(_ status: Int, _ line: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "text/plain")], body: .bytes(Array((line + "\n").utf8)))

@@ -68,7 +68,7 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     private static func tooLarge(_ limit: Int, _ code: EnrichmentProblem.Code) -> HTTPResponse {
-        .error(413, code, "the body is larger than \(limit) bytes")
+        .error(413, code, "the body is larger than \(limit) bytes").prepared()
     }
 
     /// Replaces the tenants (`serve --tenants`, at start and at each reload): a request from now on is served by the

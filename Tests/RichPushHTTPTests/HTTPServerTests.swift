@@ -113,4 +113,64 @@ struct HTTPServerTests {
             #expect(status == expected, "\(name.debugDescription): \(status.map(String.init) ?? "no answer")")
         }
     }
+
+    /// Answers `/made` with one response made once (libmicrohttpd's response too), and `/changed` with that response
+    /// changed after it was made: another status and one more header.
+    final class Premade: HTTPHandler {
+        static let made = HTTPResponse.json(200, Array("{\"made\":\"once\"}".utf8), headers: [("X-Made", "once")])
+            .prepared()
+
+        func head(_ request: HTTPRequest) -> HTTPHead {
+            guard request.path == "/changed" else { return .respond(Self.made) }
+            var changed = Self.made
+            changed.status = 202
+            changed.headers.append(("X-Changed", "yes"))
+            return .respond(changed)
+        }
+
+        func respond(to request: HTTPRequest) async -> HTTPResponse { Self.made }
+
+        func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {}
+    }
+
+    @Test(
+        """
+        a response made once is sent whole on every connection that asks for it, request after request; one \
+        changed after it was made is sent as changed
+        """
+    )
+    func premadeResponses() async throws {
+        #expect(Premade.made.premade?.pointer != nil)
+        let server = try HTTPServer(listening: "127.0.0.1:0", handler: Premade())
+        let port = server.port
+        let replies = try await offPool {
+            try (0..<3).flatMap { _ in
+                let connection = try HTTPConnection(port: port)
+                return try (0..<4).flatMap { _ in
+                    [
+                        try connection.exchange("GET", "/made"), try connection.exchange("GET", "/made?again=1"),
+                        try connection.exchange("GET", "/changed"),
+                    ]
+                }
+            }
+        }
+        #expect(replies.count == 36)
+        for (index, reply) in replies.enumerated() {
+            switch index % 3 {
+            case 0:
+                #expect(reply.status == 200)
+                #expect(reply.text == "{\"made\":\"once\"}")
+                #expect(reply.headers["x-made"] == "once")
+                #expect(reply.headers["x-changed"] == nil)
+            case 1:
+                #expect(reply.status == 200)
+                #expect(reply.text == "{\"made\":\"once\"}")
+            default:
+                #expect(reply.status == 202)
+                #expect(reply.text == "{\"made\":\"once\"}")
+                #expect(reply.headers["x-changed"] == "yes")
+                #expect(reply.headers["content-type"] == "application/json")
+            }
+        }
+    }
 }
