@@ -57,6 +57,10 @@ CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value)
     return curl_multi_setopt(handle, option, value);
 }
 
+CURLSHcode ccurl_share_setopt_long(CURLSH *handle, CURLSHoption option, long value) {
+    return curl_share_setopt(handle, option, value);
+}
+
 int ccurl_sockaddr_address(const struct curl_sockaddr *address, uint8_t bytes[16]) {
     if (address->family == AF_INET && address->addrlen >= sizeof(struct sockaddr_in)) {
         const struct sockaddr_in *in4 = (const struct sockaddr_in *)&address->addr;

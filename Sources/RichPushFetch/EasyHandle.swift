@@ -6,6 +6,9 @@ package final class EasyHandle {
     package let raw: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var lists: [UnsafeMutablePointer<curl_slist>] = []
+    /// The share handle the transfers on this handle keep their TLS sessions in (CURLOPT_SHARE), held until
+    /// curl_easy_cleanup has detached the handle from it.
+    private var share: ShareHandle?
 
     package init() {
         // curl_easy_init fails only when memory is exhausted: not an input error.
@@ -30,6 +33,13 @@ package final class EasyHandle {
         lists = []
         errorBuffer.pointee = 0
         _ = ccurl_easy_setopt_ptr(raw, CURLOPT_ERRORBUFFER, errorBuffer)
+    }
+
+    /// CURLOPT_SHARE: the transfers on this handle keep their TLS sessions in `share` (set again for each transfer,
+    /// since curl_easy_reset resets the session cache's size to the default).
+    func use(_ share: ShareHandle) throws(CurlOptionError) {
+        try check(CURLOPT_SHARE, ccurl_easy_setopt_ptr(raw, CURLOPT_SHARE, share.raw))
+        self.share = share
     }
 
     /// curl's message for the last failure (CURLOPT_ERRORBUFFER), or the generic text of `code`.

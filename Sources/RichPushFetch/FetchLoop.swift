@@ -30,6 +30,8 @@ package final class FetchLoop: @unchecked Sendable {
     }
 
     private let multi = MultiHandle()
+    /// Where every transfer of the loop keeps its TLS sessions (`ShareHandle`).
+    private let sessions = ShareHandle()
     /// The settings of transfers that bring none of their own, and the loop's connection bounds.
     package let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
@@ -228,6 +230,7 @@ package final class FetchLoop: @unchecked Sendable {
             return
         }
         do {
+            try transfer.easy.use(sessions)
             try transfer.configure()
         } catch {
             settle(id: id, with: .failed(FetchFailure(.network, error.detail)))

@@ -17,8 +17,14 @@ final class TLSOrigin: @unchecked Sendable {
     let certificate: String
     private let directory: String
     private let server: ChildProcess
+    private let output: String
+    private let errors: String
 
-    init(responses: [String: String]? = nil) throws {
+    /// With `connections`, s_server exits after that many (`-naccept`), printing its session statistics
+    /// (`sessionStatistics()`), and speaks TLS 1.2: its session IDs resume any number of connections at once, where
+    /// s_server takes each TLS 1.3 ticket once, so that connections that offered the ticket one before them had
+    /// just used made full handshakes (seen: 1 or 3 of 4 resumed, by timing, each having offered a session).
+    init(responses: [String: String]? = nil, connections: Int? = nil) throws {
         directory = try temporaryDirectory()
         certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
@@ -43,14 +49,15 @@ final class TLSOrigin: @unchecked Sendable {
         // window in which another test's listener could take it: s_server then exited ("BIO_bind: Address already
         // in use") while the readiness probe, answered by that listener, passed, and the fetch failed with
         // SSL_ERROR_SYSCALL (seen once in a full run).
-        let output = directory + "/s_server.out"
-        let errors = directory + "/s_server.err"
+        output = directory + "/s_server.out"
+        errors = directory + "/s_server.err"
         server = ChildProcess()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        server.arguments = [
-            "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key,
-            responses == nil ? "-WWW" : "-HTTP",
-        ]
+        server.arguments =
+            [
+                "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key,
+                responses == nil ? "-WWW" : "-HTTP",
+            ] + (connections.map { ["-naccept", String($0), "-tls1_2"] } ?? [])
         server.currentDirectoryURL = URL(
             fileURLWithPath: responses == nil ? FixtureRoutes.fixturesDirectory + "/media" : directory)
         server.standardOutput = try Self.newFile(output)
@@ -70,6 +77,27 @@ final class TLSOrigin: @unchecked Sendable {
         kill(server.processIdentifier, SIGKILL)
         server.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The handshakes s_server finished and how many of them resumed a session ("server accepts that finished",
+    /// "session cache hits": with TLS 1.3's tickets, a hit is a resumption), as it prints them when it exits after
+    /// `connections`. Waits for that exit (every 10 ms, on this thread; a bound of 30 s, for a failure only).
+    func sessionStatistics() throws -> (handshakes: Int, resumed: Int) {
+        let end = ContinuousClock.now + .seconds(30)
+        while server.isRunning {
+            guard ContinuousClock.now < end else {
+                throw Failure(detail: "openssl s_server had not exited 30 s after its last connection was due")
+            }
+            usleep(10_000)
+        }
+        let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        func count(_ label: String) throws -> Int {
+            guard let line = printed.split(separator: "\n").first(where: { $0.hasSuffix(label) }),
+                let value = line.split(separator: " ").first.flatMap({ Int($0) })
+            else { throw Failure(detail: "openssl s_server printed no '\(label)' line: \(printed)") }
+            return value
+        }
+        return (try count("server accepts that finished"), try count("session cache hits"))
     }
 
     private static func newFile(_ path: String) throws -> FileHandle {
@@ -170,6 +198,31 @@ struct TLSTests {
                 #expect(plain.origin.connectionCount == 1)
             }
         }
+    }
+
+    /// Each file s_server -WWW sends ends its connection (HTTP/1.0), so each fetch is a handshake. The first fetch's
+    /// session is in the loop's share when the other four start at once: each of them, on a handle of its own (one
+    /// the first left in the pool, three new), resumes it. With sessions kept per handle (no share), only the
+    /// pooled handle's would: 1 of 5.
+    @Test("connections opened at once after a first to the same host all resume its TLS session")
+    func sessionsResume() async throws {
+        let files = ["photo.jpg", "logo.png", "anim.gif", "photo-exif.jpg", "chime.mp3"]
+        let origin = try await offPool { try TLSOrigin(connections: files.count) }
+        let configuration = try configuration(origin, trust: true)
+        defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
+        try await withFetcher(configuration) { fetcher in
+            let urls = files.map { "https://media.test:\(origin.port)/\($0)" }
+            _ = try await fetcher.fetch(urls[0], timeout: .seconds(10)).get()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for url in urls.dropFirst() {
+                    group.addTask { _ = try await fetcher.fetch(url, timeout: .seconds(10)).get() }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let statistics = try await offPool { try origin.sessionStatistics() }
+        #expect(statistics.handshakes == files.count)
+        #expect(statistics.resumed == files.count - 1)
     }
 
     @Test("a certificate for another name is refused as tls")

@@ -32,6 +32,9 @@ CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **val
 // curl_multi_setopt for long options.
 CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
 
+// curl_share_setopt for long options (CURLSHOPT_SHARE, CURLSHOPT_UNSHARE with a CURL_LOCK_DATA_* value).
+CURLSHcode ccurl_share_setopt_long(CURLSH *handle, CURLSHoption option, long value);
+
 // The address a CURLOPT_OPENSOCKETFUNCTION callback is asked to connect to: its family (AF_INET or AF_INET6),
 // copied as raw bytes (4 or 16) into `bytes`. Returns the byte count, or 0 for any other family.
 int ccurl_sockaddr_address(const struct curl_sockaddr *address, uint8_t bytes[16]);
