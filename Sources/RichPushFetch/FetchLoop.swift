@@ -8,8 +8,9 @@ import Synchronization
 /// `curl_multi_poll` until a socket, a timer or `curl_multi_wakeup` needs it.
 ///
 /// Other threads talk to it only through `submit`, `cancel` and `stop`, which queue a command under a lock and
-/// wake the loop. Everything else (the multi handle, every easy handle) is touched on this thread. Nothing
-/// slow runs on it: a body's first bytes go to the `BodySniffer`, whose verdict comes back as a command.
+/// wake the loop when they find the inbox empty (`CommandInbox`). Everything else (the multi handle, every easy
+/// handle) is touched on this thread. Nothing slow runs on it: a body's first bytes go to the `BodySniffer`, whose
+/// verdict comes back as a command.
 package final class FetchLoop: @unchecked Sendable {
     package typealias Completion = @Sendable (TransferOutcome) -> Void
 
@@ -21,7 +22,7 @@ package final class FetchLoop: @unchecked Sendable {
     }
 
     private struct Inbox {
-        var commands: [Command] = []
+        var commands = CommandInbox<Command>()
         var stopped = false
         /// Whether the thread has ended; then `waiters` have been called.
         var ended = false
@@ -96,40 +97,36 @@ package final class FetchLoop: @unchecked Sendable {
 
     /// Starts a transfer; `completion` is called exactly once, on the loop thread.
     func submit(id: UInt64, _ request: TransferRequest, completion: @escaping Completion) {
-        let accepted = inbox.withLock { inbox in
-            guard !inbox.stopped else { return false }
-            inbox.commands.append(.start(id: id, request, completion))
-            return true
+        let accepted = inbox.withLock { inbox -> Bool? in
+            guard !inbox.stopped else { return nil }
+            return inbox.commands.post(.start(id: id, request, completion))
         }
-        guard accepted else {
+        guard let wake = accepted else {
             completion(.failed(FetchFailure(.cancelled, "the fetcher has shut down")))
             return
         }
-        multi.wakeup()
+        if wake { multi.wakeup() }
     }
 
     /// Cancels a transfer started with `submit`; its completion receives `reason`. Ignored when it has finished.
     func cancel(id: UInt64, reason: FetchFailure) {
-        inbox.withLock { $0.commands.append(.cancel(id: id, reason)) }
-        multi.wakeup()
+        if inbox.withLock({ $0.commands.post(.cancel(id: id, reason)) }) { multi.wakeup() }
     }
 
     /// Hands a sniffing verdict to the loop.
     private func deliver(id: UInt64, _ verdict: SniffVerdict) {
-        inbox.withLock { $0.commands.append(.sniffed(id: id, verdict)) }
-        multi.wakeup()
+        if inbox.withLock({ $0.commands.post(.sniffed(id: id, verdict)) }) { multi.wakeup() }
     }
 
     /// Cancels every transfer and ends the thread; `done` is called once it has ended (at once if it has).
     package func stop(then done: @escaping @Sendable () -> Void) {
-        let (ended, first) = inbox.withLock { inbox -> (Bool, Bool) in
+        let (ended, wake) = inbox.withLock { inbox -> (Bool, Bool) in
             if inbox.ended { return (true, false) }
             inbox.waiters.append(done)
             defer { inbox.stopped = true }
-            if !inbox.stopped { inbox.commands.append(.stop) }
-            return (false, !inbox.stopped)
+            return (false, !inbox.stopped && inbox.commands.post(.stop))
         }
-        if ended { done() } else if first { multi.wakeup() }
+        if ended { done() } else if wake { multi.wakeup() }
     }
 
     /// Cancels every transfer and ends the thread, suspending until it has ended.
@@ -148,10 +145,7 @@ package final class FetchLoop: @unchecked Sendable {
 
     private func run() {
         while true {
-            let commands = inbox.withLock { inbox in
-                defer { inbox.commands = [] }
-                return inbox.commands
-            }
+            let commands = inbox.withLock { $0.commands.takeAll() }
             for command in commands {
                 switch command {
                 case .start(let id, let request, let completion): start(id: id, request, completion)
