@@ -11,6 +11,10 @@ import Synchronization
 /// wake the loop when they find the inbox empty (`CommandInbox`). Everything else (the multi handle, every easy
 /// handle) is touched on this thread. Nothing slow runs on it: a body's first bytes go to the `BodySniffer`, whose
 /// verdict comes back as a command.
+///
+/// `curl_multi_socket_action` over epoll was measured in its place (issue 26) and dropped: the `poll`s a payload
+/// costs are libcurl's own checks after each `recv`, which it makes either way, and driving curl one ready socket
+/// at a time cost this thread more than one `curl_multi_perform` for all of them (docs/performance.md).
 package final class FetchLoop: @unchecked Sendable {
     package typealias Completion = @Sendable (TransferOutcome) -> Void
 
