@@ -41,6 +41,19 @@ package func entries(_ directory: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
 }
 
+/// Every entry below a directory, as paths relative to it, sorted; links are listed, not followed. Read by `readdir`
+/// (`contentsOfDirectory`) and `lstat`, never by `FileManager.enumerator`: on Linux that is glibc's fts under
+/// `FTS_NOSTAT`, which takes a directory's link count for its number of subdirectories and, once it has seen that
+/// many, enters no later one, so a directory made while it lists (a spare attachment) hid another's files.
+package func entriesBelow(_ directory: String) -> [String] {
+    entries(directory).flatMap { name -> [String] in
+        let path = directory + "/" + name
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return [name] }
+        return [name] + entriesBelow(path).map { name + "/" + $0 }
+    }
+}
+
 /// Sets a path's modification time to two hours ago, so that `gc --older-than 3600` (or less) takes it.
 package func makeOld(_ path: String) throws {
     try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: path)

@@ -192,8 +192,7 @@ struct DiskTests {
                 #expect(failure.code == .storeFailed)
                 #expect(failure.detail.contains("No space left"))
                 // Spares made ahead (`.spare-<uuid>`, empty) are no transfer's: they are removed at shutdown, below.
-                let left = (FileManager.default.enumerator(atPath: point + "/attachments")?.allObjects ?? [])
-                    .compactMap { $0 as? String }.filter { !$0.hasPrefix(AttachmentRoot.sparePrefix) }
+                let left = entriesBelow(point + "/attachments").filter { !$0.hasPrefix(AttachmentRoot.sparePrefix) }
                 #expect(left.isEmpty, "left behind: \(left)")
                 // The disk is usable again for a small file: nothing of the failed one holds space.
                 let small = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()

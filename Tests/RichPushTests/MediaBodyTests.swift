@@ -32,7 +32,7 @@ struct MediaBodyTests {
     }
 
     func entries() -> [String] {
-        (FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String }) ?? []
+        entriesBelow(path)
     }
 
     static var transforming: Enricher.Configuration.Transform {
