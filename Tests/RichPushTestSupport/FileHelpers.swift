@@ -54,6 +54,36 @@ package func entriesBelow(_ directory: String) -> [String] {
     }
 }
 
+/// A TCP socket bound to 127.0.0.1:`port`, not listening (with `SO_REUSEADDR` when `reuseAddress`), or nil when the
+/// bind fails.
+package func boundSocket(_ port: Int, reuseAddress: Bool) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var yes: Int32 = 1
+    if reuseAddress { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard bound == 0 else {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
+/// Whether a socket without `SO_REUSEADDR` can bind 127.0.0.1:`port` now (it is closed at once).
+package func canBind(_ port: Int) -> Bool {
+    guard let fd = boundSocket(port, reuseAddress: false) else { return false }
+    close(fd)
+    return true
+}
+
 /// Sets a path's modification time to two hours ago, so that `gc --older-than 3600` (or less) takes it.
 package func makeOld(_ path: String) throws {
     try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: path)

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A real S3 store of the test's own: SeaweedFS's `weed server` (master, volume server, filer and S3 gateway in one
 /// process) on loopback ports, in a directory of its own, with two identities and signatures required.
 ///
@@ -40,7 +44,7 @@ package final class SeaweedFS: @unchecked Sendable {
     /// The eight ports `weed server` listens on.
     package struct Ports: Sendable {
         package let master, masterGRPC, volume, volumeGRPC, filer, filerGRPC, s3, s3GRPC: Int
-        var all: [Int] { [master, masterGRPC, volume, volumeGRPC, filer, filerGRPC, s3, s3GRPC] }
+        package var all: [Int] { [master, masterGRPC, volume, volumeGRPC, filer, filerGRPC, s3, s3GRPC] }
     }
 
     /// The identity allowed everything.
@@ -59,6 +63,8 @@ package final class SeaweedFS: @unchecked Sendable {
     private let weed: String
     private let autoCreateBucket: Bool
     private var process: ChildProcess?
+    /// Sockets bound, never listening, on the ports of a stopped server (`holdPorts()`), closed when it starts again.
+    private var placeholders: [Int32] = []
     private var log: String { directory + "/weed.log" }
     /// Where the current start's lines begin in `log` (it is appended to across restarts).
     private var logOffset = 0
@@ -105,6 +111,7 @@ package final class SeaweedFS: @unchecked Sendable {
 
     deinit {
         stopNow(grace: .zero)
+        releasePorts()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -122,9 +129,13 @@ package final class SeaweedFS: @unchecked Sendable {
     }
 
     /// Stops the server: SIGTERM, then SIGKILL when it has not exited after `grace` (weed takes 15 to 27 s to end
-    /// on SIGTERM), and removes the unix sockets it leaves in /tmp. What a PUT answered 200 before is kept.
+    /// on SIGTERM), and removes the unix sockets it leaves in /tmp. What a PUT answered 200 before is kept. Its ports
+    /// stay its own until it starts again (`holdPorts()`).
     package func stop(grace: Duration = .seconds(1)) async {
-        _ = try? await offPool { [self] in stopNow(grace: grace) }
+        _ = try? await offPool { [self] in
+            stopNow(grace: grace)
+            holdPorts()
+        }
     }
 
     /// Starts the server again on the same ports and data directory, and waits until it answers (3.4 s measured).
@@ -224,6 +235,7 @@ package final class SeaweedFS: @unchecked Sendable {
     /// - Throws: `PortTaken` when weed exited because a port was in use; `ServeFailure` for any other exit, or
     ///   when `startLimit` passes, with this start's lines of the log.
     private func start() async throws {
+        releasePorts()
         logOffset = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: weed)
@@ -266,6 +278,23 @@ package final class SeaweedFS: @unchecked Sendable {
                 "weed (ports \(ports.all)) did not answer a signed request within \(limit) (last: \(last)); its log: "
                     + Self.tail(log, from: logged))
         }
+    }
+
+    /// Binds a socket, which never listens, to each of the stopped server's ports, so that a connection to them is
+    /// refused as with no server and no other listener gets them until `restart()`: a test's origin bound to port 0
+    /// was once given the S3 port of a store another test had stopped, and answered its publisher's retries (the
+    /// kernel gives port 0 no port that a socket is bound to). `SO_REUSEADDR`, as weed's own listeners have, so that
+    /// the connections the server closed (TIME_WAIT) do not refuse the bind; a port that cannot be bound is left.
+    private func holdPorts() {
+        for port in ports.all where port != 0 {
+            if let fd = boundSocket(port, reuseAddress: true) { placeholders.append(fd) }
+        }
+    }
+
+    /// Closes the sockets `holdPorts()` bound.
+    private func releasePorts() {
+        for fd in placeholders { close(fd) }
+        placeholders = []
     }
 
     /// `stopNow(grace: .zero)`, for the exit handler.

@@ -107,6 +107,11 @@ struct SeaweedFSTests {
         let endpoint = store.endpoint
         await store.stop()
         await #expect(throws: ServeFailure.self) { try await store.object(Self.bucket, "p/before.png") }
+        // Stopped, its ports are still its own: no other socket binds them (the kernel then gives them to no socket
+        // bound to port 0, a test origin's), until it starts again.
+        for port in store.ports.all {
+            #expect(!canBind(port), "port \(port) of the stopped store could be bound")
+        }
         try await store.restart()
         #expect(store.endpoint == endpoint)
         let object = try await store.object(Self.bucket, "p/before.png")
