@@ -3,11 +3,10 @@ out/bench/www (u/: 2,000 distinct 100 KB JPEGs, c/: a campaign's 20, v/: a 45 MB
 
 import os
 import shutil
-import signal
-import subprocess
 
-from places import FIXTURES, OUT, WWW
-from programs import free_port, wait_for_port
+from nginx import Nginx
+from places import FIXTURES, WWW
+from programs import free_port
 
 
 def sized(prefix_file, size, seed):
@@ -42,7 +41,7 @@ class Origin:
 
     def __init__(self):
         self.port = None
-        self.process = None
+        self.nginx = Nginx("nginx")
 
     @property
     def base(self):
@@ -55,34 +54,16 @@ class Origin:
     def start(self):
         generate_media()
         self.port = free_port()
-        prefix = os.path.join(OUT, "nginx")
-        os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
-        conf = os.path.join(prefix, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(f"""
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/logs/error.log warn;
-events {{ worker_connections 8192; }}
-http {{
+        self.nginx.start(f"""
     access_log off;
     sendfile on;
     tcp_nopush on;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
     types {{ image/jpeg jpg; video/mp4 mp4; image/webp webp; image/heic heic; image/png png; }}
     server {{
         listen 127.0.0.1:{self.port} backlog=4096;
         root {WWW};
         location /slow/ {{ alias {WWW}/u/; limit_rate 2k; }}
-    }}
-}}
-""")
-        self.process = subprocess.Popen(["nginx", "-p", prefix, "-c", conf, "-g", "daemon off;"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(self.port, self.process, "nginx")
+    }}""", [self.port], "nginx")
 
     def stop(self):
-        if self.process:
-            self.process.send_signal(signal.SIGQUIT)
-            self.process.wait(timeout=10)
+        self.nginx.stop()

@@ -6,15 +6,15 @@ how many TLS connections each client made to each host and how many of them resu
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 
+from nginx import Nginx
 from origin import generate_media
 from places import OUT, WWW
-from programs import free_port, wait_for_port
+from programs import free_port
 
 TLS = os.path.join(OUT, "tls")
 HOSTS = tuple(f"m{i}.bench.test" for i in range(4))  # .test is reserved (RFC 2606): never a real name
@@ -91,9 +91,8 @@ class TLSOrigin:
 
     def __init__(self):
         self.ports = {}
-        self.process = None
-        self.prefix = os.path.join(OUT, "nginx-tls")
-        self.log = os.path.join(self.prefix, "logs", "access.log")
+        self.nginx = Nginx("nginx-tls")
+        self.log = os.path.join(self.nginx.prefix, "logs", "access.log")
 
     @property
     def ca_bundle(self):
@@ -111,23 +110,14 @@ class TLSOrigin:
         if h1 is None:
             sys.exit("no second free port for the HTTPS origin")
         self.ports = {"h2": h2, "http/1.1": h1}
-        shutil.rmtree(self.prefix, ignore_errors=True)
-        os.makedirs(os.path.join(self.prefix, "logs"))
+        # A fresh log: each run's connections are read from it.
+        shutil.rmtree(self.nginx.prefix, ignore_errors=True)
         server = f"""
         server_name {' '.join(HOSTS)};
         root {WWW};"""
-        conf = os.path.join(self.prefix, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(f"""
-worker_processes 1;
-pid {self.prefix}/nginx.pid;
-error_log {self.prefix}/logs/error.log warn;
-events {{ worker_connections 8192; }}
-http {{
+        self.nginx.start(f"""
     log_format tls '{LOG_FORMAT}';
     access_log {self.log} tls;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
     types {{ image/jpeg jpg; }}
     ssl_certificate {TLS}/leaf.pem;
     ssl_certificate_key {TLS}/leaf.key;
@@ -140,23 +130,10 @@ http {{
     }}
     server {{
         listen 127.0.0.1:{h1} ssl backlog=4096;{server}
-    }}
-}}
-""")
-        self.process = subprocess.Popen(["nginx", "-p", self.prefix, "-c", conf, "-g", "daemon off;"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(h2, self.process, "nginx (HTTPS)")
-        wait_for_port(h1, self.process, "nginx (HTTPS)")
+    }}""", [h2, h1], "nginx (HTTPS)")
 
     def stop(self):
-        if self.process:
-            self.process.send_signal(signal.SIGQUIT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-            self.process = None
+        self.nginx.stop()
 
     def mark(self):
         """Where the log ends now: `since` reads only what was logged after it."""

@@ -115,10 +115,7 @@ final class PreparedResponse: @unchecked Sendable {
     let pointer: OpaquePointer?
 
     init(headers: [(String, String)], bytes: [UInt8]) {
-        pointer = bytes.withUnsafeBytes { buffer in
-            MHD_create_response_from_buffer(
-                buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), cmhd_must_copy)
-        }
+        pointer = Self.response(copying: bytes)
         if let pointer {
             for (name, value) in headers { MHD_add_response_header(pointer, name, value) }
         }
@@ -126,5 +123,13 @@ final class PreparedResponse: @unchecked Sendable {
 
     deinit {
         if let pointer { MHD_destroy_response(pointer) }
+    }
+
+    /// A libmicrohttpd response whose body is a copy of `bytes`, without headers; nil when it cannot be made.
+    static func response(copying bytes: [UInt8]) -> OpaquePointer? {
+        bytes.withUnsafeBytes { buffer in
+            MHD_create_response_from_buffer(
+                buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), cmhd_must_copy)
+        }
     }
 }

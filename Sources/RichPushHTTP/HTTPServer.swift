@@ -392,10 +392,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         let made: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
-            made = bytes.withUnsafeBytes { buffer in
-                MHD_create_response_from_buffer(
-                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), cmhd_must_copy)
-            }
+            made = PreparedResponse.response(copying: bytes)
         case .file(let descriptor, let size):
             made = MHD_create_response_from_fd(size, descriptor)
         case .stream(let stream):

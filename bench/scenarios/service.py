@@ -5,6 +5,7 @@ import resource
 import signal
 import subprocess
 
+from nginx import Nginx
 from places import BIN, OUT
 from programs import free_port, stream, wait_for_port, write_ndjson
 from report import median_of
@@ -113,6 +114,14 @@ def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False,
             "cpu_ms": 1000 * cpu / payloads, "wrk_cpu_ms": 1000 * wrk_cpu / payloads}
 
 
+def against_stream(runs, streams, count):
+    """Sets on each of serve's `runs` its payloads/s over stream's ("ratio") and stream's CPU a payload over its own
+    ("normalized"), each against the stream run of the same round (`streams`, of `count` payloads)."""
+    for run, stream_run in zip(runs, streams):
+        run["ratio"] = run["rate"] * stream_run["wall"] / count
+        run["normalized"] = (1000 * stream_run["cpu"] / count) / run["cpu_ms"]
+
+
 class EmptyRoute:
     """The anchor of serve's `GET /healthz`: an nginx of its own (1 worker, no access log, keep-alive without a
     request limit, as the origin) on a free loopback port, answering `location = /healthz { return 200; }`; started
@@ -120,47 +129,29 @@ class EmptyRoute:
 
     def __init__(self):
         self.port = None
-        self.process = None
+        self.nginx = Nginx("nginx-healthz")
 
     def start(self):
         self.port = free_port()
-        prefix = os.path.join(OUT, "nginx-healthz")
-        os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
-        conf = os.path.join(prefix, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(f"""
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/logs/error.log warn;
-events {{ worker_connections 8192; }}
-http {{
+        self.nginx.start(f"""
     access_log off;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
     server {{
         listen 127.0.0.1:{self.port} backlog=4096;
         location = /healthz {{ return 200; }}
-    }}
-}}
-""")
-        self.process = subprocess.Popen(["nginx", "-p", prefix, "-c", conf, "-g", "daemon off;"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(self.port, self.process, "nginx (the empty route)")
+    }}""", [self.port], "nginx (the empty route)")
 
     def stop(self):
-        if self.process:
-            self.process.send_signal(signal.SIGQUIT)
-            self.process.wait(timeout=10)
-            self.process = None
+        self.nginx.stop()
 
     def tree_cpu(self):
         """CPU seconds of the master and its workers so far (a worker is a child of the master)."""
-        pids = [self.process.pid]
+        master = self.nginx.process.pid
+        pids = [master]
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 try:
                     with open(f"/proc/{entry}/stat") as f:
-                        if int(f.read().rsplit(")", 1)[1].split()[1]) == self.process.pid:
+                        if int(f.read().rsplit(")", 1)[1].split()[1]) == master:
                             pids.append(int(entry))
                 except (OSError, ValueError, IndexError):
                     pass
@@ -296,9 +287,8 @@ class Service(Scenario):
         for connections in self.connections:
             for build in bench.builds:
                 svs = results[(("serve", connections), build)]
-                for sv, run, cap in zip(svs, streams, caps):
-                    sv["ratio"] = sv["rate"] * run["wall"] / count
-                    sv["normalized"] = (1000 * run["cpu"] / count) / sv["cpu_ms"]
+                against_stream(svs, streams, count)
+                for sv, cap in zip(svs, caps):
                     sv["of_cap"] = sv["normalized"] / cap
                 sv = service_summary(svs)
                 raw, raw_low, raw_high = middle(s["ratio"] for s in svs)
@@ -317,9 +307,7 @@ class Service(Scenario):
                     f"{sv['loads'][0]:.1f}-{sv['loads'][-1]:.1f} before the runs")
         for build in bench.builds:
             batches = results[("batch", build)]
-            for sv, run in zip(batches, streams):
-                sv["ratio"] = sv["rate"] * run["wall"] / count
-                sv["normalized"] = (1000 * run["cpu"] / count) / sv["cpu_ms"]
+            against_stream(batches, streams, count)
             sv = service_summary(batches)
             raw, raw_low, raw_high = middle(s["ratio"] for s in batches)
             normalized, _, _ = middle(s["normalized"] for s in batches)
