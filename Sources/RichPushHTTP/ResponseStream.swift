@@ -82,6 +82,11 @@ package final class ResponseStream: Sendable {
         }
     }
 
+    /// Whether `waitForRoom()` would return true at once: not abandoned, and fewer than `capacity` bytes waiting.
+    package var hasRoom: Bool {
+        state.withLock { !$0.abandoned && $0.waiting < capacity }
+    }
+
     /// Runs `action` once, when the stream is abandoned (at once if it already is).
     package func onAbandon(_ action: @escaping @Sendable () -> Void) {
         let now = state.withLock { state -> Bool in

@@ -394,6 +394,8 @@ package final class EnrichmentService: HTTPHandler {
                 enricher: enricher, concurrency: concurrency, timeout: parameters.timeout,
                 input: { "\(parameters.requestID):\($0)" },
                 next: { await stream.waitForRoom() ? lines.withLock { $0.next() } : nil },
+                // A line is at hand whenever the stream has room: taken without a task to read it.
+                ready: { stream.hasRoom ? lines.withLock { $0.next() } : nil },
                 observe: { self.observe($0, tenant) },
                 emit: { pending += $0 },
                 flush: {

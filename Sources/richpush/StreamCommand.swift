@@ -59,6 +59,7 @@ struct StreamCommand: ParsableCommand {
                         timeout: configuration.timeout,
                         input: { "-:\($0)" },
                         next: { await lines.next() },
+                        ready: { lines.available() },
                         emit: { line in
                             progress.advance()
                             pending += line

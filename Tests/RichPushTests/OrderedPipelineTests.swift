@@ -50,4 +50,84 @@ import Testing
         gate.open()
         #expect(await run.value == Array(0..<total))
     }
+
+    /// A batched source as `stream` has: `next()` waits for a batch (here: makes one) and hands out its first item,
+    /// `ready()` hands out the rest without waiting; nil from `ready()` at a batch's end.
+    final class Batches: Sendable {
+        private struct State {
+            var made = 0
+            var buffered: [Int] = []
+            var nextCalls = 0
+            var reading = false
+            var readyWhileReading = 0
+        }
+        private let state = LockedValue(State())
+        let batches: Int
+        let size: Int
+        init(batches: Int, size: Int) { (self.batches, self.size) = (batches, size) }
+
+        var nextCalls: Int { state.withLock { $0.nextCalls } }
+        var readyWhileReading: Int { state.withLock { $0.readyWhileReading } }
+
+        func next() async -> Int? {
+            state.withLock {
+                $0.nextCalls += 1
+                $0.reading = true
+            }
+            // Lets the pipeline's task run while this read is under way: a `ready()` now is counted.
+            await Task.yield()
+            return state.withLock { state -> Int? in
+                state.reading = false
+                guard state.made < batches else { return nil }
+                let first = state.made * size
+                state.made += 1
+                state.buffered = Array(first + 1..<first + size)
+                return first
+            }
+        }
+
+        func ready() -> Int? {
+            state.withLock { state -> Int? in
+                if state.reading { state.readyWhileReading += 1 }
+                return state.buffered.isEmpty ? nil : state.buffered.removeFirst()
+            }
+        }
+    }
+
+    @Test("items at hand (`ready`) are started without a read of their own, in order, never while a read runs")
+    func readyItems() async {
+        let source = Batches(batches: 20, size: 25)
+        var emitted: [Int] = []
+        await OrderedPipeline.run(
+            concurrency: 8,
+            next: { await source.next() },
+            ready: { source.ready() },
+            process: { index in
+                await Task.yield()
+                return index
+            },
+            emit: { _, index in
+                emitted.append(index)
+                return true
+            })
+        #expect(emitted == Array(0..<500))
+        // One read a batch and one that finds the end; a pipeline ignoring `ready` reads once an item (501).
+        #expect(source.nextCalls == 21)
+        #expect(source.readyWhileReading == 0)
+    }
+
+    @Test("the unbatcher hands out every item of every batch, in order, through `available()` and `next()`")
+    func unbatcher() async {
+        let batches = LockedValue([[0, 1, 2], [3], [4, 5]])
+        let source = ThreadedSource<[Int]> { batches.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+        let items = Unbatcher(source)
+        var taken: [Int] = []
+        #expect(items.available() == nil)
+        while let item = await items.next() {
+            taken.append(item)
+            while let more = items.available() { taken.append(more) }
+        }
+        #expect(taken == Array(0...5))
+        #expect(items.available() == nil)
+    }
 }

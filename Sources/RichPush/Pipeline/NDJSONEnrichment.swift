@@ -45,6 +45,7 @@ package enum NDJSONEnrichment {
     ///   - timeout: each payload's deadline, counted from when its processing starts.
     ///   - input: the name a line's result carries as `input` (e.g. `-:<line>`).
     ///   - next: the next line, or nil at the end (or to stop reading).
+    ///   - ready: a line already at hand, without waiting (see `OrderedPipeline.run`'s `ready`).
     ///   - observe: sees each result as it completes, on the task that made it.
     ///   - emit: takes each result line (JSON and a newline), in input order.
     ///   - flush: called after each run of emits that became due together; false stops reading.
@@ -54,6 +55,7 @@ package enum NDJSONEnrichment {
         timeout: Duration,
         input: @escaping @Sendable (Int) -> String,
         next: @escaping @Sendable () async -> Line?,
+        ready: () -> Line? = { nil },
         observe: @escaping @Sendable (EnrichmentResult) -> Void = { _ in },
         emit: ([UInt8]) -> Void,
         flush: () -> Bool
@@ -62,6 +64,7 @@ package enum NDJSONEnrichment {
         await OrderedPipeline.run(
             concurrency: concurrency,
             next: next,
+            ready: ready,
             process: { item in
                 let name = input(item.number)
                 let result: EnrichmentResult

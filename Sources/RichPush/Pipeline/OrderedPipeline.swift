@@ -21,6 +21,10 @@ package enum OrderedPipeline {
     ///   - window: the most items started and not yet emitted (at least `concurrency`); by default
     ///     `windowRounds` times `concurrency`.
     ///   - next: the next input, or nil at the end. Never called twice at once.
+    ///   - ready: an input already at hand, taken without waiting (nil when none is, and at the end: `next` then
+    ///     says which). Called on the caller's task, never while `next` runs; what it hands out `next` does not.
+    ///     Starting an item taken this way costs no task to read it: with `stream`'s batched reader, one task a
+    ///     payload instead of two.
     ///   - process: the work for one input.
     ///   - emit: called in input order on the caller's task; returning false stops reading more input (the
     ///     items in progress still finish and are emitted).
@@ -30,6 +34,7 @@ package enum OrderedPipeline {
         concurrency: Int,
         window: Int? = nil,
         next: @escaping @Sendable () async -> Input?,
+        ready: () -> Input? = { nil },
         process: @escaping @Sendable (Input) async -> Output,
         emit: (Int, Output) -> Bool,
         flush: () -> Bool = { true }
@@ -42,7 +47,18 @@ package enum OrderedPipeline {
             var nextIndex = 0
             var nextToEmit = 0
             var done: [Int: Output] = [:]
+            func start(_ input: Input) {
+                let index = nextIndex
+                nextIndex += 1
+                inFlight += 1
+                group.addTask { .finished(index, await process(input)) }
+            }
             while true {
+                while !exhausted, !reading, inFlight < concurrency, nextIndex - nextToEmit < window,
+                    let input = ready()
+                {
+                    start(input)
+                }
                 if !exhausted, !reading, inFlight < concurrency, nextIndex - nextToEmit < window {
                     reading = true
                     group.addTask { .read(await next()) }
@@ -51,10 +67,7 @@ package enum OrderedPipeline {
                 switch event {
                 case .read(let input?):
                     reading = false
-                    let index = nextIndex
-                    nextIndex += 1
-                    inFlight += 1
-                    group.addTask { .finished(index, await process(input)) }
+                    start(input)
                 case .read(nil):
                     reading = false
                     exhausted = true
