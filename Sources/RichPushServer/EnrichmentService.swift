@@ -374,7 +374,7 @@ package final class EnrichmentService: HTTPHandler {
             json: body, source: parameters.requestID, deadline: .now + parameters.timeout)
         observe(result, work.tenant)
         var response = HTTPResponse.json(
-            result.outcome == .invalid ? 400 : 200, JSONWriter.bytes(result.json(input: parameters.requestID)) + [0x0A])
+            result.outcome == .invalid ? 400 : 200, result.line(input: parameters.requestID))
         response.log.outcome = result.outcome.rawValue
         return response
     }

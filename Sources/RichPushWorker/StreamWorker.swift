@@ -310,7 +310,7 @@ package final class StreamWorker: LifecycleService {
                 result = .invalid(PayloadError(.noPayload, "entry \(id) has no 'payload' field"), source: id)
             }
             self.metrics.service.record(result)
-            self.enqueue(.result(id: id, json: JSONWriter.bytes(result.json(input: id))))
+            self.enqueue(.result(id: id, json: result.jsonBytes(input: id)))
         }
     }
 

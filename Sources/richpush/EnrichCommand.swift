@@ -64,7 +64,7 @@ struct EnrichCommand: ParsableCommand {
                         result = await enricher.enrich(json: bytes, source: input, deadline: deadline)
                     case .failure(let error): result = .invalid(error, source: input)
                     }
-                    let line = JSONWriter.bytes(result.json(input: input)) + [0x0A]
+                    let line = result.line(input: input)
                     return (line: line, invalid: result.outcome == .invalid)
                 },
                 emit: { index, result in

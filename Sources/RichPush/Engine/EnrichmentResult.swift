@@ -43,7 +43,9 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
     /// The JSON object RichPush writes for this payload, as one line's bytes without the newline: exactly what
     /// the CLI prints (`content` lossless: keys in order, duplicates, numbers and escapes as they came).
     public func jsonBytes() -> [UInt8] {
-        JSONWriter.bytes(json)
+        var writer = Self.writer(for: attachments)
+        write(into: &writer, input: input)
+        return writer.bytes
     }
 
     /// Encodes the object `jsonBytes()` writes. Through a `JSONEncoder`, `content` is as lossless as the encoder
@@ -110,8 +112,9 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
         return result.json
     }
 
-    /// The result as the JSON object RichPush writes, with `input` only when set.
-    private var json: PushPayload.JSON {
+    /// The result as the JSON object RichPush writes, with `input` only when set. The reference that `line(input:)`
+    /// and `jsonBytes()`, which write the same bytes without making this tree, are tested against.
+    var json: PushPayload.JSON {
         var members: [(key: String, value: PushPayload.JSON)] = []
         if let input { members.append(("input", .text(input))) }
         members.append(("outcome", .text(outcome.rawValue)))
@@ -127,8 +130,13 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
     /// `elapsed` as the output's `elapsed_ms` writes it: milliseconds to the tenth (`12.5`), without Foundation's
     /// String(format:).
     static func milliseconds(_ elapsed: Duration) -> PushPayload.JSON {
-        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
+        let tenths = tenths(of: elapsed)
         return .number("\(tenths / 10).\(tenths % 10)")
+    }
+
+    /// `elapsed` in tenths of a millisecond, rounded down.
+    static func tenths(of elapsed: Duration) -> Int {
+        Int(elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000)
     }
 
     /// The result for an input that is not a payload.

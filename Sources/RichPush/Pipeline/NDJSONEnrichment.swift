@@ -77,7 +77,7 @@ package enum NDJSONEnrichment {
                         source: name)
                 }
                 observe(result)
-                return JSONWriter.bytes(result.json(input: name)) + [0x0A]
+                return result.line(input: name)
             },
             emit: { _, line in
                 emit(line)
