@@ -16,4 +16,17 @@ struct FileURLTests {
         #expect(fileURL(path) == expected)
         #expect(URL(string: expected)?.path == path)
     }
+
+    @Test("every ASCII character is kept or percent-encoded as RFC 3986 says of a path (unreserved and / kept)")
+    func everyASCIICharacter() {
+        var kept = CharacterSet(charactersIn: "-._~/")
+        kept.formUnion(CharacterSet(charactersIn: "a"..."z"))
+        kept.formUnion(CharacterSet(charactersIn: "A"..."Z"))
+        kept.formUnion(CharacterSet(charactersIn: "0"..."9"))
+        for scalar in (1..<128).compactMap(Unicode.Scalar.init) {
+            let path = "/a/\(Character(scalar))b.jpg"
+            let expected = "file://" + path.addingPercentEncoding(withAllowedCharacters: kept)!
+            #expect(fileURL(path) == expected, "U+\(String(scalar.value, radix: 16))")
+        }
+    }
 }

@@ -70,7 +70,21 @@ public struct JSONObject: Sendable, Hashable {
     /// Replaces the value of every member whose key means `key` (each key stays as written), or appends a member
     /// at the end when there is none.
     public mutating func set(_ key: String, _ value: PushPayload.JSON) {
-        var members = self.members
+        var members: [Member]
+        switch storage {
+        case .built(let built):
+            members = built
+        case .parsed(let document, let index):
+            // Made with room to add one (the result's `richpush` list), rather than mapped to its exact count
+            // and copied to grow.
+            members = []
+            members.reserveCapacity(8)
+            for entry in document.items(of: index) {
+                members.append((JSONString(document: document, index: entry), document.value(at: entry + 1)))
+            }
+        }
+        // `members` alone holds the array from here: changed in place, not copied.
+        storage = .built([])
         var found = false
         for index in members.indices where members[index].key.means(key) {
             members[index].value = value
