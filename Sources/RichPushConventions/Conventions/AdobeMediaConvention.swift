@@ -7,6 +7,9 @@ public struct AdobeMediaConvention: MediaConvention {
     /// `adb_uri`: the deep link Adobe's Messaging extension opens.
     public var routeKeys: [RouteKey] { [RouteKey(.url, ["adb_uri"])] }
 
+    /// `adb_media`: nothing else is read.
+    public var rootKeys: [String]? { ["adb_media"] }
+
     /// The convention.
     public init() {}
 

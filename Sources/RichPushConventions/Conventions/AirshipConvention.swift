@@ -37,6 +37,9 @@ public struct AirshipConvention: MediaConvention {
         func path(_ key: String) -> String { field.isEmpty ? key : "\(field).\(key)" }
     }
 
+    /// The attachment object, or the Accengage form's `a4sid` (which needs `acc-atts` beside it).
+    public var rootKeys: [String]? { [Self.key, "a4sid"] }
+
     /// The convention.
     public init() {}
 

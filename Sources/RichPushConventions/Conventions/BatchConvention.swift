@@ -7,6 +7,8 @@ public struct BatchConvention: MediaConvention {
     public var name: String { "batch" }
     /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
     public var customData: [[String]] { [["com.batch"]] }
+    /// `com.batch`: nothing else is read.
+    public var rootKeys: [String]? { ["com.batch"] }
     public init() {}
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()

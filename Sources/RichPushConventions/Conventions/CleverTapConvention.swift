@@ -11,6 +11,9 @@ public struct CleverTapConvention: MediaConvention {
     /// `wzrk_dl`: the deep link CleverTap's SDK opens.
     public var routeKeys: [RouteKey] { [RouteKey(.url, ["wzrk_dl"])] }
 
+    /// `ct_mediaUrl`, or `ct_mediaType` alone (checked, and reported when it is not a string).
+    public var rootKeys: [String]? { ["ct_mediaUrl", "ct_mediaType"] }
+
     /// The convention.
     public init() {}
 

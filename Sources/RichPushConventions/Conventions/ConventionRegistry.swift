@@ -6,13 +6,24 @@ import RichPushCore
 /// documented order; a URL found again (by another convention or field) is kept once, at its first place, and
 /// what the later one said of its thumbnail (its role as the primary or a hidden one) fills what the first left
 /// unsaid.
+///
+/// A convention that declares its `rootKeys` is called only for a payload whose root holds one of them: the
+/// others' scans are empty by that declaration, and most payloads carry one vendor's keys of the 26. Measured on
+/// issue 26's campaign (10,000 `adb_media` payloads, all but 20 cache hits): `scan` went from 10.3% to 4.3% of the
+/// CPU (perf), and `stream`'s CPU to 0.93x (0.88-0.98, 11 pairs, load 6).
 public struct ConventionRegistry: Sendable {
     /// The conventions, in the order they run.
-    public private(set) var conventions: [any MediaConvention]
+    public private(set) var conventions: [any MediaConvention] {
+        didSet { gate = Gate(conventions) }
+    }
+
+    /// Which conventions a payload's root keys let through, made once from their `rootKeys`.
+    private var gate: Gate
 
     /// A registry with these conventions.
     public init(_ conventions: [any MediaConvention]) {
         self.conventions = conventions
+        gate = Gate(conventions)
     }
 
     /// The built-in conventions, in this order: Adobe (`adb_media`), ZEGOCLOUD (`zego`), Firebase (`fcm`),
@@ -47,13 +58,63 @@ public struct ConventionRegistry: Sendable {
     /// Every reference in `payload`, each URL once, and the problems the conventions found.
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var result = ConventionScan()
-        for convention in conventions {
-            let scan = convention.scan(payload)
+        let selected = gate.selection(payload.root)
+        // By index: iterating the array would copy each existential out of it (KeyPathConvention's is boxed).
+        for index in conventions.indices where gate.includes(index, in: selected) {
+            let scan = conventions[index].scan(payload)
             result.problems += scan.problems
             result.overrides += scan.overrides
             result.merge(scan.references)
         }
         return result
+    }
+
+    /// Each convention's name and scan of `payload`, in order; one that the payload's root keys rule out is not
+    /// called, and found nothing.
+    package func scans(_ payload: PushPayload) -> [(name: String, scan: ConventionScan)] {
+        let selected = gate.selection(payload.root)
+        return conventions.indices.map { index in
+            let convention = conventions[index]
+            return (convention.name, gate.includes(index, in: selected) ? convention.scan(payload) : ConventionScan())
+        }
+    }
+
+    /// The conventions a payload's root keys let through, as bits (bit `i` for convention `i`): one word per payload,
+    /// so only the first 64 conventions are gated, and any after them always run.
+    private struct Gate: Sendable {
+        /// The conventions that declare no `rootKeys` and read every payload.
+        let ungated: UInt64
+        /// For each declared root key, the conventions that read it.
+        let conventionsReading: [String: UInt64]
+
+        init(_ conventions: [any MediaConvention]) {
+            var ungated: UInt64 = 0
+            var reading: [String: UInt64] = [:]
+            for (index, convention) in conventions.prefix(64).enumerated() {
+                guard let keys = convention.rootKeys else {
+                    ungated |= 1 << index
+                    continue
+                }
+                for key in keys { reading[key, default: 0] |= 1 << index }
+            }
+            self.ungated = ungated
+            conventionsReading = reading
+        }
+
+        /// The conventions to call for a payload whose root is `root`. A key written with escapes is its decoded
+        /// text here, as the conventions' lookups read it (and String's equality, which also takes canonically
+        /// equivalent text as equal, can only let a convention through that finds nothing).
+        func selection(_ root: JSONObject) -> UInt64 {
+            var selected = ungated
+            guard !conventionsReading.isEmpty else { return selected }
+            root.forEachKey { key in selected |= conventionsReading[key] ?? 0 }
+            return selected
+        }
+
+        /// Whether convention `index` is called, given `selection`.
+        func includes(_ index: Int, in selection: UInt64) -> Bool {
+            index >= 64 || selection & (1 << index) != 0
+        }
     }
 }
 

@@ -11,6 +11,9 @@ import RichPushCore
 public struct HomeAssistantConvention: MediaConvention {
     public var name: String { "home_assistant" }
 
+    /// `attachment`, or `entity_id` alone (a camera push).
+    public var rootKeys: [String]? { ["attachment", "entity_id"] }
+
     /// The convention.
     public init() {}
 

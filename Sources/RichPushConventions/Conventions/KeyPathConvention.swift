@@ -70,6 +70,19 @@ public struct KeyPathConvention: MediaConvention {
         self.identifier = identifier
     }
 
+    /// The first key of the marker's path when the vendor has one (without it nothing is read), else the first keys
+    /// of `path` and `hintPath` (the texts and the fallback are read only once the URL is found). Nil when one of
+    /// those paths has no key but `@json` steps, which read the root itself.
+    public var rootKeys: [String]? {
+        if let marker { return Self.rootKey(of: marker.path).map { [$0] } }
+        guard let key = Self.rootKey(of: path) else { return nil }
+        guard let hintPath else { return [key] }
+        return Self.rootKey(of: hintPath).map { [key, $0] }
+    }
+
+    /// The first key `walk` looks up in the root: `@json` steps on the root object pass.
+    static func rootKey(of path: [String]) -> String? { path.first { $0 != jsonStep } }
+
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
         // Another sender's payload may use the same generic key: without the marker it is not the vendor's.

@@ -16,6 +16,9 @@ public struct KumulosConvention: MediaConvention {
     /// Kumulos's own marker: `custom.a["k.message"]`.
     public static let marker = VendorMarker(["custom", "a", "k.message"])
 
+    /// The marker's `custom`: without it nothing is read.
+    public var rootKeys: [String]? { ["custom"] }
+
     /// The convention.
     public init() {}
 

@@ -19,9 +19,16 @@ public protocol MediaConvention: Sendable {
     /// Where the vendor's own SDK reads the deep link (or content id) it opens the notification with (Airship
     /// `^d`, OneSignal `custom.u`), searched for a route before any generic key. Default: none.
     var routeKeys: [RouteKey] { get }
+
+    /// Keys of the payload's root of which `scan` needs at least one to find anything: given a payload whose root
+    /// holds none of them, `scan` returns an empty `ConventionScan` (no reference, no problem, no override), and
+    /// `ConventionRegistry` skips the convention without calling it. Keys are compared by what they mean, as
+    /// `JSONObject` looks them up. Default nil: the convention does not say, and every payload is scanned.
+    var rootKeys: [String]? { get }
 }
 
 extension MediaConvention {
     public var customData: [[String]] { [] }
     public var routeKeys: [RouteKey] { [] }
+    public var rootKeys: [String]? { nil }
 }

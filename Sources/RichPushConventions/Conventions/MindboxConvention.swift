@@ -10,6 +10,9 @@ public struct MindboxConvention: MediaConvention {
 
     public var routeKeys: [RouteKey] { [RouteKey(.url, ["clickUrl"]), RouteKey(.url, ["aps", "clickUrl"])] }
 
+    /// The markers' `aps` (the older format) and `uniqueKey`: without one of them nothing is read.
+    public var rootKeys: [String]? { ["aps", "uniqueKey"] }
+
     /// The convention.
     public init() {}
 

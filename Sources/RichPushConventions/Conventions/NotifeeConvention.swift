@@ -11,6 +11,9 @@ public struct NotifeeConvention: MediaConvention {
     /// Where the app's custom data lives, searched for a route.
     public var customData: [[String]] { [["notifee_options", "@json", "data"]] }
 
+    /// `notifee_options`: nothing else is read.
+    public var rootKeys: [String]? { ["notifee_options"] }
+
     /// The convention.
     public init() {}
 

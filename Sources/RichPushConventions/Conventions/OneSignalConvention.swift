@@ -17,6 +17,9 @@ public struct OneSignalConvention: MediaConvention {
     /// The launch URL: `os_data.u` in the current format, `custom.u` in the original one.
     public var routeKeys: [RouteKey] { [RouteKey(.url, ["os_data", "u"]), RouteKey(.url, ["custom", "u"])] }
 
+    /// `os_data`, `at` or `att`: where the attachments are (`aps` and `m` only choose among them).
+    public var rootKeys: [String]? { ["os_data", "at", "att"] }
+
     /// The convention.
     public init() {}
 

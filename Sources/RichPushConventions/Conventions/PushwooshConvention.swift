@@ -4,6 +4,8 @@ import RichPushCore
 /// Assistant's convention, not this one, and is left to it.
 public struct PushwooshConvention: MediaConvention {
     public var name: String { "pushwoosh" }
+    /// `attachment`: nothing else is read.
+    public var rootKeys: [String]? { ["attachment"] }
     public init() {}
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()

@@ -12,6 +12,9 @@ public struct WebEngageConvention: MediaConvention {
     /// WebEngage's own marker: `source` = `webengage`.
     public static let marker = VendorMarker(["source"], equals: "webengage")
 
+    /// The marker's `source`: without it nothing is read.
+    public var rootKeys: [String]? { ["source"] }
+
     /// The convention.
     public init() {}
 

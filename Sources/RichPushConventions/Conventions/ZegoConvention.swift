@@ -10,6 +10,9 @@ public struct ZegoConvention: MediaConvention {
     /// Where the app's custom data lives, searched for a route.
     public var customData: [[String]] { [["payload", "@json"]] }
 
+    /// `payload`: nothing else is read.
+    public var rootKeys: [String]? { ["payload"] }
+
     /// Bounds for parsing the embedded JSON string; the same as a whole payload's by default.
     public var limits: JSONParser.Limits
 

@@ -82,13 +82,13 @@ package struct FCMMessage: Sendable {
     package func conventionScans(with registry: ConventionRegistry) -> [(name: String, scan: ConventionScan)] {
         guard let inner = apnsPayload else { return [] }
         let within = prefix + "apns.payload."
-        return registry.conventions.map { convention in
-            var found = convention.scan(inner)
+        return registry.scans(inner).map { name, scan in
+            var found = scan
             for index in found.problems.indices { found.problems[index].source = within + found.problems[index].source }
             for index in found.references.indices {
                 found.references[index].field = within + found.references[index].field
             }
-            return (convention.name, found)
+            return (name, found)
         }
     }
 

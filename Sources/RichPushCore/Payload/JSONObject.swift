@@ -112,3 +112,21 @@ public struct JSONObject: Sendable, Hashable {
         }
     }
 }
+
+extension JSONObject {
+    /// Calls `body` with the decoded text of each member's key, in order, duplicates included; a parsed object's
+    /// straight from the tape, without making its members.
+    package func forEachKey(_ body: (String) -> Void) {
+        switch storage {
+        case .built(let members):
+            for member in members { body(member.key.value) }
+        case .parsed(let document, let index):
+            var entry = index + 2
+            let end = Int(document.tape[index + 1])
+            while entry < end {
+                body(document.string(entry))
+                entry = document.next(after: entry + 1)
+            }
+        }
+    }
+}
