@@ -167,4 +167,63 @@ struct ConventionGateTests {
         }
         #expect(skips > 0)
     }
+
+    @Test("merging compares with each reference when few, through indexes when many: the same either way")
+    func merge() {
+        var generator = SplitMix64(seed: 26)
+        let thumbnails: [Thumbnail?] = [nil, Thumbnail(primary: true), Thumbnail(hidden: true), Thumbnail(time: 1)]
+        for round in 0..<300 {
+            let count = 1 + round % 40
+            let references = (0..<count).map { _ in
+                var reference = MediaReference(
+                    url: "https://m.example/\(Int.random(in: 0..<8, using: &generator))",
+                    convention: "c", identifier: ["a", "a-2", "b"].randomElement(using: &generator)!, field: "f",
+                    thumbnail: thumbnails.randomElement(using: &generator)!,
+                    platform: Bool.random(using: &generator) ? .ios : .android)
+                reference.typeHint = Bool.random(using: &generator) ? "jpg" : nil
+                return reference
+            }
+            // Added in batches of random sizes, as conventions add theirs.
+            var merged = ConventionScan()
+            var expected: [MediaReference] = []
+            var rest = references[...]
+            while !rest.isEmpty {
+                let batch = Array(rest.prefix(Int.random(in: 1...20, using: &generator)))
+                rest = rest.dropFirst(batch.count)
+                merged.merge(batch)
+                expected = Self.indexedMerge(expected, batch)
+            }
+            #expect(merged.references == expected, "round \(round)")
+        }
+    }
+
+    /// `merge` as it was before its linear path: every batch through the two indexes.
+    static func indexedMerge(_ held: [MediaReference], _ added: [MediaReference]) -> [MediaReference] {
+        var references = held
+        var seen: [MediaReference.Key: Int] = [:]
+        var identifiers = Set<String>()
+        for (index, reference) in references.enumerated() {
+            seen[reference.key] = seen[reference.key] ?? index
+            identifiers.insert(reference.identifier)
+        }
+        for var reference in added {
+            if let first = seen[reference.key] {
+                if let later = reference.thumbnail {
+                    let earlier = references[first].thumbnail
+                    references[first].thumbnail = earlier?.filled(from: later) ?? later
+                }
+                continue
+            }
+            seen[reference.key] = references.count
+            var candidate = reference.identifier
+            var suffix = 2
+            while !identifiers.insert(candidate).inserted {
+                candidate = "\(reference.identifier)-\(suffix)"
+                suffix += 1
+            }
+            reference.identifier = candidate
+            references.append(reference)
+        }
+        return references
+    }
 }

@@ -77,9 +77,7 @@ final class EnrichmentRun: Sendable {
         }
         self.references = scan.references
         self.overrides = scan.overrides
-        let matched = configuration.conventions.conventions.filter { convention in
-            scan.references.contains { $0.convention == convention.name }
-        }
+        let matched = configuration.conventions.conventions(foundIn: scan.references)
         // An FCM message's route is its APNs payload's (where the vendors' keys are).
         self.route = DeepLinkRoute.find(
             in: message.map { $0.apnsPayload ?? PushPayload(JSONObject()) } ?? payload, conventions: matched,

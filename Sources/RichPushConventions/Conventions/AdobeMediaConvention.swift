@@ -5,7 +5,8 @@ public struct AdobeMediaConvention: MediaConvention {
     public var name: String { "adb_media" }
 
     /// `adb_uri`: the deep link Adobe's Messaging extension opens.
-    public var routeKeys: [RouteKey] { [RouteKey(.url, ["adb_uri"])] }
+    public var routeKeys: [RouteKey] { Self.routes }
+    private static let routes: [RouteKey] = [RouteKey(.url, ["adb_uri"])]
 
     /// `adb_media`: nothing else is read.
     public var rootKeys: [String]? { ["adb_media"] }

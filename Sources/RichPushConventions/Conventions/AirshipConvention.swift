@@ -21,7 +21,8 @@ public struct AirshipConvention: MediaConvention {
     public var name: String { "airship" }
 
     /// `^d`: the argument of Airship's deep link action (`deep_link_action`'s short name).
-    public var routeKeys: [RouteKey] { [RouteKey(.url, ["^d"]), RouteKey(.url, ["deep_link_action"])] }
+    public var routeKeys: [RouteKey] { Self.routes }
+    private static let routes: [RouteKey] = [RouteKey(.url, ["^d"]), RouteKey(.url, ["deep_link_action"])]
 
     static let key = "com.urbanairship.media_attachment"
 

@@ -6,7 +6,8 @@ import RichPushCore
 public struct BatchConvention: MediaConvention {
     public var name: String { "batch" }
     /// Where Batch keeps its data (`l`, the deep link, among it), searched for a route.
-    public var customData: [[String]] { [["com.batch"]] }
+    public var customData: [[String]] { Self.customDataPaths }
+    private static let customDataPaths: [[String]] = [["com.batch"]]
     /// `com.batch`: nothing else is read.
     public var rootKeys: [String]? { ["com.batch"] }
     public init() {}

@@ -9,7 +9,8 @@ public struct CleverTapConvention: MediaConvention {
     public var name: String { "clevertap" }
 
     /// `wzrk_dl`: the deep link CleverTap's SDK opens.
-    public var routeKeys: [RouteKey] { [RouteKey(.url, ["wzrk_dl"])] }
+    public var routeKeys: [RouteKey] { Self.routes }
+    private static let routes: [RouteKey] = [RouteKey(.url, ["wzrk_dl"])]
 
     /// `ct_mediaUrl`, or `ct_mediaType` alone (checked, and reported when it is not a string).
     public var rootKeys: [String]? { ["ct_mediaUrl", "ct_mediaType"] }

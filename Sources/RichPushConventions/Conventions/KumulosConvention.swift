@@ -9,9 +9,11 @@ import RichPushCore
 public struct KumulosConvention: MediaConvention {
     public var name: String { "kumulos" }
 
-    public var customData: [[String]] { [["custom", "a"]] }
+    public var customData: [[String]] { Self.customDataPaths }
+    private static let customDataPaths: [[String]] = [["custom", "a"]]
 
-    public var routeKeys: [RouteKey] { [RouteKey(.url, ["custom", "u"])] }
+    public var routeKeys: [RouteKey] { Self.routes }
+    private static let routes: [RouteKey] = [RouteKey(.url, ["custom", "u"])]
 
     /// Kumulos's own marker: `custom.a["k.message"]`.
     public static let marker = VendorMarker(["custom", "a", "k.message"])

@@ -8,21 +8,28 @@ import RichPushCore
 public struct MindboxConvention: MediaConvention {
     public var name: String { "mindbox" }
 
-    public var routeKeys: [RouteKey] { [RouteKey(.url, ["clickUrl"]), RouteKey(.url, ["aps", "clickUrl"])] }
+    public var routeKeys: [RouteKey] { Self.routes }
+    private static let routes: [RouteKey] = [RouteKey(.url, ["clickUrl"]), RouteKey(.url, ["aps", "clickUrl"])]
 
     /// The markers' `aps` (the older format) and `uniqueKey`: without one of them nothing is read.
     public var rootKeys: [String]? { ["aps", "uniqueKey"] }
+
+    /// Mindbox's marker: `uniqueKey`.
+    public static let marker = VendorMarker(["uniqueKey"])
+    /// The older format's: `aps.uniqueKey`. (Made once: each payload of every sender reaches these, since `aps` is in
+    /// every APNs payload.)
+    public static let olderMarker = VendorMarker(["aps", "uniqueKey"])
 
     /// The convention.
     public init() {}
 
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
-        if VendorMarker(["aps", "uniqueKey"]).isPresent(in: payload) {
+        if Self.olderMarker.isPresent(in: payload) {
             scan.take(
                 payload.root["aps"]?.objectValue?["imageUrl"], field: "aps.imageUrl", convention: name,
                 identifier: "imageUrl")
-        } else if VendorMarker(["uniqueKey"]).isPresent(in: payload) {
+        } else if Self.marker.isPresent(in: payload) {
             scan.take(payload.root["imageUrl"], field: "imageUrl", convention: name, identifier: "imageUrl")
         }
         return scan

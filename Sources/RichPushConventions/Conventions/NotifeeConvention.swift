@@ -9,7 +9,8 @@ public struct NotifeeConvention: MediaConvention {
     public var name: String { "notifee" }
 
     /// Where the app's custom data lives, searched for a route.
-    public var customData: [[String]] { [["notifee_options", "@json", "data"]] }
+    public var customData: [[String]] { Self.customDataPaths }
+    private static let customDataPaths: [[String]] = [["notifee_options", "@json", "data"]]
 
     /// `notifee_options`: nothing else is read.
     public var rootKeys: [String]? { ["notifee_options"] }

@@ -12,10 +12,12 @@ public struct OneSignalConvention: MediaConvention {
     public var name: String { "onesignal" }
 
     /// Where the app's custom data lives, searched for a route.
-    public var customData: [[String]] { [["custom", "a"]] }
+    public var customData: [[String]] { Self.customDataPaths }
+    private static let customDataPaths: [[String]] = [["custom", "a"]]
 
     /// The launch URL: `os_data.u` in the current format, `custom.u` in the original one.
-    public var routeKeys: [RouteKey] { [RouteKey(.url, ["os_data", "u"]), RouteKey(.url, ["custom", "u"])] }
+    public var routeKeys: [RouteKey] { Self.routes }
+    private static let routes: [RouteKey] = [RouteKey(.url, ["os_data", "u"]), RouteKey(.url, ["custom", "u"])]
 
     /// `os_data`, `at` or `att`: where the attachments are (`aps` and `m` only choose among them).
     public var rootKeys: [String]? { ["os_data", "at", "att"] }

@@ -8,7 +8,8 @@ public struct ZegoConvention: MediaConvention {
     public var name: String { "zego" }
 
     /// Where the app's custom data lives, searched for a route.
-    public var customData: [[String]] { [["payload", "@json"]] }
+    public var customData: [[String]] { Self.customDataPaths }
+    private static let customDataPaths: [[String]] = [["payload", "@json"]]
 
     /// `payload`: nothing else is read.
     public var rootKeys: [String]? { ["payload"] }

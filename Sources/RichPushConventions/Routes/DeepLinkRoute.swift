@@ -71,31 +71,34 @@ public struct DeepLinkRoute: Sendable, Hashable {
                 route.take(value, as: key.kind, from: Source(convention: convention.name, key: key.name))
             }
         }
-        var places: [(object: JSONObject, convention: String?, prefix: String)] = []
         for convention in conventions {
             for path in convention.customData {
                 if case .object(let object)? = walk(payload, path, into: &ignored) {
-                    places.append((object, convention.name, RouteKey.name(path).map { $0 + "." } ?? ""))
+                    route.search(object, keys: keys, convention: convention.name, prefix: RouteKey.name(path))
                 }
             }
         }
-        places.append((payload.root, nil, ""))
-        for place in places {
-            for key in keys.id {
-                route.take(
-                    place.object[key], as: .id, from: Source(convention: place.convention, key: place.prefix + key))
-            }
-            for key in keys.url {
-                route.take(
-                    place.object[key], as: .url, from: Source(convention: place.convention, key: place.prefix + key))
-            }
-        }
+        route.search(payload.root, keys: keys, convention: nil, prefix: nil)
         return route.id == nil && route.url == nil ? nil : route
+    }
+
+    /// Takes the generic `keys` in `object` for the parts still missing; `prefix` is the object's key path.
+    private mutating func search(_ object: JSONObject, keys: Keys, convention: String?, prefix: String?) {
+        // A part found is not looked up again, and a source is named only for a value taken (the root's nine keys are
+        // asked of every payload).
+        for key in keys.id where id == nil {
+            take(object[key], as: .id, from: Source(convention: convention, key: prefix.map { "\($0).\(key)" } ?? key))
+        }
+        for key in keys.url where url == nil {
+            take(object[key], as: .url, from: Source(convention: convention, key: prefix.map { "\($0).\(key)" } ?? key))
+        }
     }
 
     /// Takes `value` as the id or the URL when that part is still missing and the value is usable: a non-empty
     /// string, or for an id also a number.
-    private mutating func take(_ value: PushPayload.JSON?, as kind: RouteKey.Kind, from source: Source) {
+    private mutating func take(
+        _ value: PushPayload.JSON?, as kind: RouteKey.Kind, from source: @autoclosure () -> Source
+    ) {
         switch kind {
         case .id where id == nil:
             switch value {
@@ -103,11 +106,11 @@ public struct DeepLinkRoute: Sendable, Hashable {
             case .number(let text)?: id = text
             default: return
             }
-            idSource = source
+            idSource = source()
         case .url where url == nil:
             guard let text = value?.stringValue, !text.isEmpty else { return }
             url = text
-            urlSource = source
+            urlSource = source()
         default:
             return
         }

@@ -24,7 +24,8 @@ public struct PushPayload: Sendable, Hashable {
         guard case .object(let aps)? = root["aps"], case .number(let text)? = aps["mutable-content"] else {
             return false
         }
-        return Double(text) == 1
+        // `1` as senders write it, without strtod (0.4% of the campaign's CPU); `1.0` and `1e0` are 1 too.
+        return text == "1" || Double(text) == 1
     }
 
     /// The payload as compact JSON text.
