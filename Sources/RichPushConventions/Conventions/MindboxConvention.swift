@@ -16,19 +16,16 @@ public struct MindboxConvention: MediaConvention {
 
     /// Mindbox's marker: `uniqueKey`.
     public static let marker = VendorMarker(["uniqueKey"])
-    /// The older format's: `aps.uniqueKey`. (Made once: each payload of every sender reaches these, since `aps` is in
-    /// every APNs payload.)
-    public static let olderMarker = VendorMarker(["aps", "uniqueKey"])
 
     /// The convention.
     public init() {}
 
     public func scan(_ payload: PushPayload) -> ConventionScan {
         var scan = ConventionScan()
-        if Self.olderMarker.isPresent(in: payload) {
-            scan.take(
-                payload.root["aps"]?.objectValue?["imageUrl"], field: "aps.imageUrl", convention: name,
-                identifier: "imageUrl")
+        // The older format's marker, `aps.uniqueKey`, read in place: every APNs payload has `aps`, so every payload
+        // of every sender reaches this (through a VendorMarker's walk, 0.4% of the campaign's CPU).
+        if case .object(let aps)? = payload.root["aps"], aps["uniqueKey"] != nil {
+            scan.take(aps["imageUrl"], field: "aps.imageUrl", convention: name, identifier: "imageUrl")
         } else if Self.marker.isPresent(in: payload) {
             scan.take(payload.root["imageUrl"], field: "imageUrl", convention: name, identifier: "imageUrl")
         }

@@ -84,8 +84,15 @@ public struct DeepLinkRoute: Sendable, Hashable {
 
     /// Takes the generic `keys` in `object` for the parts still missing; `prefix` is the object's key path.
     private mutating func search(_ object: JSONObject, keys: Keys, convention: String?, prefix: String?) {
-        // A part found is not looked up again, and a source is named only for a value taken (the root's nine keys are
-        // asked of every payload).
+        // The root's nine keys are asked of every payload, and most hold none: one pass over the object's keys
+        // tells, before nine lookups each walk its members. (A key that String's equality takes for one of them,
+        // canonically equivalent, only costs the lookups, which compare exactly.)
+        var holdsOne = false
+        object.forEachKey { key in
+            if !holdsOne, keys.id.contains(key) || keys.url.contains(key) { holdsOne = true }
+        }
+        guard holdsOne else { return }
+        // A part found is not looked up again, and a source is named only for a value taken.
         for key in keys.id where id == nil {
             take(object[key], as: .id, from: Source(convention: convention, key: prefix.map { "\($0).\(key)" } ?? key))
         }
