@@ -201,7 +201,7 @@ public final class Enricher: LifecycleService {
             }
             result = .success(media)
         }
-        if !run.record(index, result, primaryFailure: primaryFailure), case .success(let media) = result {
+        if case .success(let media)? = run.record(index, result, primaryFailure: primaryFailure) {
             // The run was closed (its result handed over) before this finished: no result names the file, so
             // it goes now rather than being left to `gc`.
             fetcher.root.remove(media)

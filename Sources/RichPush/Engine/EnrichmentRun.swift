@@ -17,17 +17,49 @@ final class EnrichmentRun: Sendable {
     /// What the input was read as, and, for an FCM message, the message.
     let format: PayloadFormat
     private let message: FCMMessage?
-    private let settled = LockedValue(Settled())
-    /// The number of the attempt each reference is on, or ended with (see `RetryPolicy`).
-    private let attempts: LockedValue<[Int: Int]> = LockedValue([:])
+    /// What has been settled, the attempts, and whether a result has closed the run: one lock per run. There were
+    /// two (`LockedValue`s, each a mutex and a condition of its own) and three dictionaries by index, made for every
+    /// payload though most have one reference.
+    private let state = LockedValue(State())
 
-    /// What has been settled, and whether a result has closed the run.
-    private struct Settled {
-        var outcomes: [Int: Result<FetchedMedia, FetchFailure>] = [:]
-        /// How the first URL failed, for each reference whose outcome is its fallback's.
-        var primaryFailures: [Int: FetchFailure] = [:]
+    /// What is known of each reference, and whether a result has closed the run.
+    ///
+    /// The first reference's slot is held inline and the others' in an array grown as they are first written: a
+    /// payload with one reference (most of them) makes no collection at all.
+    private struct State {
+        var first = Slot()
+        /// The slots of references 1, 2, ... (index - 1).
+        var rest: [Slot] = []
         /// Set by `close`: a result was handed over, and nothing recorded later can be part of it.
         var closed = false
+
+        /// The slot of reference `index`, moved out (an empty one is left, or given when nothing was written).
+        mutating func take(_ index: Int) -> Slot {
+            var slot = Slot()
+            if index == 0 {
+                swap(&slot, &first)
+            } else if index <= rest.count {
+                swap(&slot, &rest[index - 1])
+            }
+            return slot
+        }
+
+        /// Changes the slot of reference `index`.
+        mutating func update<Result>(_ index: Int, _ body: (inout Slot) -> Result) -> Result {
+            if index == 0 { return body(&first) }
+            if rest.count < index { rest.append(contentsOf: repeatElement(Slot(), count: index - rest.count)) }
+            return body(&rest[index - 1])
+        }
+    }
+
+    /// What is known of one reference.
+    private struct Slot {
+        /// How it ended, once it has settled.
+        var outcome: Result<FetchedMedia, FetchFailure>?
+        /// How the first URL failed, when `outcome` is its fallback's.
+        var primaryFailure: FetchFailure?
+        /// The number of the attempt it is on, or ended with (see `RetryPolicy`); nil before the first.
+        var attempt: Int?
     }
 
     init(payload: PushPayload, configuration: Enricher.Configuration, start: ContinuousClock.Instant = .now) {
@@ -87,41 +119,59 @@ final class EnrichmentRun: Sendable {
     }
 
     /// Records how reference `index` ended; `primaryFailure` when `outcome` is its fallback's, how the first URL
-    /// failed. The first record for an index wins. Returns false when the outcome was not recorded (the index had
-    /// settled, or the run was closed): the caller then owns a fetched file no result names, and removes it.
+    /// failed. The first record for an index wins. Returns the outcome back when it was not recorded (the index had
+    /// settled, or the run was closed): the caller then owns a fetched file no result names, and removes it; nil
+    /// when it was recorded. The outcome is moved into the run, not copied (a retain of each of the media's strings).
     @discardableResult
     func record(
-        _ index: Int, _ outcome: Result<FetchedMedia, FetchFailure>, primaryFailure: FetchFailure? = nil
-    ) -> Bool {
-        settled.withLock { settled in
-            guard !settled.closed, settled.outcomes[index] == nil else { return false }
-            settled.outcomes[index] = outcome
-            settled.primaryFailures[index] = primaryFailure
-            return true
+        _ index: Int, _ outcome: consuming Result<FetchedMedia, FetchFailure>, primaryFailure: FetchFailure? = nil
+    ) -> Result<FetchedMedia, FetchFailure>? {
+        var pending = Optional(outcome)
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.update(index) { slot in
+                guard slot.outcome == nil else { return }
+                slot.outcome = pending.take()
+                slot.primaryFailure = primaryFailure
+            }
         }
+        return pending
     }
 
     /// Notes that reference `index` starts its attempt number `attempt`.
     func attempting(_ index: Int, _ attempt: Int) {
-        attempts.withLock { $0[index] = attempt }
+        state.withLock { $0.update(index) { $0.attempt = attempt } }
     }
 
-    /// The result as it stands, and the run closed: whatever is recorded later is refused (`record` returns false),
+    /// The result as it stands, and the run closed: whatever is recorded later is refused (`record` hands it back),
     /// so that every stored file is either in this result or removed by whoever fetched it. With `expired`,
     /// references not yet settled count as expired.
     func close(expired: Bool = false) -> EnrichmentResult {
-        let settled = settled.withLock { settled in
-            settled.closed = true
-            return settled
+        result(closing(), expired: expired)
+    }
+
+    /// Closes the run and moves out what it holds (nothing read from it later needs it: `record` is refused from
+    /// now on).
+    private func closing() -> State {
+        state.withLock { state in
+            var taken = State()
+            swap(&taken, &state)
+            state.closed = true
+            return taken
         }
-        return result(settled.outcomes, primaryFailures: settled.primaryFailures, expired: expired)
     }
 
     /// The result for a payload refused because the engine is shutting down: nothing fetched, outcome `cancelled`.
     func refused() -> EnrichmentResult {
-        _ = close()
+        var state = closing()
         let notFetched = FetchFailure(.cancelled, "not fetched: the engine is shutting down")
-        var result = result(Dictionary(uniqueKeysWithValues: references.indices.map { ($0, .failure(notFetched)) }))
+        for index in references.indices {
+            state.update(index) { slot in
+                slot.outcome = .failure(notFetched)
+                slot.primaryFailure = nil
+            }
+        }
+        var result = result(state)
         result.outcome = .cancelled
         if references.isEmpty {
             result.problems.append(
@@ -131,42 +181,34 @@ final class EnrichmentRun: Sendable {
         return result
     }
 
-    /// The result as it stands (the run stays open).
-    func result(expired: Bool = false) -> EnrichmentResult {
-        let settled = settled.withLock { $0 }
-        return result(settled.outcomes, primaryFailures: settled.primaryFailures, expired: expired)
-    }
-
-    /// The result for these settled outcomes (`primaryFailures`: the references whose outcome is their fallback's,
-    /// with how the first URL failed). References not settled count as expired.
-    private func result(
-        _ settled: [Int: Result<FetchedMedia, FetchFailure>], primaryFailures: [Int: FetchFailure] = [:],
-        expired: Bool = false
-    ) -> EnrichmentResult {
-        let attempts = attempts.withLock { $0 }
+    /// The result for what `state` holds: each reference's outcome (references not settled count as expired) and,
+    /// for those whose outcome is their fallback's, how the first URL failed. Each slot is moved out of `state`,
+    /// not copied.
+    private func result(_ state: consuming State, expired: Bool = false) -> EnrichmentResult {
         var attachments: [EnrichmentResult.Attachment] = []
         var problems = initialProblems
         var sawExpiry = false
         var sawCancel = false
         var route = self.route
         for (index, reference) in references.enumerated() {
+            var slot = state.take(index)
             // A fallback's outcome names the fallback's URL; the first URL's failure is said first.
-            let fallback = primaryFailures[index] == nil ? nil : reference.fallback
-            if let fallback, let failure = primaryFailures[index] {
+            let fallback = slot.primaryFailure == nil ? nil : reference.fallback
+            if let fallback, let failure = slot.primaryFailure {
                 problems.append(
                     EnrichmentProblem(
                         source: reference.url, code: failure.code,
                         detail: failure.detail + "; its fallback \(fallback.field) was fetched instead",
                         platform: platform(reference)))
             }
-            switch settled[index] {
+            switch slot.outcome.take() {
             case .success(let media)?:
                 attachments.append(
                     EnrichmentResult.Attachment(
                         identifier: reference.identifier, source: fallback?.url ?? reference.url,
                         field: fallback?.field ?? reference.field, convention: reference.convention,
                         platform: reference.platform, media: media, thumbnail: reference.thumbnail,
-                        typeHint: reference.typeHint, attempts: attempts[index] ?? 1,
+                        typeHint: reference.typeHint, attempts: slot.attempt ?? 1,
                         fallbackFor: fallback == nil ? nil : reference.url))
                 if let fallback, let link = fallback.route, let field = fallback.routeField {
                     // Swrve's fallback_sd: the deep link that goes with the media shown.
@@ -207,7 +249,7 @@ final class EnrichmentRun: Sendable {
                             detail:
                                 "the payload declares '\(hint)'; the bytes are \(media.type.uti) "
                                 + "(\(media.type.mime)), attached as such",
-                            attempts: attempts[index] ?? 1, platform: platform(reference)))
+                            attempts: slot.attempt ?? 1, platform: platform(reference)))
                 }
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
@@ -215,13 +257,13 @@ final class EnrichmentRun: Sendable {
                 problems.append(
                     EnrichmentProblem(
                         source: fallback?.url ?? reference.url, code: failure.code, detail: failure.detail,
-                        attempts: attempts[index] ?? 1, platform: platform(reference)))
+                        attempts: slot.attempt ?? 1, platform: platform(reference)))
             case nil:
                 sawExpiry = true
                 problems.append(
                     EnrichmentProblem(
                         source: reference.url, code: .expired, detail: "the deadline came before it finished",
-                        attempts: attempts[index], platform: platform(reference)))
+                        attempts: slot.attempt, platform: platform(reference)))
             }
         }
         let total = references.count + unfetchedCount
