@@ -160,12 +160,12 @@ public final class Enricher: LifecycleService {
     /// scheduling per payload (bench (b) on a tmpfs, ten alternated runs: 0.325 s of CPU against 0.345 s).
     func process(_ run: EnrichmentRun, deadline: ContinuousClock.Instant) async {
         if run.references.count == 1 {
-            await settle(run, 0, run.references[0], deadline: deadline)
+            await settle(run, 0, deadline: deadline)
             return
         }
         await withTaskGroup(of: Void.self) { group in
-            for (index, reference) in run.references.enumerated() {
-                group.addTask { await self.settle(run, index, reference, deadline: deadline) }
+            for index in run.references.indices {
+                group.addTask { await self.settle(run, index, deadline: deadline) }
             }
         }
     }
@@ -173,18 +173,19 @@ public final class Enricher: LifecycleService {
     /// Fetches one reference of `run` (through the cache, with retries, then published) and records how it ended.
     /// When it fails and the reference has a fallback (Swrve's `fallback_url`), the fallback is fetched the same way,
     /// by the same deadline, unless the failure was the deadline or a cancellation.
-    private func settle(
-        _ run: EnrichmentRun, _ index: Int, _ reference: MediaReference, deadline: ContinuousClock.Instant
-    ) async {
-        var result = await fetch(reference.url, for: run, index, deadline: deadline)
+    ///
+    /// It reads the reference's fields in `run` where it needs them rather than taking a copy of it: a copy held
+    /// across the fetch was a retain and a release of each of its strings, per payload.
+    private func settle(_ run: EnrichmentRun, _ index: Int, deadline: ContinuousClock.Instant) async {
+        var result = await fetch(run.references[index].url, for: run, index, deadline: deadline)
         var primaryFailure: FetchFailure?
-        if case .failure(let failure) = result, let fallback = reference.fallback,
-            failure.code != .expired, failure.code != .cancelled
+        if case .failure(let failure) = result, failure.code != .expired, failure.code != .cancelled,
+            let fallback = run.references[index].fallback?.url
         {
             primaryFailure = failure
-            result = await fetch(fallback.url, for: run, index, deadline: deadline)
+            result = await fetch(fallback, for: run, index, deadline: deadline)
         }
-        if reference.platform == .android, case .success(let media) = result {
+        if run.references[index].platform == .android, case .success(let media) = result {
             result = await androidVariant(of: media, deadline: deadline)
         }
         if let publisher = configuration.publisher, case .success(var media) = result {
@@ -193,9 +194,10 @@ public final class Enricher: LifecycleService {
             case .failure(let failure):
                 media.publication = .failed(failure.detail)
                 log(.publishFailed) {
-                    (
-                        "\(reference.url): not published: \(failure.detail)",
-                        ["url": reference.url, "detail": failure.detail, "code": failure.code ?? "other"]
+                    let url = run.references[index].url
+                    return (
+                        "\(url): not published: \(failure.detail)",
+                        ["url": url, "detail": failure.detail, "code": failure.code ?? "other"]
                     )
                 }
             }
