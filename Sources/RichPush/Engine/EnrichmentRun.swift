@@ -203,13 +203,6 @@ final class EnrichmentRun: Sendable {
             }
             switch slot.outcome.take() {
             case .success(let media)?:
-                attachments.append(
-                    EnrichmentResult.Attachment(
-                        identifier: reference.identifier, source: fallback?.url ?? reference.url,
-                        field: fallback?.field ?? reference.field, convention: reference.convention,
-                        platform: reference.platform, media: media, thumbnail: reference.thumbnail,
-                        typeHint: reference.typeHint, attempts: slot.attempt ?? 1,
-                        fallbackFor: fallback == nil ? nil : reference.url))
                 if let fallback, let link = fallback.route, let field = fallback.routeField {
                     // Swrve's fallback_sd: the deep link that goes with the media shown.
                     var changed = route ?? .empty
@@ -251,6 +244,14 @@ final class EnrichmentRun: Sendable {
                                 + "(\(media.type.mime)), attached as such",
                             attempts: slot.attempt ?? 1, platform: platform(reference)))
                 }
+                // Last, so that the media moves into its attachment rather than being copied.
+                attachments.append(
+                    EnrichmentResult.Attachment(
+                        identifier: reference.identifier, source: fallback?.url ?? reference.url,
+                        field: fallback?.field ?? reference.field, convention: reference.convention,
+                        platform: reference.platform, media: media, thumbnail: reference.thumbnail,
+                        typeHint: reference.typeHint, attempts: slot.attempt ?? 1,
+                        fallbackFor: fallback == nil ? nil : reference.url))
             case .failure(let failure)?:
                 if failure.code == .expired { sawExpiry = true }
                 if failure.code == .cancelled { sawCancel = true }
@@ -326,8 +327,11 @@ final class EnrichmentRun: Sendable {
             for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
         }
         var published: [String: String] = [:]
-        for attachment in attachments {
-            if case .published(let url)? = attachment.media.publication { published[attachment.source] = url }
+        // By index: `for attachment in attachments` copied each attachment (a retain of each of its strings).
+        for index in attachments.indices {
+            if case .published(let url)? = attachments[index].media.publication {
+                published[attachments[index].source] = url
+            }
         }
         PublishedRewrite.apply(published, to: &content)
         return content
@@ -344,14 +348,16 @@ final class EnrichmentRun: Sendable {
         list.reserveCapacity(attachments.count)
         for thumbnails in [true, false] {
             for index in attachments.indices where (attachments[index].thumbnail?.primary == true) == thumbnails {
-                let attachment = attachments[index]
+                // Each field read in place: a copy of the attachment was a retain and a release of its strings.
                 var members: [JSONObject.Member] = []
                 members.reserveCapacity(5)
-                members.append((JSONString("identifier"), .text(attachment.identifier)))
-                members.append((JSONString("url"), .text(fileURL(attachment.media.path))))
-                members.append((JSONString("type"), .text(attachment.media.type.uti)))
-                if let hint = attachment.typeHint { members.append((JSONString("type_hint"), .text(hint))) }
-                if let thumbnail = attachment.thumbnail { members.append((JSONString("thumbnail"), thumbnail.json)) }
+                members.append((JSONString("identifier"), .text(attachments[index].identifier)))
+                members.append((JSONString("url"), .text(fileURL(attachments[index].media.path))))
+                members.append((JSONString("type"), .text(attachments[index].media.type.uti)))
+                if let hint = attachments[index].typeHint { members.append((JSONString("type_hint"), .text(hint))) }
+                if let thumbnail = attachments[index].thumbnail {
+                    members.append((JSONString("thumbnail"), thumbnail.json))
+                }
                 list.append(.object(JSONObject(members: members)))
             }
         }
