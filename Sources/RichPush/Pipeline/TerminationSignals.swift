@@ -49,8 +49,10 @@ package final class TerminationSignals: @unchecked Sendable {
             return source
         }
         // Bounded, so that a Dispatch that never registers cannot hang a start: the manager thread registers in
-        // microseconds; past 10 s the signals are watched as they were before, from whenever they register.
-        for _ in signals { _ = registered.wait(timeout: .now() + .seconds(10)) }
+        // microseconds; past 10 s the signals are watched as they were before, from whenever they register. One
+        // deadline for them all: 10 s a signal would let a start wait 20 s before reading its first input.
+        let deadline = DispatchTime.now() + .seconds(10)
+        for _ in signals where registered.wait(timeout: deadline) == .timedOut { break }
     }
 
     deinit {
