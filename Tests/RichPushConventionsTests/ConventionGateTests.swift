@@ -199,31 +199,9 @@ struct ConventionGateTests {
 
     /// `merge` as it was before its linear path: every batch through the two indexes.
     static func indexedMerge(_ held: [MediaReference], _ added: [MediaReference]) -> [MediaReference] {
-        var references = held
-        var seen: [MediaReference.Key: Int] = [:]
-        var identifiers = Set<String>()
-        for (index, reference) in references.enumerated() {
-            seen[reference.key] = seen[reference.key] ?? index
-            identifiers.insert(reference.identifier)
-        }
-        for var reference in added {
-            if let first = seen[reference.key] {
-                if let later = reference.thumbnail {
-                    let earlier = references[first].thumbnail
-                    references[first].thumbnail = earlier?.filled(from: later) ?? later
-                }
-                continue
-            }
-            seen[reference.key] = references.count
-            var candidate = reference.identifier
-            var suffix = 2
-            while !identifiers.insert(candidate).inserted {
-                candidate = "\(reference.identifier)-\(suffix)"
-                suffix += 1
-            }
-            reference.identifier = candidate
-            references.append(reference)
-        }
-        return references
+        var scan = ConventionScan()
+        scan.references = held
+        scan.mergeIndexed(added)
+        return scan.references
     }
 }

@@ -47,6 +47,11 @@ package enum OrderedPipeline {
             var nextIndex = 0
             var nextToEmit = 0
             var done: [Int: Output] = [:]
+            /// Whether another input may be taken now: none is being read, and there is room in flight and in the
+            /// window.
+            func canTake() -> Bool {
+                !exhausted && !reading && inFlight < concurrency && nextIndex - nextToEmit < window
+            }
             func start(_ input: Input) {
                 let index = nextIndex
                 nextIndex += 1
@@ -54,12 +59,10 @@ package enum OrderedPipeline {
                 group.addTask { .finished(index, await process(input)) }
             }
             while true {
-                while !exhausted, !reading, inFlight < concurrency, nextIndex - nextToEmit < window,
-                    let input = ready()
-                {
+                while canTake(), let input = ready() {
                     start(input)
                 }
-                if !exhausted, !reading, inFlight < concurrency, nextIndex - nextToEmit < window {
+                if canTake() {
                     reading = true
                     group.addTask { .read(await next()) }
                 }

@@ -159,6 +159,12 @@ extension ConventionScan {
             for reference in added { mergeOne(reference) }
             return
         }
+        mergeIndexed(added)
+    }
+
+    /// `merge` through two indexes, the URLs' keys and the identifiers held: linear in the references, whatever
+    /// their number.
+    package mutating func mergeIndexed(_ added: [MediaReference]) {
         var seen: [MediaReference.Key: Int] = [:]
         var identifiers = Set<String>()
         for (index, reference) in references.enumerated() {
