@@ -143,11 +143,11 @@ package final class EasyHandle {
         // CURLOPT_ACCEPT_ENCODING stays unset: no Accept-Encoding is sent and nothing is ever decoded.
     }
 
-    /// Sets the options that change with each hop: its URL, the time left, and connection sharing.
+    /// Sets the options that change with each hop: its URL and the time left (CURLOPT_PIPEWAIT is set as the
+    /// hop goes into the multi handle: `AdmissionQueue.pipeWait(for:)`).
     func apply(_ hop: TransferOptions.Hop) throws(CurlOptionError) {
         try set(CURLOPT_URL, hop.url)
         try set(CURLOPT_TIMEOUT_MS, hop.timeoutMilliseconds)
-        try set(CURLOPT_PIPEWAIT, hop.pipeWait ? 1 : 0)
     }
 
     /// The status of the latest response (CURLINFO_RESPONSE_CODE); 0 before one.

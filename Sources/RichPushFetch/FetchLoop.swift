@@ -3,8 +3,9 @@ import Dispatch
 import RichPushCore
 import Synchronization
 
-/// The thread that drives one curl multi handle: it adds transfers on request (each once its origin has room:
-/// `AdmissionQueue`) and cancels them, runs `curl_multi_perform`, settles finished transfers, and sleeps in
+/// The thread that drives one curl multi handle: it adds transfers on request (each once its origin has room, and
+/// an https origin's others once its first has a response, so that they resume its TLS session: `AdmissionQueue`)
+/// and cancels them, runs `curl_multi_perform`, settles finished transfers, and sleeps in
 /// `curl_multi_poll` until a socket, a timer or `curl_multi_wakeup` needs it.
 ///
 /// Other threads talk to it only through `submit`, `cancel` and `stop`, which queue a command under a lock and
@@ -47,7 +48,8 @@ package final class FetchLoop: @unchecked Sendable {
     private var transfers: [UInt64: Transfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: UInt64] = [:]
     private var deadlines = DeadlineQueue()
-    /// Which transfers wait for room in their origin before going into the multi handle.
+    /// Which transfers wait for room in their origin, or for their https origin's first response, before going
+    /// into the multi handle.
     private var admission: AdmissionQueue
     /// Easy handles of finished transfers, reset and ready for the next ones (at most one per connection).
     private var idleHandles: [EasyHandle] = []
@@ -175,7 +177,7 @@ package final class FetchLoop: @unchecked Sendable {
             multi.perform()
             for (easy, code) in multi.finished() {
                 guard let id = byHandle[easy], let transfer = transfers[id] else { continue }
-                detach(transfer)
+                detach(id: id, transfer, curlEnded: true)
                 switch transfer.curlFinished(code) {
                 case .settle(let outcome): settle(id: id, with: outcome)
                 case .awaitType: break
@@ -189,11 +191,13 @@ package final class FetchLoop: @unchecked Sendable {
             }
             recycleHandles()
             // curl's timer and the next deadline say when the loop must run again; a second is the longest
-            // it sleeps without a reason.
+            // it sleeps without a reason. An origin given room after `admitted` (curl refused a handle) must not
+            // wait for either.
             var wait = min(multi.timeout() ?? 1000, 1000)
             if let next = deadlines.next {
                 wait = min(wait, max(0, (next - .now).inMilliseconds + 1))
             }
+            if admission.hasRoom { wait = 0 }
             if wait > 0 { multi.poll(milliseconds: wait) }
         }
     }
@@ -221,6 +225,9 @@ package final class FetchLoop: @unchecked Sendable {
                 self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
             },
             didStart: { [weak self] origin in self?.admission.release(origin: origin) },
+            didAnswer: { [weak self] origin, multiplexed in
+                self?.admission.proved(origin: origin, multiplexed: multiplexed)
+            },
             completion: completion)
         transfers[id] = transfer
         guard request.deadline > .now else {
@@ -249,7 +256,8 @@ package final class FetchLoop: @unchecked Sendable {
         admit(id: id, transfer)
     }
 
-    /// Adds the transfer's handle to the multi handle if its origin has room, else queues it until it has.
+    /// Adds the transfer's handle to the multi handle if its origin has room (and, for an https origin not yet
+    /// proven, no transfer of it is in: `AdmissionQueue`), else queues it until it has.
     private func admit(id: UInt64, _ transfer: Transfer) {
         if admission.request(id, origin: transfer.origin) {
             attach(id: id, transfer)
@@ -258,10 +266,15 @@ package final class FetchLoop: @unchecked Sendable {
         }
     }
 
-    /// Adds the admitted transfer's handle to the multi handle; settles the transfer when curl refuses it.
+    /// Adds the admitted transfer's handle to the multi handle, waiting for a connection that may multiplex as
+    /// its origin says (CURLOPT_PIPEWAIT: `AdmissionQueue.pipeWait(for:)`); settles the transfer when curl refuses it.
     private func attach(id: UInt64, _ transfer: Transfer) {
+        // CURLOPT_PIPEWAIT takes any long: curl_easy_setopt fails only for an unknown option.
+        try? transfer.easy.set(CURLOPT_PIPEWAIT, admission.pipeWait(for: transfer.origin) ? 1 : 0)
         guard multi.add(transfer.easy) else {
             admission.release(origin: transfer.origin)
+            // Not the origin's failure: the gate passes to the next waiter.
+            admission.left(id, origin: transfer.origin, curlEnded: false)
             settle(id: id, with: .failed(FetchFailure(.network, "curl_multi_add_handle failed")))
             return
         }
@@ -270,20 +283,22 @@ package final class FetchLoop: @unchecked Sendable {
     }
 
     /// Takes the transfer's handle out of the multi handle, if it is in; one that had not started makes room
-    /// for the next of its origin.
-    private func detach(_ transfer: Transfer) {
+    /// for the next of its origin, and the pilot of an unproven origin hands its gate on (`curlEnded`: curl
+    /// finished it, rather than the loop cancelling or expiring it; `AdmissionQueue.left(_:origin:curlEnded:)`).
+    private func detach(id: UInt64, _ transfer: Transfer, curlEnded: Bool) {
         guard transfer.attached else { return }
         multi.remove(transfer.easy)
         byHandle[transfer.easy.raw] = nil
         transfer.attached = false
         if !transfer.started { admission.release(origin: transfer.origin) }
+        admission.left(id, origin: transfer.origin, curlEnded: curlEnded)
     }
 
     /// Ends a transfer with this outcome: out of the multi handle and the registry, its handle to the idle
     /// pool once the iteration ends. Ignored when it has already settled.
     private func settle(id: UInt64, with outcome: TransferOutcome) {
         guard let transfer = transfers.removeValue(forKey: id) else { return }
-        detach(transfer)
+        detach(id: id, transfer, curlEnded: false)
         recycle.append(transfer.easy)
         transfer.finish(with: outcome)
     }

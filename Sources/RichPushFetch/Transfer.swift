@@ -43,6 +43,9 @@ final class Transfer {
     private let policy: ConnectionPolicy
     private let requestSniff: ([UInt8]) -> Void
     private let didStart: (String) -> Void
+    private let didAnswer: (String, Bool) -> Void
+    /// Whether the current hop's response has begun (curl handed over its first header line).
+    private var answered = false
     private var completion: ((TransferOutcome) -> Void)?
 
     /// What happens to the body's bytes: cap, file, first bytes for the sniffer.
@@ -60,11 +63,14 @@ final class Transfer {
     private var refusals = ConnectionPolicy.Refusals()
 
     /// A transfer; `requestSniff` hands the first bytes to the sniffing service (the verdict comes back
-    /// through `decide(_:)`); `didStart` is told the hop's origin when a hop gets its connection.
+    /// through `decide(_:)`); `didStart` is told the hop's origin when a hop gets its connection, `didAnswer` when
+    /// a hop's response begins (over TLS, its connection's session is in the share by then: `AdmissionQueue`), and
+    /// whether it came over HTTP/2 or later.
     init(
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings,
         requestSniff: @escaping ([UInt8]) -> Void,
         didStart: @escaping (String) -> Void,
+        didAnswer: @escaping (String, Bool) -> Void,
         completion: @escaping (TransferOutcome) -> Void
     ) {
         self.request = request
@@ -75,6 +81,7 @@ final class Transfer {
         redirects = RedirectPolicy(maximum: settings.network.maximumRedirects, urlCheck: settings.urlCheck)
         self.requestSniff = requestSniff
         self.didStart = didStart
+        self.didAnswer = didAnswer
         self.origin = AdmissionQueue.origin(of: request.url)
         self.completion = completion
         let spares = settings.spares
@@ -117,6 +124,7 @@ final class Transfer {
         refusals = ConnectionPolicy.Refusals()
         origin = AdmissionQueue.origin(of: url)
         started = false
+        answered = false
         try easy.apply(TransferOptions.Hop(url: url, deadline: request.deadline, now: .now))
     }
 
@@ -146,8 +154,16 @@ final class Transfer {
         return ccurl_prereq_ok()
     }
 
-    /// Counts header bytes across every response of the transfer (redirects included) and stops at the bound.
+    /// Tells the loop when a hop's response begins; counts header bytes across every response of the transfer
+    /// (redirects included) and stops at the bound.
     private func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        // The first header line is the status line of the hop's first response (or of a 1xx before it): "HTTP/2 200"
+        // over HTTP/2, as curl writes it.
+        if !answered {
+            answered = true
+            let line = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : count)
+            didAnswer(origin, !line.starts(with: "HTTP/1".utf8))
+        }
         if let failure = head.take(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : count)) {
             abortReason = failure
             return ccurl_write_abort()

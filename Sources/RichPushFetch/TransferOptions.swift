@@ -9,16 +9,11 @@ struct TransferOptions {
         var url: String
         /// CURLOPT_TIMEOUT_MS: the time left until the deadline, at least 1 ms (0 would mean no timeout at all).
         var timeoutMilliseconds: Int
-        /// CURLOPT_PIPEWAIT. Over TLS, waiting for a connection that may multiplex (HTTP/2 via ALPN) beats
-        /// opening another; plain http is HTTP/1.1 here (no h2c), where waiting would only queue a transfer
-        /// behind a slow one.
-        var pipeWait: Bool
 
         /// The hop to `url`, made at `now`, for a transfer that must end by `deadline`.
         init(url: String, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) {
             self.url = url
             timeoutMilliseconds = max(1, (deadline - now).inMilliseconds)
-            pipeWait = url.utf8.starts(with: "https:".utf8)
         }
     }
 

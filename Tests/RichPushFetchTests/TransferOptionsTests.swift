@@ -2,7 +2,7 @@ import Testing
 
 @testable import RichPushFetch
 
-@Suite("Transfer options: each hop's time left and connection sharing")
+@Suite("Transfer options: each hop's time left")
 struct TransferOptionsTests {
     @Test("a hop's timeout is the time left, never 0 (no timeout at all in curl), even past the deadline")
     func timeout() {
@@ -12,12 +12,5 @@ struct TransferOptionsTests {
         #expect(later.timeoutMilliseconds == 1_500)
         #expect(TransferOptions.Hop(url: url, deadline: now + .microseconds(300), now: now).timeoutMilliseconds == 1)
         #expect(TransferOptions.Hop(url: url, deadline: now - .seconds(1), now: now).timeoutMilliseconds == 1)
-    }
-
-    @Test("only https waits for a connection it may multiplex")
-    func pipeWait() {
-        let now = ContinuousClock.now
-        #expect(TransferOptions.Hop(url: "https://example.com/", deadline: now, now: now).pipeWait)
-        #expect(!TransferOptions.Hop(url: "http://example.com/", deadline: now, now: now).pipeWait)
     }
 }

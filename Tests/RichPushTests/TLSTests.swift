@@ -13,6 +13,13 @@ final class TLSOrigin: @unchecked Sendable {
         var description: String { detail }
     }
 
+    /// The TLS version s_server speaks when it counts `connections`.
+    enum Version {
+        case tls12, tls13
+
+        var flag: String { self == .tls12 ? "-tls1_2" : "-tls1_3" }
+    }
+
     let port: Int
     let certificate: String
     private let directory: String
@@ -21,10 +28,12 @@ final class TLSOrigin: @unchecked Sendable {
     private let errors: String
 
     /// With `connections`, s_server exits after that many (`-naccept`), printing its session statistics
-    /// (`sessionStatistics()`), and speaks TLS 1.2: its session IDs resume any number of connections at once, where
-    /// s_server takes each TLS 1.3 ticket once, so that connections that offered the ticket one before them had
-    /// just used made full handshakes (seen: 1 or 3 of 4 resumed, by timing, each having offered a session).
-    init(responses: [String: String]? = nil, connections: Int? = nil) throws {
+    /// (`sessionStatistics()`), and speaks `version`, TLS 1.2 unless told: with its session IDs every connection opened
+    /// at once after a first resumes, where over TLS 1.3 libcurl 7.88 sometimes offers no session on some of them
+    /// (seen: 1 or 3 of 4 resumed; s_server's `-trace` showed their ClientHellos without a pre_shared_key, which this
+    /// comment once put down to s_server taking each ticket once). TLS 1.3 is for what only its tickets show: a ticket
+    /// arrives after the handshake, where TLS 1.2's session is there at its end.
+    init(responses: [String: String]? = nil, connections: Int? = nil, version: Version = .tls12) throws {
         directory = try temporaryDirectory()
         certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
@@ -57,7 +66,7 @@ final class TLSOrigin: @unchecked Sendable {
             [
                 "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key,
                 responses == nil ? "-WWW" : "-HTTP",
-            ] + (connections.map { ["-naccept", String($0), "-tls1_2"] } ?? [])
+            ] + (connections.map { ["-naccept", String($0), version.flag] } ?? [])
         server.currentDirectoryURL = URL(
             fileURLWithPath: responses == nil ? FixtureRoutes.fixturesDirectory + "/media" : directory)
         server.standardOutput = try Self.newFile(output)
@@ -223,6 +232,41 @@ struct TLSTests {
         let statistics = try await offPool { try origin.sessionStatistics() }
         #expect(statistics.handshakes == files.count)
         #expect(statistics.resumed == files.count - 1)
+    }
+
+    /// All at once, over TLS 1.3, with no fetch alone first. s_server sends its ticket after the handshake; without
+    /// `AdmissionQueue`'s gate the loop opened the other connections as soon as the first handshake ended, before the
+    /// ticket was read, and none of them resumed (in 6 of 12 rounds; in the others every connection came late enough:
+    /// s_server answers one connection at a time, and quickly). With the gate the others open once the first response
+    /// has begun, the ticket in the share by then, and resume it.
+    ///
+    /// Not every one of them does: libcurl 7.88 with OpenSSL 3.0 sometimes offers no session on the connections
+    /// after the first of them (1 to 3 of 4 resumed in 3 of 80 rounds; a 40-line libcurl program that does what the
+    /// loop does, against s_server and against Python's keep-alive `http.server`, showed it too, and bench (h) against
+    /// nginx kept a few misses: 87-100% of the connections after the first, curl's tool 88-100%). So each round
+    /// asserts what the gate makes certain, that the connections after the first had its session to offer (at least
+    /// one resumed), and 8 rounds, each with an origin and a loop of its own, make a missing gate show (all 8 passing
+    /// without it: about 1 in 250).
+    @Test("connections opened at once to a host not met before resume the session of its first (TLS 1.3)")
+    func sessionsResumeFromTheStart() async throws {
+        let files = ["photo.jpg", "logo.png", "anim.gif", "photo-exif.jpg", "chime.mp3"]
+        for _ in 1...8 {
+            let origin = try await offPool { try TLSOrigin(connections: files.count, version: .tls13) }
+            let configuration = try configuration(origin, trust: true)
+            defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
+            try await withFetcher(configuration) { fetcher in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for file in files {
+                        let url = "https://media.test:\(origin.port)/\(file)"
+                        group.addTask { _ = try await fetcher.fetch(url, timeout: .seconds(10)).get() }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let statistics = try await offPool { try origin.sessionStatistics() }
+            #expect(statistics.handshakes == files.count)
+            #expect(statistics.resumed >= 1)
+        }
     }
 
     @Test("a certificate for another name is refused as tls")
