@@ -67,8 +67,11 @@ struct AdmissionQueue {
 
     /// Whether transfers of `origin` go in one at a time: an https origin not yet proven.
     func isGated(_ origin: String) -> Bool {
-        origin.utf8.starts(with: "https:".utf8) && !proven.contains(origin)
+        Self.isTLS(origin) && !proven.contains(origin)
     }
+
+    /// Whether `origin` is an https one: the only kind gated, and the only kind that may multiplex here.
+    private static func isTLS(_ origin: String) -> Bool { origin.utf8.starts(with: "https:".utf8) }
 
     /// Whether an origin may have room that `admitted` has not handed out yet: the loop must not sleep.
     var hasRoom: Bool { !roomy.isEmpty }
@@ -78,7 +81,7 @@ struct AdmissionQueue {
     /// (see the type's comment); plain http is HTTP/1.1 here (no h2c), where waiting would only queue a transfer
     /// behind a slow one.
     func pipeWait(for origin: String) -> Bool {
-        origin.utf8.starts(with: "https:".utf8) && proven.multiplexes(origin) != false
+        Self.isTLS(origin) && proven.multiplexes(origin) != false
     }
 
     /// Asks to put transfer `id` of `origin` into the multi handle: true if it may go now (it then counts as not

@@ -159,12 +159,12 @@ final class Transfer {
     private func receiveHeader(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         // The first header line is the status line of the hop's first response (or of a 1xx before it): "HTTP/2 200"
         // over HTTP/2, as curl writes it.
+        let bytes = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : count)
         if !answered {
             answered = true
-            let line = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : count)
-            didAnswer(origin, !line.starts(with: "HTTP/1".utf8))
+            didAnswer(origin, !bytes.starts(with: "HTTP/1".utf8))
         }
-        if let failure = head.take(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : count)) {
+        if let failure = head.take(bytes) {
             abortReason = failure
             return ccurl_write_abort()
         }

@@ -153,6 +153,16 @@ struct TLSTests {
         return configuration
     }
 
+    /// Fetches every one of `urls` through `fetcher` at once; throws the first failure.
+    func fetchAtOnce(_ urls: some Sequence<String>, with fetcher: Fetcher) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for url in urls {
+                group.addTask { _ = try await fetcher.fetch(url, timeout: .seconds(10)).get() }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     @Test("https with a private CA given by --ca-bundle")
     func privateCA() async throws {
         let origin = try await offPool { try TLSOrigin() }
@@ -222,12 +232,7 @@ struct TLSTests {
         try await withFetcher(configuration) { fetcher in
             let urls = files.map { "https://media.test:\(origin.port)/\($0)" }
             _ = try await fetcher.fetch(urls[0], timeout: .seconds(10)).get()
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for url in urls.dropFirst() {
-                    group.addTask { _ = try await fetcher.fetch(url, timeout: .seconds(10)).get() }
-                }
-                try await group.waitForAll()
-            }
+            try await fetchAtOnce(urls.dropFirst(), with: fetcher)
         }
         let statistics = try await offPool { try origin.sessionStatistics() }
         #expect(statistics.handshakes == files.count)
@@ -255,13 +260,7 @@ struct TLSTests {
             let configuration = try configuration(origin, trust: true)
             defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
             try await withFetcher(configuration) { fetcher in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for file in files {
-                        let url = "https://media.test:\(origin.port)/\(file)"
-                        group.addTask { _ = try await fetcher.fetch(url, timeout: .seconds(10)).get() }
-                    }
-                    try await group.waitForAll()
-                }
+                try await fetchAtOnce(files.map { "https://media.test:\(origin.port)/\($0)" }, with: fetcher)
             }
             let statistics = try await offPool { try origin.sessionStatistics() }
             #expect(statistics.handshakes == files.count)
