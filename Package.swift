@@ -5,9 +5,10 @@ import PackageDescription
 // Typed, non-variadic wrappers over the C libraries we use; each symbol is prefixed with its target's name.
 
 let cTargets: [Target] = [
+    // libssl (libcurl's own, OpenSSL 3): ccurl_easy_alpn_is_h2 reads a connection's ALPN from it.
     .target(
         name: "CCurl",
-        linkerSettings: [.linkedLibrary("curl")]
+        linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("ssl")]
     ),
     .target(
         name: "CMagic",

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -51,6 +52,18 @@ CURLcode ccurl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) 
 
 CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
     return curl_easy_getinfo(handle, info, value);
+}
+
+int ccurl_easy_alpn_is_h2(CURL *handle) {
+    struct curl_tlssessioninfo *session = NULL;
+    if (curl_easy_getinfo(handle, CURLINFO_TLS_SSL_PTR, &session) != CURLE_OK || session == NULL ||
+        session->backend != CURLSSLBACKEND_OPENSSL || session->internals == NULL) {
+        return 0;
+    }
+    const unsigned char *protocol = NULL;
+    unsigned int length = 0;
+    SSL_get0_alpn_selected((SSL *)session->internals, &protocol, &length);
+    return length == 2 && memcmp(protocol, "h2", 2) == 0;
 }
 
 CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {

@@ -9,17 +9,20 @@
 /// queue costs no curl call at all.
 ///
 /// **The TLS gate.** Until an https origin is proven, only one of its transfers (its pilot) is in the multi handle; the
-/// rest wait here, and go in under `limit` once it is. An origin is proven when a transfer of it has received a
-/// response head (`proved(origin:multiplexed:)`): a server sends its TLS 1.3 NewSessionTicket after the handshake,
-/// ahead of any response, so by then OpenSSL has read the ticket and libcurl's new-session callback has put the session
-/// in the loop's share (`ShareHandle`), and every connection opened after it resumes that session. Without the gate,
-/// the transfers waiting on the first connection (CURLOPT_PIPEWAIT) opened theirs as soon as its ALPN said HTTP/1.1,
-/// before the ticket had been read: bench (h) over HTTP/1.1 (nginx, TLS 1.3, 4 host names, 64 at once) resumed 78% of
-/// the connections after the first per host (75-100%; earlier runs 58-100%), curl's tool 60 of 60. With it (and
-/// PIPEWAIT as below), 100% in the median of 9 runs (87-100%), against 98% (58-100%) for the build before it in the
-/// same rounds and 100% (88-100%) for curl's tool: the misses left are libcurl's own (see `TLSTests`). Over HTTP/2 the
-/// others waited for the first connection already (PIPEWAIT); they now wait here for its first response, one round trip
-/// more, and then multiplex on it (wall and CPU within the noise of the same runs). Plain http is never gated.
+/// rest wait here, and go in under `limit` once it is. Over HTTP/1.x, an origin is proven when a transfer of it has
+/// received a response head (`proved(origin:multiplexed:)`): a server sends its TLS 1.3 NewSessionTicket after the
+/// handshake, ahead of any response, so by then OpenSSL has read the ticket and libcurl's new-session callback has put
+/// the session in the loop's share (`ShareHandle`), and every connection opened after it resumes that session. Over
+/// HTTP/2 it is proven as soon as the pilot's connection agreed on h2 by ALPN (the loop asks OpenSSL in curl's
+/// pre-request callback: `EasyHandle.agreedHTTP2`): the waiters then multiplex on that connection (PIPEWAIT) and need
+/// no session, so they no longer wait for the pilot's response (a slow first byte, a CDN's cache miss). Without the
+/// gate, the transfers waiting on the first connection (CURLOPT_PIPEWAIT) opened theirs as soon as its ALPN said
+/// HTTP/1.1, before the ticket had been read: bench (h) over HTTP/1.1 (nginx, TLS 1.3, 4 host names, 64 at once)
+/// resumed 78% of the connections after the first per host (75-100%; earlier runs 58-100%), curl's tool 60 of 60. With
+/// it (and PIPEWAIT as below), 100% in the median of 9 runs (87-100%), against 98% (58-100%) for the build before it in
+/// the same rounds and 100% (88-100%) for curl's tool: the misses left are libcurl's own (see `TLSTests`). Over HTTP/2
+/// the others waited for the first connection already (PIPEWAIT), and wait here for no more than that: its handshake.
+/// Plain http is never gated.
 ///
 /// **PIPEWAIT only where it can multiplex** (`pipeWait(for:)`): once an origin's first response came over HTTP/1.x,
 /// its transfers no longer wait for a connection that might multiplex. With PIPEWAIT, curl 7.88 lets one of them
@@ -114,9 +117,10 @@ struct AdmissionQueue {
         if waiting[origin] != nil { roomy.insert(origin) }
     }
 
-    /// A transfer of `origin` has received a response head, over HTTP/2 or later when `multiplexed`: its TLS
-    /// session is in the share (see the type's comment), so the origin is proven and its waiting transfers go in
-    /// under `limit`. Plain http, and an origin proven already, are ignored.
+    /// A transfer of `origin` has received a response head, over HTTP/2 or later when `multiplexed` (its TLS session is
+    /// in the share: see the type's comment), or its connection agreed on HTTP/2 (`multiplexed`; its waiters will share
+    /// that connection): the origin is proven and its waiting transfers go in under `limit`. Plain http, and an origin
+    /// proven already, are ignored.
     mutating func proved(origin: String, multiplexed: Bool) {
         guard isGated(origin) else { return }
         if let forgotten = proven.insert(origin, multiplexes: multiplexed), waiting[forgotten] != nil {

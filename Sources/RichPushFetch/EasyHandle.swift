@@ -150,6 +150,12 @@ package final class EasyHandle {
         try set(CURLOPT_TIMEOUT_MS, hop.timeoutMilliseconds)
     }
 
+    /// Whether the connection of the current transfer agreed on HTTP/2 by ALPN, its TLS handshake done (OpenSSL's
+    /// selected protocol on CURLINFO_TLS_SSL_PTR's connection: `ccurl_easy_alpn_is_h2`); false over plain http, and
+    /// before the transfer has a connection. Known from curl's pre-request callback on, where CURLINFO_HTTP_VERSION
+    /// still says nothing (libcurl 7.88 sets it at the response's status line).
+    var agreedHTTP2: Bool { ccurl_easy_alpn_is_h2(raw) != 0 }
+
     /// The status of the latest response (CURLINFO_RESPONSE_CODE); 0 before one.
     package var responseCode: Int { info(long: CURLINFO_RESPONSE_CODE) }
 

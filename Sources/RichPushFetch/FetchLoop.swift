@@ -224,7 +224,7 @@ package final class FetchLoop: @unchecked Sendable {
             requestSniff: { [weak self] head in
                 self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
             },
-            didStart: { [weak self] origin in self?.admission.release(origin: origin) },
+            didStart: { [weak self] origin in self?.started(id: id, origin: origin) },
             didAnswer: { [weak self] origin, multiplexed in
                 self?.admission.proved(origin: origin, multiplexed: multiplexed)
             },
@@ -243,6 +243,16 @@ package final class FetchLoop: @unchecked Sendable {
         }
         deadlines.insert(request.deadline, id: id)
         admit(id: id, transfer)
+    }
+
+    /// A hop of transfer `id` has its connection (curl's pre-request callback): the next of its origin may go in.
+    /// The pilot of a gated origin whose connection agreed on HTTP/2 proves it now, not at its first response: the
+    /// waiters multiplex on that connection (PIPEWAIT), so none opens a connection that could want the session ticket.
+    private func started(id: UInt64, origin: String) {
+        admission.release(origin: origin)
+        if admission.isGated(origin), transfers[id]?.easy.agreedHTTP2 == true {
+            admission.proved(origin: origin, multiplexed: true)
+        }
     }
 
     /// Makes the next request of a redirect on the transfer's handle.

@@ -35,21 +35,9 @@ final class TLSOrigin: @unchecked Sendable {
     /// arrives after the handshake, where TLS 1.2's session is there at its end.
     init(responses: [String: String]? = nil, connections: Int? = nil, version: Version = .tls12) throws {
         directory = try temporaryDirectory()
-        certificate = directory + "/cert.pem"
-        let key = directory + "/key.pem"
-        let make = ChildProcess()
-        make.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        make.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
-            "-subj", "/CN=media.test", "-addext", "subjectAltName=DNS:media.test",
-        ]
-        make.standardError = FileHandle.nullDevice
-        make.standardOutput = FileHandle.nullDevice
-        try make.run()
-        make.waitUntilExit()
-        guard make.terminationStatus == 0 else {
-            throw Failure(detail: "openssl req exited \(make.terminationStatus)")
-        }
+        let made = try makeCertificate(in: directory)
+        certificate = made.certificate
+        let key = made.key
         for (name, response) in responses ?? [:] {
             try Data(response.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
         }
@@ -139,6 +127,24 @@ final class TLSOrigin: @unchecked Sendable {
             usleep(10_000)
         }
     }
+}
+
+/// A self-signed certificate for `media.test` and its key, made in `directory` (`cert.pem`, `key.pem`) by
+/// `openssl req`: a test's server serves it, and the fetcher trusts it as its CA bundle. Returns their paths.
+func makeCertificate(in directory: String) throws -> (certificate: String, key: String) {
+    let (certificate, key) = (directory + "/cert.pem", directory + "/key.pem")
+    let make = ChildProcess()
+    make.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    make.arguments = [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+        "-subj", "/CN=media.test", "-addext", "subjectAltName=DNS:media.test",
+    ]
+    make.standardError = FileHandle.nullDevice
+    make.standardOutput = FileHandle.nullDevice
+    try make.run()
+    make.waitUntilExit()
+    guard make.terminationStatus == 0 else { throw ServeFailure("openssl req exited \(make.terminationStatus)") }
+    return (certificate, key)
 }
 
 @Suite("TLS", .serialized)
@@ -268,6 +274,64 @@ struct TLSTests {
         }
     }
 
+    /// The first fetch's response head is held at the origin, behind nginx speaking HTTP/2 (a CDN's cache miss with a
+    /// slow first byte); the other fetches of the same host, started once its request is at the origin, must end while
+    /// it is still held. They can: `AdmissionQueue` proves an origin whose first connection agreed on h2 at once, and
+    /// the others multiplex on that connection. Before, they waited for the first's response head, which this test
+    /// releases only after they have ended: they expired after their 20 s. nginx's log then shows every request over
+    /// HTTP/2 on one connection (none opened its own).
+    @Test("an HTTP/2 host's other fetches end on its first connection while its first response is held")
+    func http2FetchesDoNotWaitForTheFirstResponse() async throws {
+        let hold = Hold()
+        let routes = FixtureRoutes.handler()
+        let upstream = try HTTPOrigin { request in
+            guard request.path == "/held" else { return routes(request) }
+            hold.arriveAndWait(atMost: .seconds(120))
+            var media = request
+            media.path = "/media/photo.jpg"
+            return routes(media)
+        }
+        defer {
+            // Released on every way out, so that the origin's connection thread ends; the origin stopped off the
+            // cooperative pool (stopping joins its thread).
+            hold.release()
+            Janitor.shared.later { upstream.stop() }
+        }
+        let front = try await offPool { try NginxFront(upstream: upstream.port) }
+        var configuration = Enricher.Configuration()
+        configuration.network.addressPolicy = AddressPolicy(allowed: [CIDRRange("127.0.0.1")!])
+        configuration.network.resolve = ["media.test:\(front.port):127.0.0.1"]
+        configuration.network.allowedPorts = [front.port...front.port]
+        configuration.network.caBundle = front.certificate
+        // The held fetch receives nothing until the others end: no low-speed end for it meanwhile, however loaded.
+        configuration.network.lowSpeedWindow = .seconds(120)
+        configuration.store = AttachmentStore(root: try temporaryDirectory())
+        defer { try? FileManager.default.removeItem(atPath: configuration.store.root) }
+        let others = ["logo.png", "anim.gif", "chime.mp3"]
+        try await withFetcher(configuration) { fetcher in
+            let first = Task { await fetcher.fetch("https://media.test:\(front.port)/held", timeout: .seconds(120)) }
+            try await waitUntil("the first fetch's request held at the origin") { hold.hasArrived }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for name in others {
+                    group.addTask {
+                        let url = "https://media.test:\(front.port)/media/\(name)"
+                        _ = try await fetcher.fetch(url, timeout: .seconds(20)).get()
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(!hold.isReleased)
+            hold.release()
+            let media = try await first.value.get()
+            #expect(media.type == .jpeg)
+        }
+        try await waitUntil("nginx's log of the four requests") { front.requests().count == others.count + 1 }
+        let requests = front.requests()
+        #expect(Set(requests.map(\.protocolName)) == ["HTTP/2.0"])
+        #expect(Set(requests.map(\.connection)).count == 1, "\(requests)")
+        #expect(requests.last?.target == "/held")
+    }
+
     @Test("a certificate for another name is refused as tls")
     func wrongName() async throws {
         let origin = try await offPool { try TLSOrigin() }
@@ -278,6 +342,36 @@ struct TLSTests {
             let result = await fetcher.fetch("https://other.test:\(origin.port)/photo.jpg", timeout: .seconds(10))
             #expect((try? result.get()) == nil)
             if case .failure(let failure) = result { #expect(failure.code == .tls) }
+        }
+    }
+}
+
+/// Where a route of the test's origin waits until the test lets it answer: `arriveAndWait` blocks the origin's
+/// connection thread, `release` lets every wait end.
+final class Hold: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var arrived = false
+    private var released = false
+
+    /// Whether a request has come to the hold.
+    var hasArrived: Bool { condition.withLock { arrived } }
+    /// Whether the hold has been released.
+    var isReleased: Bool { condition.withLock { released } }
+
+    /// Records the arrival and waits until released, or `limit` (a bound for a failed test only).
+    func arriveAndWait(atMost limit: Duration) {
+        let end = Date(timeIntervalSinceNow: Double(limit.components.seconds))
+        condition.withLock {
+            arrived = true
+            while !released, condition.wait(until: end) {}
+        }
+    }
+
+    /// Ends every wait, now and to come.
+    func release() {
+        condition.withLock {
+            released = true
+            condition.broadcast()
         }
     }
 }

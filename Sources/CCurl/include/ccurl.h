@@ -29,6 +29,12 @@ CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ccurl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
 
+// Whether the connection of `handle`, its TLS handshake done, agreed on HTTP/2 by ALPN: OpenSSL's
+// SSL_get0_alpn_selected (what libcurl reads to choose the protocol) on the SSL that CURLINFO_TLS_SSL_PTR gives.
+// libcurl 7.88 exposes no other sign before the response: CURLINFO_HTTP_VERSION stays 0 until the status line. 0 for
+// another protocol, no ALPN, no connection, a connection without TLS, or a libcurl built on another TLS library.
+int ccurl_easy_alpn_is_h2(CURL *handle);
+
 // curl_multi_setopt for long options.
 CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
 
