@@ -3,11 +3,52 @@
 /// test: it blocked on a FIFO), so RichPush does not rely on the renderer's policy: a document with any such
 /// reference is refused before rendering.
 ///
-/// Conservative, on the raw bytes: any `href` whose value is not a fragment (`#id`) or a `data:` URI, any CSS
-/// `url(...)` of the same kind, any `@import`, and any DTD (`<!DOCTYPE` with an internal subset or an external
-/// identifier, `<!ENTITY`). Case is ignored; entity and character escapes in attribute names are not expanded
-/// by SVG renderers, so they cannot hide an `href`.
+/// Conservative, on the raw bytes: any `href` whose value is not a fragment (`#id`), any CSS `url(...)` of the same
+/// kind, any `@import`, and any DTD (`<!DOCTYPE` with an internal subset or an external identifier, `<!ENTITY`).
+/// Case is ignored; entity and character escapes in attribute names are not expanded by SVG renderers, so they
+/// cannot hide an `href`. A `data:` URI is refused too: librsvg hands an embedded image to gdk-pixbuf, whose
+/// loaders (XPM, PNM, TGA, ICO, ANI, ...) would read bytes libmagic never judged, at a size `maximumPixels` never
+/// saw (a 10 x 10 document holding a 20,000 x 20,000 PNG took 2.8 GB).
+///
+/// Also refused, what librsvg would render without end: `feTurbulence` with more than `maximumOctaves` octaves
+/// (its cost grows with each, and librsvg never looks at libvips's stop while it renders a filter).
 enum SVGReferences {
+    /// The most octaves of noise an `feTurbulence` may ask for: each adds half the amplitude of the one before, so
+    /// past 8 nothing more shows in 8-bit colour. 1,000 octaves on a 2,000 x 2,000 image rendered for more than ten
+    /// minutes.
+    static let maximumOctaves = 10
+
+    /// Why `document` asks for more than librsvg renders in bounded time, or nil.
+    static func unbounded(in document: [UInt8]) -> String? {
+        let text = document.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }  // ASCII lowercase
+        let marker = Array("numoctaves".utf8)
+        var start = text.startIndex
+        while let found = text[start...].firstRange(of: marker) {
+            start = found.upperBound
+            var index = found.upperBound
+            while index < text.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(text[index]) { index += 1 }
+            guard index < text.endIndex, text[index] == UInt8(ascii: "=") else { continue }
+            index += 1
+            while index < text.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(text[index]) { index += 1 }
+            guard index < text.endIndex, text[index] == UInt8(ascii: "\"") || text[index] == UInt8(ascii: "'") else {
+                continue
+            }
+            let quote = text[index]
+            let value = text[(index + 1)...].prefix { $0 != quote }
+            let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+            let number = value.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+            let written = String(decoding: number.prefix(40), as: UTF8.self)
+            // Only a plain integer is judged by its value: an escape (`&#49;000`), a sign, a fraction or an exponent
+            // could be read by librsvg as more than its digits say.
+            guard !number.isEmpty, number.allSatisfy({ (0x30...0x39).contains($0) }) else {
+                return "feTurbulence numOctaves '\(written)' is not a plain integer"
+            }
+            if number.count > 3 || Int(written)! > maximumOctaves {
+                return "feTurbulence asks for \(written) octaves (at most \(maximumOctaves) are rendered)"
+            }
+        }
+        return nil
+    }
     /// The first external reference in `document`, as written, or nil when there is none.
     static func firstExternal(in document: [UInt8]) -> String? {
         let text = document.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }  // ASCII lowercase
@@ -50,7 +91,7 @@ enum SVGReferences {
                     !closers.contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'")
                 }
                 let trimmed = value.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-                if trimmed.first == UInt8(ascii: "#") || trimmed.starts(with: Array("data:".utf8)) { continue }
+                if trimmed.first == UInt8(ascii: "#") { continue }
                 return String(decoding: document[index..<(index + min(value.count, 200))], as: UTF8.self)
             }
         }

@@ -9,7 +9,8 @@ import RichPushMedia
 /// The transformation step's converter on libvips: each file read only by the decoder of the type libmagic decided
 /// (refused when that decoder does not recognise the bytes), headers read without decoding, images shrunk on load,
 /// sequential access, one libvips thread per conversion (the step's pool bounds how many run), metadata never
-/// written, SVG rasterized from memory and refused when it references anything outside itself.
+/// written, SVG rasterized from memory and refused when it references anything outside itself, embeds another file
+/// (`data:`) or asks for a filter librsvg would render without end (`SVGReferences`).
 ///
 /// Set it as `Enricher.Configuration.transform.converter` to transform; libvips is started at the first use.
 public struct VipsConverter: ImageConverter {
@@ -145,11 +146,18 @@ private struct Source {
                     "the SVG document is unreadable or larger than \(VipsConverter.maximumSVGBytes) bytes")
             }
             if let reference = SVGReferences.firstExternal(in: document) {
+                let written = String(FailureDetail.clean(reference).drop { $0.isWhitespace })
                 throw TransformFailure(
                     .transformFailed,
-                    "the SVG document references an external resource ('\(FailureDetail.clean(reference))'); it is "
-                        + "not rendered"
+                    written.lowercased().hasPrefix("data:")
+                        ? "the SVG document embeds another file ('\(written.prefix(60))'), which no check of its "
+                            + "type or size reads; it is not rendered"
+                        : "the SVG document references an external resource ('\(written)'); it is not rendered"
                 )
+            }
+            if let unbounded = SVGReferences.unbounded(in: document) {
+                throw TransformFailure(
+                    .transformFailed, "the SVG document's \(unbounded) would render without end; it is not rendered")
             }
             self.document = document
         } else {

@@ -17,6 +17,17 @@ struct TransformStepTests {
         }
     }
 
+    /// A bed whose 100-megapixel PNG is a conversion (a bound on its longest side: decoding it costs libvips 0.6 s
+    /// of CPU here), through one thread and `holding`.
+    static func oneThread(_ holding: HoldingConverter) throws -> TestBed {
+        try bed {
+            $0.maximumPixels = 200_000_000
+            $0.maximumDimension = 1000
+            $0.concurrency = 1
+            $0.converter = holding
+        }
+    }
+
     static func sha256(of name: String) -> String {
         let hash = SHA256()
         fixture(name).withUnsafeBytes { hash.update($0) }
@@ -224,15 +235,8 @@ struct TransformStepTests {
 
     @Test("a conversion is stopped when its payload ends (deadline or cancellation); a queued one never starts")
     func stopped() async throws {
-        // A bound on the longest side makes the 100-megapixel PNG a conversion: decoding it costs libvips 0.6 s
-        // of CPU here.
         let holding = HoldingConverter()
-        let bed = try Self.bed {
-            $0.maximumPixels = 200_000_000
-            $0.maximumDimension = 1000
-            $0.concurrency = 1
-            $0.converter = holding
-        }
+        let bed = try Self.oneThread(holding)
         try await withEnricher(bed.configuration) { enricher in
             // Two conversions uncancelled: each finishes (it is cached under its URL, so the runs below use others).
             for name in ["w1", "w2"] {
@@ -301,6 +305,49 @@ struct TransformStepTests {
                 late.outcome == .expired, "late took \(late.elapsed); \(late.attachments.map(\.media.transformation))")
             #expect(late.problems.map(\.code) == [.expired])
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
+        }
+    }
+
+    @Test(
+        """
+        a conversion that does not stop is left behind: its payload ends when cancelled or shut down, not when the \
+        converter returns, and its files go once it does
+        """
+    )
+    func leftBehind() async throws {
+        // `HoldingConverter` holds its conversion whatever the stop signal says, as librsvg rendering a filter did (it
+        // never looks at libvips's stop): a payload that waited for the converter would return only when the test
+        // releases it, or at the hold's 60 s bound.
+        let holding = HoldingConverter()
+        let bed = try Self.oneThread(holding)
+        for shutDown in [false, true] {
+            let enricher = try Enricher(configuration: bed.configuration)
+            holding.holdNext()
+            let payload = Task {
+                await enricher.enrich(
+                    TestBed.adobePayload(bed.url("/media/plain-100mp.png?\(shutDown)")), timeout: .seconds(60))
+            }
+            try await waitUntil("the conversion to be held", within: .seconds(30), every: .milliseconds(5)) {
+                holding.isHolding
+            }
+            if shutDown {
+                // No drain: what is in flight is cancelled; the shutdown itself must not wait for the converter.
+                await enricher.shutdown(drainTimeout: .zero)
+            } else {
+                payload.cancel()
+            }
+            let result = await payload.value
+            #expect(holding.isHolding, "the payload returned only once the converter let go (shut down: \(shutDown))")
+            #expect(result.outcome == .cancelled, "\(result.problems)")
+            #expect(result.problems.map(\.code) == [.cancelled])
+            holding.release()
+            // The event that shows the converter returned: its thread is free. What it made, and the fetched file,
+            // are gone then.
+            try await waitUntil("the left-behind conversion to return", within: .seconds(60), every: .milliseconds(5)) {
+                enricher.transformsRunning == 0
+            }
+            #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
+            if !shutDown { await enricher.shutdown() }
         }
     }
 

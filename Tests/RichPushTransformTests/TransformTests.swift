@@ -241,15 +241,33 @@ import Testing
         #expect(throws: TransformFailure.self) { try images.get() }
         #expect((try? images.get()) == nil)
         if case .failure(let failure) = images { #expect(failure.detail.contains("external resource")) }
-        // Fragments and data: URIs are the document's own: rendered.
+        // Fragments are the document's own: rendered.
         let own = try await convertBounded(
             """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="20" height="20">
               <defs><rect id="r" width="20" height="20" fill="red"/></defs><use xlink:href="#r"/>
-              <image href="data:image/png;base64,iVBORw0KGgo=" width="1" height="1"/>
             </svg>
             """, trap: trap)
         #expect(try own.get() == .init(width: 20, height: 20))
+        // An embedded file (a `data:` URI, in an `href` or a CSS `url()`) is refused: librsvg hands it to
+        // gdk-pixbuf's loaders, which would decode an XPM, a TGA or a 20,000 x 20,000 PNG that neither libmagic nor
+        // the pixel limit ever judged.
+        for embedding in [
+            #"<image href="data:image/png;base64,iVBORw0KGgo=" width="1" height="1"/>"#,
+            #"<image xlink:href=" DATA:image/x-xpixmap;base64,LyogWFBNICovCg==" width="1" height="1"/>"#,
+            #"<rect width="1" height="1" style="fill: url('data:image/png;base64,iVBORw0KGgo=')"/>"#,
+        ] {
+            let embedded = try await convertBounded(
+                """
+                <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="20" \
+                height="20">\(embedding)</svg>
+                """, trap: trap)
+            guard case .failure(let refused) = embedded else {
+                Issue.record("rendered an SVG embedding \(embedding)")
+                continue
+            }
+            #expect(refused.detail.lowercased().contains("embeds another file ('data:image/"), "\(refused.detail)")
+        }
         let entity = try await convertBounded(
             """
             <?xml version="1.0"?>
@@ -259,6 +277,36 @@ import Testing
         // An external entity is not expanded: the document is refused.
         #expect(throws: TransformFailure.self) { try entity.get() }
         #expect(origin.exchanges.isEmpty, "the SVG loader fetched \(origin.requestLog)")
+    }
+
+    @Test("SVG noise of more octaves than show is refused before librsvg renders it without end")
+    func svgTurbulence() async throws {
+        let trap = directory + "/unused"
+        func document(_ octaves: String) -> String {
+            """
+            <svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><filter id="f"><feTurbulence \
+            baseFrequency="0.9" numOctaves=\(octaves)/></filter><rect width="200" height="200" filter="url(#f)"/></svg>
+            """
+        }
+        // 1,000 octaves over 2,000 x 2,000 pixels ran for more than ten minutes, never stopping for libvips: refused
+        // at once, as is any value that is not a plain integer (an escape, an exponent) librsvg might read as more.
+        for (octaves, detail) in [
+            (#""1000""#, "asks for 1000 octaves (at most 10 are rendered)"), (#"'11'"#, "asks for 11 octaves"),
+            (#"" 99999999999 ""#, "asks for 99999999999 octaves"),
+            (#""&#49;000""#, "'&#49;000' is not a plain integer"),
+            (#""1e3""#, "'1e3' is not a plain integer"),
+        ] {
+            let refused = try await convertBounded(document(octaves), trap: trap)
+            guard case .failure(let failure) = refused else {
+                Issue.record("rendered numOctaves=\(octaves)")
+                continue
+            }
+            #expect(failure.detail.contains(detail), "\(failure.detail)")
+            #expect(failure.detail.contains("would render without end"), "\(failure.detail)")
+        }
+        // Up to 10 octaves render as before.
+        #expect(try await convertBounded(document(#"" 10 ""#), trap: trap).get() == .init(width: 200, height: 200))
+        #expect(try await convertBounded(document(#"'4'"#), trap: trap).get() == .init(width: 200, height: 200))
     }
 
     /// Converts `svg` (read as `type`) to PNG on a thread of its own; fails loudly (and frees the thread) if the

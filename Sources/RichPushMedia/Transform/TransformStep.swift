@@ -13,8 +13,11 @@ import RichPushStore
 /// Conversions run on `concurrency` threads of their own (`WorkerThreads`: never the fetch loop, never the
 /// cooperative pool), first come first served, each within its payload's deadline: one still waiting at the
 /// deadline or its caller's cancellation is withdrawn from the queue and ends then, not when a thread frees; one
-/// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. The fetched file is
-/// removed once it has been transformed or refused; the result is a new attachment directory of its own.
+/// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. A converter that does
+/// not stop (librsvg renders an SVG filter without ever looking at libvips's stop) is left behind after
+/// `abandonGrace`: its payload ends `expired` (or `cancelled`) then, and its thread removes what it made whenever it
+/// returns. The fetched file is removed once it has been transformed or refused; the result is a new attachment
+/// directory of its own.
 ///
 /// The same threads make Android variants (`Target.android`): an FCM message's image for Android, always a still
 /// JPEG (opaque) or PNG (alpha) within FCM's 1 MiB and the Android bound (`AndroidVariant`).
@@ -42,8 +45,16 @@ final class TransformStep: Sendable {
         var target: Target
         var deadline: ContinuousClock.Instant
         var stop: StopSignal
-        var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Void
+        /// Hands the job's result to its caller; false when the caller has already been answered (the job was
+        /// left behind at its deadline or cancellation), so that the result is the job's to discard.
+        var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Bool
     }
+
+    /// How long a running conversion told to stop (its deadline came, or its caller gave up) has to return before
+    /// its payload is answered without it: 100 ms. libvips stops between tiles, and then the job ends with no file
+    /// left before its payload hears of it; librsvg rendering a filter never looks (one `feTurbulence` of 1,000
+    /// octaves ran for more than ten minutes), and a payload must not wait for it past its deadline, nor a shutdown.
+    static let abandonGrace = Duration.milliseconds(100)
 
     /// Re-encodes over the image cap are made again smaller, at most this many times in all.
     static let maximumAttempts = 3
@@ -87,31 +98,84 @@ final class TransformStep: Sendable {
         }
         let stop = StopSignal()
         let ticket = LockedValue<WorkerThreads.Ticket?>(nil)
-        let timer = DispatchWorkItem { [self] in withdraw(stop, ticket) }
+        let answer = Answer()
+        let job = Job(media: media, target: target, deadline: deadline, stop: stop) { answer.give($0) }
+        let timer = DispatchWorkItem { [self] in withdraw(job, ticket, answer) }
         let remaining = max(0, (deadline - .now).inMilliseconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(remaining), execute: timer)
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let job = Job(media: media, target: target, deadline: deadline, stop: stop) {
-                    continuation.resume(returning: $0)
+                answer.await(continuation)
+                // The engine's shutdown stops a running job as its deadline would: left behind if it does not stop.
+                let queued = threads.submit(stop: { [self] in withdraw(job, ticket, answer) }) { [self] turn in
+                    take(job, turn)
                 }
-                let queued = threads.submit(stop: { stop.stop() }) { [self] turn in take(job, turn) }
                 ticket.withLock { $0 = queued }
                 // `withdraw` stops the signal before it reads the ticket: a job stopped before the ticket was
-                // there (its deadline passed, or its caller gave up) is withdrawn here.
+                // there (its deadline passed, or its caller gave up) is withdrawn here (if it is already running,
+                // that `withdraw` has set its grace).
                 if let queued, ended(job) != nil { threads.withdraw(queued) }
             }
         } onCancel: {
-            withdraw(stop, ticket)
+            withdraw(job, ticket, answer)
         }
     }
 
-    /// Stops the job of `stop` (its deadline came, or its caller gave up): one running is told to stop; one still
-    /// waiting for a thread leaves the queue and ends now, not when a thread frees.
-    private func withdraw(_ stop: StopSignal, _ ticket: LockedValue<WorkerThreads.Ticket?>) {
-        stop.stop()
-        if let queued = ticket.withLock({ $0 }) { threads.withdraw(queued) }
+    /// Stops `job` (its deadline came, or its caller gave up): one running is told to stop, and its payload answered
+    /// without it if it has not returned within `abandonGrace`; one still waiting for a thread leaves the queue and
+    /// ends now, not when a thread frees.
+    private func withdraw(_ job: Job, _ ticket: LockedValue<WorkerThreads.Ticket?>, _ answer: Answer) {
+        job.stop.stop()
+        if let queued = ticket.withLock({ $0 }), threads.withdraw(queued) { return }
+        let grace = Int(Self.abandonGrace.inMilliseconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(grace)) { [self] in
+            let failure = ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")
+            _ = answer.give(.failure(failure))
+        }
+    }
+
+    /// A job's one answer to its caller: the job's own result, or the failure its deadline or cancellation gave it
+    /// when the converter did not return in time; whichever comes first, the other is refused.
+    private final class Answer: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<Result<FetchedMedia, FetchFailure>, Never>?
+            /// An answer given before the caller waited for it.
+            var early: Result<FetchedMedia, FetchFailure>?
+            var given = false
+        }
+
+        private let state = LockedValue(State())
+
+        /// Waits with `continuation` (resumed at once when the answer is already there).
+        func await(_ continuation: CheckedContinuation<Result<FetchedMedia, FetchFailure>, Never>) {
+            let early = state.withLock { state -> Result<FetchedMedia, FetchFailure>? in
+                guard let early = state.early else {
+                    state.continuation = continuation
+                    return nil
+                }
+                state.early = nil
+                return early
+            }
+            if let early { continuation.resume(returning: early) }
+        }
+
+        /// Gives `result` as the answer; false when one was already given.
+        func give(_ result: Result<FetchedMedia, FetchFailure>) -> Bool {
+            let taken = state.withLock {
+                state -> (given: Bool, continuation: CheckedContinuation<Result<FetchedMedia, FetchFailure>, Never>?) in
+                guard !state.given else { return (false, nil) }
+                state.given = true
+                guard let continuation = state.continuation else {
+                    state.early = result
+                    return (true, nil)
+                }
+                state.continuation = nil
+                return (true, continuation)
+            }
+            taken.continuation?.resume(returning: result)
+            return taken.given
+        }
     }
 
     /// How many conversions are running now (for tests that must act while one is).
@@ -132,11 +196,11 @@ final class TransformStep: Sendable {
             work(job)
         case .withdrawn:
             root.remove(job.media)
-            job.completion(
+            _ = job.completion(
                 .failure(ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")))
         case .dropped:
             root.remove(job.media)
-            job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
+            _ = job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
         }
     }
 
@@ -145,7 +209,8 @@ final class TransformStep: Sendable {
         var outcome = run(job)
         if case .success(let result) = outcome {
             if result.path == job.media.path {
-                job.completion(outcome)
+                // Attached as fetched; when the payload was answered without it, nobody will.
+                if !job.completion(outcome) { root.remove(job.media) }
                 return
             }
             // A converter that finished after its deadline despite the stop: too late to be attached.
@@ -157,7 +222,7 @@ final class TransformStep: Sendable {
             }
         }
         root.remove(job.media)
-        job.completion(outcome)
+        if !job.completion(outcome), case .success(let result) = outcome { root.remove(result) }
     }
 
     /// One job, on a step thread: the plan from the header, then the conversion(s).
