@@ -43,6 +43,9 @@ public final class HTTPOrigin: Sendable {
         /// The request is read, then the connection is closed with no answer: with `reset`, abortively (an RST,
         /// by SO_LINGER 0), else with a FIN (curl: "Empty reply from server").
         case drop(reset: Bool)
+        /// The request is read, then these bytes are sent as they are, with no status line or header fields of
+        /// the origin's, and the connection is closed: an answer that is not HTTP (curl takes it for HTTP/0.9).
+        case raw([UInt8])
     }
 
     /// One request as the origin received it, and the status it answered: what a test asserts on when the
@@ -54,7 +57,7 @@ public final class HTTPOrigin: Sendable {
         public var target: String
         /// Header fields, names lowercased.
         public var headers: [String: String]
-        /// The status answered; nil when the route answers nothing (`Body.silence`).
+        /// The status answered; nil when the route answers no status (`Body.silence`, `.drop`, `.raw`).
         public var status: Int?
         /// The header fields answered, names lowercased (Content-Length and Connection, added when sending, are
         /// not among them).
@@ -221,7 +224,7 @@ public final class HTTPOrigin: Sendable {
             let response = handler(request)
             let silent: Bool
             switch response.body {
-            case .silence, .drop: silent = true
+            case .silence, .drop, .raw: silent = true
             default: silent = false
             }
             let exchange = Exchange(
@@ -302,6 +305,10 @@ public final class HTTPOrigin: Sendable {
             while !isStopped, peerIsOpen(fd) { usleep(50_000) }
             return false
         }
+        if case .raw(let bytes) = response.body {
+            _ = write(fd, bytes)
+            return false
+        }
         if case .drop(let reset) = response.body {
             if reset {
                 var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
@@ -314,7 +321,7 @@ public final class HTTPOrigin: Sendable {
         case .bytes(let bytes): trueLength = bytes.count
         case .drip(let bytes, _, _): trueLength = bytes.count
         case .generated(_, let total): trueLength = total
-        case .stall, .silence, .drop: trueLength = nil
+        case .stall, .silence, .drop, .raw: trueLength = nil
         }
         var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
@@ -349,7 +356,7 @@ public final class HTTPOrigin: Sendable {
         case .stall:
             while !isStopped, peerIsOpen(fd) { usleep(50_000) }
             return false
-        case .silence, .drop:
+        case .silence, .drop, .raw:
             return false
         }
         return !closes

@@ -13,6 +13,8 @@ struct CurlFailure {
     var deadline: ContinuousClock.Instant
     /// Whether the request had a connection (CURLINFO_CONNECT_TIME_T > 0).
     var connected: Bool
+    /// Whether the hop's request went out: curl's pre-request callback approved its connection (a reused one too).
+    var requested = false
     /// What the connection policy refused on this hop.
     var refusals: ConnectionPolicy.Refusals
     /// How refusals name the settings that would lift them.
@@ -39,7 +41,10 @@ struct CurlFailure {
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return FetchFailure(.network, message, cause: .connectionDropped)
         case CURLE_UNSUPPORTED_PROTOCOL:
-            return FetchFailure(.blockedScheme, message)
+            // libcurl 7.88 gives this code to an answer that is not HTTP too ("Received HTTP/0.9 when not
+            // allowed": no status line, or leftover bytes on a reused connection), after the request went out; a
+            // scheme it refuses (CURLOPT_PROTOCOLS_STR) is refused before any request.
+            return FetchFailure(requested ? .badResponse : .blockedScheme, message)
         case CURLE_TOO_MANY_REDIRECTS:
             return FetchFailure(.tooManyRedirects, message)
         case CURLE_FILESIZE_EXCEEDED:

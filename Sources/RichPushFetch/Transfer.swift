@@ -284,7 +284,8 @@ final class Transfer {
     private func curlFailure(_ code: CURLcode) -> FetchFailure {
         CurlFailure(
             code: code, message: easy.errorMessage(code), now: .now, deadline: request.deadline,
-            connected: easy.info(offset: CURLINFO_CONNECT_TIME_T) > 0, refusals: refusals, names: settings.names,
+            connected: easy.info(offset: CURLINFO_CONNECT_TIME_T) > 0, requested: started, refusals: refusals,
+            names: settings.names,
             bytes: bytes,
             capBeforeType: settings.caps.beforeType
         ).failure

@@ -120,7 +120,9 @@ public final class Fetcher: Sendable {
     /// Fetches `url` into a new attachment directory, finishing by `deadline`; then, when a converter is
     /// configured (`Enricher.Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
     /// A JPEG, PNG or GIF whose structure is damaged (`ImageStructure`, walked as the file is hashed) is refused
-    /// with `damaged-image` when a phone would show nothing of it, else attached with its `damage` said.
+    /// with `damaged-image` when a phone would show nothing of it, else attached with its `damage` said; with a
+    /// converter, one whose structure declares more pixels than allowed (a GIF's logical screen, an APNG's
+    /// frames) is refused with `too-many-pixels`.
     ///
     /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
     /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.
@@ -155,6 +157,12 @@ public final class Fetcher: Sendable {
                 media.damage = detail
             case .whole?, nil:
                 break
+            }
+            // What the structure declares and the converter's header may not say (a GIF's logical screen, an
+            // APNG's frames) is counted against the pixel limit here, before any decoder sees the file.
+            if let declared = digest.declared, let refusal = transformStep?.pixelRefusal(declared: declared) {
+                root.remove(media)
+                return .failed(refusal)
             }
         case .success(let digest):
             root.remove(directory: body.directory, path: body.path)

@@ -10,11 +10,11 @@ struct CurlFailureTests {
 
     static func failure(
         _ code: CURLcode, at now: ContinuousClock.Instant = deadline - .seconds(5), connected: Bool = true,
-        refusals: ConnectionPolicy.Refusals = .init()
+        requested: Bool = false, refusals: ConnectionPolicy.Refusals = .init()
     ) -> FetchFailure {
         CurlFailure(
             code: code, message: "curl says", now: now, deadline: deadline, connected: connected,
-            refusals: refusals, bytes: 12, capBeforeType: 1_000
+            requested: requested, refusals: refusals, bytes: 12, capBeforeType: 1_000
         ).failure
     }
 
@@ -54,6 +54,19 @@ struct CurlFailureTests {
         ])
     func mapped(code: CURLcode, expected: String) {
         #expect(Self.failure(code).code.rawValue == expected)
+    }
+
+    @Test(
+        """
+        an unsupported protocol is the scheme's before any request went out, and the answer's after (libcurl 7.88's \
+        code for an answer that is not HTTP: "Received HTTP/0.9 when not allowed")
+        """)
+    func unsupportedProtocol() {
+        #expect(Self.failure(CURLE_UNSUPPORTED_PROTOCOL) == FetchFailure(.blockedScheme, "curl says"))
+        #expect(
+            Self.failure(CURLE_UNSUPPORTED_PROTOCOL, connected: false) == FetchFailure(.blockedScheme, "curl says"))
+        #expect(
+            Self.failure(CURLE_UNSUPPORTED_PROTOCOL, requested: true) == FetchFailure(.badResponse, "curl says"))
     }
 
     @Test("what the transport saw goes with it, for the retry policy")

@@ -132,8 +132,8 @@ struct ImageStructureTests {
 
     // MARK: - Feeding
 
-    /// The verdict on `bytes` fed in pieces of `piece` bytes (all at once when nil).
-    static func verdict(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> ImageStructure.Verdict {
+    /// The walk of `bytes` fed in pieces of `piece` bytes (all at once when nil).
+    static func walked(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> ImageStructure {
         var structure = ImageStructure(type)!
         bytes.withUnsafeBytes { all in
             let step = max(piece ?? all.count, 1)
@@ -141,7 +141,12 @@ struct ImageStructureTests {
                 structure.feed(UnsafeRawBufferPointer(rebasing: all[start..<min(start + step, all.count)]))
             }
         }
-        return structure.verdict
+        return structure
+    }
+
+    /// The verdict on `bytes` fed in pieces of `piece` bytes (all at once when nil).
+    static func verdict(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> ImageStructure.Verdict {
+        walked(bytes, type, piece: piece).verdict
     }
 
     // MARK: - Whole, cut, split
@@ -314,6 +319,98 @@ struct ImageStructureTests {
         for type in MediaType.all + MediaType.convertible {
             #expect((ImageStructure(type) != nil) == [.jpeg, .png, .gif].contains(type), "\(type.mime)")
         }
+    }
+
+    // MARK: - What the structure declares
+
+    /// A GIF's canvas as it declares it: `gif()`'s logical screen set to `width` x `height`.
+    static func gif(screen width: Int, _ height: Int, frames: Int = 3) -> [UInt8] {
+        let bytes = gif(frames: frames).bytes
+        return Array(bytes[..<6]) + [width, height].flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+            + Array(bytes[10...])
+    }
+
+    static func bigEndian32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(value >> $0 & 0xFF) } }
+
+    /// An APNG's structure (its data is not meant to decode): IHDR of `width` x `height`, an acTL declaring
+    /// `declaring` frames (before IDAT, or after it with `lateAnimation`; none when nil), then `controls` frames
+    /// (an fcTL each, the first before IDAT, the others before an fdAT), IEND.
+    static func apng(
+        _ width: Int, _ height: Int, declaring: Int?, controls: Int, lateAnimation: Bool = false
+    ) -> [UInt8] {
+        let animation = declaring.map { chunk("acTL", bigEndian32($0) + bigEndian32(0)) } ?? []
+        func control(_ sequence: Int) -> [UInt8] {
+            chunk(
+                "fcTL",
+                bigEndian32(sequence) + bigEndian32(width) + bigEndian32(height) + [UInt8](repeating: 0, count: 14))
+        }
+        var bytes = PNGChunks.signature + chunk("IHDR", bigEndian32(width) + bigEndian32(height) + [8, 0, 0, 0, 0])
+        if !lateAnimation { bytes += animation }
+        if controls > 0 { bytes += control(0) }
+        bytes += chunk("IDAT", [0x78, 0x9C, 0x63, 0x60])
+        if lateAnimation { bytes += animation }
+        for frame in stride(from: 1, to: max(controls, 1) * 2 - 1, by: 2) {
+            bytes += control(frame) + chunk("fdAT", bigEndian32(frame + 1) + [0x78, 0x9C, 0x63, 0x60])
+        }
+        return bytes + chunk("IEND", [])
+    }
+
+    @Test(
+        """
+        a GIF declares its logical screen times its images, a PNG its IHDR times an APNG's frames (its acTL's, or \
+        the fcTL chunks when more), whatever the pieces; a JPEG nothing
+        """,
+        arguments: [
+            ("GIF, 4 x 4, 3 frames", MediaType.gif, gif().bytes, ImageSize(width: 4, height: 4), 3),
+            (
+                "GIF, 60000 x 60000 screen, one 4 x 4 frame", .gif, gif(screen: 60000, 60000, frames: 1),
+                ImageSize(width: 60000, height: 60000), 1
+            ),
+            (
+                "GIF, 65535 x 2 screen, 2 frames", .gif, gif(screen: 65535, 2, frames: 2),
+                ImageSize(width: 65535, height: 2), 2
+            ),
+            ("PNG", .png, png().bytes, ImageSize(width: 4, height: 4), 1),
+            (
+                "APNG of 40 frames", .png, apng(2000, 2000, declaring: 40, controls: 2),
+                ImageSize(width: 2000, height: 2000), 40
+            ),
+            (
+                "APNG declaring 1 frame, with 3", .png, apng(2000, 2000, declaring: 1, controls: 3),
+                ImageSize(width: 2000, height: 2000), 3
+            ),
+            (
+                "APNG declaring 4 billion frames", .png, apng(1, 1, declaring: 0xFFFF_FFFF, controls: 1),
+                ImageSize(width: 1, height: 1), 0xFFFF_FFFF
+            ),
+            // Decoders ignore an acTL after IDAT, and fcTL chunks without one: a still image.
+            (
+                "PNG with an acTL after IDAT", .png, apng(300, 200, declaring: 40, controls: 3, lateAnimation: true),
+                ImageSize(width: 300, height: 200), 1
+            ),
+            (
+                "PNG with fcTL chunks and no acTL", .png, apng(300, 200, declaring: nil, controls: 3),
+                ImageSize(width: 300, height: 200), 1
+            ),
+        ] as [(String, MediaType, [UInt8], ImageSize, Int)])
+    func declared(_ name: String, _ type: MediaType, _ bytes: [UInt8], _ canvas: ImageSize, _ frames: Int) {
+        let expected = ImageHeader(
+            width: canvas.width, height: canvas.height, pages: frames, hasAlpha: false, decoder: nil)
+        #expect(Self.verdict(bytes, type) == .whole)
+        for piece in 1...bytes.count {
+            #expect(Self.walked(bytes, type, piece: piece).declared == expected, "\(name), pieces of \(piece)")
+        }
+    }
+
+    @Test(
+        "nothing is declared before the GIF's first image, or before the PNG's IHDR has ended; a JPEG declares nothing")
+    func declaredNothing() {
+        let gif = Self.gif().bytes
+        #expect(Self.walked(Array(gif.prefix(Self.gif().pictureFrom - 1)), .gif).declared == nil)
+        #expect(Self.walked(Array(gif.prefix(Self.gif().pictureFrom)), .gif).declared?.pages == 1)
+        #expect(Self.walked(Array(Self.png().bytes.prefix(32)), .png).declared == nil)
+        #expect(Self.walked(Array(Self.png().bytes.prefix(33)), .png).declared?.width == 4)
+        #expect(Self.walked(Self.jpeg().bytes, .jpeg).declared == nil)
     }
 
     // MARK: - The corpus

@@ -66,11 +66,12 @@ struct MediaCorpusTests {
             file: "png-bad-zlib.png", expected: .refused(.damagedImage), byDefault: .attached(.png)),
         Case(file: "png-zero.png", expected: .refused(.damagedImage)),
         Case(file: "png-huge.png", expected: .refused(.tooManyPixels)),
-        // GIF: one cut short, or without its trailer, is attached (a phone shows the frames that decode).
+        // GIF: one cut short, or without its trailer, is attached (a phone shows the frames that decode); one whose
+        // logical screen is over the pixel limit is refused (a phone makes a canvas of its size).
         Case(file: "gif-still.gif", expected: .attached(.gif)),
         Case(file: "gif-many-frames.gif", expected: .attached(.gif)),
         Case(file: "gif-tiny-frames.gif", expected: .attached(.gif)),
-        Case(file: "gif-huge-screen.gif", expected: .attached(.gif)),
+        Case(file: "gif-huge-screen.gif", expected: .refused(.tooManyPixels)),
         Case(file: "gif-polyglot.gif", expected: .attached(.gif)),
         Case(file: "gif-truncated.gif", expected: .attached(.gif, [.damagedImage])),
         Case(file: "gif-no-trailer.gif", expected: .attached(.gif, [.damagedImage])),

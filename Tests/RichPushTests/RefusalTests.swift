@@ -80,6 +80,30 @@ struct RefusalTests {
         #expect(failure.code == .blockedScheme)
     }
 
+    @Test(
+        """
+        an answer that is not HTTP is bad-response, not blocked-scheme (curl: "Received HTTP/0.9 when not allowed"), \
+        and nothing is left; the same origin's redirect to gopher: stays blocked-scheme
+        """,
+        arguments: [
+            [0xFF, 0xD8, 0xFF, 0xE0] + Array("garbage that is no status line\r\n\r\n".utf8),
+            Array("SSH-2.0-OpenSSH_9.2\r\n".utf8),
+        ] as [[UInt8]])
+    func notHTTP(answer: [UInt8]) async throws {
+        let bed = try TestBed()
+        let raw = try HTTPOrigin { request in
+            if request.path == "/gopher" {
+                return HTTPOrigin.Response(status: 302, headers: [("Location", "gopher://127.0.0.1:70/x")])
+            }
+            return HTTPOrigin.Response(body: .raw(answer))
+        }
+        defer { raw.stop() }
+        let failure = try await fetchURL(raw.url("/x.jpg"), on: bed)
+        #expect(failure.code == .badResponse, "\(failure)")
+        #expect(failure.detail.contains("HTTP/0.9"), "\(failure)")
+        #expect(try await fetchURL(raw.url("/gopher"), on: bed).code == .blockedScheme)
+    }
+
     // A redirect from https to http: TLSTests.redirectToHTTP.
     @Test("plain http is refused when http is not allowed, before any socket opens")
     func plainHTTP() async throws {

@@ -233,6 +233,71 @@ struct TransformStepTests {
         }
     }
 
+    /// A GIF of a `screen` x `screen` logical screen holding one `frame` x `frame` image, whose LZW data is a clear
+    /// code and the end code alone (decoders fill the rest).
+    static func gif(screen: Int, frame: Int) -> [UInt8] {
+        func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
+        var bytes = Array("GIF89a".utf8) + le16(screen) + le16(screen) + [0x80, 0, 0, 0, 0, 0, 255, 255, 255]
+        bytes += [0x21, 0xF9, 4, 0, 1, 0, 0, 0]
+        bytes += [0x2C] + le16(0) + le16(0) + le16(frame) + le16(frame) + [0]
+        return bytes + [2, 1, 0x2C, 0, 0x3B]
+    }
+
+    /// An APNG of `frames` frames of `side` x `side`, as its acTL declares and its fcTL chunks say; the frames' data
+    /// is not meant to decode (each check here comes before any decoder reads it).
+    static func apng(side: Int, frames: Int) -> [UInt8] {
+        func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(value >> $0 & 0xFF) } }
+        let data: [UInt8] = [0x78, 0x9C, 0x63, 0x60]
+        var bytes = PNGChunks.signature + PNGChunks.chunk("IHDR", be32(side) + be32(side) + [8, 2, 0, 0, 0])
+        bytes += PNGChunks.chunk("acTL", be32(frames) + be32(0))
+        var sequence = 0
+        for frame in 0..<frames {
+            bytes += PNGChunks.chunk(
+                "fcTL", be32(sequence) + be32(side) + be32(side) + be32(0) + be32(0) + [0, 1, 0, 10, 0, 0])
+            sequence += 1
+            if frame == 0 {
+                bytes += PNGChunks.chunk("IDAT", data)
+            } else {
+                bytes += PNGChunks.chunk("fdAT", be32(sequence) + data)
+                sequence += 1
+            }
+        }
+        return bytes + PNGChunks.chunk("IEND", [])
+    }
+
+    @Test(
+        """
+        an image attached as it is counts what its structure declares, all frames together, where libvips's header \
+        does not say it: a GIF's logical screen, an APNG's frames; refused over the limit, attached within it
+        """,
+        arguments: [
+            ("screen.gif", gif(screen: 60000, frame: 10), 3_600_000_000, "60000 x 60000 pixels;"),
+            ("many.png", apng(side: 2000, frames: 40), 160_000_000, "2000 x 2000 pixels x 40 frames;"),
+        ] as [(String, [UInt8], Int, String)])
+    func declaredPixels(name: String, bytes: [UInt8], pixels: Int, detail: String) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+        for limit in [TransformSettings().maximumPixels, pixels] {
+            let bed = try TestBed(media: directory) { configuration in
+                configuration.transform.converter = VipsConverter()
+                configuration.transform.maximumPixels = limit
+            }
+            try await withEnricher(bed.configuration) { enricher in
+                let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/\(name)")))
+                if limit < pixels {
+                    #expect(result.problems.map(\.code) == [.tooManyPixels], "\(result.problems)")
+                    #expect(result.problems.first?.detail.contains(detail) == true, "\(result.problems)")
+                    #expect(bed.entriesOnDisk().isEmpty)
+                } else {
+                    // At the limit, attached as fetched: nothing but the count refused it.
+                    let media = try #require(result.attachments.first?.media, "\(result.problems)")
+                    #expect(media.bytes == bytes.count && media.transformation == nil)
+                }
+            }
+        }
+    }
+
     @Test("a conversion is stopped when its payload ends (deadline or cancellation); a queued one never starts")
     func stopped() async throws {
         let holding = HoldingConverter()

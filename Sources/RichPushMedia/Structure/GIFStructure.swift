@@ -37,6 +37,9 @@ struct GIFStructure: StructureWalk {
     private var inImage = false
     /// The logical screen descriptor's packed byte (byte 10 of the file).
     private var screenPacked: UInt8 = 0
+    /// The logical screen's width and height (bytes 6 to 9 of the file, little-endian), as far as they have come.
+    private var screenWidth = 0
+    private var screenHeight = 0
 
     private static let signature = Array("GIF8".utf8)
 
@@ -57,8 +60,13 @@ struct GIFStructure: StructureWalk {
                 state = .broken(.showsNothing("the GIF does not start with GIF87a or GIF89a"))
                 return false
             }
+            switch seen {
+            case 6, 7: screenWidth |= Int(byte) << (8 * (seen - 6))
+            case 8, 9: screenHeight |= Int(byte) << (8 * (seen - 8))
             // The logical screen descriptor's packed byte: a global colour table, and its size.
-            if seen == 10 { screenPacked = byte }
+            case 10: screenPacked = byte
+            default: break
+            }
             state = seen < 12 ? .header(seen + 1) : Self.table(packed: screenPacked, image: false) ?? .introducer
         case .table(let left, let image):
             let taken = min(left, count - index)
@@ -121,6 +129,15 @@ struct GIFStructure: StructureWalk {
     /// A fault: a phone shows part of the picture when an image's data had begun, else nothing.
     private func damage(_ detail: String) -> ImageStructure.Verdict {
         frames > 0 ? .showsPart("the GIF is damaged: \(detail)") : .showsNothing("the GIF is damaged: \(detail)")
+    }
+
+    /// The logical screen, times the images whose data began, once one has: a phone's decoder (ImageIO, WebKit's
+    /// `GIFImageReader`) makes a canvas of the logical screen's size for the frames, however small they are, and
+    /// libvips's `gifload` (libnsgif) takes a logical screen over 2048 pixels a side for a mistake and reports the
+    /// frames' extent instead, so its header alone let a 60000 x 60000 screen with one 10 x 10 frame through.
+    var declared: ImageHeader? {
+        guard frames > 0 else { return nil }
+        return ImageHeader(width: screenWidth, height: screenHeight, pages: frames, hasAlpha: false, decoder: nil)
     }
 
     var verdict: ImageStructure.Verdict {

@@ -68,6 +68,17 @@ struct ImageStructure {
         }
     }
 
+    /// The canvas and the frames the bytes fed declare (`StructureWalk.declared`): a GIF's logical screen times its
+    /// images, a PNG's IHDR times an APNG's frames; nil for a JPEG. The transformation's pixel limit counts them
+    /// where a decoder's header does not (`TransformStep.pixelRefusal(declared:)`).
+    var declared: ImageHeader? {
+        switch walk {
+        case .jpeg(let jpeg): return jpeg.declared
+        case .png(let png): return png.declared
+        case .gif(let gif): return gif.declared
+        }
+    }
+
     /// The verdict on `bytes`, a whole file of `type` (nil for a type without a walk).
     static func verdict(of bytes: [UInt8], type: MediaType) -> Verdict? {
         guard var structure = ImageStructure(type) else { return nil }

@@ -34,10 +34,20 @@ struct PNGStructure: StructureWalk {
     private var checked = false
     private var chunks = 0
     private var sawIDAT = false
+    /// The first 8 data bytes of the current chunk when it is IHDR or acTL, big-endian, as far as they have come.
+    private var leading: UInt64 = 0
+    /// IHDR's width and height; an acTL's frame count (before the first IDAT: decoders ignore one after), and how
+    /// many fcTL chunks came.
+    private var width = 0
+    private var height = 0
+    private var declaredFrames: Int?
+    private var frameControls = 0
 
     private static let IHDR: UInt32 = 0x4948_4452
     private static let IDAT: UInt32 = 0x4944_4154
     private static let IEND: UInt32 = 0x4945_4E44
+    private static let acTL: UInt32 = 0x6163_544C
+    private static let fcTL: UInt32 = 0x6663_544C
 
     mutating func step(_ bytes: UnsafeRawBufferPointer, _ index: inout Int) -> Bool {
         let count = bytes.count
@@ -64,6 +74,13 @@ struct PNGStructure: StructureWalk {
         case .data(let left):
             let taken = min(left, count - index)
             if checked { crc = CRC32.update(crc, UnsafeRawBufferPointer(rebasing: bytes[index..<(index + taken)])) }
+            if type == Self.IHDR || type == Self.acTL {
+                let read = length - left
+                for byte in bytes[index..<(index + min(taken, max(0, 8 - read)))] {
+                    leading = leading << 8 | UInt64(byte)
+                }
+                if taken == left, length >= 8 { ended() }
+            }
             index += taken
             state = taken < left ? .data(left: left - taken) : .crc(0)
         case .crc(let seen):
@@ -102,6 +119,8 @@ struct PNGStructure: StructureWalk {
             return type == Self.IHDR ? "its IHDR chunk holds \(length) bytes, not 13" : "it does not start with IHDR"
         }
         if type == Self.IDAT { sawIDAT = true }
+        if type == Self.fcTL { frameControls += 1 }
+        leading = 0
         if type == Self.IEND, !sawIDAT { return "it has no IDAT chunk before IEND" }
         // A critical chunk's type starts with an upper-case letter (bit 5 clear).
         checked = type & 0x2000_0000 == 0
@@ -111,6 +130,25 @@ struct PNGStructure: StructureWalk {
         }
         state = length == 0 ? .crc(0) : .data(left: length)
         return nil
+    }
+
+    /// Takes what an IHDR or acTL chunk, read to its end, declares.
+    private mutating func ended() {
+        if type == Self.IHDR {
+            (width, height) = (Int(leading >> 32), Int(leading & 0xFFFF_FFFF))
+        } else if !sawIDAT {
+            declaredFrames = max(declaredFrames ?? 0, Int(leading >> 32))
+        }
+    }
+
+    /// IHDR's canvas, times the frames of an APNG (an acTL before the first IDAT): the frames its acTL declares, or
+    /// the fcTL chunks that came when there are more (a decoder decodes each into a canvas of IHDR's size; an
+    /// fcTL's frame lies within it). Nil before IHDR has come. libvips's `pngload` reads the first frame alone, and
+    /// its header says 1 page: 40 frames of 2000 x 2000 (160 megapixels) were attached as a still.
+    var declared: ImageHeader? {
+        guard chunks > 0 else { return nil }
+        let frames = declaredFrames.map { max($0, frameControls, 1) } ?? 1
+        return ImageHeader(width: width, height: height, pages: frames, hasAlpha: false, decoder: nil)
     }
 
     /// The current chunk's type, as text.

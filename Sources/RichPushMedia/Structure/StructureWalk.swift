@@ -8,9 +8,15 @@ protocol StructureWalk {
     mutating func step(_ bytes: UnsafeRawBufferPointer, _ index: inout Int) -> Bool
     /// The verdict on the bytes fed, taken as the whole file.
     var verdict: ImageStructure.Verdict { get }
+    /// The canvas and the frames the bytes fed declare, for the pixel limit, when the walk reads them (GIF, PNG);
+    /// nil for a JPEG (its first bytes give its size) and before the walk has read them.
+    var declared: ImageHeader? { get }
 }
 
 extension StructureWalk {
+    /// By default, nothing is declared beyond what the first bytes say.
+    var declared: ImageHeader? { nil }
+
     /// Takes the next piece of the file.
     mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         var index = 0

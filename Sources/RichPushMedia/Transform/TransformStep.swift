@@ -72,7 +72,8 @@ final class TransformStep: Sendable {
     }
 
     /// Whether `media` goes through the step's threads. Every image's pixel count is checked, even one that needs
-    /// no conversion (a phone would decode a bomb attached as is): a JPEG or PNG whose first bytes gave its
+    /// no conversion (a phone would decode a bomb attached as is; what a GIF's or PNG's structure declares beyond
+    /// its header, the fetcher checked with `pixelRefusal(declared:)`): a JPEG or PNG whose first bytes gave its
     /// dimensions (`ImageDimensions`) within the limits, needing nothing else, passes without leaving the caller's
     /// thread; any other image has its header read by the converter. Audio and video always pass.
     func mayTransform(_ media: FetchedMedia) -> Bool {
@@ -434,6 +435,14 @@ final class TransformStep: Sendable {
                 .damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
         }
         return settings.pixelRefusal(width: header.width, height: header.height, pages: header.pages, names: names)
+    }
+
+    /// The refusal (`too-many-pixels`) of an image whose structure declares more pixels than allowed, all frames
+    /// together (`ImageStructure.declared`: a GIF's logical screen, an APNG's canvas, each times its frames), else
+    /// nil. Checked beside the header's count, which libvips makes without either. A side of 0 is no refusal here
+    /// (libnsgif sizes such a GIF's canvas from its frames); the header's own check judges the picture.
+    func pixelRefusal(declared: ImageHeader) -> FetchFailure? {
+        settings.pixelRefusal(width: declared.width, height: declared.height, pages: declared.pages, names: names)
     }
 
     /// Why the job must not go on (its deadline came, or its caller gave up), or nil.
