@@ -100,8 +100,8 @@ public final class Fetcher: Sendable {
     /// The network settings of this fetcher's transfers.
     private var network: NetworkSettings { (transferSettings ?? loop.settings).network }
 
-    /// Where this fetcher's transfers write their bodies.
-    private var spares: SpareAttachments { (transferSettings ?? loop.settings).spares }
+    /// Where this fetcher's transfers write their bodies, and the media cache's links get their directories.
+    package var spares: SpareAttachments { (transferSettings ?? loop.settings).spares }
 
     /// How many images are being transformed now.
     package var transformsRunning: Int { transformStep?.running ?? 0 }

@@ -124,7 +124,15 @@ package final class AttachmentRoot: Sendable {
     package func link(_ name: String, in source: Directory, fileExtension: String) throws(StoreError) -> (
         directory: String, path: String
     ) {
-        let folder = try makeAttachmentDirectory()
+        try link(name, in: source, into: try makeAttachmentDirectory(), fileExtension: fileExtension)
+    }
+
+    /// Links `name` in `source` as `<uuid>.<ext>` into `folder`, an empty attachment directory made for this link
+    /// (`makeAttachmentDirectory()`, maybe ahead: `SpareAttachments`); removes `folder` when the link fails.
+    /// - Throws: `StoreError` with the system's reason; nothing is left behind.
+    func link(_ name: String, in source: Directory, into folder: String, fileExtension: String) throws(StoreError)
+        -> (directory: String, path: String)
+    {
         let file = folder + "/" + RandomName.uuid() + "." + fileExtension
         do {
             try directory.link(name, from: source, as: file)
@@ -167,11 +175,17 @@ package final class AttachmentRoot: Sendable {
         return directory.removeTree(name)
     }
 
-    /// Makes a new directory `<uuid>` (mode 0700) in the root; returns its name.
     /// The prefix of a spare's hidden directory name (`SpareAttachments`).
     static let sparePrefix = ".spare-"
 
-    private func makeAttachmentDirectory() throws(StoreError) -> String {
+    /// Removes the empty directory `name` (one made ahead and not used); one that is not empty is left.
+    func removeEmptyDirectory(_ name: String) {
+        unlinkat(directory.descriptor, name, AT_REMOVEDIR)
+    }
+
+    /// Makes a new directory `<uuid>` (mode 0700) in the root; returns its name.
+    /// - Throws: `StoreError` with the system's reason, or saying that the root was removed while running.
+    func makeAttachmentDirectory() throws(StoreError) -> String {
         let name = RandomName.uuid()
         do {
             try directory.makeDirectory(name, mode: 0o700)

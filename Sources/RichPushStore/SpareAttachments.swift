@@ -15,15 +15,35 @@ import RichPushCore
 /// makes none, and starts no thread), by one refill at a time, at most `capacity` at once; a spare older than
 /// `maximumAge` is discarded rather than used (an old directory is what `gc` removes); `stop()` removes every one left.
 ///
+/// The media cache's links get empty attachment directories made ahead the same way (`link(_:in:fileExtension:)`):
+/// a cache hit costs a `mkdirat` in the root and a `linkat` into the new directory, and every `mkdirat` in the root
+/// takes the root's lock, so the hits' directories are made one after another whoever makes them. Made by the
+/// pool's threads, a thread waiting for that lock spins on it instead of enriching other payloads; made here, one
+/// thread makes them back to back, and the pool's threads only link (the link takes the new directory's lock, not
+/// the root's). These are made under their final name, `<uuid>`, as `begin()` makes a transfer's directory before
+/// its body arrives: a spare's hidden name would cost a `renameat`, which takes the root's lock again (~24 us on a
+/// journaled ext4, half a `mkdirat`). So a listing of the root can see up to `folders` empty attachment
+/// directories while the cache links; each is used by one link at most, none older than `maximumAge`, and
+/// `stop()` removes those left (a process killed first leaves them to `gc`, as any attachment directory). Made only
+/// after the first link asks for one. Measured (bench (b)'s 10,000 payloads on a journaled ext4, three sets of 16
+/// alternated pairs): CPU 0.903x, 0.913x and 0.969x, wall 0.941x, 0.967x and 0.964x (docs/performance.md).
+///
 /// A fetcher whose root is on a tmpfs (`AttachmentRoot.isInMemory`) makes none (`makesAhead` false: every `take()`
-/// is a `begin()`): there a spare's rename and second open cost the loop's thread more than the `mkdirat` and
-/// `openat` they save. Measured (bench (a), 12 alternated runs each): 0.375 s without spares against 0.407 s with
-/// them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s).
+/// is a `begin()`, every link makes its directory): there a spare's rename and second open cost the loop's thread
+/// more than the `mkdirat` and `openat` they save. Measured (bench (a), 12 alternated runs each): 0.375 s without
+/// spares against 0.407 s with them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s).
 package final class SpareAttachments: Sendable {
     /// A partial attachment handed between the maker's thread and the taker's: owned by one thread at a time,
     /// and handed over only under the shelf's lock.
-    private struct Spare: @unchecked Sendable {
+    private struct Spare: MadeAhead, @unchecked Sendable {
         let partial: PartialAttachment
+        let made: ContinuousClock.Instant
+    }
+
+    /// An empty attachment directory `<uuid>` made ahead for a link (`link(_:in:fileExtension:)`): its name in the
+    /// root, and when it was made.
+    private struct Folder: MadeAhead {
+        let name: String
         let made: ContinuousClock.Instant
     }
 
@@ -31,11 +51,27 @@ package final class SpareAttachments: Sendable {
         var ready: [Spare] = []
         /// Spares to remove, handed to the maker's thread (stale ones).
         var discarded: [Spare] = []
-        /// Whether a refill is queued or running (a `take()` asked for more since the last refill ended).
+        /// Directories made ahead for links, once a link asked for one.
+        var folders: [Folder] = []
+        /// Directories to remove, handed to the maker's thread (stale ones).
+        var discardedFolders: [Folder] = []
+        /// Whether a link has asked for a directory (the maker then keeps `folders` filled).
+        var foldersWanted = false
+        /// Whether a take has asked for a spare (the maker then keeps `ready` filled).
+        var sparesWanted = false
+        /// Whether a refill is queued or running (a `take()` or a link asked for more since the last refill ended).
         var wanted = false
-        /// How many times a `take()` asked the maker for more.
+        /// How many times a `take()` or a link asked the maker for more.
         var asked = 0
         var stopped = false
+
+        /// Whether to queue a refill now (`low`: a shelf is at or below its refill mark); records the ask.
+        mutating func askRefill(_ low: Bool) -> Bool {
+            guard !stopped, !wanted, low else { return false }
+            wanted = true
+            asked += 1
+            return true
+        }
     }
 
     private let root: AttachmentRoot
@@ -43,6 +79,8 @@ package final class SpareAttachments: Sendable {
     package let makesAhead: Bool
     private let capacity: Int
     private let maximumAge: Duration
+    /// How many empty directories for links are kept ready at most.
+    private let folderCapacity: Int
     private let shelf = LockedValue(Shelf())
     private let maker = WorkerThreads(name: "rp-spares")
 
@@ -50,13 +88,19 @@ package final class SpareAttachments: Sendable {
     var timesAsked: Int { shelf.withLock { $0.asked } }
 
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
-    /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)).
-    /// `maximumAge` (default 2 s) bounds how long a spare directory sits unused before it is replaced.
-    package init(root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, maximumAge: Duration = .seconds(2))
-    {
+    /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)), and
+    /// at most `folders` empty directories for links (a default of 64, refilled once half are taken: 32 directories
+    /// are about 1.3 ms of the maker's time on a journaled ext4, and 16 or 256 measured the same in bench (b);
+    /// fewer leave less for `stop()` to remove). `maximumAge` (default 2 s) bounds how long a spare or a directory
+    /// sits unused before it is replaced.
+    package init(
+        root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, folders: Int = 64,
+        maximumAge: Duration = .seconds(2)
+    ) {
         self.root = root
         self.makesAhead = makesAhead
         self.capacity = capacity
+        folderCapacity = folders
         self.maximumAge = maximumAge
     }
 
@@ -66,25 +110,11 @@ package final class SpareAttachments: Sendable {
         guard makesAhead else { return try root.begin() }
         let now = ContinuousClock.now
         let (spare, refill) = shelf.withLock { shelf -> (Spare?, Bool) in
-            if let newest = shelf.ready.last, now - newest.made > maximumAge {
-                // The newest is stale, so is every one: the maker removes them and makes fresh ones.
-                shelf.discarded += shelf.ready
-                shelf.ready = []
-            }
-            let spare = shelf.ready.popLast()
-            let refill = !shelf.stopped && !shelf.wanted && shelf.ready.count <= capacity / 2
-            if refill {
-                shelf.wanted = true
-                shelf.asked += 1
-            }
-            return (spare, refill)
+            let spare = Self.newest(of: &shelf.ready, discarding: &shelf.discarded, now: now, maximumAge: maximumAge)
+            shelf.sparesWanted = true
+            return (spare, shelf.askRefill(shelf.ready.count <= capacity / 2))
         }
-        if refill {
-            // The queued refill holds the service until it has run (or `stop()` dropped it).
-            maker.submit { [self] turn in
-                if case .run = turn { self.refill() }
-            }
-        }
+        if refill { submitRefill() }
         if let spare {
             // A failed rename removes the spare; `begin()` then tries, and reports why the store refuses.
             if (try? spare.partial.reveal()) != nil { return spare.partial }
@@ -92,47 +122,134 @@ package final class SpareAttachments: Sendable {
         return try root.begin()
     }
 
+    /// A new attachment directory holding a hard link to `name` in `source` (a complete file on the same file
+    /// system) as `<uuid>.<ext>`, as `AttachmentRoot.link` makes one: in a directory made ahead when one is ready and
+    /// fresh, else in one made now (also when the link into the one made ahead fails: someone removed it).
+    /// - Throws: `StoreError` with the system's reason; nothing is left behind.
+    package func link(_ name: String, in source: Directory, fileExtension: String) throws(StoreError) -> (
+        directory: String, path: String
+    ) {
+        guard makesAhead else { return try root.link(name, in: source, fileExtension: fileExtension) }
+        let now = ContinuousClock.now
+        let (folder, refill) = shelf.withLock { shelf -> (Folder?, Bool) in
+            let folder = Self.newest(
+                of: &shelf.folders, discarding: &shelf.discardedFolders, now: now, maximumAge: maximumAge)
+            shelf.foldersWanted = true
+            return (folder, shelf.askRefill(shelf.folders.count <= folderCapacity / 2))
+        }
+        if refill { submitRefill() }
+        if let folder, let linked = try? root.link(name, in: source, into: folder.name, fileExtension: fileExtension) {
+            return linked
+        }
+        return try root.link(name, in: source, fileExtension: fileExtension)
+    }
+
+    /// Makes one item with `make` and puts it on the shelf with `shelve`, or, when stopped while it was being made,
+    /// `remove`s it (before `stop()` returns). False when the store refuses: the refill then ends rather than retry at
+    /// once, and the next take or link, which makes its own, reports why.
+    private func make<Item>(
+        _ make: () throws(StoreError) -> Item, shelve: (inout Shelf, Item) -> Void, remove: (Item) -> Void
+    ) -> Bool {
+        guard let item = try? make() else {
+            shelf.withLock { $0.wanted = false }
+            return false
+        }
+        let shelved = shelf.withLock { shelf -> Bool in
+            guard !shelf.stopped else { return false }
+            shelve(&shelf, item)
+            return true
+        }
+        if !shelved { remove(item) }
+        return true
+    }
+
+    /// Takes the newest of `ready` when it is at most `maximumAge` old at `now`. When it is older, so is every one:
+    /// all go to `discarded` (the maker removes them and makes fresh ones) and nil is returned.
+    private static func newest<Item: MadeAhead>(
+        of ready: inout [Item], discarding discarded: inout [Item], now: ContinuousClock.Instant, maximumAge: Duration
+    ) -> Item? {
+        if let newest = ready.last, now - newest.made > maximumAge {
+            discarded += ready
+            ready = []
+        }
+        return ready.popLast()
+    }
+
+    /// Queues a refill on the maker's thread.
+    private func submitRefill() {
+        // The queued refill holds the service until it has run (or `stop()` dropped it).
+        maker.submit { [self] turn in
+            if case .run = turn { self.refill() }
+        }
+    }
+
     /// Removes every spare left and ends the thread; returns once no spare is being made, so that nothing is
     /// left behind when the process exits right after.
     package func stop() {
-        let (ready, discarded) = shelf.withLock { shelf -> ([Spare], [Spare]) in
+        let (ready, discarded, folders) = shelf.withLock { shelf -> ([Spare], [Spare], [Folder]) in
             shelf.stopped = true
             defer {
                 shelf.ready = []
                 shelf.discarded = []
+                shelf.folders = []
+                shelf.discardedFolders = []
             }
-            return (shelf.ready, shelf.discarded)
+            return (shelf.ready, shelf.discarded, shelf.folders + shelf.discardedFolders)
         }
         for spare in ready + discarded { spare.partial.discard() }
-        // A refill under way sees the stop after the spare it is making, and removes that one itself.
+        for folder in folders { root.removeEmptyDirectory(folder.name) }
+        // A refill under way sees the stop after the spare or directory it is making, and removes that one itself.
         maker.shutdownAndWait(.refuse)
     }
 
-    /// Makes spares until the shelf is full (removing the stale ones first), or the service stops.
+    /// What the maker makes next.
+    private enum Next {
+        case spare, folder
+    }
+
+    /// Makes spares, then directories, until both shelves are full (removing the stale ones first), or the service
+    /// stops.
     private func refill() {
         while true {
-            let stale = shelf.withLock { shelf -> [Spare]? in
-                guard !shelf.stopped, !shelf.discarded.isEmpty || shelf.ready.count < capacity else {
+            let work = shelf.withLock { shelf -> (stale: [Spare], staleFolders: [Folder], next: Next?)? in
+                // Spares first: the fetch loop's thread waits on a missing one; each shelf once it was asked for.
+                let next: Next? =
+                    shelf.sparesWanted && shelf.ready.count < capacity
+                    ? .spare : shelf.foldersWanted && shelf.folders.count < folderCapacity ? .folder : nil
+                guard !shelf.stopped, next != nil || !shelf.discarded.isEmpty || !shelf.discardedFolders.isEmpty
+                else {
                     shelf.wanted = false
                     return nil
                 }
-                defer { shelf.discarded = [] }
-                return shelf.discarded
+                defer {
+                    shelf.discarded = []
+                    shelf.discardedFolders = []
+                }
+                return (shelf.discarded, shelf.discardedFolders, next)
             }
-            guard let stale else { return }
-            for spare in stale { spare.partial.discard() }
-            guard let made = try? root.beginSpare() else {
-                // The store refuses (the next take() reports why): wait for it rather than retry at once.
-                shelf.withLock { $0.wanted = false }
-                return
+            guard let work else { return }
+            for spare in work.stale { spare.partial.discard() }
+            for folder in work.staleFolders { root.removeEmptyDirectory(folder.name) }
+            switch work.next {
+            case .spare:
+                let made = make(
+                    { () throws(StoreError) in try root.beginSpare() },
+                    shelve: { $0.ready.append(Spare(partial: $1, made: .now)) }, remove: { $0.discard() })
+                guard made else { return }
+            case .folder:
+                let made = make(
+                    { () throws(StoreError) in try root.makeAttachmentDirectory() },
+                    shelve: { $0.folders.append(Folder(name: $1, made: .now)) },
+                    remove: { root.removeEmptyDirectory($0) })
+                guard made else { return }
+            case nil:
+                continue
             }
-            let shelved = shelf.withLock { shelf -> Bool in
-                guard !shelf.stopped else { return false }
-                shelf.ready.append(Spare(partial: made, made: .now))
-                return true
-            }
-            // Stopped while it was being made: removed before `stop()` returns.
-            if !shelved { made.discard() }
         }
     }
+}
+
+/// Something the spares' maker made, and when (a spare, a directory for a link).
+private protocol MadeAhead {
+    var made: ContinuousClock.Instant { get }
 }

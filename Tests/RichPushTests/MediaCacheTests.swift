@@ -207,6 +207,34 @@ struct MediaCacheTests {
         #expect(Array(FileManager.default.contents(atPath: again.attachments[0].media.path)!) == fixture("logo.png"))
     }
 
+    @Test("hits' directories made ahead on a disk: after shutdown each payload's attachment, whole, and nothing else")
+    func hitsLeaveOnlyAttachments() async throws {
+        let bed = try TestBed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        let payload = try payload(bed, "/media/logo.png")
+        var media: [FetchedMedia] = []
+        for _ in 0..<2 { media += await enricher.enrich(payload, timeout: .seconds(5)).attachments.map(\.media) }
+        if enricher.fetcher.makesSpares {
+            // The second payload's link asked for directories ahead: empty, under attachment names.
+            try await waitUntil("directories made ahead") {
+                entries(bed.attachments).contains {
+                    RandomName.isUUID($0) && entries(bed.attachments + "/" + $0).isEmpty
+                }
+            }
+        }
+        for _ in 0..<10 { media += await enricher.enrich(payload, timeout: .seconds(5)).attachments.map(\.media) }
+        await enricher.shutdown()
+        #expect(media.count == 12)
+        #expect(requests(bed, "/media/logo.png") == 1)
+        #expect(
+            Set(entries(bed.attachments))
+                == Set(media.map { String($0.directory.dropFirst(bed.attachments.count + 1)) }))
+        for item in media {
+            #expect(entries(item.directory) == [String(item.path.dropFirst(item.directory.count + 1))])
+            #expect(Array(FileManager.default.contents(atPath: item.path)!) == fixture("logo.png"))
+        }
+    }
+
     @Test("with the cache off, every payload fetches")
     func disabled() async throws {
         let bed = try TestBed { $0.cache.enabled = false }

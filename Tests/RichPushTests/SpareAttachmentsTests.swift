@@ -29,6 +29,33 @@ private func withSpares(
 /// An age no loaded machine reaches between making a spare and taking it.
 private let longAge = Duration.seconds(3600)
 
+/// The empty attachment directories in `root` (`<uuid>`, nothing in it): the ones made ahead for links.
+private func emptyAttachmentDirectories(in root: String) -> [String] {
+    entries(root).filter { RandomName.isUUID($0) && entries(root + "/" + $0).isEmpty }
+}
+
+/// Runs `body` with a shelf over a new root at `path` (removed afterwards) and a cache directory in it holding
+/// `cached.jpg` (3 bytes), once a first link has started the maker and `ready` directories are made ahead.
+private func withFolders(
+    folders: Int, maximumAge: Duration, ready: Int,
+    _ body: (_ path: String, _ shelf: SpareAttachments, _ cache: Directory) async throws -> Void
+) async throws {
+    let path = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let root = try AttachmentRoot(opening: path)
+    let shelf = SpareAttachments(root: root, folders: folders, maximumAge: maximumAge)
+    defer { shelf.stop() }
+    let cache = try root.makeCacheDirectory(RandomName.uuid())
+    #expect(FileManager.default.createFile(atPath: cache.path + "/cached.jpg", contents: Data([1, 2, 3])))
+    // Made now (none is ready yet): it asks the maker for directories.
+    let first = try shelf.link("cached.jpg", in: cache, fileExtension: "jpg")
+    try await waitUntil("\(ready) directories made ahead") {
+        emptyAttachmentDirectories(in: path).count == ready
+    }
+    #expect(!emptyAttachmentDirectories(in: path).contains(String(first.directory.dropFirst(path.count + 1))))
+    try await body(path, shelf, cache)
+}
+
 @Suite("Spare attachments: made ahead off the fetch loop, hidden until taken, none left at the end")
 struct SpareAttachmentsTests {
     @Test(
@@ -108,6 +135,50 @@ struct SpareAttachmentsTests {
         for item in media {
             #expect(Array(FileManager.default.contents(atPath: item.path)!) == fixture("photo.jpg"))
             #expect(item.sha256 == (try await sha256sum(item.path)))
+        }
+    }
+
+    @Test("a link goes into an empty directory made ahead, each used once, and stop() removes the ones left")
+    func linksUseDirectoriesMadeAhead() async throws {
+        try await withFolders(folders: 4, maximumAge: longAge, ready: 4) { path, shelf, cache in
+            let ahead = Set(emptyAttachmentDirectories(in: path))
+            let linked = try (0..<2).map { _ in try shelf.link("cached.jpg", in: cache, fileExtension: "jpg") }
+            #expect(Set(linked.map(\.directory)).count == 2)
+            for (directory, file) in linked {
+                #expect(ahead.contains(String(directory.dropFirst(path.count + 1))), "\(directory) was not made ahead")
+                #expect(entries(directory) == [String(file.dropFirst(directory.count + 1))])
+                #expect(FileManager.default.contents(atPath: file) == Data([1, 2, 3]))
+            }
+            shelf.stop()
+            // The links' directories and the first one's, the cache: no empty directory is left.
+            #expect(emptyAttachmentDirectories(in: path).isEmpty)
+            #expect(entries(path).count == 4)
+        }
+    }
+
+    @Test("a directory made ahead that someone removed (gc): the link makes one of its own")
+    func removedDirectoryMadeAhead() async throws {
+        try await withFolders(folders: 2, maximumAge: longAge, ready: 2) { path, shelf, cache in
+            let ahead = emptyAttachmentDirectories(in: path)
+            for name in ahead { try FileManager.default.removeItem(atPath: path + "/" + name) }
+            let (directory, file) = try shelf.link("cached.jpg", in: cache, fileExtension: "jpg")
+            #expect(!ahead.contains(String(directory.dropFirst(path.count + 1))))
+            #expect(FileManager.default.contents(atPath: file) == Data([1, 2, 3]))
+        }
+    }
+
+    @Test("a directory made ahead and older than the maximum age is not used, and the maker removes it")
+    func staleDirectoriesAreReplaced() async throws {
+        let maximumAge = Duration.milliseconds(20)
+        try await withFolders(folders: 4, maximumAge: maximumAge, ready: 4) { path, shelf, cache in
+            let stale = Set(emptyAttachmentDirectories(in: path))
+            // Each was made before now: once the maximum age has passed from now, each is older than it.
+            try await Task.sleep(until: .now + maximumAge + .milliseconds(1), clock: .continuous)
+            let (directory, _) = try shelf.link("cached.jpg", in: cache, fileExtension: "jpg")
+            #expect(!stale.contains(String(directory.dropFirst(path.count + 1))))
+            try await waitUntil("the stale directories removed") {
+                stale.isDisjoint(with: entries(path))
+            }
         }
     }
 

@@ -54,7 +54,8 @@ public final class Enricher: LifecycleService {
         self.cache =
             configuration.cache.enabled
             ? MediaCache(
-                source: fetcher, root: fetcher.root, statistics: fetcher.statistics, settings: configuration.cache)
+                source: fetcher, root: fetcher.root, spares: fetcher.spares, statistics: fetcher.statistics,
+                settings: configuration.cache)
             : nil
         self.variants = Self.variantCache(configuration, fetcher: fetcher)
     }

@@ -26,6 +26,9 @@ import RichPushStore
 package final class MediaCache: Sendable {
     private let source: any MediaSource
     private let store: AttachmentRoot
+    /// Where each payload's link gets its directory, made ahead on the spares' thread when it can
+    /// (`SpareAttachments.link`); nil: each link makes its own.
+    private let spares: SpareAttachments?
     private let statistics: StatisticsCounter
     private let settings: CacheSettings
     private let id = RandomName.uuid()
@@ -41,12 +44,16 @@ package final class MediaCache: Sendable {
         case retry
     }
 
-    /// A cache in front of `source`, keeping its links under `root` (the root `source` stores into), counting its
-    /// lookups in `statistics`.
-    package init(source: any MediaSource, root: AttachmentRoot, statistics: StatisticsCounter, settings: CacheSettings)
-    {
+    /// A cache in front of `source`, keeping its links under `root` (the root `source` stores into), each payload's
+    /// link in a directory from `spares` when given (the fetcher's, over the same root), counting its lookups in
+    /// `statistics`.
+    package init(
+        source: any MediaSource, root: AttachmentRoot, spares: SpareAttachments? = nil, statistics: StatisticsCounter,
+        settings: CacheSettings
+    ) {
         self.source = source
         store = root
+        self.spares = spares
         self.statistics = statistics
         self.settings = settings
         state = LockedValue(CacheState(settings: settings))
@@ -247,13 +254,20 @@ package final class MediaCache: Sendable {
     /// A new attachment for one payload, linked to the cached file; nil when the cached file is gone.
     private func link(_ cached: FetchedMedia) -> FetchedMedia? {
         guard let cache = cacheDirectory(),
-            let (directory, path) = try? store.link(
-                cachedName(cached.path), in: cache, fileExtension: cached.type.fileExtension)
+            let (directory, path) = try? linkAttachment(cachedName(cached.path), in: cache, cached.type.fileExtension)
         else { return nil }
         var media = cached
         media.path = path
         media.directory = directory
         return media
+    }
+
+    /// A new attachment directory holding a link to `name` in the cache directory.
+    private func linkAttachment(_ name: String, in cache: Directory, _ fileExtension: String) throws(StoreError) -> (
+        directory: String, path: String
+    ) {
+        if let spares { return try spares.link(name, in: cache, fileExtension: fileExtension) }
+        return try store.link(name, in: cache, fileExtension: fileExtension)
     }
 
     /// Removes the cache directory (attachments handed out keep their own links).
