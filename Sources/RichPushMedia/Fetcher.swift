@@ -230,6 +230,9 @@ public final class Fetcher: Sendable {
             digests.stop()
         }
         transformStep?.stop()
+        // The conversions told to stop remove what they made as they return: a process that ends right after this
+        // (`stream` at the end of its input) leaves none of it, unless a converter does not stop within the bound.
+        await transformStep?.untilStopped(within: TransformStep.shutdownBound)
     }
 
     /// `shutdown()` for synchronous code: blocks the calling thread until the loop has stopped. Not for async

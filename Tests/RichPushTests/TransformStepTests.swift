@@ -369,6 +369,11 @@ struct TransformStepTests {
             #expect(
                 late.outcome == .expired, "late took \(late.elapsed); \(late.attachments.map(\.media.transformation))")
             #expect(late.problems.map(\.code) == [.expired])
+            // The blocker's conversion, cancelled once released, may be left behind (`abandonGrace`) when libvips is
+            // slow to look at its stop on a loaded machine: its files go when it returns, the event waited for.
+            try await waitUntil("the blocker's conversion to return", within: .seconds(60), every: .milliseconds(5)) {
+                enricher.transformsRunning == 0
+            }
             #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
         }
     }
@@ -395,17 +400,25 @@ struct TransformStepTests {
             try await waitUntil("the conversion to be held", within: .seconds(30), every: .milliseconds(5)) {
                 holding.isHolding
             }
-            if shutDown {
-                // No drain: what is in flight is cancelled; the shutdown itself must not wait for the converter.
+            // No drain at the shutdown: what is in flight is cancelled.
+            let shutdown = Task {
+                guard shutDown else { return (Duration.zero, 0) }
+                let started = ContinuousClock.now
                 await enricher.shutdown(drainTimeout: .zero)
-            } else {
-                payload.cancel()
+                return (ContinuousClock.now - started, enricher.transformsRunning)
             }
+            if !shutDown { payload.cancel() }
             let result = await payload.value
             #expect(holding.isHolding, "the payload returned only once the converter let go (shut down: \(shutDown))")
             #expect(result.outcome == .cancelled, "\(result.problems)")
             #expect(result.problems.map(\.code) == [.cancelled])
             holding.release()
+            // The shutdown waits for its stopped conversions to return (what they made removed, so that a process
+            // ending right after leaves none of it), up to its bound: here until the release.
+            let (took, running) = await shutdown.value
+            #expect(
+                running == 0 || took >= TransformStep.shutdownBound,
+                "the shutdown returned after \(took) with \(running) conversion still running")
             // The event that shows the converter returned: its thread is free. What it made, and the fetched file,
             // are gone then.
             try await waitUntil("the left-behind conversion to return", within: .seconds(60), every: .milliseconds(5)) {
@@ -448,6 +461,11 @@ struct TransformStepTests {
             outcomes.append(result.outcome)
             if result.outcome == .cancelled {
                 #expect(result.problems.map(\.code) == [.cancelled])
+                // The shutdown waits a bounded time for a stopped conversion to return; on a loaded machine libvips
+                // may look at its stop later still, and its files go then.
+                try await waitUntil("the stopped conversion to return", within: .seconds(60), every: .milliseconds(5)) {
+                    enricher.transformsRunning == 0
+                }
                 #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
                 break
             }

@@ -190,6 +190,19 @@ final class TransformStep: Sendable {
         threads.shutdown(.refuse)
     }
 
+    /// Returns once no conversion runs (one told to stop returns when libvips next looks, and removes what it made),
+    /// or once `bound` has passed: a converter that does not stop is not waited for past it, and what it made stays
+    /// if the process ends first. Polls every 5 ms: it runs once, at the engine's shutdown.
+    func untilStopped(within bound: Duration) async {
+        let end = ContinuousClock.now + bound
+        while threads.running > 0, ContinuousClock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// How long the engine's shutdown waits for its stopped conversions to return: 1 s.
+    static let shutdownBound = Duration.seconds(1)
+
     /// A job's turn on the step's threads: converted on one, or ended without a conversion.
     private func take(_ job: Job, _ turn: WorkerThreads.Turn) {
         switch turn {
