@@ -412,6 +412,9 @@ struct TransformStepTests {
             #expect(holding.isHolding, "the payload returned only once the converter let go (shut down: \(shutDown))")
             #expect(result.outcome == .cancelled, "\(result.problems)")
             #expect(result.problems.map(\.code) == [.cancelled])
+            // The fetched file went with the answer; only what the converter writes waits for it.
+            #expect(
+                !bed.entriesOnDisk().contains { $0.hasSuffix(".png") && !$0.contains("/.") }, "\(bed.entriesOnDisk())")
             holding.release()
             // The shutdown waits for its stopped conversions to return (what they made removed, so that a process
             // ending right after leaves none of it), up to its bound: here until the release.

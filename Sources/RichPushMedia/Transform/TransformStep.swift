@@ -132,7 +132,9 @@ final class TransformStep: Sendable {
         let grace = Int(Self.abandonGrace.inMilliseconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(grace)) { [self] in
             let failure = ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")
-            _ = answer.give(.failure(failure))
+            // The fetched file goes now (a decoder that has it open reads on; one that opens it later fails): only
+            // what the converter is writing waits for it to return.
+            _ = answer.give(.failure(failure)) { root.remove(job.media) }
         }
     }
 
@@ -161,8 +163,9 @@ final class TransformStep: Sendable {
             if let early { continuation.resume(returning: early) }
         }
 
-        /// Gives `result` as the answer; false when one was already given.
-        func give(_ result: Result<FetchedMedia, FetchFailure>) -> Bool {
+        /// Gives `result` as the answer, running `first` before the caller hears it; false (and `first` not run) when
+        /// one was already given.
+        func give(_ result: Result<FetchedMedia, FetchFailure>, first: () -> Void = {}) -> Bool {
             let taken = state.withLock {
                 state -> (given: Bool, continuation: CheckedContinuation<Result<FetchedMedia, FetchFailure>, Never>?) in
                 guard !state.given else { return (false, nil) }
@@ -174,6 +177,7 @@ final class TransformStep: Sendable {
                 state.continuation = nil
                 return (true, continuation)
             }
+            if taken.given { first() }
             taken.continuation?.resume(returning: result)
             return taken.given
         }
