@@ -145,7 +145,8 @@ private struct Source {
                     .transformFailed,
                     "the SVG document is unreadable or larger than \(VipsConverter.maximumSVGBytes) bytes")
             }
-            if let reference = SVGReferences.firstExternal(in: document) {
+            let references = SVGReferences(document)
+            if let reference = references.firstExternal {
                 let written = String(FailureDetail.clean(reference).drop { $0.isWhitespace })
                 throw TransformFailure(
                     .transformFailed,
@@ -155,7 +156,7 @@ private struct Source {
                         : "the SVG document references an external resource ('\(written)'); it is not rendered"
                 )
             }
-            if let unbounded = SVGReferences.unbounded(in: document) {
+            if let unbounded = references.unbounded {
                 throw TransformFailure(
                     .transformFailed, "the SVG document's \(unbounded) would render without end; it is not rendered")
             }

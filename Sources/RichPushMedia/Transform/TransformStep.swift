@@ -131,7 +131,7 @@ final class TransformStep: Sendable {
         if let queued = ticket.withLock({ $0 }), threads.withdraw(queued) { return }
         let grace = Int(Self.abandonGrace.inMilliseconds)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(grace)) { [self] in
-            let failure = ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")
+            let failure = stopped(job)
             // The fetched file goes now (a decoder that has it open reads on; one that opens it later fails): only
             // what the converter is writing waits for it to return.
             _ = answer.give(.failure(failure)) { root.remove(job.media) }
@@ -214,8 +214,7 @@ final class TransformStep: Sendable {
             work(job)
         case .withdrawn:
             root.remove(job.media)
-            _ = job.completion(
-                .failure(ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")))
+            _ = job.completion(.failure(stopped(job)))
         case .dropped:
             root.remove(job.media)
             _ = job.completion(.failure(FetchFailure(.cancelled, "the engine is shutting down")))
@@ -451,7 +450,7 @@ final class TransformStep: Sendable {
             return FetchFailure(
                 .damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
         }
-        return settings.pixelRefusal(width: header.width, height: header.height, pages: header.pages, names: names)
+        return pixelRefusal(declared: header)
     }
 
     /// The refusal (`too-many-pixels`) of an image whose structure declares more pixels than allowed, all frames
@@ -460,6 +459,11 @@ final class TransformStep: Sendable {
     /// (libnsgif sizes such a GIF's canvas from its frames); the header's own check judges the picture.
     func pixelRefusal(declared: ImageHeader) -> FetchFailure? {
         settings.pixelRefusal(width: declared.width, height: declared.height, pages: declared.pages, names: names)
+    }
+
+    /// Why a job that was stopped ended: `ended(job)`, which a stopped job always has.
+    private func stopped(_ job: Job) -> FetchFailure {
+        ended(job) ?? FetchFailure(.cancelled, "cancelled before the image was transformed")
     }
 
     /// Why the job must not go on (its deadline came, or its caller gave up), or nil.
