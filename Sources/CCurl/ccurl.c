@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -64,6 +65,26 @@ int ccurl_easy_alpn_is_h2(CURL *handle) {
     unsigned int length = 0;
     SSL_get0_alpn_selected((SSL *)session->internals, &protocol, &length);
     return length == 2 && memcmp(protocol, "h2", 2) == 0;
+}
+
+int ccurl_easy_input_waiting(CURL *handle, curl_socket_t socket) {
+    struct curl_tlssessioninfo *session = NULL;
+    if (curl_easy_getinfo(handle, CURLINFO_TLS_SSL_PTR, &session) == CURLE_OK && session != NULL &&
+        session->backend == CURLSSLBACKEND_OPENSSL && session->internals != NULL &&
+        SSL_pending((SSL *)session->internals) > 0) {
+        return 1;
+    }
+    struct pollfd poller = {.fd = socket, .events = POLLIN, .revents = 0};
+    return poll(&poller, 1, 0) > 0 && poller.revents != 0;
+}
+
+int ccurl_socket_local_port(curl_socket_t socket) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof(address);
+    if (getsockname(socket, (struct sockaddr *)&address, &length) != 0) return -1;
+    if (address.ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)&address)->sin_port);
+    if (address.ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)&address)->sin6_port);
+    return -1;
 }
 
 CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {

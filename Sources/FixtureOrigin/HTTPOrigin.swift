@@ -79,17 +79,21 @@ public final class HTTPOrigin: Sendable {
         public var declaredLength: Int?
         /// Send no Content-Length and close the connection to end the body.
         public var omitLength: Bool
+        /// Bytes sent after the body, beyond its Content-Length, on a connection kept open for the next request (a
+        /// body longer than it says, as a lying origin sends it).
+        public var excess: [UInt8]
 
         /// A response.
         public init(
             status: Int = 200, headers: [(String, String)] = [], body: Body = .bytes([]), declaredLength: Int? = nil,
-            omitLength: Bool = false
+            omitLength: Bool = false, excess: [UInt8] = []
         ) {
             self.status = status
             self.headers = headers
             self.body = body
             self.declaredLength = declaredLength
             self.omitLength = omitLength
+            self.excess = excess
         }
     }
 
@@ -359,6 +363,7 @@ public final class HTTPOrigin: Sendable {
         case .silence, .drop, .raw:
             return false
         }
+        if !response.excess.isEmpty, !write(fd, response.excess) { return false }
         return !closes
     }
 

@@ -143,11 +143,12 @@ package final class EasyHandle {
         // CURLOPT_ACCEPT_ENCODING stays unset: no Accept-Encoding is sent and nothing is ever decoded.
     }
 
-    /// Sets the options that change with each hop: its URL and the time left (CURLOPT_PIPEWAIT is set as the
-    /// hop goes into the multi handle: `AdmissionQueue.pipeWait(for:)`).
+    /// Sets the options that change with each hop: its URL, the time left and whether it needs a new connection
+    /// (CURLOPT_PIPEWAIT is set as the hop goes into the multi handle: `AdmissionQueue.pipeWait(for:)`).
     func apply(_ hop: TransferOptions.Hop) throws(CurlOptionError) {
         try set(CURLOPT_URL, hop.url)
         try set(CURLOPT_TIMEOUT_MS, hop.timeoutMilliseconds)
+        try set(CURLOPT_FRESH_CONNECT, hop.newConnection ? 1 : 0)
     }
 
     /// Whether the connection of the current transfer agreed on HTTP/2 by ALPN, its TLS handshake done (OpenSSL's

@@ -38,6 +38,8 @@ package final class FetchLoop: @unchecked Sendable {
     private let multi = MultiHandle()
     /// Where every transfer of the loop keeps its TLS sessions (`ShareHandle`).
     private let sessions = ShareHandle()
+    /// The sockets of the loop's connections, by their ends (touched on the loop thread only).
+    private let connections = ConnectionSockets()
     /// The settings of transfers that bring none of their own, and the loop's connection bounds.
     package let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
@@ -181,7 +183,9 @@ package final class FetchLoop: @unchecked Sendable {
                 switch transfer.curlFinished(code) {
                 case .settle(let outcome): settle(id: id, with: outcome)
                 case .awaitType: break
-                case .follow(let url): follow(id: id, transfer, to: url)
+                case .follow(let url): next(id: id, transfer) { () throws(CurlOptionError) in try transfer.follow(url) }
+                case .retry:
+                    next(id: id, transfer) { () throws(CurlOptionError) in try transfer.retryOnNewConnection() }
                 }
             }
             for id in admission.admitted({ transfers[$0]?.queued == true }) {
@@ -221,6 +225,7 @@ package final class FetchLoop: @unchecked Sendable {
     private func start(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
         let transfer = Transfer(
             request: request, easy: idleHandles.popLast() ?? EasyHandle(), settings: request.settings ?? settings,
+            connections: connections,
             requestSniff: { [weak self] head in
                 self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
             },
@@ -255,10 +260,11 @@ package final class FetchLoop: @unchecked Sendable {
         }
     }
 
-    /// Makes the next request of a redirect on the transfer's handle.
-    private func follow(id: UInt64, _ transfer: Transfer, to url: String) {
+    /// Makes the transfer's next request on its handle (a redirect's, or the same again on a new connection) once
+    /// `ready` has readied the handle for it.
+    private func next(id: UInt64, _ transfer: Transfer, ready: () throws(CurlOptionError) -> Void) {
         do {
-            try transfer.follow(url)
+            try ready()
         } catch {
             settle(id: id, with: .failed(FetchFailure(.network, error.detail)))
             return

@@ -27,6 +27,9 @@ final class Transfer {
         case awaitType
         /// Make the next request, to this URL (already checked), on the same handle.
         case follow(String)
+        /// Make the same request again on a new connection: the reused one had bytes waiting before the request
+        /// went out (`retryOnNewConnection()`).
+        case retry
     }
 
     let request: TransferRequest
@@ -37,10 +40,20 @@ final class Transfer {
     var queued = false
     /// The origin of the current hop's URL (`AdmissionQueue.origin(of:)`).
     private(set) var origin: String
+    /// The current hop's URL.
+    private var url: String
     /// Whether the current hop has a connection (curl asked to send its request on one).
     private(set) var started = false
     private let settings: FetchSettings
     private let policy: ConnectionPolicy
+    /// The loop's record of its connections' sockets, for the check of a reused connection.
+    private let connections: ConnectionSockets
+    /// The sockets opened for the current hop (CURLOPT_OPENSOCKETFUNCTION): none when curl reuses a connection.
+    private var opened: [curl_socket_t] = []
+    /// Whether the current hop was stopped before its request because its reused connection had bytes waiting.
+    private var uncleanConnection = false
+    /// Whether the current hop is already the retry of one stopped so: it is made on a new connection.
+    private var onNewConnection = false
     private let requestSniff: ([UInt8]) -> Void
     private let didStart: (String) -> Void
     private let didAnswer: (String, Bool) -> Void
@@ -67,7 +80,7 @@ final class Transfer {
     /// a hop's response begins (over TLS, its connection's session is in the share by then: `AdmissionQueue`), and
     /// whether it came over HTTP/2 or later.
     init(
-        request: TransferRequest, easy: EasyHandle, settings: FetchSettings,
+        request: TransferRequest, easy: EasyHandle, settings: FetchSettings, connections: ConnectionSockets,
         requestSniff: @escaping ([UInt8]) -> Void,
         didStart: @escaping (String) -> Void,
         didAnswer: @escaping (String, Bool) -> Void,
@@ -76,6 +89,7 @@ final class Transfer {
         self.request = request
         self.easy = easy
         self.settings = settings
+        self.connections = connections
         policy = ConnectionPolicy(network: settings.network)
         head = ResponseHead(maximumBytes: settings.limits.maximumHeaderBytes)
         redirects = RedirectPolicy(maximum: settings.network.maximumRedirects, urlCheck: settings.urlCheck)
@@ -83,6 +97,7 @@ final class Transfer {
         self.didStart = didStart
         self.didAnswer = didAnswer
         self.origin = AdmissionQueue.origin(of: request.url)
+        self.url = request.url
         self.completion = completion
         let spares = settings.spares
         body = MediaBody(
@@ -112,20 +127,38 @@ final class Transfer {
             Transfer.from(userdata).openSocket(address!)
         }
         try easy.set(CURLOPT_OPENSOCKETDATA, pointer: context)
-        try easy.setPrereqFunction { userdata, primaryIP, _, primaryPort, _ in
-            Transfer.from(userdata).approveConnection(primaryIP.map { String(cString: $0) }, port: Int(primaryPort))
+        try easy.setPrereqFunction { userdata, primaryIP, localIP, primaryPort, localPort in
+            Transfer.from(userdata).approveConnection(
+                primaryIP.map { String(cString: $0) }, port: Int(primaryPort),
+                local: localIP.map { String(cString: $0) }, localPort: Int(localPort))
         }
         try easy.set(CURLOPT_PREREQDATA, pointer: context)
     }
 
     /// Readies the handle for the next hop of a redirect (the loop re-adds it to the multi handle).
     func follow(_ url: String) throws(CurlOptionError) {
+        try beginHop(url, newConnection: false)
+    }
+
+    /// Readies the handle to make the current hop's request again, on a new connection (CURLOPT_FRESH_CONNECT): curl
+    /// chose a connection with bytes waiting, which it closed when the pre-request callback refused it. Nothing had
+    /// been sent on it. The loop re-adds the handle.
+    func retryOnNewConnection() throws(CurlOptionError) {
+        try beginHop(url, newConnection: true)
+    }
+
+    private func beginHop(_ url: String, newConnection: Bool) throws(CurlOptionError) {
         head.forgetResponse()
         refusals = ConnectionPolicy.Refusals()
         origin = AdmissionQueue.origin(of: url)
+        self.url = url
         started = false
         answered = false
-        try easy.apply(TransferOptions.Hop(url: url, deadline: request.deadline, now: .now))
+        opened = []
+        uncleanConnection = false
+        onNewConnection = newConnection
+        try easy.apply(
+            TransferOptions.Hop(url: url, deadline: request.deadline, now: .now, newConnection: newConnection))
     }
 
     // MARK: - Callbacks (on the loop thread, inside curl_multi_perform)
@@ -138,13 +171,22 @@ final class Transfer {
             refusals.record(refusal)
             return ccurl_socket_bad()
         }
-        return ccurl_sockaddr_open(address)
+        let socket = ccurl_sockaddr_open(address)
+        if socket != ccurl_socket_bad() { opened.append(socket) }
+        return socket
     }
 
-    /// Judges the address and port of every connection about to carry a request, reused ones included.
-    private func approveConnection(_ primaryIP: String?, port: Int) -> Int32 {
+    /// Judges the address and port of every connection about to carry a request, reused ones included, and a
+    /// reused one's state (`isUnclean(_:)`); `local` and `localPort` are its own end.
+    private func approveConnection(_ primaryIP: String?, port: Int, local: String?, localPort: Int) -> Int32 {
         if let refusal = policy.refusal(requestingOn: primaryIP, port: port) {
             refusals.record(refusal)
+            return ccurl_prereq_abort()
+        }
+        if let primaryIP, let local,
+            isUnclean(ConnectionSockets.Ends(local: local, localPort: localPort, remote: primaryIP, remotePort: port))
+        {
+            uncleanConnection = true
             return ccurl_prereq_abort()
         }
         if !started {
@@ -152,6 +194,28 @@ final class Transfer {
             didStart(origin)
         }
         return ccurl_prereq_ok()
+    }
+
+    /// Whether the connection with `ends`, about to carry this hop's request, is a reused HTTP/1.x one with bytes
+    /// waiting (`ccurl_easy_input_waiting`): an origin that sent more than a response's Content-Length left the rest
+    /// on it, and the next response would be read from those bytes (bad-response). libcurl 7.88 reuses such a
+    /// connection: its check of an idle one (`extract_if_dead`, the socket filter's `is_alive`) judges it dead only
+    /// when a peek reads the peer's FIN, and takes waiting bytes for a live connection; it notices bytes beyond the
+    /// length only when they came in the read that ended the body, and it reads no further than the length. (curl
+    /// 8.0.0 refuses a connection with input waiting: commit 7c5637b, "deny reuse on unclean connections".)
+    ///
+    /// A new connection (this hop opened a socket) has its socket recorded instead, for the requests that will reuse
+    /// it. HTTP/2 is not checked: frames of other streams may be waiting on a connection in use, and its framing
+    /// leaves no bytes past a body.
+    private func isUnclean(_ ends: ConnectionSockets.Ends) -> Bool {
+        if !opened.isEmpty {
+            // Happy eyeballs may have opened more than one: the connection's is the one at its local port.
+            let socket = opened.count == 1 ? opened[0] : opened.first { ccurl_socket_local_port($0) == ends.localPort }
+            if let socket { connections.record(socket, ends: ends) }
+            return false
+        }
+        guard !onNewConnection, let socket = connections.socket(of: ends), !easy.agreedHTTP2 else { return false }
+        return ccurl_easy_input_waiting(easy.raw, socket) != 0
     }
 
     /// Tells the loop when a hop's response begins; counts header bytes across every response of the transfer
@@ -228,6 +292,7 @@ final class Transfer {
     /// handle's state is read here.
     func curlFinished(_ code: CURLcode) -> Step {
         if probeEnded { return awaitingType() }
+        if uncleanConnection { return .retry }
         if let abortReason { return .settle(.failed(abortReason)) }
         guard code == CURLE_OK else { return .settle(.failed(curlFailure(code))) }
         let ending = head.ending(

@@ -9,11 +9,16 @@ struct TransferOptions {
         var url: String
         /// CURLOPT_TIMEOUT_MS: the time left until the deadline, at least 1 ms (0 would mean no timeout at all).
         var timeoutMilliseconds: Int
+        /// CURLOPT_FRESH_CONNECT: whether the hop must open a connection rather than reuse one.
+        var newConnection: Bool
 
-        /// The hop to `url`, made at `now`, for a transfer that must end by `deadline`.
-        init(url: String, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) {
+        /// The hop to `url`, made at `now`, for a transfer that must end by `deadline`, on a new connection when
+        /// `newConnection`.
+        init(url: String, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant, newConnection: Bool = false)
+        {
             self.url = url
             timeoutMilliseconds = max(1, (deadline - now).inMilliseconds)
+            self.newConnection = newConnection
         }
     }
 

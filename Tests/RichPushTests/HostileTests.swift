@@ -174,6 +174,29 @@ struct HostileServerTests {
             #expect(media.bytes == 10000)
         }
     }
+
+    /// libcurl 7.88 reads a body no further than its Content-Length and reuses the connection with the rest still
+    /// on it, to be read as the next response (`Transfer.isUnclean(_:)`). The body is longer than curl's buffer
+    /// (16 KB), so that the bytes beyond it are not in the read that ends it (curl would close the connection then).
+    @Test(
+        "a response longer than its Content-Length, kept alive, does not spoil the next fetch from the origin",
+        arguments: [64, 100_000])
+    func excessThenNextFetch(excess: Int) async throws {
+        let bed = try TestBed()
+        try await withFetcher(bed.configuration) { fetcher in
+            let first = try await fetcher.fetch(
+                bed.url("/generated?prefix=photo.jpg&bytes=40000&excess=\(excess)"), timeout: .seconds(5)
+            ).get()
+            #expect(first.bytes == 40000)
+            let second = await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5))
+            #expect(try second.get().type == .jpeg, "\(second)")
+            // The spoilt connection was not reused: the second fetch opened another...
+            #expect(bed.origin.connectionCount == 2)
+            // ...which the next one reuses: a clean connection is not given up.
+            _ = try await fetcher.fetch(bed.url("/media/photo.jpg"), timeout: .seconds(5)).get()
+            #expect(bed.origin.connectionCount == 2)
+        }
+    }
 }
 
 @Suite("The disk", .serialized)

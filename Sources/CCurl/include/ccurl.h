@@ -35,6 +35,15 @@ CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **val
 // another protocol, no ALPN, no connection, a connection without TLS, or a libcurl built on another TLS library.
 int ccurl_easy_alpn_is_h2(CURL *handle);
 
+// Whether the connection of `handle`, about to carry a request (curl's pre-request callback), has bytes waiting that
+// no request asked for: decrypted bytes OpenSSL holds (SSL_pending on CURLINFO_TLS_SSL_PTR's SSL), or `socket`
+// readable now (poll without waiting: bytes, or the peer's FIN). An idle HTTP/1.x connection has none; an origin
+// that sent more than its Content-Length left the rest there, which the next response would be read from.
+int ccurl_easy_input_waiting(CURL *handle, curl_socket_t socket);
+
+// The local port of `socket` (getsockname), in host order; -1 when it has none.
+int ccurl_socket_local_port(curl_socket_t socket);
+
 // curl_multi_setopt for long options.
 CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
 
