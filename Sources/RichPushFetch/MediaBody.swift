@@ -21,7 +21,8 @@ final class MediaBody {
     private let sniffBytes: Int
     private let storage: (() throws(StoreError) -> PartialAttachment)?
     private var partial: PartialAttachment?
-    /// The first bytes; once handed to the sniffer, kept until its verdict to read an image's dimensions from.
+    /// The first bytes; once handed to the sniffer, kept until its verdict to read an image's dimensions from (a
+    /// probe's for good: `probedHead`).
     private var head: [UInt8] = []
     private var headTaken = false
     /// An image's width and height, when its first bytes say (`ImageDimensions`); set with the verdict.
@@ -101,7 +102,8 @@ final class MediaBody {
         self.cap = cap
         capName = name
         if type.kind == .image { dimensions = ImageDimensions.parse(head, type: type) }
-        head = []
+        // A probe stores nothing and reports its first bytes; a stored body is done with them.
+        if storage != nil { head = [] }
         if declaredLength > Int64(cap) {
             return .refused(FetchFailure(.tooLarge, "declares \(declaredLength) bytes; the \(name) is \(cap)"))
         }
@@ -111,6 +113,9 @@ final class MediaBody {
 
     /// The size a probe reports: the declared length when there was one, else the bytes seen.
     var probedSize: Int { declaredLength >= 0 ? Int(declaredLength) : bytes }
+
+    /// The first bytes a probe reports: those handed to the sniffer.
+    var probedHead: [UInt8] { head }
 
     /// Closes and renames the file to its type's extension: the stored body, for the digest step to hash, with the
     /// response's `validators` and the transfer's `provenance`.

@@ -328,7 +328,7 @@ final class Transfer {
     private func completed() -> TransferOutcome {
         if request.probe {
             guard let type = body.type else { return .failed(FetchFailure(.network, "no body")) }
-            return .probed(type, bytes: body.probedSize, dimensions: body.dimensions)
+            return .probed(type, bytes: body.probedSize, head: body.probedHead)
         }
         let provenance = FetchedMedia.Provenance(redirects: redirects.followed, contentType: head.contentType)
         switch body.commit(validators: head.validators, provenance: provenance) {

@@ -9,8 +9,9 @@ package enum TransferOutcome: Sendable {
     /// stands.
     case notModified
     /// A probe saw enough to tell the type: the type, the declared length when there was one (else the bytes
-    /// seen), and an image's dimensions when its first bytes gave them (`ImageDimensions`). Nothing was stored.
-    case probed(MediaType, bytes: Int, dimensions: ImageSize?)
+    /// seen), and the first bytes the type was told from (for what an image declares, read above: `ImageStructure`).
+    /// Nothing was stored.
+    case probed(MediaType, bytes: Int, head: [UInt8])
     /// Nothing was delivered, for this reason.
     case failed(FetchFailure)
 }

@@ -160,7 +160,7 @@ public final class Fetcher: Sendable {
             }
             // What the structure declares and the converter's header may not say (a GIF's logical screen, an
             // APNG's frames) is counted against the pixel limit here, before any decoder sees the file.
-            if let declared = digest.declared, let refusal = transformStep?.pixelRefusal(declared: declared) {
+            if let declared = digest.declared, let refusal = pixelRefusal(declared: declared) {
                 root.remove(media)
                 return .failed(refusal)
             }
@@ -205,16 +205,25 @@ public final class Fetcher: Sendable {
     }
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
-    /// - Returns: the sniffed type, and the declared length (else the bytes seen); or why it could not be told.
+    /// - Returns: the sniffed type, the declared length (else the bytes seen), and what an image's first bytes
+    ///   declare of its pixels (`ImageStructure.declared(byHead:type:)`); or why it could not be told.
     package func probe(
         _ url: String, deadline: ContinuousClock.Instant
-    ) async -> Result<(type: MediaType, bytes: Int, dimensions: ImageSize?), FetchFailure> {
+    ) async -> Result<(type: MediaType, bytes: Int, declared: ImageHeader?), FetchFailure> {
         switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true, settings: transferSettings))
         {
-        case .probed(let type, let bytes, let dimensions): return .success((type, bytes, dimensions))
+        case .probed(let type, let bytes, let head):
+            return .success((type, bytes, ImageStructure.declared(byHead: head, type: type)))
         case .failed(let failure): return .failure(failure)
         case .stored, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
         }
+    }
+
+    /// The refusal (`too-many-pixels`) of an image that declares more pixels than the transformation allows, all
+    /// frames together, else nil (and always nil without a converter: nothing is decoded then). The one rule for a
+    /// fetched file's structure (`fetch`) and a probe's first bytes (`explain`).
+    package func pixelRefusal(declared: ImageHeader) -> FetchFailure? {
+        transformStep?.pixelRefusal(declared: declared)
     }
 
     /// Fetches `url`, finishing within `timeout` from now.

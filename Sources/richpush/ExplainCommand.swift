@@ -10,11 +10,12 @@ struct ExplainCommand: ParsableCommand {
         name: "explain",
         abstract: "Explain, for each payload, which conventions match and whether each reference would be attached.",
         discussion: """
-            Only the headers and the first bytes of each reference are fetched, enough to tell its type; nothing
-            is stored, and a missing attachments root is not made. The checks are enrich's, as far as those bytes
-            tell (an image's declared pixels); a failure enrich would try again is a "retry", not a refusal. EXIT
-            STATUS: 0, or 1 when any input is not a payload; 64 on a usage error; 70 (EX_SOFTWARE) when the engine
-            cannot start (an existing attachments root refused, libmagic's database missing).
+            Only the headers and the first bytes of each reference are fetched, enough to tell its type; nothing is
+            stored, and a missing attachments root is not made. The checks are enrich's, as far as those bytes tell (an
+            image's declared pixels: a GIF's logical screen, an APNG's frames); a failure enrich would try again is a
+            "retry", not a refusal. EXIT STATUS: 0, or 1 when any input is not a payload; 64 on a usage error; 70
+            (EX_SOFTWARE) when the engine cannot start (an existing attachments root refused, libmagic's database
+            missing).
             """)
 
     @Flag("json", help: "One JSON object per payload instead of text.")

@@ -330,6 +330,21 @@ struct ImageStructureTests {
             + Array(bytes[10...])
     }
 
+    /// `gif(frames: 2)` with the image of frame `index` placed at (10, 20) and `width` x `height`, beyond the
+    /// 4 x 4 screen.
+    static func gif(frame index: Int, _ width: Int, _ height: Int) -> [UInt8] {
+        var bytes = gif(frames: 2).bytes
+        // Each image descriptor (0x2C) follows its frame's graphic control extension.
+        let control: [UInt8] = [0x21, 0xF9, 4, 4, 5, 0, 0, 0, 0x2C]
+        let starts = (0...(bytes.count - control.count)).filter {
+            bytes[$0..<($0 + control.count)].elementsEqual(control)
+        }
+        let at = starts[index] + control.count
+        let sides = [10, 20, width, height].flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        bytes.replaceSubrange(at..<(at + 8), with: sides)
+        return bytes
+    }
+
     static func bigEndian32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(value >> $0 & 0xFF) } }
 
     /// An APNG's structure (its data is not meant to decode): IHDR of `width` x `height`, an acTL declaring
@@ -357,8 +372,8 @@ struct ImageStructureTests {
 
     @Test(
         """
-        a GIF declares its logical screen times its images, a PNG its IHDR times an APNG's frames (its acTL's, or \
-        the fcTL chunks when more), whatever the pieces; a JPEG nothing
+        a GIF declares its logical screen (grown to its first image's extent) times its images, a PNG its IHDR \
+        times an APNG's frames (its acTL's, or the fcTL chunks when more), whatever the pieces; a JPEG nothing
         """,
         arguments: [
             ("GIF, 4 x 4, 3 frames", MediaType.gif, gif().bytes, ImageSize(width: 4, height: 4), 3),
@@ -366,9 +381,19 @@ struct ImageStructureTests {
                 "GIF, 60000 x 60000 screen, one 4 x 4 frame", .gif, gif(screen: 60000, 60000, frames: 1),
                 ImageSize(width: 60000, height: 60000), 1
             ),
+            // Its 4 x 4 frames reach below the screen: the first one's extent counts.
             (
                 "GIF, 65535 x 2 screen, 2 frames", .gif, gif(screen: 65535, 2, frames: 2),
-                ImageSize(width: 65535, height: 2), 2
+                ImageSize(width: 65535, height: 4), 2
+            ),
+            // libnsgif grows its canvas to the first frame's extent, not a later one's.
+            (
+                "GIF, 4 x 4 screen, first frame 3000 x 2000 at (10, 20)", .gif, gif(frame: 0, 3000, 2000),
+                ImageSize(width: 3010, height: 2020), 2
+            ),
+            (
+                "GIF, 4 x 4 screen, second frame 3000 x 2000 at (10, 20)", .gif, gif(frame: 1, 3000, 2000),
+                ImageSize(width: 4, height: 4), 2
             ),
             ("PNG", .png, png().bytes, ImageSize(width: 4, height: 4), 1),
             (

@@ -125,6 +125,34 @@ struct ExplainTests {
 
     @Test(
         """
+        explain refuses as too-many-pixels, in enrich's words, what enrich refuses for what the file's structure \
+        declares and its header does not (a GIF's logical screen, an APNG's frames), and what libvips's header says \
+        of a GIF (its first frame's extent, beyond a small screen)
+        """,
+        arguments: [
+            ("screen.gif", TransformStepTests.gif(screen: 60000, frame: 10), "60000 x 60000 pixels;"),
+            ("many.png", TransformStepTests.apng(side: 2000, frames: 40), "2000 x 2000 pixels x 40 frames;"),
+            ("gif-huge-screen.gif", fixture("corpus/gif-huge-screen.gif"), "65535 x 65535 pixels;"),
+            ("frame.gif", TransformStepTests.gif(screen: 10, frame: 60000), "60000 x 60000 pixels;"),
+        ] as [(String, [UInt8], String)])
+    func declaredPixels(name: String, bytes: [UInt8], detail: String) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+        let bed = try TestBed(media: directory)
+        let payload = try Self.adobePayloadFile(bed.url("/media/\(name)"), directory + "/payload.json")
+        let explained = try await CLI.run(["explain", "--json"] + bed.cliOptions + [payload])
+        let verdict = try #require(Self.firstReference(explained), "\(explained.stdout) \(explained.stderr)")
+        #expect(verdict["verdict"] as? String == "refuse", "\(verdict)")
+        #expect(verdict["code"] as? String == "too-many-pixels")
+        #expect((verdict["detail"] as? String)?.contains(detail) == true, "\(verdict)")
+        let enriched = try await CLI.run(["enrich"] + bed.cliOptions + [payload])
+        #expect(Self.firstProblem(enriched)?["code"] as? String == "too-many-pixels")
+        #expect(Self.firstProblem(enriched)?["detail"] as? String == verdict["detail"] as? String)
+    }
+
+    @Test(
+        """
         a refusal a setting would lift names the CLI's option to the CLI's user (--allow-http, --allow-port), the \
         configuration field to the library's
         """)

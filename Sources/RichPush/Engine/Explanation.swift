@@ -189,14 +189,9 @@ extension Enricher {
                     case .success(let found) where item.reference.platform == .android && found.type.kind != .image:
                         return (index, .refuse(.unsupportedType, AndroidVariant.noImage(found.type)))
                     case .success(let found):
-                        // As the transformation checks every image before anything else (`TransformStep`), from
-                        // the dimensions the first bytes give (a JPEG's or PNG's header).
-                        let transform = self.configuration.transform
-                        if transform.isEnabled, let size = found.dimensions,
-                            let refusal = transform.pixelRefusal(
-                                width: size.width, height: size.height, pages: 1, names: self.configuration.settingNames
-                            )
-                        {
+                        // By enrich's rule for what a file declares (a GIF's logical screen, an APNG's frames, a
+                        // JPEG's or PNG's size), as far as the first bytes go.
+                        if let declared = found.declared, let refusal = self.fetcher.pixelRefusal(declared: declared) {
                             return (index, .refuse(refusal.code, refusal.detail))
                         }
                         return (index, .attach(found.type, bytes: found.bytes))

@@ -40,6 +40,9 @@ struct GIFStructure: StructureWalk {
     /// The logical screen's width and height (bytes 6 to 9 of the file, little-endian), as far as they have come.
     private var screenWidth = 0
     private var screenHeight = 0
+    /// The first image descriptor's left, top, width and height (2 bytes each, little-endian), as far as they have
+    /// come.
+    private var firstImage: UInt64 = 0
 
     private static let signature = Array("GIF8".utf8)
 
@@ -94,6 +97,7 @@ struct GIFStructure: StructureWalk {
         case .descriptor(let seen):
             let byte = bytes[index]
             index += 1
+            if frames == 0, seen < 8 { firstImage |= UInt64(byte) << (8 * seen) }
             guard seen == 8 else {
                 state = .descriptor(seen + 1)
                 return true
@@ -131,13 +135,20 @@ struct GIFStructure: StructureWalk {
         frames > 0 ? .showsPart("the GIF is damaged: \(detail)") : .showsNothing("the GIF is damaged: \(detail)")
     }
 
-    /// The logical screen, times the images whose data began, once one has: a phone's decoder (ImageIO, WebKit's
-    /// `GIFImageReader`) makes a canvas of the logical screen's size for the frames, however small they are, and
-    /// libvips's `gifload` (libnsgif) takes a logical screen over 2048 pixels a side for a mistake and reports the
-    /// frames' extent instead, so its header alone let a 60000 x 60000 screen with one 10 x 10 frame through.
+    /// The logical screen, grown to the first image's extent where that reaches beyond it, times the images whose
+    /// data began, once one has: a phone's decoder (ImageIO, WebKit's `GIFImageReader`) makes a canvas of the
+    /// logical screen's size for the frames, however small they are, and libvips's `gifload` (libnsgif) takes a
+    /// logical screen over 2048 pixels a side for a mistake and reports the frames' extent instead, so its header
+    /// alone let a 60000 x 60000 screen with one 10 x 10 frame through. libnsgif grows its canvas to the first
+    /// frame's extent, not a later one's (vipsheader 8.14: a 10 x 10 screen with a first frame of 9000 x 9000 is
+    /// 9000 x 9000, with that frame second 10 x 10): counted here, so that what a file's first bytes declare
+    /// (`ImageStructure.declared(byHead:type:)`, `explain`) covers what libvips's header says of it.
     var declared: ImageHeader? {
         guard frames > 0 else { return nil }
-        return ImageHeader(width: screenWidth, height: screenHeight, pages: frames, hasAlpha: false, decoder: nil)
+        func side(_ shift: UInt64) -> Int { Int(firstImage >> shift & 0xFFFF) }
+        return ImageHeader(
+            width: max(screenWidth, side(0) + side(32)), height: max(screenHeight, side(16) + side(48)),
+            pages: frames, hasAlpha: false, decoder: nil)
     }
 
     var verdict: ImageStructure.Verdict {

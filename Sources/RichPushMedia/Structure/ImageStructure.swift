@@ -79,6 +79,21 @@ struct ImageStructure {
         }
     }
 
+    /// What the first bytes of an image of `type` declare, for the pixel limit: its structure's canvas and frames as
+    /// far as `head` goes (`declared`: a GIF's logical screen times the images begun in it, a PNG's IHDR times an
+    /// APNG's frames, an acTL's count coming before the first IDAT), else a JPEG's start-of-frame size
+    /// (`ImageDimensions`), one frame; nil when they say neither. What `explain` judges a reference by, from its probe,
+    /// as `enrich` judges the whole file's `declared` (`Fetcher.pixelRefusal(declared:)`).
+    static func declared(byHead head: [UInt8], type: MediaType) -> ImageHeader? {
+        if var structure = ImageStructure(type) {
+            head.withUnsafeBytes { structure.feed($0) }
+            if let declared = structure.declared { return declared }
+        }
+        return ImageDimensions.parse(head, type: type).map {
+            ImageHeader(width: $0.width, height: $0.height, pages: 1, hasAlpha: false, decoder: nil)
+        }
+    }
+
     /// The verdict on `bytes`, a whole file of `type` (nil for a type without a walk).
     static func verdict(of bytes: [UInt8], type: MediaType) -> Verdict? {
         guard var structure = ImageStructure(type) else { return nil }
