@@ -64,11 +64,12 @@ let libraryTargets: [Target] = [
         dependencies: ["RichPushCore"]
     ),
     // The attachment pipeline's stages above fetching, each a type: sniff (libmagic), digest and structure
-    // (SHA-256, image structures), transform (the ImageConverter protocol and its threads), cache, publish; Fetcher
-    // drives fetch, sniff, digest and transform in that order.
+    // (SHA-256, image structures), transform (the ImageConverter protocol and its threads, the SVG renderer's child
+    // processes: CSystem for their limits), cache, publish; Fetcher drives fetch, sniff, digest and transform in that
+    // order.
     .target(
         name: "RichPushMedia",
-        dependencies: ["RichPushCore", "RichPushStore", "RichPushFetch", "CMagic", "CCrypto", "CDeflate"]
+        dependencies: ["RichPushCore", "RichPushStore", "RichPushFetch", "CMagic", "CCrypto", "CDeflate", "CSystem"]
     ),
     // The engine (`Enricher`), the public product: re-exports the layers below, so `import RichPush` is all a
     // library user writes.

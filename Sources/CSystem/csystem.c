@@ -4,10 +4,15 @@
 #include "csystem.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
+#include <unistd.h>
 
 int csystem_is_memory_file_system(int descriptor) {
     struct statfs info;
@@ -30,4 +35,33 @@ int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
 
 int csystem_spawn_change_directory(posix_spawn_file_actions_t *actions, const char *path) {
     return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int csystem_set_limit(enum csystem_limit limit, unsigned long long soft, unsigned long long hard) {
+    int resource;
+    switch (limit) {
+    case CSYSTEM_LIMIT_ADDRESS_SPACE:
+        resource = RLIMIT_AS;
+        break;
+    case CSYSTEM_LIMIT_CPU:
+        resource = RLIMIT_CPU;
+        break;
+    case CSYSTEM_LIMIT_CORE:
+        resource = RLIMIT_CORE;
+        break;
+    default:
+        return EINVAL;
+    }
+    struct rlimit value = {.rlim_cur = soft, .rlim_max = hard};
+    return setrlimit(resource, &value) == 0 ? 0 : errno;
+}
+
+int csystem_die_with_parent(int parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return errno;
+    // A parent that ended before the request was made sent nothing: the child was handed to another.
+    return getppid() == parent ? 0 : ESRCH;
+}
+
+int csystem_pipe(int ends[2]) {
+    return pipe2(ends, O_CLOEXEC) == 0 ? 0 : errno;
 }

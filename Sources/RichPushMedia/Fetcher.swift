@@ -109,6 +109,9 @@ public final class Fetcher: Sendable {
     /// How many images wait to be transformed now.
     package var transformsWaiting: Int { transformStep?.waiting ?? 0 }
 
+    /// The process ids of the SVG renderer's children running now (`TransformSettings.svgRenderer`).
+    package var svgRenderers: [Int32] { transformStep?.renderers ?? [] }
+
     deinit {
         if ownsLoop {
             loop.stop {}

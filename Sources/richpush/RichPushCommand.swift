@@ -1,4 +1,5 @@
 import RichPush
+import RichPushTransform
 
 #if canImport(Glibc)
     import Glibc
@@ -28,6 +29,9 @@ enum RichPushCommand {
     }
 
     static func main() async {
+        // The SVG renderer's child (`--svg-renderer-child`, which the engine gives its own binary): before anything
+        // else, so that a conversion pays for no more start-up than the binary's and libvips's. It ends the process.
+        SVGRendererChild.runIfAsked(CommandLine.arguments, converter: VipsConverter())
         // A reader that goes away must not kill us mid-write: writes then fail with EPIPE instead.
         signal(SIGPIPE, SIG_IGN)
         // A file size limit (ulimit -f) must end one attachment with store-failed, not the process.

@@ -43,6 +43,9 @@ struct ConfigurationTests {
             ({ $0.transform.maximumPixels = 0 }, "transform.maximumPixels", .outOfRange),
             ({ $0.transform.concurrency = 0 }, "transform.concurrency", .outOfRange),
             ({ $0.transform.jpegQuality = 101 }, "transform.jpegQuality", .outOfRange),
+            ({ $0.transform.svgRenderer = "richpush" }, "transform.svgRenderer", .malformed),
+            ({ $0.transform.svgRenderer = "/nonexistent/richpush" }, "transform.svgRenderer", .unreadable),
+            ({ $0.transform.svgRenderer = "/usr/bin" }, "transform.svgRenderer", .unreadable),
             ({ $0.store = AttachmentStore(root: "relative/dir") }, "store.root", .malformed),
         ]
 

@@ -242,5 +242,17 @@ extension Enricher.Configuration.Transform {
             "transform.jpegQuality", jpegQuality, in: Enricher.Configuration.jpegQualityRange)
         try Enricher.Configuration.check(
             "transform.androidMaximumDimension", androidMaximumDimension, in: Enricher.Configuration.dimensionRange)
+        if let svgRenderer {
+            // Spawned by its path, at each SVG: a relative one would follow the working directory.
+            guard svgRenderer.hasPrefix("/") else {
+                throw ConfigurationError(
+                    field: "transform.svgRenderer", code: .malformed, detail: "'\(svgRenderer)' is not an absolute path"
+                )
+            }
+            guard access(svgRenderer, X_OK) == 0, !FileSystem.isDirectory(svgRenderer) else {
+                throw ConfigurationError(
+                    field: "transform.svgRenderer", code: .unreadable, detail: "cannot execute '\(svgRenderer)'")
+            }
+        }
     }
 }

@@ -244,6 +244,9 @@ public final class Enricher: LifecycleService {
     /// How many images wait to be transformed now (tests).
     var transformsWaiting: Int { fetcher.transformsWaiting }
 
+    /// The process ids of the SVG renderer's children running now (tests).
+    var svgRenderers: [Int32] { fetcher.svgRenderers }
+
     /// What this engine has done so far (cache hits, misses and revalidations, bytes fetched), as a snapshot: the
     /// counts the service's `/metrics` exposes, for a host with metrics of its own. Read it as often as wanted (one
     /// lock, no I/O); changing the copy changes nothing in the engine.

@@ -53,6 +53,24 @@ public struct TransformSettings: Sendable {
     /// memory and shows nothing more.
     public var androidMaximumDimension = 1440
 
+    /// The path of the executable that renders SVG documents, in a process of its own for each conversion (see
+    /// `SVGRendererChild`): a `richpush` binary of this version, or a program whose `main` first calls
+    /// `SVGRendererChild.runIfAsked(CommandLine.arguments, converter: VipsConverter())`. librsvg never looks at a
+    /// stop while it renders a filter, and some documents it renders for minutes or without end (an `feMorphology`
+    /// of radius 400 over 2,000 x 2,000 pixels; the pre-scan refuses only the constructs it knows). In a process of
+    /// its own such a conversion is killed when its payload's deadline comes, its caller gives up or the engine
+    /// shuts down: its thread is free again at once, its output removed, and it is bounded in memory (1 GiB plus
+    /// 16 bytes per pixel of `maximumPixels`) and CPU (the deadline's seconds plus one). It costs a process
+    /// start per SVG conversion, dynamic linking above all: about 60 ms of CPU and 50 to 120 ms of latency (release
+    /// build, medians, docs/transformation.md). A conversion of another type stays in this process (libvips stops
+    /// them between tiles).
+    ///
+    /// Default nil: SVG is rendered in this process, as before, after the same pre-scan; a document that renders
+    /// without end then holds one of the `concurrency` threads and a core until librsvg returns (its payload is
+    /// answered `expired` 100 ms past its deadline without it), and `concurrency` such documents take every thread.
+    /// Set it wherever senders can send SVG. The CLI sets `/proc/self/exe`, its own binary.
+    public var svgRenderer: String? = nil
+
     /// The documented defaults (no converter: nothing is transformed).
     public init() {}
 

@@ -13,11 +13,12 @@ import RichPushStore
 /// Conversions run on `concurrency` threads of their own (`WorkerThreads`: never the fetch loop, never the
 /// cooperative pool), first come first served, each within its payload's deadline: one still waiting at the
 /// deadline or its caller's cancellation is withdrawn from the queue and ends then, not when a thread frees; one
-/// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. A converter that does
-/// not stop (librsvg renders an SVG filter without ever looking at libvips's stop) is left behind after
-/// `abandonGrace`: its payload ends `expired` (or `cancelled`) then, and its thread removes what it made whenever it
-/// returns. The fetched file is removed once it has been transformed or refused; the result is a new attachment
-/// directory of its own.
+/// running is stopped (`StopSignal`); either ends `expired` (or `cancelled`) with no file left. An SVG is converted
+/// in a child process when `settings.svgRenderer` names the executable (`SVGRenderer`): stopped, the child is
+/// killed and the thread is free at once. A converter that does not stop (librsvg, in process, renders an SVG filter
+/// without ever looking at libvips's stop) is left behind after `abandonGrace`: its payload ends `expired` (or
+/// `cancelled`) then, and its thread removes what it made whenever it returns. The fetched file is removed once it
+/// has been transformed or refused; the result is a new attachment directory of its own.
 ///
 /// The same threads make Android variants (`Target.android`): an FCM message's image for Android, always a still
 /// JPEG (opaque) or PNG (alpha) within FCM's 1 MiB and the Android bound (`AndroidVariant`).
@@ -26,6 +27,8 @@ final class TransformStep: Sendable {
     /// How refusals name the settings that would lift them (`transform.maximumPixels`).
     private let names: SettingNames
     private let converter: any ImageConverter
+    /// Where an SVG is converted when `settings.svgRenderer` names an executable: a child process each.
+    private let renderer: SVGRenderer?
     private let imageBytes: Int
     private let root: AttachmentRoot
     private let threads: WorkerThreads
@@ -66,6 +69,7 @@ final class TransformStep: Sendable {
         self.settings = settings
         self.names = names
         self.converter = converter
+        renderer = settings.svgRenderer.map { SVGRenderer(executable: $0, maximumPixels: settings.maximumPixels) }
         self.imageBytes = imageBytes
         self.root = root
         threads = WorkerThreads(name: "rp-transform", count: settings.concurrency)
@@ -188,6 +192,9 @@ final class TransformStep: Sendable {
 
     /// How many conversions wait for a thread now (for tests that must act once one does).
     var waiting: Int { threads.waiting }
+
+    /// The process ids of the SVG renderer's children running now (for tests that wait for their end).
+    var renderers: [Int32] { renderer?.processes ?? [] }
 
     /// Ends the threads: a job still queued ends `cancelled` at once, a running one is stopped (`cancelled`).
     func stop() {
@@ -583,6 +590,9 @@ final class TransformStep: Sendable {
                 input: job.media.path, type: job.media.type, output: ImageOutput(partial), format: plan.format,
                 maximumSide: plan.maximumSide, quality: settings.jpegQuality, animated: plan.animated)
             do throws(TransformFailure) {
+                if job.media.type == .svg, let renderer {
+                    return try renderer.convert(request, stop: job.stop, deadline: job.deadline)
+                }
                 return try converter.convert(request, stop: job.stop)
             } catch {
                 throw FetchFailure(error.code, error.detail)

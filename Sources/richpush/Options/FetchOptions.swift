@@ -124,6 +124,9 @@ struct FetchOptions: ParsableArguments {
             return
         }
         configuration.transform.converter = VipsConverter()
+        // Its own binary, whatever path it was started by (and even once replaced on disk): SVG renders in a child
+        // process each, killed at its payload's deadline.
+        configuration.transform.svgRenderer = "/proc/self/exe"
         configuration.transform.transcode = !noTranscode
         configuration.transform.maximumSourceBytes = maximumSourceBytes
         configuration.transform.maximumPixels = maximumPixels

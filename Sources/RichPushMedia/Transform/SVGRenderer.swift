@@ -1,0 +1,116 @@
+import RichPushCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Converts SVG documents in a child process each (`TransformSettings.svgRenderer`, `SVGRendererChild`), so that a
+/// conversion told to stop ends then: librsvg never looks at libvips's stop while it renders a filter (an
+/// `feMorphology` of radius 400 over 2,000 x 2,000 pixels renders for minutes, and a pre-scan cannot list every such
+/// construct: huge blurs, cairo dash patterns, nested group opacity), so in process it held its thread and a core
+/// until it returned, possibly never. Here the step's stop kills the child's process group (SIGKILL), the thread
+/// reaps it and is free at once, and the step removes its partial output as it does a stopped conversion's.
+///
+/// The parent keeps what it did before the pixels: the document's pre-scan and header (in the converter's
+/// `header(of:type:)`, read without rendering) and the pixel limit. The child runs the same conversion
+/// (`ImageConverter.convert`: the same pre-scan again, then libvips), writing the same bytes into the same partial
+/// attachment file, within:
+/// - an address space of `addressSpace(maximumPixels:)`, so that a document whose filters multiply its surfaces
+///   fails instead of taking the machine's memory;
+/// - the CPU seconds left to the deadline, plus one (`RLIMIT_CPU`): a backstop should the parent not kill it (the
+///   parent's own end kills it too: `PR_SET_PDEATHSIG`).
+struct SVGRenderer: Sendable {
+    /// The executable (`TransformSettings.svgRenderer`).
+    let executable: String
+    /// The child's RLIMIT_AS, in bytes.
+    let addressSpace: Int
+    /// The children running now, by process id (what tests watch for their end).
+    private let running = LockedValue<Set<Int32>>([])
+
+    /// The address space the child's process starts in (its binary, the Swift runtime, libvips, librsvg, cairo,
+    /// glib's per-thread malloc arenas), with room to spare: 1 GiB.
+    static let baseAddressSpace = 1 << 30
+    /// Bytes of address space per pixel the header may declare: 16, four RGBA surfaces of the whole picture (the
+    /// one rendered into, and a filter's source, result and one intermediate).
+    static let bytesPerPixel = 16
+
+    init(executable: String, maximumPixels: Int) {
+        self.executable = executable
+        addressSpace = Self.addressSpace(maximumPixels: maximumPixels)
+    }
+
+    /// The child's address-space limit for a pixel limit: `baseAddressSpace` + `bytesPerPixel` per pixel
+    /// (1.8 GiB for the default 50,000,000), saturating.
+    static func addressSpace(maximumPixels: Int) -> Int {
+        let (pixels, overflow) = maximumPixels.multipliedReportingOverflow(by: bytesPerPixel)
+        let (total, overflowAgain) = pixels.addingReportingOverflow(baseAddressSpace)
+        return overflow || overflowAgain ? Int.max : total
+    }
+
+    /// The ids of the children running now.
+    var processes: [Int32] { running.withLock { Array($0) } }
+
+    /// `request` converted in a child process; returns the size written, as `ImageConverter.convert` does.
+    /// - Throws: the child's own failure (its code and detail, as in process); `transform-failed` when it could
+    ///   not be started, or ended without a report (a resource limit, a crash: the detail says which); a failure
+    ///   the step replaces with the stop's reason when `stop` killed it.
+    func convert(
+        _ request: ConversionRequest, stop: StopSignal, deadline: ContinuousClock.Instant
+    ) throws(TransformFailure) -> ImageSize {
+        let left = deadline - .now
+        // Whole seconds, rounded up, and one more: RLIMIT_CPU counts in seconds, and the parent kills at the
+        // deadline anyway.
+        let cpuSeconds = max(1, Int((left + .milliseconds(999)).components.seconds)) + 1
+        let child = SVGRendererChild.Request(
+            input: request.input, format: request.format, maximumSide: request.maximumSide, quality: request.quality,
+            addressSpace: addressSpace, cpuSeconds: cpuSeconds, parent: getpid())
+        let process = RendererProcess()
+        let finished = try stop.whileRegistered({ process.kill() }) { () throws(TransformFailure) in
+            try process.run(
+                executable, arguments: [executable, SVGRendererChild.flag] + child.words,
+                environment: Self.environment, output: request.output.fileDescriptor,
+                started: { pid in running.withLock { _ = $0.insert(pid) } },
+                ended: { pid in running.withLock { _ = $0.remove(pid) } })
+        }
+        if finished.killed {
+            throw TransformFailure(.expired, "the SVG renderer was stopped")
+        }
+        if case .exited(0) = finished.ending, let report = SVGRendererChild.Report(finished.report) {
+            switch report {
+            case .converted(let size): return size
+            case .failed(let failure): throw failure
+            }
+        }
+        throw TransformFailure(.transformFailed, describe(finished.ending, cpuSeconds: cpuSeconds))
+    }
+
+    /// Why a child that gave no report ended, for the failure's detail.
+    private func describe(_ ending: RendererProcess.Ending, cpuSeconds: Int) -> String {
+        switch ending {
+        case .exited(let status):
+            return "the SVG renderer exited with status \(status) and no result"
+        case .signalled(let signal) where signal == SIGXCPU:
+            return "the SVG renderer used its \(cpuSeconds) s of CPU time and was ended"
+        case .signalled(let signal) where signal == SIGKILL:
+            return "the SVG renderer was killed (past its \(cpuSeconds) s of CPU time, or by the system for memory)"
+        case .signalled(let signal):
+            return "the SVG renderer ended on signal \(signal) (its address space is limited to \(addressSpace) bytes)"
+        }
+    }
+
+    /// The child's environment: the parent's, with two changes. `VIPSHOME` names no directory, so that libvips
+    /// finds none of its modules (ImageMagick's, libheif's, poppler's, OpenSlide's, JPEG XL's): the child reads SVG
+    /// alone, which libvips renders itself through librsvg, and opening ImageMagick's coders is most of libvips's
+    /// start-up. `SWIFT_BACKTRACE` off: a renderer that crashes is reported by its signal, not after seconds of a
+    /// symbolicated backtrace. Read once, at the first SVG.
+    static let environment: [String] = {
+        var environment: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if !text.hasPrefix("VIPSHOME="), !text.hasPrefix("SWIFT_BACKTRACE=") { environment.append(text) }
+            cursor += 1
+        }
+        return environment + ["VIPSHOME=/nonexistent", "SWIFT_BACKTRACE=enable=no"]
+    }()
+}

@@ -1,0 +1,282 @@
+import FixtureOrigin
+import Foundation
+import Testing
+
+@testable import RichPush
+@testable import RichPushMedia
+@testable import RichPushTransform
+
+/// SVG rendered in a child process each (`TransformSettings.svgRenderer`, the built `richpush` binary as the CLI sets
+/// it): the same bytes and the same failures as in process, and a document librsvg renders without end killed when
+/// its payload ends, its thread free again at once.
+@Suite("Transformation: SVG rendered in a child process", .offPool)
+struct SVGRendererTests {
+    /// An `feMorphology` of radius 1,000 over 4,000 x 4,000 pixels: librsvg 2.54 renders it for minutes (radius 400
+    /// over 2,000 x 2,000 took 25 s here) and never looks at libvips's stop; the pre-scan does not refuse it.
+    static let spinning = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="4000" height="4000"><filter id="f"><feMorphology \
+        operator="dilate" radius="1000"/></filter><rect width="4000" height="4000" fill="blue" filter="url(#f)"/></svg>
+        """
+
+    /// An SVG with what a real one has: a gradient, a path, a transform, opacity and a small filter.
+    static let drawing = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="300" height="200" viewBox="0 0 300 200"><defs>\
+        <linearGradient id="g"><stop offset="0" stop-color="#f60"/><stop offset="1" stop-color="#06f" \
+        stop-opacity="0.5"/></linearGradient><filter id="b"><feGaussianBlur stdDeviation="3"/></filter></defs>\
+        <rect width="300" height="200" fill="url(#g)"/><path d="M20 180 C80 20 220 20 280 180" stroke="#222" \
+        stroke-width="8" fill="none" filter="url(#b)"/><g transform="rotate(15 150 100)" opacity="0.7">\
+        <circle cx="150" cy="100" r="40" fill="#0c0"/></g></svg>
+        """
+
+    /// A directory the beds' origins serve: the SVGs above, one that does not parse, one that names a file, and
+    /// the fixtures' icon.svg and banner.webp.
+    static let media: String = {
+        let directory = try! temporaryDirectory()
+        let files: [String: String] = [
+            "spinning.svg": spinning, "drawing.svg": drawing,
+            "broken.svg": #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect"#,
+            "external.svg":
+                #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="file:///etc/hostname"/></svg>"#,
+        ]
+        for (name, text) in files {
+            _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(text.utf8))
+        }
+        for name in ["icon.svg", "banner.webp"] {
+            try! FileManager.default.copyItem(
+                atPath: FixtureRoutes.fixturesDirectory + "/media/" + name, toPath: directory + "/" + name)
+        }
+        return directory
+    }()
+
+    /// A bed whose SVGs render in the built `richpush` (nil: in this process, as without the setting).
+    static func bed(
+        renderer: String? = CLI.binary, _ adjust: (inout Enricher.Configuration.Transform) -> Void = { _ in }
+    ) throws -> TestBed {
+        try TestBed(media: media) { configuration in
+            configuration.transform.converter = VipsConverter()
+            configuration.transform.svgRenderer = renderer
+            adjust(&configuration.transform)
+        }
+    }
+
+    /// A process seen running: its id, and its start time (field 22 of /proc/PID/stat), so that a new process
+    /// that reuses the id is not taken for it.
+    struct Seen {
+        var pid: Int32
+        var start: String
+        /// Its CPU time (user and system, in clock ticks) when last read.
+        var ticks = 0
+
+        init?(_ pid: Int32) {
+            guard let fields = Self.fields(pid) else { return nil }
+            self.pid = pid
+            start = fields[21]
+            ticks = (Int(fields[13]) ?? 0) + (Int(fields[14]) ?? 0)
+        }
+
+        /// The fields of /proc/PID/stat (the command, in parentheses, is one), or nil when there is none.
+        static func fields(_ pid: Int32) -> [String]? {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = text.lastIndex(of: ")")
+            else { return nil }
+            return [String(pid), "comm"]
+                + text[text.index(close, offsetBy: 2)...].split(separator: " ").map(String.init)
+        }
+
+        /// Whether it still runs (a zombie not yet reaped counts), reading its CPU time while it does.
+        mutating func runs() -> Bool {
+            guard let fields = Self.fields(pid), fields[21] == start else { return false }
+            ticks = (Int(fields[13]) ?? 0) + (Int(fields[14]) ?? 0)
+            return true
+        }
+    }
+
+    /// The renderer child the engine runs now, once there is one.
+    static func child(of enricher: Enricher) async throws -> Seen {
+        var seen: Seen?
+        try await waitUntil("the SVG renderer to start", every: .milliseconds(5)) {
+            seen = enricher.svgRenderers.first.flatMap(Seen.init)
+            return seen != nil
+        }
+        return seen!
+    }
+
+    /// Waits for `child` to be gone (reaped by the engine), and checks that it ended well within the CPU limit it
+    /// was given (`cpuSeconds`): the stop killed it, not the kernel's backstop. CPU time, unlike the wall clock,
+    /// does not stretch on a loaded machine.
+    static func expectKilled(_ child: Seen, cpuSeconds: Int) async throws {
+        var child = child
+        try await waitUntil("the SVG renderer \(child.pid) to end", within: .seconds(30), every: .milliseconds(5)) {
+            !child.runs()
+        }
+        let ticks = Int(sysconf(Int32(_SC_CLK_TCK)))
+        #expect(
+            child.ticks < (cpuSeconds * ticks) - ticks / 2,
+            "the renderer used \(child.ticks) ticks of CPU: ended by its limit of \(cpuSeconds) s, not by the stop")
+    }
+
+    @Test(
+        """
+        an SVG that renders without end ends expired at its deadline, its renderer killed, and the one thread \
+        converts the next image at once
+        """
+    )
+    func spinningExpires() async throws {
+        let bed = try Self.bed { $0.concurrency = 1 }
+        try await withEnricher(bed.configuration) { enricher in
+            let deadline = Duration.milliseconds(1500)
+            let payload = Task {
+                await enricher.enrich(TestBed.adobePayload(bed.url("/media/spinning.svg")), timeout: deadline)
+            }
+            let child = try await Self.child(of: enricher)
+            let result = await payload.value
+            #expect(result.outcome == .expired, "\(result.problems)")
+            #expect(result.problems.map(\.code) == [.expired])
+            // Answered at its deadline, not when librsvg returns (a bound, not a time: the machine may be loaded).
+            #expect(result.elapsed < deadline + .seconds(2), "answered after \(result.elapsed)")
+            // Its CPU limit: the 1.5 s left to the deadline rounded up, and one more.
+            try await Self.expectKilled(child, cpuSeconds: 3)
+            try await waitUntil("the thread to be free", every: .milliseconds(5)) {
+                enricher.transformsRunning == 0 && enricher.svgRenderers.isEmpty
+            }
+            // The one thread converts again: a WebP in process, an SVG in a new child, each well within its
+            // deadline (a thread still held by the first SVG would expire both).
+            for name in ["banner.webp", "icon.svg"] {
+                let next = await enricher.enrich(
+                    TestBed.adobePayload(bed.url("/media/\(name)")), timeout: .seconds(10))
+                #expect(next.outcome == .complete, "\(name): \(next.problems)")
+                #expect(next.attachments.first?.media.transformation?.steps == [.transcoded, .metadataStripped])
+                _ = enricher.removeAttachments(of: next)
+            }
+            #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
+        }
+    }
+
+    @Test("shutdown kills an SVG renderer under way: its payload ends cancelled, nothing left")
+    func shutdownKills() async throws {
+        let bed = try Self.bed()
+        let enricher = try Enricher(configuration: bed.configuration)
+        let payload = Task {
+            await enricher.enrich(TestBed.adobePayload(bed.url("/media/spinning.svg")), timeout: .seconds(60))
+        }
+        let child = try await Self.child(of: enricher)
+        // No drain: what is in flight is cancelled, the renderer with it.
+        await enricher.shutdown(drainTimeout: .zero)
+        let result = await payload.value
+        #expect(result.outcome == .cancelled, "\(result.problems)")
+        #expect(result.problems.map(\.code) == [.cancelled])
+        // Left alone, it would run until its CPU limit, the minute left to the deadline and one more.
+        try await Self.expectKilled(child, cpuSeconds: 61)
+        #expect(enricher.transformsRunning == 0)
+        #expect(bed.entriesOnDisk().isEmpty, "\(bed.entriesOnDisk())")
+    }
+
+    @Test(
+        "an SVG converts to the same bytes in a child as in process, and fails with the same problem",
+        arguments: [
+            ("icon.svg", nil), ("drawing.svg", nil), ("drawing.svg", 120), ("broken.svg", nil),
+            ("external.svg", nil),
+        ] as [(String, Int?)])
+    func sameAsInProcess(name: String, bound: Int?) async throws {
+        var outcomes: [String] = []
+        for renderer in [nil, CLI.binary] {
+            let bed = try Self.bed(renderer: renderer) { $0.maximumDimension = bound }
+            try await withEnricher(bed.configuration) { enricher in
+                let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/\(name)")))
+                if let media = result.attachments.first?.media {
+                    outcomes.append("\(media.type.mime) \(media.sha256) \(media.dimensions.map { "\($0)" } ?? "")")
+                } else {
+                    outcomes.append(result.problems.map { "\($0.code): \($0.detail)" }.joined(separator: "; "))
+                }
+                _ = enricher.removeAttachments(of: result)
+            }
+        }
+        #expect(outcomes.count == 2 && outcomes[0] == outcomes[1], "in process, then in a child: \(outcomes)")
+        // Each case is what it is meant to be: conversions, and two failures (found before rendering, by the
+        // header's read, which stays in the parent; `failsAsInProcess` has the child's own).
+        let converted = !name.hasPrefix("broken") && !name.hasPrefix("external")
+        #expect(outcomes[0].hasPrefix("image/png") == converted, "\(outcomes[0])")
+    }
+
+    /// A request to convert `name` (of `media`) as PNG into `output`, writing nothing in process.
+    static func request(_ name: String, into output: Int32) -> ConversionRequest {
+        ConversionRequest(
+            input: media + "/" + name, type: .svg,
+            output: ImageOutput(fileDescriptor: output) { _ throws(TransformFailure) in }, format: .png,
+            maximumSide: nil, quality: 85, animated: false)
+    }
+
+    @Test(
+        "a conversion that fails in the child fails with the converter's own code and detail",
+        arguments: ["broken.svg", "external.svg"])
+    func failsAsInProcess(name: String) throws {
+        // Straight to the conversion, without the step's header read (where these fail first in an engine).
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = open(directory + "/out.png", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(output) }
+        var failures: [TransformFailure?] = []
+        let renderer = SVGRenderer(executable: CLI.binary, maximumPixels: 50_000_000)
+        for inChild in [false, true] {
+            do throws(TransformFailure) {
+                if inChild {
+                    _ = try renderer.convert(
+                        Self.request(name, into: output), stop: StopSignal(), deadline: .now + .seconds(30))
+                } else {
+                    _ = try VipsConverter().convert(Self.request(name, into: output), stop: StopSignal())
+                }
+                failures.append(nil)
+            } catch {
+                failures.append(error)
+            }
+        }
+        #expect(failures[0] != nil && failures[0] == failures[1], "in process, then in a child: \(failures)")
+        #expect(failures[0]?.code == .transformFailed)
+    }
+
+    @Test("the renderer's CPU limit ends a child that no stop reaches, as transform-failed")
+    func cpuLimit() throws {
+        // The backstop alone: the step's stop is never signalled, so the child runs until RLIMIT_CPU (the 0.5 s
+        // left to the deadline rounded up, and one more: 2 s) ends it.
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = open(directory + "/out.png", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(output) }
+        let renderer = SVGRenderer(executable: CLI.binary, maximumPixels: 50_000_000)
+        // Fired only if the limit does not end the child: the test then fails (the child was stopped) instead of
+        // waiting for librsvg.
+        let safety = StopSignal()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { safety.stop() }
+        #expect {
+            try renderer.convert(
+                Self.request("spinning.svg", into: output), stop: safety, deadline: .now + .milliseconds(500))
+        } throws: { error in
+            let failure = error as? TransformFailure
+            return failure?.code == .transformFailed && failure?.detail.contains("2 s of CPU time") == true
+        }
+        #expect(renderer.processes.isEmpty)
+    }
+
+    @Test("the child's request and report read back as written; anything else is none")
+    func wire() {
+        let request = SVGRendererChild.Request(
+            input: "/tmp/a b=c/x.svg", format: .png, maximumSide: 1440, quality: 85, addressSpace: 1 << 31,
+            cpuSeconds: 7, parent: 42)
+        #expect(SVGRendererChild.Request(words: request.words) == request)
+        var unbounded = request
+        unbounded.maximumSide = nil
+        #expect(SVGRendererChild.Request(words: unbounded.words) == unbounded)
+        #expect(SVGRendererChild.Request(words: ["input=/x"]) == nil)
+        #expect(SVGRendererChild.Request(words: request.words.map { $0 == "format=png" ? "format=webp" : $0 }) == nil)
+        for report in [
+            SVGRendererChild.Report.converted(ImageSize(width: 3, height: 4)),
+            .failed(TransformFailure(.transformFailed, "libvips said:\nno; twice")),
+        ] {
+            #expect(SVGRendererChild.Report(report.bytes) == report)
+        }
+        #expect(SVGRendererChild.Report([]) == nil)
+        #expect(SVGRendererChild.Report(Array("ok 3".utf8)) == nil)
+        #expect(SVGRenderer.addressSpace(maximumPixels: 50_000_000) == (1 << 30) + 800_000_000)
+        #expect(SVGRenderer.addressSpace(maximumPixels: Int.max) == Int.max)
+    }
+}
