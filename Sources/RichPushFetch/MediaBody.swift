@@ -127,7 +127,7 @@ final class MediaBody {
             return .success(
                 StoredBody(
                     path: path, directory: partial.directory, type: type, bytes: bytes, validators: validators,
-                    dimensions: dimensions, provenance: provenance))
+                    dimensions: dimensions, provenance: provenance, identity: partial.identity))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }

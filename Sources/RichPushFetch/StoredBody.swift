@@ -17,6 +17,8 @@ package struct StoredBody: Sendable, Hashable {
     package var dimensions: ImageSize?
     /// The redirects the transfer followed and the Content-Type its final response sent.
     package var provenance: FetchedMedia.Provenance
+    /// The file as it was committed (`PartialAttachment.identity`), nil when unknown.
+    package var identity: FileIdentity? = nil
 
     /// The stored media, once its bytes hash to `sha256`.
     package func media(sha256: String) -> FetchedMedia {
@@ -24,6 +26,7 @@ package struct StoredBody: Sendable, Hashable {
             path: path, directory: directory, type: type, bytes: bytes, sha256: sha256, validators: validators,
             dimensions: dimensions)
         media.provenance = provenance
+        media.identity = identity
         return media
     }
 }

@@ -1,3 +1,5 @@
+import RichPushCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -84,12 +86,19 @@ package final class PartialAttachment {
         }
     }
 
-    /// Closes the file and renames it to `<uuid>.<ext>`; returns the final path.
+    /// The committed file's identity, from `fstat` on it just before its close (nil before `commit`, or when
+    /// `fstat` failed): its rename and the media cache's links leave it as it is.
+    package private(set) var identity: FileIdentity? = nil
+
+    /// Closes the file and renames it to `<uuid>.<ext>`; returns the final path. Sets `identity`.
     package func commit(fileExtension: String) throws(StoreError) -> String {
         let complete = names.complete(fileExtension)
         let fd = descriptor
         descriptor = -1
         live = false
+        // Read on the open file (no look-up by path): the service's index of attachments takes it instead of an
+        // `lstat` of every attachment it is handed.
+        identity = FileIdentity(descriptor: fd)
         // close reports deferred write errors (NFS, quota); a failed close or rename leaves nothing behind.
         let at = root.directory.descriptor
         if close(fd) != 0 || renameat(at, names.partial, at, complete) != 0 {

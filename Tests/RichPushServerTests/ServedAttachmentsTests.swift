@@ -125,4 +125,59 @@ import Testing
         #expect(rename(other, path) == 0)
         #expect(!opens())
     }
+
+    @Test("the identity the engine read as it made the file is kept: a file put in its place since is refused")
+    func identityAsMade() throws {
+        let root = NSTemporaryDirectory() + "served-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let served = ServedAttachments(root: root)
+        let directory = UUID().uuidString.lowercased()
+        try FileManager.default.createDirectory(atPath: root + "/" + directory, withIntermediateDirectories: true)
+        /// A stored file of 64 bytes, remembered with the identity `made` gives it (nil: none from the engine).
+        func remembered(_ made: (String) -> FileIdentity?) -> String {
+            let file = UUID().uuidString.lowercased() + ".jpg"
+            let path = root + "/\(directory)/\(file)"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data([UInt8](repeating: 1, count: 64))))
+            var media = FetchedMedia(
+                path: path, directory: root + "/" + directory, type: .jpeg, bytes: 64,
+                sha256: String(repeating: "a", count: 64))
+            media.identity = made(path)
+            served.remember(
+                EnrichmentResult(
+                    outcome: .complete, content: nil,
+                    attachments: [
+                        EnrichmentResult.Attachment(
+                            identifier: "a", source: "s", field: "f", convention: "c", media: media)
+                    ]))
+            return "\(directory)/\(file)"
+        }
+        func opens(_ name: String) -> Bool {
+            guard let (descriptor, _) = served.open(name) else { return false }
+            close(descriptor)
+            return true
+        }
+        /// The file's identity now, then another file of the same size renamed over it: what `remember` is handed
+        /// is the first file's identity, its path leads to the second.
+        func replacedAfterMaking(_ path: String) -> FileIdentity? {
+            let descriptor = Glibc.open(path, O_RDONLY)
+            defer { close(descriptor) }
+            let made = FileIdentity(descriptor: descriptor)
+            let other = path + ".other"
+            #expect(FileManager.default.createFile(atPath: other, contents: Data([UInt8](repeating: 2, count: 64))))
+            #expect(rename(other, path) == 0)
+            return made
+        }
+        // Made, replaced, then remembered: refused, where an `lstat` at `remember` would have taken the replacement.
+        #expect(!opens(remembered(replacedAfterMaking)))
+        // Made and remembered as it is: served, without an `lstat` of its own.
+        #expect(
+            opens(
+                remembered { path in
+                    let descriptor = Glibc.open(path, O_RDONLY)
+                    defer { close(descriptor) }
+                    return FileIdentity(descriptor: descriptor)
+                }))
+        // An identity of another size than the media says is not remembered.
+        #expect(!opens(remembered { _ in FileIdentity(stat()) }))
+    }
 }

@@ -95,6 +95,11 @@ struct MediaBodyTests {
         #expect(stored.type == .jpeg && stored.bytes == 11 && stored.path.hasSuffix(".jpg"))
         #expect(stored.media(sha256: "ab").provenance == provenance)
         #expect(try String(contentsOfFile: stored.path, encoding: .utf8) == "hello world")
+        // The file as committed, as its path leads to it now: what the service's index keeps instead of an `lstat`.
+        var info = stat()
+        #expect(lstat(stored.path, &info) == 0)
+        #expect(stored.identity != nil && stored.identity == FileIdentity(info) && stored.identity?.bytes == 11)
+        #expect(stored.media(sha256: "ab").identity == stored.identity)
     }
 
     @Test("a short body hands its bytes over when it ends")

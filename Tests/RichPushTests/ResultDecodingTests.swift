@@ -16,7 +16,8 @@ struct ResultDecodingTests {
     ]
 
     /// What the output holds of `result`: its attachments' media without what the format leaves out (validators,
-    /// dimensions, damage, a failed publication, the provenance), `elapsed` to the tenth of a millisecond.
+    /// dimensions, damage, a failed publication, the provenance, the file's identity), `elapsed` to the tenth of a
+    /// millisecond.
     static func written(_ result: EnrichmentResult) -> EnrichmentResult {
         var written = result
         written.attachments = result.attachments.map { attachment in
@@ -25,6 +26,7 @@ struct ResultDecodingTests {
             attachment.media.dimensions = nil
             attachment.media.damage = nil
             attachment.media.provenance = nil
+            attachment.media.identity = nil
             if case .failed? = attachment.media.publication { attachment.media.publication = nil }
             return attachment
         }

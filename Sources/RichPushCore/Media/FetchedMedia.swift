@@ -26,6 +26,11 @@ public struct FetchedMedia: Sendable, Hashable {
     /// Where the fetch that stored it went (its redirects) and the Content-Type its origin sent; kept by the media
     /// cache for every payload it serves, and by the transformation. Nil when it was not fetched (a test double).
     public var provenance: Provenance? = nil
+    /// The stored file as it was made (its device, inode, modification time and size, from `fstat` on the open
+    /// file before its rename), so that what serves it can tell the file it made from one put in its place since,
+    /// without a look-up by path per attachment; a link the media cache makes to it is the same file. Nil when not
+    /// known (read from JSON, a test double). Not in the output or the JSON: it is this host's, at this moment.
+    package var identity: FileIdentity? = nil
 
     /// The outcome of publishing an attachment.
     public enum Publication: Sendable, Hashable {
@@ -101,7 +106,7 @@ extension FetchedMedia: Codable {
     }
 
     /// Writes every member: the output's, and what it leaves out (`directory`, `validators`, `dimensions`,
-    /// `damage`, `publication_failed`, `provenance`).
+    /// `damage`, `publication_failed`, `provenance`); not the file's `identity`.
     public func encode(to encoder: any Encoder) throws {
         let (path, rest) = members(complete: true)
         try PushPayload.JSON.object(JSONObject(path + rest)).encode(to: encoder)

@@ -636,9 +636,10 @@ final class TransformStep: Sendable {
             root.remove(directory: partial.directory, path: path)
             return .failure(FetchFailure(.transformFailed, "the converter wrote something that is not \(format.mime)"))
         }
-        let media = FetchedMedia(
+        var media = FetchedMedia(
             path: path, directory: partial.directory, type: format, bytes: digest.bytes, sha256: digest.sha256,
             validators: job.media.validators)
+        media.identity = partial.identity
         return .success(Written(media: media, size: size))
     }
 
