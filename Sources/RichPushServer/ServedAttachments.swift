@@ -53,24 +53,18 @@ package final class ServedAttachments: Sendable {
     /// engine) whose file is already gone or not a regular file, is not remembered.
     package func remember(_ result: EnrichmentResult) {
         guard !result.attachments.isEmpty else { return }
-        let identities = result.attachments.map { attachment -> FileIdentity? in
-            // The identity the engine read on the open file it wrote: the same file, or a stricter one, than an
-            // `lstat` now would find (a file put in its place since is refused when served), without a look-up by
-            // path for every attachment (about 4 us of the service's CPU a payload, in its profile).
-            if let made = attachment.media.identity {
-                return made.bytes == attachment.media.bytes ? made : nil
-            }
-            var info = stat()
-            guard lstat(attachment.media.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-                Int(info.st_size) == attachment.media.bytes
+        // Everything but the table's update before the lock (one for the whole service, which every payload's task
+        // takes): the identities, the names and the digests parsed.
+        let entries = result.attachments.compactMap { attachment -> (key: Name, stored: Stored)? in
+            let media = attachment.media
+            guard let identity = Self.identity(of: media), let key = Self.key(media.path),
+                let digest = Digest(hex: media.sha256)
             else { return nil }
-            return FileIdentity(info)
+            return (key, Stored(mime: media.type.mime, digest: digest, identity: identity))
         }
+        guard !entries.isEmpty else { return }
         state.withLock { state in
-            for (attachment, identity) in zip(result.attachments, identities) {
-                let media = attachment.media
-                guard let identity, let key = Self.key(media.path) else { continue }
-                guard let digest = Digest(hex: media.sha256) else { continue }
+            for (key, stored) in entries {
                 if state.entries[key] == nil {
                     if state.order.count < capacity {
                         state.order.append(key)
@@ -83,20 +77,39 @@ package final class ServedAttachments: Sendable {
                         state.oldest = (state.oldest + 1) % capacity
                     }
                 }
-                state.entries[key] = Stored(
-                    mime: media.type.mime, digest: digest, identity: identity)
+                state.entries[key] = stored
             }
         }
     }
 
-    /// `<directory>/<file>`: the last two components of an attachment's path (found on its UTF-8 bytes: this
-    /// runs for every result, and splitting by characters showed in the service's profile), as a `Name`.
+    /// The identity of a media's file as the engine made it, or its file's now (one `lstat`) when the engine gave
+    /// none; nil when it is not a regular file of the media's size.
+    private static func identity(of media: FetchedMedia) -> FileIdentity? {
+        // The identity the engine read on the open file it wrote: the same file, or a stricter one, than an
+        // `lstat` now would find (a file put in its place since is refused when served), without a look-up by
+        // path for every attachment (about 4 us of the service's CPU a payload, in its profile).
+        if let made = media.identity {
+            return made.bytes == media.bytes ? made : nil
+        }
+        var info = stat()
+        guard lstat(media.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) == media.bytes
+        else { return nil }
+        return FileIdentity(info)
+    }
+
+    /// `<directory>/<file>`: the last two components of an attachment's path, as a `Name`. Found on the path's
+    /// UTF-8 bytes in place (this runs for every result: splitting by characters, then walking the string's
+    /// indices, showed in the service's profile); a bridged string's are copied first.
     static func key(_ path: String) -> Name? {
-        let bytes = path.utf8
-        guard let last = bytes.lastIndex(of: UInt8(ascii: "/")), last != bytes.startIndex,
+        if let found = path.utf8.withContiguousStorageIfAvailable(Self.key(bytes:)) { return found }
+        return Array(path.utf8).withUnsafeBufferPointer(Self.key(bytes:))
+    }
+
+    private static func key(bytes: UnsafeBufferPointer<UInt8>) -> Name? {
+        guard let last = bytes.lastIndex(of: UInt8(ascii: "/")), last != 0,
             let previous = bytes[..<last].lastIndex(of: UInt8(ascii: "/"))
         else { return nil }
-        return Name(bytes[bytes.index(after: previous)...])
+        return Name.parse(UnsafeBufferPointer(rebasing: bytes[(previous + 1)...]))
     }
 
     /// The open file and what it is, for `<directory>/<file>`; nil for anything this server did not store, or
@@ -160,7 +173,8 @@ struct Name: Hashable {
         self.fileExtension = fileExtension
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Name? {
+    /// The name `bytes` spell, as `init?(_:)` reads them.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Name? {
         guard (36 + 1 + 36 + 2...36 + 1 + 36 + 9).contains(bytes.count), bytes[36] == UInt8(ascii: "/"),
             bytes[73] == UInt8(ascii: "."), let directory = uuid(bytes, from: 0), let file = uuid(bytes, from: 37)
         else { return nil }
@@ -195,20 +209,30 @@ struct Name: Hashable {
 struct Digest: Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
-    /// The digest that `hex` spells (64 hex digits, either case), or nil.
+    /// The digest that `hex` spells (64 hex digits, either case), or nil. Read on its UTF-8 bytes in place (a
+    /// bridged string's are copied first): this runs for every result.
     init?(hex: String) {
-        guard hex.utf8.count == 64 else { return nil }
+        let utf8 = hex.utf8
+        guard utf8.count == 64 else { return nil }
+        let parsed =
+            utf8.withContiguousStorageIfAvailable { Self.words(hex: $0) }
+            ?? Array(utf8).withUnsafeBufferPointer { Self.words(hex: $0) }
+        guard let parsed else { return nil }
+        words = parsed
+    }
+
+    /// The four words 64 hex digits spell, the first digit highest; nil for a byte that is no hex digit.
+    private static func words(hex digits: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64, UInt64, UInt64)? {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &words) { raw -> Bool in
             let words = raw.bindMemory(to: UInt64.self)
-            var index = 0
-            for digit in hex.utf8 {
+            for (index, digit) in digits.enumerated() {
                 guard let value = hexValue(digit, lowercaseOnly: false) else { return false }
                 words[index / 16] = words[index / 16] << 4 | UInt64(value)
-                index += 1
             }
             return true
         }
-        guard parsed else { return nil }
+        return parsed ? words : nil
     }
 
     /// The digest that these 32 bytes are, or nil for another count.
