@@ -87,6 +87,10 @@ package final class SpareAttachments: Sendable {
     /// How many times a `take()` asked the maker for more spares (started it, or woke it).
     var timesAsked: Int { shelf.withLock { $0.asked } }
 
+    /// How many spares and directories for links are on the shelves now: made and handed over (one already on the
+    /// disk may not be yet: the maker's thread hands it over after making it).
+    var shelved: (spares: Int, folders: Int) { shelf.withLock { ($0.ready.count, $0.folders.count) } }
+
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
     /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)), and
     /// at most `folders` empty directories for links (a default of 64, refilled once half are taken: 32 directories

@@ -36,7 +36,8 @@ struct SVGRendererTests {
             "spinning.svg": spinning, "drawing.svg": drawing,
             "broken.svg": #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect"#,
             "external.svg":
-                #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="file:///etc/hostname"/></svg>"#,
+                #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">"#
+                + #"<image href="file:///etc/hostname"/></svg>"#,
         ]
         for (name, text) in files {
             _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(text.utf8))

@@ -22,7 +22,8 @@ private func withSpares(
     defer { shelf.stop() }
     let first = try shelf.take()
     defer { first.discard() }
-    try await waitUntil("\(ready) spares") { spares(in: path).count == ready }
+    // On the disk and on the shelf: the maker's thread may wait between making one and handing it over.
+    try await waitUntil("\(ready) spares") { spares(in: path).count == ready && shelf.shelved.spares == ready }
     try await body(path, shelf)
 }
 
@@ -50,7 +51,7 @@ private func withFolders(
     // Made now (none is ready yet): it asks the maker for directories.
     let first = try shelf.link("cached.jpg", in: cache, fileExtension: "jpg")
     try await waitUntil("\(ready) directories made ahead") {
-        emptyAttachmentDirectories(in: path).count == ready
+        emptyAttachmentDirectories(in: path).count == ready && shelf.shelved.folders == ready
     }
     #expect(!emptyAttachmentDirectories(in: path).contains(String(first.directory.dropFirst(path.count + 1))))
     try await body(path, shelf, cache)

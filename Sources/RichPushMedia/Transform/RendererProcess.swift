@@ -58,7 +58,8 @@ final class RendererProcess: Sendable {
 
     /// Spawns `executable` with `arguments` (argv[0] first) and `environment`, its standard input and output
     /// /dev/null, its standard error the parent's, `output` as its `outputDescriptor`, and a pipe read here as its
-    /// `reportDescriptor`; waits for it to end, then reaps it. `started` is called with its id once it runs, `ended` once it is reaped.
+    /// `reportDescriptor`; waits for it to end, then reaps it. `started` is called with its id once it runs, `ended`
+    /// once it is reaped.
     /// - Throws: `transform-failed` when it cannot be spawned (the system's reason), `expired` when `kill()` came
     ///   before the spawn (the step reports its own reason for a stopped job).
     func run(
