@@ -32,8 +32,9 @@ package func startDedicatedThread(named name: String? = nil, _ body: @escaping @
 }
 
 /// Names the calling thread (what `pthread_setname_np` does, which Glibc's module does not expose): its `comm` in
-/// /proc, at most 15 bytes. A thread left unnamed is harmless, so a failure is ignored.
-private func nameThisThread(_ name: String) {
+/// /proc, at most 15 bytes; a process's main thread names the process (in `ps` and `top`). A thread left unnamed is
+/// harmless, so a failure is ignored.
+package func nameThisThread(_ name: String) {
     let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return }
     defer { close(descriptor) }

@@ -38,6 +38,19 @@ package enum FileSystem {
         }
     }
 
+    /// Writes all of `bytes` to `descriptor`, again after an interrupted or short write; nil once written, else the
+    /// errno of the write that failed (EIO for one that wrote nothing).
+    package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return written < 0 ? errno : EIO }
+            offset += written
+        }
+        return nil
+    }
+
     /// `mkdir -p` with mode `mode` for every directory it makes; true when `path` is a directory at the end.
     package static func makeDirectories(_ path: String, mode: mode_t) -> Bool {
         if mkdir(path, mode) == 0 || errno == EEXIST { return isDirectory(path) }

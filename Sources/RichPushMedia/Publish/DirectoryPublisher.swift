@@ -49,17 +49,9 @@ public struct DirectoryPublisher: MediaPublisher {
         }
         var failure: PublishFailure?
         let readFailed = FileSystem.readChunks(source) { chunk in
-            var offset = 0
-            while offset < chunk.count {
-                let written = write(output, chunk.baseAddress! + offset, chunk.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    failure = PublishFailure("cannot write \(destination): \(String(cString: strerror(errno)))")
-                    return false
-                }
-                offset += written
-            }
-            return true
+            guard let failed = FileSystem.writeAll(output, chunk) else { return true }
+            failure = PublishFailure("cannot write \(destination): \(String(cString: strerror(failed)))")
+            return false
         }
         if let readFailed, failure == nil {
             failure = PublishFailure("cannot read \(source): \(String(cString: strerror(readFailed)))")

@@ -36,7 +36,8 @@ public enum SVGRendererChild {
         }
         // Ends with the parent (the thread that spawned it), so that a parent killed outright leaves no renderer.
         guard csystem_die_with_parent(request.parent) == 0 else { return 70 }
-        nameProcess()
+        // Its name in `ps` and `top`, which would otherwise be `exe`: the parent starts `/proc/self/exe`.
+        nameThisThread(processName)
         // No core dump: a renderer killed at its CPU limit (SIGXCPU) would write one as large as its memory.
         for (limit, value) in [
             (CSYSTEM_LIMIT_CORE, 0), (CSYSTEM_LIMIT_ADDRESS_SPACE, request.addressSpace),
@@ -47,14 +48,8 @@ public enum SVGRendererChild {
             guard csystem_set_limit(limit, UInt64(value), UInt64(hard)) == 0 else { return 70 }
         }
         let output = ImageOutput(fileDescriptor: RendererProcess.outputDescriptor) { bytes throws(TransformFailure) in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(RendererProcess.outputDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    throw TransformFailure(.storeFailed, "write: \(RendererProcess.reason(errno))")
-                }
-                offset += written
+            if let failed = FileSystem.writeAll(RendererProcess.outputDescriptor, bytes) {
+                throw TransformFailure(.storeFailed, "write: \(RendererProcess.reason(failed))")
             }
         }
         let conversion = ConversionRequest(
@@ -68,32 +63,12 @@ public enum SVGRendererChild {
         return 0
     }
 
-    /// The child's name in `ps` and `top` (its `comm`), which would otherwise be `exe`: the parent starts
-    /// `/proc/self/exe`.
+    /// The child's name in `ps` and `top` (its `comm`).
     static let processName = "rp-svg-renderer"
 
-    /// Names the process `processName` (its main thread's `comm`, as `DedicatedThread` names threads); a process
-    /// left unnamed is harmless, so a failure is ignored.
-    private static func nameProcess() {
-        let descriptor = open("/proc/self/comm", O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        let bytes = Array(processName.utf8)
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    }
-
-    /// Writes `report` on the report descriptor.
+    /// Writes `report` on the report descriptor (a failure leaves the parent with no report, which it reports).
     private static func report(_ report: Report) {
-        let bytes = report.bytes
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes {
-                write(RendererProcess.reportDescriptor, $0.baseAddress, $0.count)
-            }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
+        _ = report.bytes.withUnsafeBytes { FileSystem.writeAll(RendererProcess.reportDescriptor, $0) }
     }
 
     /// One conversion, as the parent asks for it: the words after `flag`.
