@@ -190,18 +190,9 @@ package enum VipsTool {
     /// - Throws: when it exits with another status than 0, with its standard error.
     package static func run(_ arguments: [String]) async throws {
         try await offPool {
-            let process = ChildProcess()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
-            process.arguments = arguments
-            let errors = Pipe()
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = errors
-            try process.run()
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw VipsToolError(
-                    detail: "vips \(arguments.joined(separator: " ")): " + String(decoding: data, as: UTF8.self))
+            let finished = try ChildProcess.runToEnd("/usr/bin/vips", arguments)
+            guard finished.status == 0 else {
+                throw VipsToolError(detail: "vips \(arguments.joined(separator: " ")): " + finished.errorsText)
             }
         }
     }
@@ -209,16 +200,9 @@ package enum VipsTool {
     /// The band values of the pixel at `x`, `y` of the image at `path` (`vips getpoint`).
     package static func pixel(_ path: String, x: Int, y: Int) async throws -> [Double] {
         try await offPool {
-            let process = ChildProcess()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
-            process.arguments = ["getpoint", path, String(x), String(y)]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+            let finished = try ChildProcess.runToEnd(
+                "/usr/bin/vips", ["getpoint", path, String(x), String(y)], errors: .discarded)
+            return finished.outputText.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         }
     }
 }

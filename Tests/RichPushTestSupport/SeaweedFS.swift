@@ -66,8 +66,6 @@ package final class SeaweedFS: @unchecked Sendable {
     /// Sockets bound, never listening, on the ports of a stopped server (`holdPorts()`), closed when it starts again.
     private var placeholders: [Int32] = []
     private var log: String { directory + "/weed.log" }
-    /// Where the current start's lines begin in `log` (it is appended to across restarts).
-    private var logOffset = 0
 
     /// How many sets of ports the first start tries (see the type).
     static let portAttempts = 5
@@ -236,47 +234,43 @@ package final class SeaweedFS: @unchecked Sendable {
     ///   when `startLimit` passes, with this start's lines of the log.
     private func start() async throws {
         releasePorts()
-        logOffset = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: weed)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        if !FileManager.default.fileExists(atPath: log) {
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-        }
-        guard let output = FileHandle(forWritingAtPath: log) else { throw ServeFailure("cannot write \(log)") }
-        output.seekToEndOfFile()
+        let process = ChildProcess(weed, arguments, directory: directory)
+        let output = try ChildProcess.outputFile(log, appending: true)
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
+        // This start's lines only: the log is appended to across restarts.
+        process.logFile = log
+        // weed takes 15 to 27 s to end on SIGTERM: a `deinit` kills it at once, as `stop` does after its grace.
+        process.stopGrace = .zero
         try process.run()
         try? output.close()
         self.process = process
         let probe = endpoint + "/"
-        let (identity, scratch, log, limit) = (publisher, directory, log, Self.startLimit)
-        let (ports, logged) = (ports, logOffset)
+        let (identity, scratch, limit, ports) = (publisher, directory, Self.startLimit, ports)
         try await offPool {
-            let end = ContinuousClock.now + limit
             var last = "no answer"
-            while ContinuousClock.now < end {
-                do {
-                    let reply = try Self.curl("GET", probe, as: identity, scratch: scratch)
-                    if reply.status == 200 { return }
-                    last = "\(reply.status) \(reply.text)"
-                } catch {
-                    last = "\(error)"
+            do {
+                try process.waitUntilReady(
+                    "weed (ports \(ports.all)) to answer a signed request", within: limit,
+                    every: .milliseconds(50)
+                ) {
+                    do {
+                        let reply = try Self.curl("GET", probe, as: identity, scratch: scratch)
+                        last = "\(reply.status) \(reply.text)"
+                        return reply.status == 200
+                    } catch {
+                        last = "\(error)"
+                        return false
+                    }
                 }
-                if !process.isRunning {
-                    let lines = Self.tail(log, from: logged)
-                    if lines.contains("address already in use") { throw PortTaken(log: lines) }
-                    throw ServeFailure(
-                        "weed (ports \(ports.all)) exited (status \(process.terminationStatus)); its log: \(lines)")
+            } catch let failure as ChildProcess.Failure {
+                switch failure.reason {
+                case .exited where failure.log.contains("address already in use"): throw PortTaken(log: failure.log)
+                case .exited: throw ServeFailure("\(failure)")
+                case .timedOut: throw ServeFailure("\(failure) (its last answer: \(last))")
                 }
-                usleep(50_000)
             }
-            throw ServeFailure(
-                "weed (ports \(ports.all)) did not answer a signed request within \(limit) (last: \(last)); its log: "
-                    + Self.tail(log, from: logged))
         }
     }
 
@@ -303,21 +297,14 @@ package final class SeaweedFS: @unchecked Sendable {
     /// Sends SIGTERM, waits up to `grace`, then SIGKILL; reaps the process and removes its sockets. Blocks.
     private func stopNow(grace: Duration) {
         guard let process else { return }
-        if process.isRunning {
-            if grace > .zero {
-                process.terminate()
-                let end = ContinuousClock.now + grace
-                while process.isRunning, ContinuousClock.now < end { usleep(10_000) }
-            }
-            process.killIfRunning()
-        }
+        process.stop(grace: grace)
         self.process = nil
         // The gRPC servers' unix sockets (/tmp/seaweedfs-master-grpc-PORT.sock...), which weed cannot be told to put
         // elsewhere and leaves behind; those this start announced only, so that a socket of another server is never
         // removed (after a start that found a port taken, another server's gRPC port may have that number). The
         // filer's and the S3 gateway's HTTP sockets are in `directory` (see `arguments`).
         let announcement = "gRPC also listening on Unix socket "
-        for line in Self.tail(log, from: logOffset, last: .max).split(separator: "\n") {
+        for line in process.log(last: .max).split(separator: "\n") {
             guard let found = line.range(of: announcement) else { continue }
             unlink(String(line[found.upperBound...]).trimmingCharacters(in: .whitespaces))
         }
@@ -406,13 +393,6 @@ package final class SeaweedFS: @unchecked Sendable {
         "AK" + role + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
     }
 
-    /// What a file holds from `offset` on, its `last` characters (enough of weed's log to say why it failed).
-    private static func tail(_ path: String, from offset: Int, last: Int = 4_000) -> String {
-        String(
-            String(decoding: (FileManager.default.contents(atPath: path) ?? Data()).dropFirst(offset), as: UTF8.self)
-                .suffix(last))
-    }
-
     private static func unescapeXML(_ text: String) -> String {
         text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
             .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#34;", with: "\"")
@@ -446,23 +426,13 @@ package final class SeaweedFS: @unchecked Sendable {
             arguments += ["-T", path]
         }
         defer { if let file { unlink(file) } }
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments + [url]
-        // Its error message, when it fails, comes on the same pipe (`--stderr -`): the response, or why there is none.
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // curl ends within --max-time, closing its output: the read is bounded by it.
-        let bytes = [UInt8](output.fileHandleForReading.readDataToEndOfFile())
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServeFailure(
-                "curl \(method) \(url): exit \(process.terminationStatus): \(String(decoding: bytes, as: UTF8.self))")
+        // Its error message, when it fails, comes on standard output (`--stderr -`): the response, or why there is
+        // none. curl ends within --max-time.
+        let finished = try ChildProcess.runToEnd("/usr/bin/curl", arguments + [url], errors: .discarded)
+        guard finished.status == 0 else {
+            throw ServeFailure("curl \(method) \(url): exit \(finished.status): \(finished.outputText)")
         }
-        return try parse(bytes)
+        return try parse(finished.output)
     }
 
     /// `curl -i`'s output: the status line, the headers (names lowercased), a blank line, the body; after any

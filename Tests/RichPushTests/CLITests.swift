@@ -60,33 +60,17 @@ struct CLI {
     static func runBlocking(_ arguments: [String], stdin: String?, prefix: [String] = [], direct: Bool = false) throws
         -> Run
     {
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: prefix.first ?? binary)
-        process.arguments =
-            prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + (direct ? [] : [binary]) + arguments
-        let output = Pipe()
-        let error = Pipe()
-        let input = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        let finished = try ChildProcess.runToEnd(
+            prefix.first ?? binary,
+            prefix.isEmpty ? arguments : Array(prefix.dropFirst()) + (direct ? [] : [binary]) + arguments,
+            input: Array((stdin ?? "").utf8))
+        return Run(status: finished.status, stdout: finished.outputText, stderr: finished.errorsText)
     }
 
     /// Starts the CLI with pipes to its standard input and from its standard output (standard error is
     /// discarded), for a test that talks to it while it runs.
     static func start(_ arguments: [String]) throws -> (process: ChildProcess, input: FileHandle, output: FileHandle) {
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        let process = ChildProcess(binary, arguments)
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input

@@ -62,40 +62,32 @@ final class NginxFront: @unchecked Sendable {
     }
 
     deinit {
-        if let process {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        // Ended before its directory goes: SIGTERM (nginx's fast shutdown), SIGKILL after a bound.
+        process?.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Starts nginx on `port`; returns once it serves, or false when the port was taken (nginx exited saying so).
-    /// - Throws: why nginx did not serve within 30 s, with its error log.
+    /// - Throws: `ChildProcess.Failure` saying why nginx did not serve within 30 s, with its error log.
     private func start() throws -> Bool {
         let conf = directory + "/nginx.conf"
         let errors = directory + "/error.log"
         try? FileManager.default.removeItem(atPath: errors)
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: conf))
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
         // -e: the error log from the start (before it reads the configuration, nginx would open the package's own).
-        process.arguments = ["-p", directory, "-c", conf, "-e", errors]
+        let process = ChildProcess(Self.executable, ["-p", directory, "-c", conf, "-e", errors])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        process.logFile = errors
         try process.run()
         self.process = process
-        let end = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < end {
-            if Self.answers(unixSocket: readySocket) { return true }
-            if !process.isRunning {
-                let log = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-                if log.contains("Address already in use") { return false }
-                throw ServeFailure("nginx on port \(port) exited (status \(process.terminationStatus)): \(log)")
-            }
-            usleep(20_000)
+        do {
+            try process.waitUntilReady("nginx on port \(port) to serve") { Self.answers(unixSocket: readySocket) }
+            return true
+        } catch let failure as ChildProcess.Failure {
+            if case .exited = failure.reason, failure.log.contains("Address already in use") { return false }
+            throw failure
         }
-        let log = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-        throw ServeFailure("nginx on port \(port) did not serve within 30 s: \(log)")
     }
 
     /// The unix socket readiness is asked through: one an attempt (an nginx that exited may leave its file behind).

@@ -38,17 +38,8 @@ struct PackagingTests {
     /// Runs `program` with `arguments`; its status and what it wrote on both outputs.
     static func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await offPool {
-            let process = ChildProcess()
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+            let finished = try ChildProcess.runToEnd(program, arguments, errors: .mergedIntoOutput)
+            return (finished.status, finished.outputText)
         }
     }
 

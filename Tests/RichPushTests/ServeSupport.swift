@@ -20,34 +20,40 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
     /// Without `readingStandardError`, nothing reads its standard error after that line (a stuck log reader).
-    /// `environment` (`NAME=value`) is added to the test's own, through env(1), which execs the server in place.
+    /// `environment` (`NAME=value`) is added to the test's own.
     init(_ arguments: [String], environment: [String] = [], readingStandardError: Bool = true) async throws {
-        process = ChildProcess()
-        let command = [CLI.binary, "serve", "--listen", "127.0.0.1:0"] + arguments
-        process.executableURL = URL(fileURLWithPath: environment.isEmpty ? CLI.binary : "/usr/bin/env")
-        process.arguments = environment.isEmpty ? Array(command.dropFirst()) : environment + command
+        let variables = Dictionary(
+            environment.map { ($0.prefix { $0 != "=" }.description, $0.drop { $0 != "=" }.dropFirst().description) },
+            uniquingKeysWith: { $1 })
+        process = ChildProcess(CLI.binary, ["serve", "--listen", "127.0.0.1:0"] + arguments, environment: variables)
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         errors = pipe.fileHandleForReading
         try process.run()
-        // Warnings may come before the listening line: read until it is in, within one bound.
-        let end = ContinuousClock.now + .seconds(30)
-        var written = ""
-        var found: Range<String.Index>? = nil
-        while found == nil, ContinuousClock.now < end {
-            let more = try await CLI.readLine(errors, within: end - .now)
-            if more.isEmpty { break }
-            written += more
-            found = written.range(of: #"\{"listening":"127\.0\.0\.1:(\d+)"\}"#, options: .regularExpression)
-        }
-        guard let found, let port = Int(written[found].dropLast(2).split(separator: ":").last!) else {
-            process.terminate()
-            throw ServeFailure("serve did not report its port; it wrote: \(written)")
+        // Warnings may come before the listening line: read what it writes until that line is in.
+        let (process, errors) = (process, errors)
+        let (port, startup, after) = try await offPool { () throws -> (Int, String, String) in
+            var written: [UInt8] = []
+            var found: (port: Int, line: Range<String.Index>, in: String)? = nil
+            try process.waitUntilReady("serve to report its port", log: { String(decoding: written, as: UTF8.self) }) {
+                written += Self.available(errors)
+                let text = String(decoding: written, as: UTF8.self)
+                let pattern = #"\{"listening":"127\.0\.0\.1:(\d+)"\}\n"#
+                guard let line = text.range(of: pattern, options: .regularExpression),
+                    let port = Int(text[line].dropLast(3).split(separator: ":").last!)
+                else { return false }
+                found = (port, line, text)
+                return true
+            }
+            let (port, line, text) = found!
+            return (port, String(text[..<line.lowerBound]), String(text[line.upperBound...]))
         }
         self.port = port
-        startup = String(written[..<found.lowerBound])
+        self.startup = startup
+        // What came after the listening line in the same read is the log's beginning.
+        collected.bytes = Array(after.utf8)
         guard readingStandardError else { return }
         // Everything after the listening line is collected on a thread of its own.
         let (handle, collected) = (errors, collected)
@@ -76,17 +82,24 @@ final class ServeProcess: @unchecked Sendable {
         }
     }
 
+    /// What `handle` holds for reading now (up to 64 KiB), without waiting for more; empty at its end too.
+    private static func available(_ handle: FileHandle) -> [UInt8] {
+        var poller = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 0) > 0 else { return [] }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = read(handle.fileDescriptor, &buffer, buffer.count)
+        return count > 0 ? Array(buffer[..<count]) : []
+    }
+
     /// Sends SIGTERM and waits for the exit (failing loudly after `limit`); the exit status.
     func terminate(within limit: Duration = .seconds(60)) async throws -> Int32 {
-        kill(process.processIdentifier, SIGTERM)
+        process.terminate()
         return try await waitForExit(within: limit)
     }
 
     func waitForExit(within limit: Duration) async throws -> Int32 {
         try await process.exitStatus("serve", within: limit)
     }
-
-    deinit { process.killIfRunning() }
 
     /// One request on a new connection, off the cooperative pool.
     func request(

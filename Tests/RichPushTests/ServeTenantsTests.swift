@@ -371,7 +371,7 @@ struct ServeTenantsTests {
         var changed = alpha
         changed.fields = ["allow_network": [] as [String]]
         _ = try Self.file([changed], at: file)
-        kill(server.process.processIdentifier, SIGHUP)
+        server.process.signal(SIGHUP)
         try await waitUntil("the reload's log line") { server.logLines.contains { $0["reload"] != nil } }
         let line = try #require(server.logLines.first { $0["reload"] != nil })
         #expect(line["reload"] as? String == "done")
@@ -392,7 +392,7 @@ struct ServeTenantsTests {
         let file = try Self.file([alpha])
         let server = try await ServeProcess(bed.cliOptions + ["--tenants", file])
         _ = try Self.file([TestTenant("alpha", ["allow_network": ["not-a-range"]])], at: file)
-        kill(server.process.processIdentifier, SIGHUP)
+        server.process.signal(SIGHUP)
         try await waitUntil("the reload's log line") { server.logLines.contains { $0["reload"] != nil } }
         let line = try #require(server.logLines.first { $0["reload"] != nil })
         #expect(line["reload"] as? String == "refused")

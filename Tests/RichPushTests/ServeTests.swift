@@ -465,7 +465,7 @@ struct ServeTests {
             }
         }
         try await waitUntil("three slow payloads in flight") { bed.origin.exchanges.count == 3 }
-        kill(server.process.processIdentifier, SIGTERM)
+        server.process.signal(SIGTERM)
         try await waitUntil("readiness to turn 503") { try keepAlive.exchange("GET", "/readyz").status == 503 }
         let refused = try keepAlive.exchange("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
         #expect(refused.status == 503)
@@ -488,7 +488,7 @@ struct ServeTests {
         let server = try await ServeProcess(bed.cliOptions + ["--drain-timeout", "0.5", "--deadline", "60"])
         let stuck = Task { try await server.request("POST", "/v1/enrich", body: Self.payload(bed.url("/stall"))) }
         try await waitUntil("the stalled payload in flight") { bed.origin.exchanges.count == 1 }
-        kill(server.process.processIdentifier, SIGTERM)
+        server.process.signal(SIGTERM)
         let reply = try await stuck.value
         #expect(reply.status == 200)
         #expect(["failed", "expired", "cancelled"].contains(reply.json["outcome"] as? String ?? ""))
@@ -528,7 +528,7 @@ extension ServeTests {
             return false
         }
         let signalled = ContinuousClock.now
-        kill(server.process.processIdentifier, SIGTERM)
+        server.process.signal(SIGTERM)
         let status = try await server.waitForExit(within: .seconds(60))
         let took = ContinuousClock.now - signalled
         #expect(status == 0)
@@ -566,7 +566,7 @@ extension ServeTests {
                         + "\n").utf8))
         }
         try await waitUntil("two slow payloads in flight") { bed.origin.exchanges.count == 2 }
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         // Standard input stays open: the command must not wait for more of it.
         let text = try await readToEnd(output, within: .seconds(30))
         try await waitUntil("stream to exit", within: .seconds(30)) { !process.isRunning }

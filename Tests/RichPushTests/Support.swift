@@ -124,15 +124,8 @@ final class TestBed: Sendable {
 /// cooperative pool.
 func sha256sum(_ path: String) async throws -> String {
     try await offPool {
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+        let summed = try ChildProcess.runToEnd("/usr/bin/sha256sum", [path])
+        return summed.outputText.split(separator: " ").first.map(String.init) ?? ""
     }
 }
 

@@ -48,31 +48,25 @@ final class TLSOrigin: @unchecked Sendable {
         // SSL_ERROR_SYSCALL (seen once in a full run).
         output = directory + "/s_server.out"
         errors = directory + "/s_server.err"
-        server = ChildProcess()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        server.arguments =
+        server = ChildProcess(
+            "/usr/bin/openssl",
             [
                 "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key,
                 responses == nil ? "-WWW" : "-HTTP",
-            ] + (connections.map { ["-naccept", String($0), version.flag] } ?? [])
-        server.currentDirectoryURL = URL(
-            fileURLWithPath: responses == nil ? FixtureRoutes.fixturesDirectory + "/media" : directory)
-        server.standardOutput = try Self.newFile(output)
-        server.standardError = try Self.newFile(errors)
+            ] + (connections.map { ["-naccept", String($0), version.flag] } ?? []),
+            directory: responses == nil ? FixtureRoutes.fixturesDirectory + "/media" : directory)
+        server.standardOutput = try ChildProcess.outputFile(output)
+        server.standardError = try ChildProcess.outputFile(errors)
+        server.logFile = errors
+        // s_server does not end on SIGTERM while it waits for a connection (seen again with SIGTERM unblocked and at
+        // its default); it keeps nothing: SIGKILL at once.
+        server.stopGrace = .zero
         try server.run()
-        do {
-            port = try Self.acceptedPort(server, output: output, errors: errors)
-        } catch {
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
-            throw error
-        }
+        port = try Self.acceptedPort(server, output: output)
     }
 
     deinit {
-        // s_server does not end on SIGTERM while it waits for a connection.
-        kill(server.processIdentifier, SIGKILL)
-        server.waitUntilExit()
+        server.stop(grace: server.stopGrace)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -80,13 +74,7 @@ final class TLSOrigin: @unchecked Sendable {
     /// "session cache hits": with TLS 1.3's tickets, a hit is a resumption), as it prints them when it exits after
     /// `connections`. Waits for that exit (every 10 ms, on this thread; a bound of 30 s, for a failure only).
     func sessionStatistics() throws -> (handshakes: Int, resumed: Int) {
-        let end = ContinuousClock.now + .seconds(30)
-        while server.isRunning {
-            guard ContinuousClock.now < end else {
-                throw Failure(detail: "openssl s_server had not exited 30 s after its last connection was due")
-            }
-            usleep(10_000)
-        }
+        _ = try server.waitUntilExit("openssl s_server to exit after its last connection", every: .milliseconds(10))
         let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         func count(_ label: String) throws -> Int {
             guard let line = printed.split(separator: "\n").first(where: { $0.hasSuffix(label) }),
@@ -97,35 +85,21 @@ final class TLSOrigin: @unchecked Sendable {
         return (try count("server accepts that finished"), try count("session cache hits"))
     }
 
-    private static func newFile(_ path: String) throws -> FileHandle {
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-            let file = FileHandle(forWritingAtPath: path)
-        else { throw Failure(detail: "cannot create \(path)") }
-        return file
-    }
-
     /// The port in s_server's "ACCEPT 127.0.0.1:PORT" line, read from `output` as soon as it is there (every 10 ms,
-    /// on this thread: see `offPool`). Throws, with s_server's standard error, when s_server exits first or 30 s pass
-    /// (a bound for a failure only: it printed the line 0.05 to 0.25 s after its start at load 16 on two cores).
-    private static func acceptedPort(_ server: ChildProcess, output: String, errors: String) throws -> Int {
-        func failure(_ what: String) -> Failure {
-            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-            return Failure(detail: "openssl s_server \(what) before listening: \(stderr)")
-        }
-        let end = ContinuousClock.now + .seconds(30)
-        while true {
+    /// on this thread: see `offPool`). Throws `ChildProcess.Failure`, with s_server's standard error, when s_server
+    /// exits first or 30 s pass (a bound for a failure only: it printed the line 0.05 to 0.25 s after its start at
+    /// load 16 on two cores).
+    private static func acceptedPort(_ server: ChildProcess, output: String) throws -> Int {
+        var port: Int?
+        try server.waitUntilReady("openssl s_server to print its ACCEPT line", every: .milliseconds(10)) {
             // Whole lines only: the last piece may be one that s_server is still writing.
             let written = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             let lines = written.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-            if let line = lines.first(where: { $0.hasPrefix("ACCEPT ") }),
-                let port = line.split(separator: ":").last.flatMap({ Int($0) })
-            {
-                return port
-            }
-            guard server.isRunning else { throw failure("exited \(server.terminationStatus)") }
-            guard ContinuousClock.now < end else { throw failure("printed no ACCEPT line within 30 s") }
-            usleep(10_000)
+            port = lines.first(where: { $0.hasPrefix("ACCEPT ") }).flatMap { $0.split(separator: ":").last }
+                .flatMap { Int($0) }
+            return port != nil
         }
+        return port!
     }
 }
 
@@ -133,17 +107,13 @@ final class TLSOrigin: @unchecked Sendable {
 /// `openssl req`: a test's server serves it, and the fetcher trusts it as its CA bundle. Returns their paths.
 func makeCertificate(in directory: String) throws -> (certificate: String, key: String) {
     let (certificate, key) = (directory + "/cert.pem", directory + "/key.pem")
-    let make = ChildProcess()
-    make.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    make.arguments = [
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
-        "-subj", "/CN=media.test", "-addext", "subjectAltName=DNS:media.test",
-    ]
-    make.standardError = FileHandle.nullDevice
-    make.standardOutput = FileHandle.nullDevice
-    try make.run()
-    make.waitUntilExit()
-    guard make.terminationStatus == 0 else { throw ServeFailure("openssl req exited \(make.terminationStatus)") }
+    let made = try ChildProcess.runToEnd(
+        "/usr/bin/openssl",
+        [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+            "-subj", "/CN=media.test", "-addext", "subjectAltName=DNS:media.test",
+        ])
+    guard made.status == 0 else { throw ServeFailure("openssl req exited \(made.status): \(made.errorsText)") }
     return (certificate, key)
 }
 

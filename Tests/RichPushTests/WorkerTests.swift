@@ -63,49 +63,43 @@ final class RedisServer: @unchecked Sendable {
     /// - Throws: `PortTaken` when its port was taken (it exited saying so), or why it did not answer.
     func start(untilReady: Bool = true) throws {
         let log = directory + "/redis.log"
-        // This start's lines only: the log is appended to across restarts.
-        let logged = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
-        let process = ChildProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments =
+        let process = ChildProcess(
+            "/usr/bin/redis-server",
             [
                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", directory,
                 "--appendonly", appendOnly ? "yes" : "no", "--appendfsync", "always", "--unixsocket", socketPath,
                 "--unixsocketperm", "700", "--logfile", log,
-            ] + extraArguments
+            ] + extraArguments)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        // This start's lines only: the log is appended to across restarts.
+        process.logFile = log
         try process.run()
         self.process = process
-        let end = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < end {
-            do {
-                if try client().run(["PING"]) == .status("PONG") { return }
-            } catch  where !untilReady && !error.connection {
-                return
-            } catch {}
-            if !process.isRunning {
-                let lines = String(
-                    decoding: (FileManager.default.contents(atPath: log) ?? Data()).dropFirst(logged), as: UTF8.self)
-                if lines.contains("Address already in use") { throw PortTaken(port: port) }
-                throw ServeFailure(
-                    "redis-server on port \(port) exited (status \(process.terminationStatus)): \(lines)")
+        do {
+            try process.waitUntilReady("redis-server on port \(port) to answer", within: .seconds(20)) {
+                do {
+                    return try client().run(["PING"]) == .status("PONG")
+                } catch let error as RedisError where !untilReady && !error.connection {
+                    return true
+                } catch {
+                    return false
+                }
             }
-            usleep(20_000)
+        } catch let failure as ChildProcess.Failure {
+            if case .exited = failure.reason, failure.log.contains("Address already in use") {
+                throw PortTaken(port: port)
+            }
+            throw failure
         }
-        throw ServeFailure("redis-server on port \(port) did not answer within 20 s")
     }
 
     /// Stops the server with SHUTDOWN (with AOF and `appendfsync always`, every write is kept) and waits for it;
-    /// SIGKILL after 10 s. (Not SIGTERM: a child started from a test thread inherits that thread's blocked
-    /// signals, SIGTERM among them.)
+    /// SIGKILL after 10 s.
     func stop() {
         guard let process, process.isRunning else { return }
         _ = try? client().run(["SHUTDOWN", "NOSAVE"])
-        let end = ContinuousClock.now + .seconds(10)
-        while process.isRunning, ContinuousClock.now < end { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.stop(nil, grace: .seconds(10))
     }
 
     deinit {
@@ -173,39 +167,39 @@ final class RedisServer: @unchecked Sendable {
 
 /// A `richpush worker` process; its standard error goes to a file of its own (`stderr` reads it).
 final class WorkerProcess: @unchecked Sendable {
-    let process = ChildProcess()
+    let process: ChildProcess
     private let errorFile = NSTemporaryDirectory() + "richpush-worker-stderr-" + UUID().uuidString
 
-    /// `environment`: variables added to the test's own (through env(1)).
+    /// `environment`: variables added to the test's own.
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: environment.isEmpty ? CLI.binary : "/usr/bin/env")
-        let variables = environment.map { "\($0.key)=\($0.value)" }
-        process.arguments = (environment.isEmpty ? [] : variables + [CLI.binary]) + ["worker"] + arguments
+        process = ChildProcess(CLI.binary, ["worker"] + arguments, environment: environment)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: errorFile)
+        process.standardError = try ChildProcess.outputFile(errorFile)
         process.standardInput = FileHandle.nullDevice
+        process.logFile = errorFile
         try process.run()
     }
 
     /// What the worker wrote to standard error so far.
     var stderr: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    func signal(_ number: Int32) { process.signal(number) }
 
     /// The port its `--metrics-listen` listener bound (asked for port 0, so that no other process can take it
     /// first), from its announcement on standard error: `{"listening":"127.0.0.1:PORT"}`.
     func metricsPort() async throws -> Int {
-        var port: Int? = nil
-        try await waitUntil("the worker to announce its listener") {
-            port =
-                stderr.split(separator: "\n").lazy.compactMap { line -> Int? in
-                    guard line.hasPrefix(#"{"listening":""#) else { return nil }
-                    return line.dropLast(2).split(separator: ":").last.flatMap { Int($0) }
-                }.first
-            return port != nil
+        try await offPool { [self] in
+            var port: Int? = nil
+            try process.waitUntilReady("the worker to announce its listener") {
+                port =
+                    stderr.split(separator: "\n").lazy.compactMap { line -> Int? in
+                        guard line.hasPrefix(#"{"listening":""#) else { return nil }
+                        return line.dropLast(2).split(separator: ":").last.flatMap { Int($0) }
+                    }.first
+                return port != nil
+            }
+            return try #require(port)
         }
-        return try #require(port)
     }
 
     func waitForExit(within limit: Duration) async throws -> Int32 {
@@ -213,7 +207,7 @@ final class WorkerProcess: @unchecked Sendable {
     }
 
     deinit {
-        process.killIfRunning()
+        process.stop(grace: process.stopGrace)
         try? FileManager.default.removeItem(atPath: errorFile)
     }
 }
