@@ -49,8 +49,18 @@ int csystem_set_limit(enum csystem_limit limit, unsigned long long soft, unsigne
     case CSYSTEM_LIMIT_CORE:
         resource = RLIMIT_CORE;
         break;
+    case CSYSTEM_LIMIT_FILE_SIZE:
+        resource = RLIMIT_FSIZE;
+        break;
     default:
         return EINVAL;
+    }
+    // Never above the hard limit the process was given (`ulimit -H`), which it may not raise: the lower stands.
+    struct rlimit given;
+    if (getrlimit(resource, &given) != 0) return errno;
+    if (given.rlim_max != RLIM_INFINITY) {
+        if (hard > given.rlim_max) hard = given.rlim_max;
+        if (soft > hard) soft = hard;
     }
     struct rlimit value = {.rlim_cur = soft, .rlim_max = hard};
     return setrlimit(resource, &value) == 0 ? 0 : errno;

@@ -28,12 +28,19 @@ struct SVGRendererTests {
         <circle cx="150" cy="100" r="40" fill="#0c0"/></g></svg>
         """
 
+    /// Noise over 1,000 x 1,000 pixels, in every channel: a PNG of about 4 MB, which no compression shrinks.
+    static let noise = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="1000" height="1000"><filter id="n"><feTurbulence \
+        baseFrequency="0.9" numOctaves="2" stitchTiles="stitch"/></filter><rect width="1000" height="1000" \
+        filter="url(#n)"/></svg>
+        """
+
     /// A directory the beds' origins serve: the SVGs above, one that does not parse, one that names a file, and
     /// the fixtures' icon.svg and banner.webp.
     static let media: String = {
         let directory = try! temporaryDirectory()
         let files: [String: String] = [
-            "spinning.svg": spinning, "drawing.svg": drawing,
+            "spinning.svg": spinning, "drawing.svg": drawing, "noise.svg": noise,
             "broken.svg": #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect"#,
             "external.svg":
                 #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">"#
@@ -258,12 +265,124 @@ struct SVGRendererTests {
         #expect(renderer.processes.isEmpty)
     }
 
+    @Test(
+        """
+        a renderer child has the rendering's variables of the parent's environment alone, and is confined (no new \
+        privileges, a seccomp filter) while librsvg renders
+        """
+    )
+    func environmentAndConfinement() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = open(directory + "/out.png", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(output) }
+        let renderer = SVGRenderer(executable: CLI.binary, maximumPixels: 50_000_000)
+        let stop = StopSignal()
+        let conversion = Task.detached {
+            try? renderer.convert(Self.request("spinning.svg", into: output), stop: stop, deadline: .now + .seconds(60))
+        }
+        defer { stop.stop() }
+        var pid: Int32 = 0
+        try await waitUntil("the SVG renderer to start", every: .milliseconds(5)) {
+            pid = renderer.processes.first ?? 0
+            return pid > 0
+        }
+        // The filter comes after libvips has started, before the document is parsed: while it spins, it is there.
+        var status: [String] = []
+        try await waitUntil("the renderer \(pid) to be confined", every: .milliseconds(5)) {
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            status = text.split(separator: "\n").map(String.init).filter {
+                $0.hasPrefix("NoNewPrivs:") || $0.hasPrefix("Seccomp:") || $0.hasPrefix("CapEff:")
+            }
+            return status.contains("Seccomp:\t2")
+        }
+        #expect(status.contains("NoNewPrivs:\t1") && status.contains("CapEff:\t0000000000000000"), "\(status)")
+        let environment = try #require(FileManager.default.contents(atPath: "/proc/\(pid)/environ"))
+        let names = Set(
+            environment.split(separator: 0).map { String(decoding: $0.prefix { $0 != 0x3D }, as: UTF8.self) })
+        let parents = Set(ProcessInfo.processInfo.environment.keys)
+        // VIPSHOME and SWIFT_BACKTRACE are the child's own.
+        let withheld = parents.filter { !SVGRenderer.passes($0) }.subtracting(["VIPSHOME", "SWIFT_BACKTRACE"])
+        // This process has variables no renderer needs (PATH at least): none reached the child.
+        #expect(withheld.contains("PATH"))
+        #expect(names.isDisjoint(with: withheld), "\(names.intersection(withheld).sorted())")
+        #expect(names.subtracting(parents.filter(SVGRenderer.passes)) == ["VIPSHOME", "SWIFT_BACKTRACE"], "\(names)")
+        stop.stop()
+        _ = await conversion.value
+        #expect(renderer.processes.isEmpty)
+    }
+
+    @Test("a confined renderer child cannot open a socket, run a program, fork, or signal another process")
+    func confinedChildIsRefused() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let output = open(directory + "/out.png", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        defer { close(output) }
+        var renderer = SVGRenderer(executable: CLI.binary, maximumPixels: 50_000_000)
+        renderer.probing = true
+        // The probe tries to make `input.probe` beside the document: a copy in the test's own directory.
+        let input = directory + "/drawing.svg"
+        try FileManager.default.copyItem(atPath: Self.media + "/drawing.svg", toPath: input)
+        var request = Self.request("drawing.svg", into: output)
+        request.input = input
+        var detail = ""
+        do throws(TransformFailure) {
+            _ = try renderer.convert(request, stop: StopSignal(), deadline: .now + .seconds(30))
+        } catch {
+            detail = error.detail
+        }
+        let refused = String(cString: strerror(EPERM))
+        // Landlock, where the kernel has it, refuses by path: the parent's /proc files and any file made.
+        let denied = SVGRendererChild.hasLandlock ? String(cString: strerror(EACCES)) : "allowed"
+        #expect(
+            detail.split(separator: "\n").map(String.init) == [
+                "socket: \(refused)", "execve: \(refused)", "fork: \(refused)", "kill parent: \(refused)",
+                "kill every process: \(refused)", "setpgid: \(refused)", "parent's environ: \(denied)",
+                "new file: \(denied)",
+            ], "\(detail)")
+        #expect(!FileManager.default.fileExists(atPath: input + ".probe") || !SVGRendererChild.hasLandlock)
+    }
+
+    @Test("the renderer child's file-size limit fails an output larger than the pixel limit allows, as store-failed")
+    func fileSizeLimit() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var sizes: [Int] = []
+        var failures: [TransformFailure?] = []
+        // One pixel allowed: a limit of 1 MiB and 6 bytes, which the noise's 4 MB PNG exceeds; then the default.
+        for maximumPixels in [1, 50_000_000] {
+            let path = directory + "/out-\(maximumPixels).png"
+            let output = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            defer { close(output) }
+            let renderer = SVGRenderer(executable: CLI.binary, maximumPixels: maximumPixels)
+            do throws(TransformFailure) {
+                _ = try renderer.convert(
+                    Self.request("noise.svg", into: output), stop: StopSignal(), deadline: .now + .seconds(60))
+                failures.append(nil)
+            } catch {
+                failures.append(error)
+            }
+            sizes.append((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1)
+        }
+        #expect(SVGRenderer.fileSize(maximumPixels: 1) == (1 << 20) + 6)
+        #expect(failures[0]?.code == .storeFailed, "\(String(describing: failures[0]))")
+        #expect(
+            failures[0]?.detail.contains(String(cString: strerror(EFBIG))) == true, "\(String(describing: failures[0]))"
+        )
+        #expect(sizes[0] <= (1 << 20) + 6, "\(sizes)")
+        #expect(failures[1] == nil, "\(String(describing: failures[1]))")
+        #expect(sizes[1] > (1 << 20) + 6, "\(sizes)")
+    }
+
     @Test("the child's request and report read back as written; anything else is none")
     func wire() {
         let request = SVGRendererChild.Request(
             input: "/tmp/a b=c/x.svg", format: .png, maximumSide: 1440, quality: 85, addressSpace: 1 << 31,
-            cpuSeconds: 7, parent: 42)
+            cpuSeconds: 7, fileSize: 1 << 28, parent: 42)
         #expect(SVGRendererChild.Request(words: request.words) == request)
+        var probing = request
+        probing.probe = true
+        #expect(SVGRendererChild.Request(words: probing.words) == probing)
         var unbounded = request
         unbounded.maximumSide = nil
         #expect(SVGRendererChild.Request(words: unbounded.words) == unbounded)
@@ -279,5 +398,7 @@ struct SVGRendererTests {
         #expect(SVGRendererChild.Report(Array("ok 3".utf8)) == nil)
         #expect(SVGRenderer.addressSpace(maximumPixels: 50_000_000) == (1 << 30) + 800_000_000)
         #expect(SVGRenderer.addressSpace(maximumPixels: Int.max) == Int.max)
+        #expect(SVGRenderer.fileSize(maximumPixels: 50_000_000) == (1 << 20) + 300_000_000)
+        #expect(SVGRenderer.fileSize(maximumPixels: Int.max) == Int.max)
     }
 }

@@ -33,13 +33,46 @@ enum csystem_limit {
     CSYSTEM_LIMIT_ADDRESS_SPACE,  // RLIMIT_AS, in bytes
     CSYSTEM_LIMIT_CPU,            // RLIMIT_CPU, in seconds: SIGXCPU at the soft limit, SIGKILL at the hard one
     CSYSTEM_LIMIT_CORE,           // RLIMIT_CORE, in bytes (0: no core dump)
+    CSYSTEM_LIMIT_FILE_SIZE,      // RLIMIT_FSIZE, in bytes: a write past it fails (EFBIG, SIGXFSZ ignored)
 };
 
-// Sets the calling process's `limit` (setrlimit); 0, or an errno.
+// Sets the calling process's `limit` (setrlimit), each value no higher than the hard limit it has (which only a
+// privileged process may raise); 0, or an errno.
 int csystem_set_limit(enum csystem_limit limit, unsigned long long soft, unsigned long long hard);
 
 // Has the kernel send the calling process SIGKILL when the thread that spawned it ends (prctl PR_SET_PDEATHSIG);
 // 0, ESRCH when its parent is no longer `parent` (it ended before the request was made), or an errno.
 int csystem_die_with_parent(int parent);
+
+// Confinement (confine.c), in the order a process applies it to itself: `csystem_forbid_privileges` and
+// `csystem_restrict_files_and_signals` while it has one thread (both hold for the calling thread and the threads it
+// starts after), `csystem_filter_system_calls` at any time (it reaches every thread).
+
+// Sets no_new_privs (prctl PR_SET_NO_NEW_PRIVS: no execve gains privileges, and the two below need it) and empties
+// the calling thread's capability sets (capset); 0, or an errno.
+int csystem_forbid_privileges(void);
+
+// The Landlock ABI version the kernel offers (landlock_create_ruleset's LANDLOCK_CREATE_RULESET_VERSION), 0 when it
+// offers none (no Landlock, or Landlock not among the enabled security modules).
+int csystem_landlock_abi(void);
+
+// Confines the calling thread and those it starts after in a Landlock domain of its own: no file or directory made,
+// written (but /dev/null), truncated, renamed, removed or executed through a path (descriptors already open are
+// unaffected), and, where the kernel's ABI has them, no TCP bind or connect (4), no abstract Unix socket or signal (6)
+// beyond it; in any ABI, no tracing of a process outside it, which includes reading its /proc files that need ptrace's
+// permission (environ, mem, fd, maps). Needs no_new_privs. 0; EOPNOTSUPP when the kernel offers no Landlock; or an
+// errno.
+int csystem_restrict_files_and_signals(void);
+
+// Installs on every thread of the calling process (SECCOMP_FILTER_FLAG_TSYNC) a seccomp-bpf filter that kills the
+// process on a call of another architecture (or x32's), and fails with EPERM: socket, connect, bind, listen, accept,
+// execve, execveat, fork and vfork, a clone without CLONE_THREAD, ptrace, process_vm_readv/writev, pidfd calls,
+// kill/tgkill/rt_sigqueueinfo to another process than `self` (its process id; kill also to its group), tkill, setpgid,
+// setsid, setting a resource limit, prctl PR_SET_PDEATHSIG, a descriptor's owner (fcntl F_SETOWN(_EX), ioctl
+// FIOSETOWN/SIOCSPGRP: SIGIO to another process), a terminal's TIOCSTI, TIOCSPGRP, TIOCLINUX, the scheduling of another
+// process (sched_set*), setpriority, ioprio_set, migrate_pages, move_pages, io_uring, bpf, perf_event_open,
+// userfaultfd, namespaces, mounts, modules, kexec, reboot, keyrings and file handles; clone3 with ENOSYS (glibc then
+// uses clone). Needs no_new_privs. 0, or an errno.
+int csystem_filter_system_calls(int self);
 
 #endif

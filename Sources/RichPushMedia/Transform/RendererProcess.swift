@@ -47,8 +47,8 @@ final class RendererProcess: Sendable {
 
     /// The signals whose disposition the child gets back to the default: the parent ignores SIGTERM and SIGINT
     /// while its signal sources wait for them (`TerminationSignals`), and an ignored disposition survives `execve`;
-    /// SIGXCPU must end a child past its CPU limit. SIGPIPE and SIGXFSZ stay ignored, as in the parent, so that a
-    /// write the child cannot make fails as it would in process (`store-failed` for a file size limit).
+    /// SIGXCPU must end a child past its CPU limit. SIGPIPE stays ignored, as in the parent, so that a write the
+    /// child cannot make fails as it would in process; the child ignores SIGXFSZ itself (its file-size limit).
     private static let defaultSignals = [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU]
 
     /// The child's descriptor for the image it writes (the parent's partial attachment file).

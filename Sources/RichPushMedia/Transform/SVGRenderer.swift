@@ -18,12 +18,23 @@ import RichPushCore
 /// - an address space of `addressSpace(maximumPixels:)`, so that a document whose filters multiply its surfaces
 ///   fails instead of taking the machine's memory;
 /// - the CPU seconds left to the deadline, plus one (`RLIMIT_CPU`): a backstop should the parent not kill it (the
-///   parent's own end kills it too: `PR_SET_PDEATHSIG`).
+///   parent's own end kills it too: `PR_SET_PDEATHSIG`);
+/// - a file size of `fileSize(maximumPixels:)` (`RLIMIT_FSIZE`), so that a child gone wrong cannot fill the disk
+///   through its output;
+/// - an environment of `environment` alone (none of the parent's secrets: a bearer token, S3 credentials);
+/// - the confinement `SVGRendererChild` gives itself before librsvg parses the document: no new privileges, no
+///   capabilities, a seccomp filter refusing sockets, programs, processes and signals or tracing beyond itself,
+///   and a Landlock domain where the kernel has Landlock (no file written or made by path, none of the parent's
+///   /proc files read).
 struct SVGRenderer: Sendable {
     /// The executable (`TransformSettings.svgRenderer`).
     let executable: String
     /// The child's RLIMIT_AS, in bytes.
     let addressSpace: Int
+    /// The child's RLIMIT_FSIZE, in bytes.
+    let fileSize: Int
+    /// Whether each child, once confined, reports what it is refused instead of converting (tests).
+    var probing = false
     /// The children running now, by process id (what tests watch for their end).
     private let running = LockedValue<Set<Int32>>([])
 
@@ -34,9 +45,18 @@ struct SVGRenderer: Sendable {
     /// one rendered into, and a filter's source, result and one intermediate).
     static let bytesPerPixel = 16
 
+    /// Bytes of output file per pixel the header may declare: 6. A PNG, the larger of the two formats written, is
+    /// at most 4 bytes a pixel (8-bit RGBA, stored uncompressed) and a filter byte a row (at most one a pixel, for
+    /// a picture one pixel wide), plus zlib's and its chunks' framing (under 1%); a JPEG is 3 bytes a pixel
+    /// before compression, and stays below that even at quality 100 on noise.
+    static let fileBytesPerPixel = 6
+    /// Bytes of output file beyond the pixels': 1 MiB, for a PNG's or JPEG's headers and a tiny picture's framing.
+    static let baseFileSize = 1 << 20
+
     init(executable: String, maximumPixels: Int) {
         self.executable = executable
         addressSpace = Self.addressSpace(maximumPixels: maximumPixels)
+        fileSize = Self.fileSize(maximumPixels: maximumPixels)
     }
 
     /// The child's address-space limit for a pixel limit: `baseAddressSpace` + `bytesPerPixel` per pixel
@@ -44,6 +64,16 @@ struct SVGRenderer: Sendable {
     static func addressSpace(maximumPixels: Int) -> Int {
         let (pixels, overflow) = maximumPixels.multipliedReportingOverflow(by: bytesPerPixel)
         let (total, overflowAgain) = pixels.addingReportingOverflow(baseAddressSpace)
+        return overflow || overflowAgain ? Int.max : total
+    }
+
+    /// The child's file-size limit for a pixel limit: `baseFileSize` + `fileBytesPerPixel` per pixel, saturating
+    /// (287 MiB for the default 50,000,000): the largest file a conversion of an image the step accepts writes,
+    /// with margin. The step accepts a larger output than its image cap and converts again smaller, so the cap is
+    /// no bound here; the pixel limit is, as the output never has more pixels than the header declares.
+    static func fileSize(maximumPixels: Int) -> Int {
+        let (pixels, overflow) = maximumPixels.multipliedReportingOverflow(by: fileBytesPerPixel)
+        let (total, overflowAgain) = pixels.addingReportingOverflow(baseFileSize)
         return overflow || overflowAgain ? Int.max : total
     }
 
@@ -63,7 +93,8 @@ struct SVGRenderer: Sendable {
         let cpuSeconds = max(1, Int((left + .milliseconds(999)).components.seconds)) + 1
         let child = SVGRendererChild.Request(
             input: request.input, format: request.format, maximumSide: request.maximumSide, quality: request.quality,
-            addressSpace: addressSpace, cpuSeconds: cpuSeconds, parent: getpid())
+            addressSpace: addressSpace, cpuSeconds: cpuSeconds, fileSize: fileSize, parent: getpid(),
+            probe: probing)
         let process = RendererProcess()
         let finished = try stop.whileRegistered({ process.kill() }) { () throws(TransformFailure) in
             try process.run(
@@ -98,19 +129,45 @@ struct SVGRenderer: Sendable {
         }
     }
 
-    /// The child's environment: the parent's, with two changes. `VIPSHOME` names no directory, so that libvips
-    /// finds none of its modules (ImageMagick's, libheif's, poppler's, OpenSlide's, JPEG XL's): the child reads SVG
-    /// alone, which libvips renders itself through librsvg, and opening ImageMagick's coders is most of libvips's
-    /// start-up. `SWIFT_BACKTRACE` off: a renderer that crashes is reported by its signal, not after seconds of a
-    /// symbolicated backtrace. Read once, at the first SVG.
+    /// The child's environment: what rendering reads, and no more, so that none of the parent's secrets (serve's
+    /// bearer token, `AWS_SECRET_ACCESS_KEY`, `REDISCLI_AUTH`) is in a process that parses hostile documents. Of
+    /// the parent's, the names in `passedVariables` and those starting with one of `passedPrefixes`; and two set
+    /// here. `VIPSHOME` names no directory, so that libvips finds none of its modules (ImageMagick's, libheif's,
+    /// poppler's, OpenSlide's, JPEG XL's): the child reads SVG alone, which libvips renders itself through
+    /// librsvg, and opening ImageMagick's coders is most of libvips's start-up. `SWIFT_BACKTRACE` off: a renderer
+    /// that crashes is reported by its signal, not after seconds of a symbolicated backtrace. Read once, at the
+    /// first SVG.
     static let environment: [String] = {
         var environment: [String] = []
         var cursor = environ
         while let entry = cursor.pointee {
             let text = String(cString: entry)
-            if !text.hasPrefix("VIPSHOME="), !text.hasPrefix("SWIFT_BACKTRACE=") { environment.append(text) }
+            if let equals = text.firstIndex(of: "="), Self.passes(String(text[..<equals])) {
+                environment.append(text)
+            }
             cursor += 1
         }
         return environment + ["VIPSHOME=/nonexistent", "SWIFT_BACKTRACE=enable=no"]
     }()
+
+    /// The variables the child gets from the parent, by name: where fontconfig finds its configuration, fonts and
+    /// caches (`HOME`, the XDG directories), the locale (fontconfig's default language, which picks among fonts
+    /// for text without `xml:lang`), the dynamic linker's path (the binary's libraries may be found by it), the
+    /// temporary directory, and the rendering libraries' switches (FreeType's properties, HarfBuzz's shapers,
+    /// pixman's and orc's code paths, glib's allocator). Found by logging the child's `getenv` calls while it
+    /// rendered text, gradients and filters.
+    static let passedVariables: Set<String> = [
+        "HOME", "TMPDIR", "LD_LIBRARY_PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
+        "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_HOME", "XDG_DATA_DIRS", "XDG_CACHE_HOME",
+        "FREETYPE_PROPERTIES", "HB_SHAPER_LIST", "PANGOCAIRO_BACKEND", "PIXMAN_DISABLE", "ORC_CODE", "G_SLICE",
+    ]
+
+    /// The variables the child gets from the parent, by prefix: libvips's settings (`VIPS_CONCURRENCY`,
+    /// `VIPS_NOVECTOR`, ...) and fontconfig's (`FONTCONFIG_FILE`, `FONTCONFIG_PATH`, `FC_LANG`, ...).
+    static let passedPrefixes = ["VIPS_", "FONTCONFIG_", "FC_"]
+
+    /// Whether the parent's variable `name` is passed to the child (`VIPSHOME` and `SWIFT_BACKTRACE` are set).
+    static func passes(_ name: String) -> Bool {
+        passedVariables.contains(name) || passedPrefixes.contains { name.hasPrefix($0) }
+    }
 }
