@@ -21,6 +21,8 @@ package protocol HTTPHandler: Sendable {
 package enum HTTPHead: Sendable {
     /// Answer now; the body, if any, is not read (the connection is then closed after the response).
     case respond(HTTPResponse)
-    /// Read the body, at most `limit` bytes, then call `respond(to:)`; a longer body gets `tooLarge`.
-    case read(limit: Int, tooLarge: HTTPResponse)
+    /// Read the body, at most `limit` bytes, then call `respond(to:)`; a longer body gets `tooLarge`. `context` is
+    /// what the handler decided from the head and wants back in `respond(to:)` (as the request's `context`), so
+    /// that it need not find or work it out again there.
+    case read(limit: Int, tooLarge: HTTPResponse, context: (any Sendable)? = nil)
 }

@@ -16,6 +16,9 @@ package struct HTTPRequest: Sendable {
     package let query: [String: String]
     /// The body, complete (empty until read).
     package var body: [UInt8] = []
+    /// What the handler's `head` gave with `HTTPHead.read` (its `context`), from then on; nil before, and for a
+    /// request `head` answered itself.
+    package var context: (any Sendable)? = nil
     /// A number no other request of this process has: a handler matches `respond(to:)` and `completed` to the
     /// `head` it answered by it (one relaxed atomic increment per request).
     package let number = HTTPRequest.numbers.wrappingAdd(1, ordering: .relaxed).newValue

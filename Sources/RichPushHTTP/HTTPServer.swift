@@ -313,7 +313,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         switch box.handler.head(request) {
         case .respond(let response):
             exchange.ready = response
-        case .read(let limit, let tooLarge):
+        case .read(let limit, let tooLarge, let context):
+            exchange.request?.context = context
             exchange.limit = limit
             exchange.tooLarge = tooLarge
             // A declared length over the limit is refused before any byte of the body is read; one that does not

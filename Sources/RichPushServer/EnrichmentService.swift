@@ -250,9 +250,10 @@ package final class EnrichmentService: HTTPHandler {
             switch parameters(request, tenant: tenant, assigningID: false) {
             case .failure(let refusal): return .respond(refusal.response)
             case .success(let parameters):
+                let decided = Decided(tenant: tenant, parameters: parameters)
                 return parameters.ndjson && path == "/v1/enrich"
-                    ? .read(limit: settings.maximumBatchBytes, tooLarge: tooLarge.batch)
-                    : .read(limit: settings.maximumBodyBytes, tooLarge: tooLarge.json)
+                    ? .read(limit: settings.maximumBatchBytes, tooLarge: tooLarge.batch, context: decided)
+                    : .read(limit: settings.maximumBodyBytes, tooLarge: tooLarge.json, context: decided)
             }
         case _ where path.hasPrefix("/v1/attachments/"):
             if let refusal = only(Self.getOrHead, request) { return .respond(refusal) }
@@ -264,11 +265,32 @@ package final class EnrichmentService: HTTPHandler {
         }
     }
 
+    /// What `head` decided for a request whose body it has read, carried to `respond(to:)` in the request's
+    /// `context`: the tenant its token selected and its parameters as checked there. `respond` then neither looks
+    /// the tenant up in the ledger (a lock every request takes several times) nor reads the parameters again
+    /// (reading them went from 1.2% to 0.4% of the service's samples at 64 connections, one payload a request).
+    private struct Decided: Sendable {
+        let tenant: Tenant?
+        /// The request id is empty when the client gave none: it is assigned in `respond`, once the body is in.
+        let parameters: Parameters
+    }
+
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
         // The tenant chosen at the headers: the request runs under it even if a reload has replaced it since.
-        let tenant = ledger.withLock { $0.entries[request.number]?.tenant }
-        guard case .success(let parameters) = parameters(request, tenant: tenant, assigningID: true) else {
-            return .error(400, .badParameter, "bad parameters")
+        let tenant: Tenant?
+        var parameters: Parameters
+        if let decided = request.context as? Decided {
+            tenant = decided.tenant
+            parameters = decided.parameters
+            // A given id has 1 to 200 characters: an empty one is none given.
+            if parameters.requestID.isEmpty { parameters.requestID = requestIDs.next() }
+        } else {
+            // Not decided by `head` (never so from `HTTPServer`, which calls this only after `head`'s `.read`).
+            tenant = ledger.withLock { $0.entries[request.number]?.tenant }
+            guard case .success(let checked) = self.parameters(request, tenant: tenant, assigningID: true) else {
+                return .error(400, .badParameter, "bad parameters")
+            }
+            parameters = checked
         }
         // The slot taken at the headers passes to the work.
         if !ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) {

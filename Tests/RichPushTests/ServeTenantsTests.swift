@@ -385,6 +385,43 @@ struct ServeTenantsTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test(
+        """
+        a reload between a request's headers and its body: the request runs under the tenant its headers selected, \
+        the next one under the new settings
+        """
+    )
+    func reloadBetweenHeadAndBody() async throws {
+        let bed = try TestBed()
+        let alpha = TestTenant("alpha")
+        let file = try Self.file([alpha])
+        let server = try await ServeProcess(bed.cliOptions + ["--tenants", file])
+        let body = Self.payload(bed.url("/media/photo.jpg"))
+        let connection = try HTTPConnection(port: server.port)
+        let head =
+            "POST /v1/enrich HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(alpha.token)\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+        try connection.send(Array(head.utf8))
+        // The head is in once the tenant's slot is taken (at the headers, before a byte of the body).
+        try await waitUntil("the request's head to be admitted") {
+            let metrics = (try? HTTPConnection(port: server.port).exchange("GET", "/metrics").text) ?? ""
+            return metrics.contains(#"richpush_tenant_in_flight{tenant="alpha"} 1"#)
+        }
+        // alpha may no longer reach loopback.
+        var changed = alpha
+        changed.fields = ["allow_network": [] as [String]]
+        _ = try Self.file([changed], at: file)
+        server.process.signal(SIGHUP)
+        try await waitUntil("the reload's log line") { server.logLines.contains { $0["reload"] != nil } }
+        try connection.send(body)
+        let started = try await offPool { try connection.readResponse(within: .seconds(30)) }
+        #expect(started.status == 200)
+        #expect(started.json["outcome"] as? String == "complete", "under the tenant its headers selected")
+        let now = try await Self.enrich(server, bed.url("/media/photo.jpg"), as: alpha)
+        #expect(Self.codes(now) == ["blocked-address"])
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("a reload whose file does not validate is refused with a log line naming the error; the old tenants stay")
     func badReload() async throws {
         let bed = try TestBed()
