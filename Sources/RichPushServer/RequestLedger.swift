@@ -61,18 +61,33 @@ struct RequestLedger {
     /// The request's work begins: true when its slot passes to the work (the work frees it when it ends); false when
     /// it holds none (which `head` never lets happen), and the work must take one from the gate or not run.
     mutating func beginWork(_ number: UInt64, requestID: String) -> Bool {
-        let held = entries[number]?.holdsSlot == true
-        entries[number]?.holdsSlot = false
-        entries[number]?.stage = .processing
-        entries[number]?.requestID = requestID
-        return held
+        update(number) { entry in
+            let held = entry.holdsSlot
+            entry.holdsSlot = false
+            entry.stage = .processing
+            entry.requestID = requestID
+            return held
+        } ?? false
     }
 
     /// The request's response is made: from now on it is being sent (an NDJSON response, with its stream, while its
     /// work goes on).
     mutating func responding(_ number: UInt64, stream: ResponseStream?) {
-        entries[number]?.stage = .sending
-        entries[number]?.stream = stream
+        update(number) { entry in
+            entry.stage = .sending
+            entry.stream = stream
+        }
+    }
+
+    /// Changes request `number`'s entry in place, if it has one: what `change` returns, or nil without an entry.
+    /// One look-up: each `entries[number]?.field = value` looked the entry up, copied it out (retaining its
+    /// strings, its tenant and its stream, in a buffer allocated for it) and wrote it back, which showed in the
+    /// service's profile: `respond`'s sections under the ledger's lock went from about 2% to 0.45% of its samples
+    /// at 64 connections, one payload a request (about 2.4 us to 0.6 a request).
+    @discardableResult
+    private mutating func update<Result>(_ number: UInt64, _ change: (inout Entry) -> Result) -> Result? {
+        guard let index = entries.index(forKey: number) else { return nil }
+        return change(&entries.values[index])
     }
 
     /// The request is over (answered, or its connection gone): its entry goes; the caller frees the slot it still
