@@ -312,7 +312,12 @@ struct SVGRendererTests {
         #expect(renderer.processes.isEmpty)
     }
 
-    @Test("a confined renderer child cannot open a socket, run a program, fork, or signal another process")
+    @Test(
+        """
+        a confined renderer child cannot open a socket, run a program, fork, or signal another process; its report \
+        reaches the parent bounded
+        """
+    )
     func confinedChildIsRefused() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -334,12 +339,17 @@ struct SVGRendererTests {
         let refused = String(cString: strerror(EPERM))
         // Landlock, where the kernel has it, refuses by path: the parent's /proc files and any file made.
         let denied = SVGRendererChild.hasLandlock ? String(cString: strerror(EACCES)) : "allowed"
+        let lines = detail.split(separator: "; ").map(String.init)
         #expect(
-            detail.split(separator: "\n").map(String.init) == [
+            lines.dropLast() == [
                 "socket: \(refused)", "execve: \(refused)", "fork: \(refused)", "kill parent: \(refused)",
                 "kill every process: \(refused)", "setpgid: \(refused)", "parent's environ: \(denied)",
                 "new file: \(denied)",
             ], "\(detail)")
+        // The probe's last line, 11,000 bytes with a bell in each 11, reaches the parent cut, in printable characters.
+        #expect(detail.utf8.count == SVGRenderer.maximumDetail && detail.hasSuffix("..."), "\(detail.utf8.count)")
+        #expect(lines.last?.hasPrefix("padding: ?0123456789?0123456789") == true, "\(detail)")
+        #expect(!detail.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(detail)")
         #expect(!FileManager.default.fileExists(atPath: input + ".probe") || !SVGRendererChild.hasLandlock)
     }
 
@@ -394,6 +404,18 @@ struct SVGRendererTests {
         ] {
             #expect(SVGRendererChild.Report(report.bytes) == report)
         }
+        // What the parent passes on of a failure's detail: printable, at most 512 bytes (whole characters).
+        #expect(SVGRenderer.bounded("libvips said:\nno; twice") == "libvips said:; no; twice")
+        #expect(SVGRenderer.bounded("a\u{0}b\u{1B}[2Jc\u{202E}d") == "a?b?[2Jc?d")
+        let long = SVGRenderer.bounded(String(repeating: "é", count: 1000))
+        #expect(long.utf8.count == 511 && long == String(repeating: "é", count: 254) + "...")
+        let exact = String(repeating: "x", count: SVGRenderer.maximumDetail)
+        #expect(SVGRenderer.bounded(exact) == exact)
+        #expect(SVGRenderer.bounded(exact + "y") == String(exact.dropLast(3)) + "...")
+        let stored = TransformFailure(.storeFailed, "write: File too large")
+        #expect(SVGRenderer.passedOn(stored) == stored)
+        let unknown = TransformFailure(EnrichmentProblem.Code(rawValue: String(repeating: "k", count: 9000)), "x")
+        #expect(SVGRenderer.passedOn(unknown) == TransformFailure(.transformFailed, "x"))
         #expect(SVGRendererChild.Report([]) == nil)
         #expect(SVGRendererChild.Report(Array("ok 3".utf8)) == nil)
         #expect(SVGRenderer.addressSpace(maximumPixels: 50_000_000) == (1 << 30) + 800_000_000)

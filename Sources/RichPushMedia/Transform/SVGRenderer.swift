@@ -82,7 +82,8 @@ struct SVGRenderer: Sendable {
 
     /// `request` converted in a child process; returns the size written, as `ImageConverter.convert` does.
     /// - Throws: the child's own failure (its code and detail, as in process); `transform-failed` when it could
-    ///   not be started, or ended without a report (a resource limit, a crash: the detail says which); a failure
+    ///   not be started, or ended without a report (a resource limit, a crash: the detail says which), or reported
+    ///   a code no failure has (its detail kept); the child's detail is `bounded`; a failure
     ///   the step replaces with the stop's reason when `stop` killed it.
     func convert(
         _ request: ConversionRequest, stop: StopSignal, deadline: ContinuousClock.Instant
@@ -109,10 +110,48 @@ struct SVGRenderer: Sendable {
         if case .exited(0) = finished.ending, let report = SVGRendererChild.Report(finished.report) {
             switch report {
             case .converted(let size): return size
-            case .failed(let failure): throw failure
+            case .failed(let failure): throw Self.passedOn(failure)
             }
         }
         throw TransformFailure(.transformFailed, describe(finished.ending, cpuSeconds: cpuSeconds))
+    }
+
+    /// The most bytes of a failure's detail taken from the child's report: 512. The detail goes back to the payload's
+    /// sender as its problem's text, so a document that took control of the child could otherwise send back through
+    /// it whatever the child can read (the report is read up to 16 KiB); bounded, it is no bulk channel. A converter's
+    /// own detail is cut to 400 characters and `...` in process (`FailureDetail`), so an ASCII one, what libvips and
+    /// librsvg say, passes whole and reads as it does in process.
+    static let maximumDetail = 512
+
+    /// The failure the child reported, as the parent passes it on to the payload's sender: its code if it is a known
+    /// one (else `transform-failed`), its detail `bounded`. A child that took control of librsvg writes what it likes
+    /// into its report.
+    static func passedOn(_ failure: TransformFailure) -> TransformFailure {
+        let code = EnrichmentProblem.Code.known.contains(failure.code) ? failure.code : .transformFailed
+        return TransformFailure(code, bounded(failure.detail))
+    }
+
+    /// `detail`, from the child's report, as the parent passes it on: printable characters alone (a line break
+    /// becomes `; `, as libvips's lines are joined in process; any other control, format or unassigned character
+    /// `?`), cut to at most `maximumDetail` bytes of UTF-8 with `...` at the end when cut.
+    static func bounded(_ detail: String) -> String {
+        var printable = String.UnicodeScalarView()
+        for scalar in detail.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control where scalar == "\n": printable.append(contentsOf: "; ".unicodeScalars)
+            case .control, .format, .privateUse, .surrogate, .unassigned, .lineSeparator, .paragraphSeparator:
+                printable.append("?")
+            default: printable.append(scalar)
+            }
+        }
+        guard String(printable).utf8.count > maximumDetail else { return String(printable) }
+        // Whole characters, with room for the `...` that says it was cut.
+        var cut = ""
+        for character in String(printable) {
+            guard cut.utf8.count + character.utf8.count <= maximumDetail - 3 else { break }
+            cut.append(character)
+        }
+        return cut + "..."
     }
 
     /// Why a child that gave no report ended, for the failure's detail.

@@ -130,7 +130,7 @@ public enum SVGRendererChild {
     /// `name: outcome` line per attempt, the outcome `allowed` or the system's wording of the errno. Each attempt is
     /// one a document that took control of the child would make: a TCP socket, running a program, a new process,
     /// a signal to its parent or to every process, leaving its process group, reading its parent's environment,
-    /// making a file.
+    /// making a file; and then a report too long for the parent to pass on whole (`SVGRenderer.bounded`).
     private static func probe(_ request: Request) -> String {
         func outcome(_ result: Int32) -> String { result >= 0 ? "allowed" : RendererProcess.reason(errno) }
         var lines: [String] = []
@@ -154,6 +154,9 @@ public enum SVGRendererChild {
         let made = open(request.input + ".probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         lines.append("new file: \(outcome(made))")
         if made >= 0 { close(made) }
+        // A report longer than the parent passes on, with characters it does not pass (a bell, a line break): what
+        // a child that read a file would send back through it.
+        lines.append("padding: " + String(repeating: "\u{7}0123456789", count: 1000))
         return lines.joined(separator: "\n")
     }
 
