@@ -28,6 +28,16 @@ struct SVGRendererTests {
         <circle cx="150" cy="100" r="40" fill="#0c0"/></g></svg>
         """
 
+    /// Text in several scripts and families, which fontconfig finds the fonts of: what the child's read allow list
+    /// must not lose (a font it cannot read is silently replaced by another, or by none).
+    static let text = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="400" height="240"><rect width="400" height="240" fill="#fff"/>\
+        <text x="10" y="40" font-size="28">Hello, wörld — ﬁ</text><text x="10" y="80" font-family="serif" \
+        font-size="24" font-weight="bold">Serif bold 123</text><text x="10" y="120" font-family="monospace" \
+        font-size="20" font-style="italic">mono italic</text><text x="10" y="160" font-size="24">日本語 ελληνικά \
+        عربي हिन्दी</text><text x="10" y="200" font-size="24" xml:lang="zh-CN">直骨 ★ ∑</text></svg>
+        """
+
     /// Noise over 1,000 x 1,000 pixels, in every channel: a PNG of about 4 MB, which no compression shrinks.
     static let noise = """
         <svg xmlns="http://www.w3.org/2000/svg" width="1000" height="1000"><filter id="n"><feTurbulence \
@@ -40,7 +50,7 @@ struct SVGRendererTests {
     static let media: String = {
         let directory = try! temporaryDirectory()
         let files: [String: String] = [
-            "spinning.svg": spinning, "drawing.svg": drawing, "noise.svg": noise,
+            "spinning.svg": spinning, "drawing.svg": drawing, "noise.svg": noise, "text.svg": text,
             "broken.svg": #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect"#,
             "external.svg":
                 #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">"#
@@ -182,7 +192,7 @@ struct SVGRendererTests {
     @Test(
         "an SVG converts to the same bytes in a child as in process, and fails with the same problem",
         arguments: [
-            ("icon.svg", nil), ("drawing.svg", nil), ("drawing.svg", 120), ("broken.svg", nil),
+            ("icon.svg", nil), ("drawing.svg", nil), ("drawing.svg", 120), ("text.svg", nil), ("broken.svg", nil),
             ("external.svg", nil),
         ] as [(String, Int?)])
     func sameAsInProcess(name: String, bound: Int?) async throws {
@@ -314,8 +324,8 @@ struct SVGRendererTests {
 
     @Test(
         """
-        a confined renderer child cannot open a socket, run a program, fork, or signal another process; its report \
-        reaches the parent bounded
+        a confined renderer child cannot open a socket, run a program, fork, signal another process, or read a file \
+        outside its read allow list; its report reaches the parent bounded
         """
     )
     func confinedChildIsRefused() throws {
@@ -325,9 +335,11 @@ struct SVGRendererTests {
         defer { close(output) }
         var renderer = SVGRenderer(executable: CLI.binary, maximumPixels: 50_000_000)
         renderer.probing = true
-        // The probe tries to make `input.probe` beside the document: a copy in the test's own directory.
+        // The probe tries to make `input.probe` beside the document, and to read `input.beside`: a copy in the
+        // test's own directory, and a file the test writes there.
         let input = directory + "/drawing.svg"
         try FileManager.default.copyItem(atPath: Self.media + "/drawing.svg", toPath: input)
+        try "not for the renderer".write(toFile: input + ".beside", atomically: false, encoding: .utf8)
         var request = Self.request("drawing.svg", into: output)
         request.input = input
         var detail = ""
@@ -337,14 +349,15 @@ struct SVGRendererTests {
             detail = error.detail
         }
         let refused = String(cString: strerror(EPERM))
-        // Landlock, where the kernel has it, refuses by path: the parent's /proc files and any file made.
+        // Landlock, where the kernel has it, refuses by path: the parent's /proc files, any file made, and any file
+        // read outside the read allow list (the document is on it, the file beside it is not).
         let denied = SVGRendererChild.hasLandlock ? String(cString: strerror(EACCES)) : "allowed"
         let lines = detail.split(separator: "; ").map(String.init)
         #expect(
             lines.dropLast() == [
                 "socket: \(refused)", "execve: \(refused)", "fork: \(refused)", "kill parent: \(refused)",
                 "kill every process: \(refused)", "setpgid: \(refused)", "parent's environ: \(denied)",
-                "new file: \(denied)",
+                "new file: \(denied)", "file beside: \(denied)",
             ], "\(detail)")
         // The probe's last line, 11,000 bytes with a bell in each 11, reaches the parent cut, in printable characters.
         #expect(detail.utf8.count == SVGRenderer.maximumDetail && detail.hasSuffix("..."), "\(detail.utf8.count)")

@@ -64,6 +64,16 @@ int csystem_landlock_abi(void);
 // errno.
 int csystem_restrict_files_and_signals(void);
 
+// Confines the calling thread and those it starts after in a further Landlock domain where files are read and
+// directories listed only beneath: /usr, the dynamic linker's cache, the process's own /proc directory, the
+// processor and cgroup files thread pools are sized by, a few devices, LD_LIBRARY_PATH's directories and those of
+// the shared objects loaded; what the loaded fontconfig (if any) reads: its configuration files and included
+// directories, font directories, cache directories and fonts that are symbolic links, its configuration loaded now
+// (FcConfigGetCurrent); and `input`, the one file. Descriptors already open are unaffected. Needs no_new_privs, and
+// a process of one thread (EBUSY otherwise: a thread running already would not be confined). 0; EOPNOTSUPP when
+// the kernel offers no Landlock; or an errno.
+int csystem_restrict_reading(const char *input);
+
 // Installs on every thread of the calling process (SECCOMP_FILTER_FLAG_TSYNC) a seccomp-bpf filter that kills the
 // process on a call of another architecture (or x32's), and fails with EPERM: socket, connect, bind, listen, accept,
 // execve, execveat, fork and vfork, a clone without CLONE_THREAD, ptrace, process_vm_readv/writev, pidfd calls,

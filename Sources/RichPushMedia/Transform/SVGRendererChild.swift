@@ -45,7 +45,7 @@ public enum SVGRendererChild {
         // A write past RLIMIT_FSIZE then fails (EFBIG: store-failed, as in process) instead of killing the child
         // with no report; the parent's own disposition is inherited only where it ignores SIGXFSZ (the CLI does).
         signal(SIGXFSZ, SIG_IGN)
-        if let failure = bound(request) ?? confine(converter) {
+        if let failure = bound(request) ?? confine(converter, input: request.input) {
             report(.failed(failure))
             return 0
         }
@@ -98,19 +98,25 @@ public enum SVGRendererChild {
     }
 
     /// Confines the child before the document is parsed (`csystem_forbid_privileges`,
-    /// `csystem_restrict_files_and_signals`, `csystem_filter_system_calls`): a document that took control of librsvg
-    /// can then read files and write to the descriptors it was given, and little more (docs/security.md). The first
-    /// two act on the calling thread and those it starts after, so they come first, while the child has one thread;
-    /// the seccomp filter reaches every thread (TSYNC) and comes after libvips has started (`prepare`), so that
-    /// libvips's start (its libraries, its threads) runs as it always did and only the document's parsing and
-    /// rendering meet it. Landlock missing from the kernel is no failure (the rest holds); anything else failing is,
-    /// and the child converts nothing. Nil, or why not. About 0.4 ms (seccomp's install most of it).
-    private static func confine(_ converter: some ImageConverter) -> TransformFailure? {
+    /// `csystem_restrict_files_and_signals`, `csystem_restrict_reading`, `csystem_filter_system_calls`): a document
+    /// that took control of librsvg can then read what rendering reads (libraries, fonts, fontconfig's files, the
+    /// document) and write to the descriptors it was given, and little more (docs/security.md). The Landlock domains
+    /// act on the calling thread and those it starts after, so they come while the child has one thread: the first
+    /// before libvips starts, the read allow list after (`prepare`: libvips's libraries, fontconfig among them, are
+    /// loaded, and fontconfig can be asked what it reads; libvips starts no thread before its first image); the
+    /// seccomp filter reaches every thread (TSYNC) and comes after libvips has started, so that libvips's start runs
+    /// as it always did and only the document's parsing and rendering meet it. Landlock missing from the kernel is
+    /// no failure (the rest holds); anything else failing is, and the child converts nothing. Nil, or why not.
+    private static func confine(_ converter: some ImageConverter, input: String) -> TransformFailure? {
         let forbidden = csystem_forbid_privileges()
         if forbidden != 0 { return confinementFailure("no_new_privs or capset", forbidden) }
         let restricted = csystem_restrict_files_and_signals()
         if restricted != 0, restricted != EOPNOTSUPP { return confinementFailure("Landlock", restricted) }
         converter.prepare()
+        // After libvips has started (its libraries, and fontconfig's through them, are loaded: fontconfig can be
+        // asked what it reads), while the child still has one thread.
+        let reading = csystem_restrict_reading(input)
+        if reading != 0, reading != EOPNOTSUPP { return confinementFailure("Landlock's read allow list", reading) }
         let filtered = csystem_filter_system_calls(getpid())
         if filtered != 0 { return confinementFailure("seccomp", filtered) }
         return nil
@@ -130,7 +136,8 @@ public enum SVGRendererChild {
     /// `name: outcome` line per attempt, the outcome `allowed` or the system's wording of the errno. Each attempt is
     /// one a document that took control of the child would make: a TCP socket, running a program, a new process,
     /// a signal to its parent or to every process, leaving its process group, reading its parent's environment,
-    /// making a file; and then a report too long for the parent to pass on whole (`SVGRenderer.bounded`).
+    /// making a file, reading a file beside the document (`input.beside`, which the test writes); and then a report
+    /// too long for the parent to pass on whole (`SVGRenderer.bounded`).
     private static func probe(_ request: Request) -> String {
         func outcome(_ result: Int32) -> String { result >= 0 ? "allowed" : RendererProcess.reason(errno) }
         var lines: [String] = []
@@ -154,6 +161,9 @@ public enum SVGRendererChild {
         let made = open(request.input + ".probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         lines.append("new file: \(outcome(made))")
         if made >= 0 { close(made) }
+        let beside = open(request.input + ".beside", O_RDONLY | O_CLOEXEC)
+        lines.append("file beside: \(outcome(beside))")
+        if beside >= 0 { close(beside) }
         // A report longer than the parent passes on, with characters it does not pass (a bell, a line break): what
         // a child that read a file would send back through it.
         lines.append("padding: " + String(repeating: "\u{7}0123456789", count: 1000))
