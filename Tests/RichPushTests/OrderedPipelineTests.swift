@@ -1,3 +1,4 @@
+import Foundation
 import RichPush
 import Testing
 
@@ -129,5 +130,79 @@ import Testing
         }
         #expect(taken == Array(0...5))
         #expect(items.available() == nil)
+    }
+
+    /// One thread running jobs in the order they were enqueued: the order of the pipeline's work is then the
+    /// executor's queue, not the scheduler's choice between two pool threads.
+    final class SerialExecutor: TaskExecutor, @unchecked Sendable {
+        private let condition = NSCondition()
+        private var jobs: [UnownedJob] = []
+        private var stopped = false
+
+        init() { Thread.detachNewThread { self.work() } }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            condition.lock()
+            jobs.append(job)
+            condition.signal()
+            condition.unlock()
+        }
+
+        /// Ends the thread once the queue is empty.
+        func stop() {
+            condition.lock()
+            stopped = true
+            condition.signal()
+            condition.unlock()
+        }
+
+        private func work() {
+            while true {
+                condition.lock()
+                while jobs.isEmpty, !stopped { condition.wait() }
+                if jobs.isEmpty {
+                    condition.unlock()
+                    return
+                }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }
+    }
+
+    @Test("items at hand start in bursts of `readyBurst`: the jobs queued meanwhile (a deadline's wake-up) run between")
+    func readyBursts() async {
+        let executor = SerialExecutor()
+        defer { executor.stop() }
+        let total = OrderedPipeline.readyBurst * 4
+        let taken = LockedValue(0)
+        let takenWhenFirstRan = LockedValue<Int?>(nil)
+        let emitted = await withTaskExecutorPreference(executor) {
+            var emitted: [Int] = []
+            await OrderedPipeline.run(
+                concurrency: total,
+                next: { nil },
+                ready: {
+                    taken.withLock { count -> Int? in
+                        guard count < total else { return nil }
+                        count += 1
+                        return count - 1
+                    }
+                },
+                process: { index in
+                    if index == 0 { takenWhenFirstRan.withLock { $0 = taken.withLock { $0 } } }
+                    return index
+                },
+                emit: { _, index in
+                    emitted.append(index)
+                    return true
+                })
+            return emitted
+        }
+        #expect(emitted == Array(0..<total))
+        // Without the bursts every item at hand was taken before the first one's work ran.
+        #expect(takenWhenFirstRan.withLock { $0 } == OrderedPipeline.readyBurst)
     }
 }
