@@ -37,6 +37,21 @@ int csystem_spawn_change_directory(posix_spawn_file_actions_t *actions, const ch
     return posix_spawn_file_actions_addchdir_np(actions, path);
 }
 
+int csystem_spawn_default_signals(posix_spawnattr_t *attributes, const int *signals, int count, short other_flags) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    for (int index = 0; index < count; index++) sigaddset(&defaults, signals[index]);
+    int failed = posix_spawnattr_setsigmask(attributes, &none);
+    if (failed == 0) failed = posix_spawnattr_setsigdefault(attributes, &defaults);
+    if (failed == 0) {
+        short flags = (short)(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | other_flags);
+        failed = posix_spawnattr_setflags(attributes, flags);
+    }
+    return failed;
+}
+
 int csystem_set_limit(enum csystem_limit limit, unsigned long long soft, unsigned long long hard) {
     int resource;
     switch (limit) {

@@ -247,7 +247,7 @@ package final class EnrichmentService: HTTPHandler {
         case "/v1/enrich", "/v1/explain", "/v1/preflight":
             if let refusal = only(Self.post, request) { return .respond(refusal) }
             if isDraining { return .respond(busy(full: false)) }
-            switch parameters(request, tenant: tenant, assigningID: false) {
+            switch parameters(request, tenant: tenant) {
             case .failure(let refusal): return .respond(refusal.response)
             case .success(let parameters):
                 let decided = Decided(tenant: tenant, parameters: parameters)
@@ -275,23 +275,25 @@ package final class EnrichmentService: HTTPHandler {
         let parameters: Parameters
     }
 
+    /// What `head` decides for `request`, made again from the ledger's tenant (for a request without `head`'s
+    /// context); nil when its parameters are refused.
+    private func decidedAgain(_ request: HTTPRequest) -> Decided? {
+        let tenant = ledger.withLock { $0.entries[request.number]?.tenant }
+        guard case .success(let parameters) = parameters(request, tenant: tenant) else { return nil }
+        return Decided(tenant: tenant, parameters: parameters)
+    }
+
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
         // The tenant chosen at the headers: the request runs under it even if a reload has replaced it since.
-        let tenant: Tenant?
-        var parameters: Parameters
-        if let decided = request.context as? Decided {
-            tenant = decided.tenant
-            parameters = decided.parameters
-            // A given id has 1 to 200 characters: an empty one is none given.
-            if parameters.requestID.isEmpty { parameters.requestID = requestIDs.next() }
-        } else {
-            // Not decided by `head` (never so from `HTTPServer`, which calls this only after `head`'s `.read`).
-            tenant = ledger.withLock { $0.entries[request.number]?.tenant }
-            guard case .success(let checked) = self.parameters(request, tenant: tenant, assigningID: true) else {
-                return .error(400, .badParameter, "bad parameters")
-            }
-            parameters = checked
+        // `HTTPServer` calls this only after `head`'s `.read`, which carries what it decided; without it, the same
+        // decision is made again from the ledger's tenant.
+        guard let decided = request.context as? Decided ?? decidedAgain(request) else {
+            return .error(400, .badParameter, "bad parameters")
         }
+        let tenant = decided.tenant
+        var parameters = decided.parameters
+        // A given id has 1 to 200 characters: an empty one is none given, assigned now that the body is in.
+        if parameters.requestID.isEmpty { parameters.requestID = requestIDs.next() }
         // The slot taken at the headers passes to the work.
         if !ledger.withLock({ $0.beginWork(request.number, requestID: parameters.requestID) }) {
             let admitted = admission.admit()
@@ -484,12 +486,9 @@ package final class EnrichmentService: HTTPHandler {
         var ndjson: Bool
     }
 
-    /// The request id, the deadline and the body's kind, or the 400 saying what is wrong.
-    /// The id is assigned (when the request brings none) only with `assigningID`: the check at the headers needs
-    /// none.
-    private func parameters(
-        _ request: HTTPRequest, tenant: Tenant?, assigningID: Bool
-    ) -> Result<Parameters, Refusal> {
+    /// The request id (empty when the request brings none: `respond(to:)` assigns one), the deadline and the body's
+    /// kind, or the 400 saying what is wrong.
+    private func parameters(_ request: HTTPRequest, tenant: Tenant?) -> Result<Parameters, Refusal> {
         var timeout = (tenant?.enricher ?? enricher).configuration.timeout
         if let text = request.query["deadline"] {
             // Never beyond the server's deadline.
@@ -508,7 +507,7 @@ package final class EnrichmentService: HTTPHandler {
             }
             requestID = given
         } else {
-            requestID = assigningID ? requestIDs.next() : ""
+            requestID = ""
         }
         // NDJSON by its media type; anything else is read as one JSON payload (clients often send none, or a
         // form type by default), and a body that is not one gets its `invalid` result.

@@ -159,15 +159,9 @@ package final class ChildProcess: @unchecked Sendable {
             try Self.check(csystem_spawn_change_directory(&actions, directory), "chdir action")
         }
         try Self.check(csystem_spawn_close_from(&actions, 3), "closefrom action")
-        var none = sigset_t()
-        sigemptyset(&none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in Self.defaultSignals { sigaddset(&defaults, signal) }
-        try Self.check(posix_spawnattr_setsigmask(&attributes, &none), "signal mask")
-        try Self.check(posix_spawnattr_setsigdefault(&attributes, &defaults), "default signals")
         try Self.check(
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)), "flags")
+            csystem_spawn_default_signals(&attributes, Self.defaultSignals, Int32(Self.defaultSignals.count), 0),
+            "signal attributes")
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         // The test's own environment as it is (environ), unless variables are added.
         var variables: [UnsafeMutablePointer<CChar>?] = []

@@ -13,6 +13,15 @@ import Testing
         func open() { continuation.finish() }
     }
 
+    /// The next of the inputs 0..<total, counting them in `taken`; nil once all were taken.
+    static func take(from taken: LockedValue<Int>, below total: Int) -> Int? {
+        taken.withLock { count -> Int? in
+            guard count < total else { return nil }
+            count += 1
+            return count - 1
+        }
+    }
+
     @Test(
         "behind an item that does not end, at most `window` items are started; the rest follow, in order, once it ends")
     func window() async throws {
@@ -25,13 +34,7 @@ import Testing
             var emitted: [Int] = []
             await OrderedPipeline.run(
                 concurrency: 4, window: window,
-                next: {
-                    taken.withLock { count -> Int? in
-                        guard count < total else { return nil }
-                        count += 1
-                        return count - 1
-                    }
-                },
+                next: { Self.take(from: taken, below: total) },
                 process: { index in
                     if index == 0 { await gate.wait() }
                     finished.withLock { $0 += 1 }
@@ -184,13 +187,7 @@ import Testing
             await OrderedPipeline.run(
                 concurrency: total,
                 next: { nil },
-                ready: {
-                    taken.withLock { count -> Int? in
-                        guard count < total else { return nil }
-                        count += 1
-                        return count - 1
-                    }
-                },
+                ready: { Self.take(from: taken, below: total) },
                 process: { index in
                     if index == 0 { takenWhenFirstRan.withLock { $0 = taken.withLock { $0 } } }
                     return index

@@ -24,6 +24,11 @@ int csystem_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 // 0, or an errno.
 int csystem_spawn_change_directory(posix_spawn_file_actions_t *actions, const char *path);
 
+// Sets `attributes` to start the child with no signal blocked and the `count` `signals` at their default
+// dispositions (an ignored one survives execve), with POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF and the
+// `other_flags` (the flags are set whole, so every flag the caller wants goes here); 0, or an errno.
+int csystem_spawn_default_signals(posix_spawnattr_t *attributes, const int *signals, int count, short other_flags);
+
 // Makes a pipe whose ends are close-on-exec from the start (pipe2 with O_CLOEXEC, a GNU extension), so that no
 // process another thread spawns meanwhile inherits them; 0, or an errno.
 int csystem_pipe(int ends[2]);

@@ -115,11 +115,6 @@ final class RendererProcess: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in Self.defaultSignals { sigaddset(&defaults, signal) }
         let prepared = [
             posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0),
             // A library printing to standard output must not fill a pipe nobody reads until the child ends.
@@ -130,10 +125,8 @@ final class RendererProcess: Sendable {
             csystem_spawn_close_from(&actions, Self.reportDescriptor + 1),
             posix_spawnattr_setpgroup(&attributes, 0),
             // The parent's threads block signals of their own (the signal sources'): the child starts with none.
-            posix_spawnattr_setsigmask(&attributes, &none),
-            posix_spawnattr_setsigdefault(&attributes, &defaults),
-            posix_spawnattr_setflags(
-                &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)),
+            csystem_spawn_default_signals(
+                &attributes, Self.defaultSignals, Int32(Self.defaultSignals.count), Int16(POSIX_SPAWN_SETPGROUP)),
         ]
         if let failed = prepared.first(where: { $0 != 0 }) {
             return .failure(

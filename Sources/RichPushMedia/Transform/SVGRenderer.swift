@@ -62,9 +62,7 @@ struct SVGRenderer: Sendable {
     /// The child's address-space limit for a pixel limit: `baseAddressSpace` + `bytesPerPixel` per pixel
     /// (1.8 GiB for the default 50,000,000), saturating.
     static func addressSpace(maximumPixels: Int) -> Int {
-        let (pixels, overflow) = maximumPixels.multipliedReportingOverflow(by: bytesPerPixel)
-        let (total, overflowAgain) = pixels.addingReportingOverflow(baseAddressSpace)
-        return overflow || overflowAgain ? Int.max : total
+        saturating(baseAddressSpace, plus: bytesPerPixel, times: maximumPixels)
     }
 
     /// The child's file-size limit for a pixel limit: `baseFileSize` + `fileBytesPerPixel` per pixel, saturating
@@ -72,8 +70,13 @@ struct SVGRenderer: Sendable {
     /// with margin. The step accepts a larger output than its image cap and converts again smaller, so the cap is
     /// no bound here; the pixel limit is, as the output never has more pixels than the header declares.
     static func fileSize(maximumPixels: Int) -> Int {
-        let (pixels, overflow) = maximumPixels.multipliedReportingOverflow(by: fileBytesPerPixel)
-        let (total, overflowAgain) = pixels.addingReportingOverflow(baseFileSize)
+        saturating(baseFileSize, plus: fileBytesPerPixel, times: maximumPixels)
+    }
+
+    /// `base + perPixel * pixels`, or `Int.max` past it.
+    private static func saturating(_ base: Int, plus perPixel: Int, times pixels: Int) -> Int {
+        let (product, overflow) = pixels.multipliedReportingOverflow(by: perPixel)
+        let (total, overflowAgain) = product.addingReportingOverflow(base)
         return overflow || overflowAgain ? Int.max : total
     }
 
@@ -144,10 +147,11 @@ struct SVGRenderer: Sendable {
             default: printable.append(scalar)
             }
         }
-        guard String(printable).utf8.count > maximumDetail else { return String(printable) }
+        let text = String(printable)
+        guard text.utf8.count > maximumDetail else { return text }
         // Whole characters, with room for the `...` that says it was cut.
         var cut = ""
-        for character in String(printable) {
+        for character in text {
             guard cut.utf8.count + character.utf8.count <= maximumDetail - 3 else { break }
             cut.append(character)
         }
