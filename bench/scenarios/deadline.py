@@ -42,14 +42,16 @@ class Deadline(Scenario):
 
     def report(self, bench, results):
         notes = []
-        for name, label, goal in (
-                ("single", f"(d) {self.count:,} payloads in flight", "every one within 100 ms"),
-                ("eight", f"(d8) {self.count:,} payloads x 8 references in flight", "p99 and max within 100 ms")):
+        for name, label, goal, references in (
+                ("single", f"(d) {self.count:,} payloads in flight", "every one within 100 ms", self.count),
+                ("eight", f"(d8) {self.count:,} payloads x 8 references in flight", "p99 and max within 100 ms",
+                 8 * self.count)):
             for build in bench.builds:
                 for rp in results[(name, build)]:
                     late = [v - DEADLINE_MS for v in rp["latencies"]]
                     notes.append(build.note(
                         f"{label}, deadline 2 s, slow origin: {rp['outcomes'].get('expired', 0)} expired; lateness "
                         f"p50 {percentile(late, 50):.1f} ms, p99 {percentile(late, 99):.1f} ms, "
-                        f"max {max(late):.1f} ms (goal: {goal})"))
+                        f"max {max(late):.1f} ms (goal: {goal}); peak RSS {rp['rss']:.1f} MiB, at most "
+                        f"{1024 * rp['rss'] / references:.0f} KiB a reference waiting"))
         return [], notes

@@ -140,6 +140,13 @@ public struct FetchedMedia: Sendable, Hashable {
     }
 }
 
+extension FetchedMedia: CustomReflectable {
+    /// Its fields, as a struct's are shown (`dump`, a test's failed expectation), rather than its box.
+    public var customMirror: Mirror {
+        Mirror(self, children: Mirror(reflecting: box.fields).children, displayStyle: .struct)
+    }
+}
+
 extension FetchedMedia: Codable {
     /// The members the media adds to its attachment's object, in the output's order: `path`, then `type`, `mime`,
     /// `bytes`, `sha256`, then `transformed` and `original` when transformed, `published_url` when published.

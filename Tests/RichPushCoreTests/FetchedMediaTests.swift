@@ -1,0 +1,68 @@
+import Testing
+
+@testable import RichPushCore
+
+/// `FetchedMedia` keeps its fields in a box shared by its copies: a value semantics check, since a change through
+/// one copy that reached another would move one payload's attachment into another's result.
+@Suite("Fetched media")
+struct FetchedMediaTests {
+    private static func media() -> FetchedMedia {
+        FetchedMedia(
+            path: "/root/a/a.jpg", directory: "/root/a", type: .jpeg, bytes: 100, sha256: "ab",
+            validators: Validators(etag: "\"1\""))
+    }
+
+    @Test("a changed copy changes alone: every field, the original and other copies keep theirs")
+    func copiesChangeAlone() {
+        let original = Self.media()
+        var changed = original
+        let untouched = original
+        changed.path = "/root/b/b.png"
+        changed.directory = "/root/b"
+        changed.type = .png
+        changed.bytes = 200
+        changed.sha256 = "cd"
+        changed.validators.etag = "\"2\""
+        changed.dimensions = ImageSize(width: 3, height: 4)
+        changed.damage = "cut short"
+        changed.publication = .published("https://cdn.example/b.png")
+        changed.provenance = FetchedMedia.Provenance(redirects: ["https://a.example/"], contentType: "image/png")
+        for media in [original, untouched] {
+            #expect(media == Self.media())
+            #expect(media.path == "/root/a/a.jpg" && media.directory == "/root/a" && media.type == .jpeg)
+            #expect(media.bytes == 100 && media.sha256 == "ab" && media.validators.etag == "\"1\"")
+            #expect(media.dimensions == nil && media.damage == nil && media.publication == nil)
+            #expect(media.provenance == nil)
+        }
+        #expect(changed.path == "/root/b/b.png" && changed.directory == "/root/b" && changed.type == .png)
+        #expect(changed.bytes == 200 && changed.sha256 == "cd" && changed.validators.etag == "\"2\"")
+        #expect(changed.dimensions == ImageSize(width: 3, height: 4) && changed.damage == "cut short")
+        #expect(changed.publication == .published("https://cdn.example/b.png"))
+        #expect(changed.provenance?.contentType == "image/png")
+        #expect(changed != original)
+    }
+
+    @Test("equal fields are equal values with equal hashes, whether they share a box or not")
+    func equalityByFields() {
+        var one = Self.media()
+        var other = Self.media()
+        #expect(one == other)
+        #expect(one.hashValue == other.hashValue)
+        one.damage = "x"
+        #expect(one != other)
+        other.damage = "x"
+        #expect(one == other)
+        #expect(Set([one, other, one]).count == 1)
+        var third = one
+        third.damage = nil
+        #expect(third != one)
+        #expect(third == Self.media())
+    }
+
+    @Test("described by its fields, as a struct is, not by its box")
+    func description() {
+        let described = String(describing: Self.media())
+        #expect(described.contains("path: \"/root/a/a.jpg\"") && described.contains("bytes: 100"))
+        #expect(!described.contains("Box"))
+    }
+}
