@@ -135,18 +135,26 @@ public final class Fetcher: Sendable {
 
     /// Fetches `url`, conditionally when `validators` are given (a 304 ends it `notModified`): stored, hashed,
     /// its structure walked, transformed.
+    ///
+    /// The transfer's wait is here and the work on the stored body in `finish`: an async function's frame holds
+    /// every value any of its suspensions needs, for as long as it runs, so this one, which waits as long as the
+    /// origin takes (a payload's every reference waits in it), holds only the transfer's outcome.
     package func fetch(
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> MediaFetchOutcome {
-        let body: StoredBody
         switch await loop.fetch(
             TransferRequest(url: url, deadline: deadline, validators: validators, settings: transferSettings))
         {
-        case .stored(let stored): body = stored
+        case .stored(let body): return await finish(body, deadline: deadline)
         case .notModified: return .notModified
         case .failed(let failure): return .failed(failure)
         case .probed: preconditionFailure("a fetch that is not a probe probes nothing")
         }
+    }
+
+    /// What `body`, just stored, becomes: hashed and checked (its size again, its structure, the pixels it
+    /// declares), then transformed by `deadline`; its file is removed when refused.
+    private func finish(_ body: StoredBody, deadline: ContinuousClock.Instant) async -> MediaFetchOutcome {
         statistics.record { $0.fetchedBytes += body.bytes }
         var media: FetchedMedia
         switch await digests.digest(body.path, bytes: body.bytes, checking: body.type) {
