@@ -6,7 +6,8 @@
 /// `curl_multi_remove_handle` walks its whole queue of waiting transfers on every removal. With 8,000 transfers
 /// to one slow origin (16 connections, 7,984 waiting) expiring together, that walk was 95% of the loop's time at
 /// expiry (`perf annotate`): ~180 ms in all, the payloads' results that late. A transfer that expires in this
-/// queue costs no curl call at all.
+/// queue costs no curl call at all, and one waiting here holds no easy handle: the loop makes it (or takes an idle
+/// one) as the transfer is admitted.
 ///
 /// **The TLS gate.** Until an https origin is proven, only one of its transfers (its pilot) is in the multi handle; the
 /// rest wait here, and go in under `limit` once it is. Over HTTP/1.x, an origin is proven when a transfer of it has

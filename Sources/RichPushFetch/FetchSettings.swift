@@ -2,31 +2,54 @@ import RichPushCore
 import RichPushStore
 
 /// The settings every transfer of one fetcher shares.
+///
+/// One reference to storage shared by every copy, not the 336 bytes of its fields: a copy goes into each
+/// `TransferRequest` (a tenant's), which is held by every transfer waiting in the loop's inbox and admission queue
+/// and by the async frames that build one; inline, the settings were most of their size. Read-only after `init`.
 package struct FetchSettings: Sendable {
-    package var network: NetworkSettings
-    package var limits: LimitSettings
+    /// The fields, set once.
+    private final class Storage: Sendable {
+        let network: NetworkSettings
+        let limits: LimitSettings
+        let spares: SpareAttachments
+        let caps: BodyCaps
+        let urlCheck: URLCheck
+        let names: SettingNames
+
+        init(
+            network: NetworkSettings, limits: LimitSettings, spares: SpareAttachments, caps: BodyCaps,
+            names: SettingNames
+        ) {
+            self.network = network
+            self.limits = limits
+            self.spares = spares
+            self.caps = caps
+            self.names = names
+            urlCheck = URLCheck(
+                allowHTTP: network.allowHTTP, maximumLength: network.maximumURLLength,
+                allowedPorts: network.allowedPorts, names: names)
+        }
+    }
+
+    private let storage: Storage
+
+    package var network: NetworkSettings { storage.network }
+    package var limits: LimitSettings { storage.limits }
     /// Where bodies are written: attachment directories made ahead, off the loop's thread (none on a tmpfs:
     /// `makesAhead`).
-    package var spares: SpareAttachments
+    package var spares: SpareAttachments { storage.spares }
     /// How large bodies may grow, before and after their type is known.
-    package var caps: BodyCaps
+    package var caps: BodyCaps { storage.caps }
     /// The checks every URL passes before a request is made to it, the first and each redirect's.
-    var urlCheck: URLCheck
+    var urlCheck: URLCheck { storage.urlCheck }
 
     /// How refusals name the settings that would lift them (`URLCheck`, `CurlFailure`).
-    var names: SettingNames
+    var names: SettingNames { storage.names }
 
     package init(
         network: NetworkSettings, limits: LimitSettings, spares: SpareAttachments, caps: BodyCaps,
         names: SettingNames = SettingNames()
     ) {
-        self.network = network
-        self.limits = limits
-        self.spares = spares
-        self.caps = caps
-        self.names = names
-        urlCheck = URLCheck(
-            allowHTTP: network.allowHTTP, maximumLength: network.maximumURLLength, allowedPorts: network.allowedPorts,
-            names: names)
+        storage = Storage(network: network, limits: limits, spares: spares, caps: caps, names: names)
     }
 }
