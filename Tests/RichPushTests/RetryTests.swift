@@ -256,12 +256,13 @@ struct RetryTests {
         #expect(result.outcome == .failed)
         #expect(result.problems.map(\.code) == [.httpStatus])
         let attempts = try #require(result.problems.first?.attempts)
-        // Waits of 0.2-0.4 s, 0.4-0.8 s, 0.8-1.6 s, 1.6-3.2 s, each needing four seconds left after it: three or
-        // four attempts fit in 10 s unloaded; under the full suite on a shared machine a first attempt took over
-        // 2.5 s (measured), leaving room for fewer, so the bound is on the other side: never the eleven the retries
-        // allow.
+        // Waits of 0.2-0.4 s, 0.4-0.8 s, 0.8-1.6 s, 1.6-3.2 s, then 2-4 s (the 4 s cap), each needing four seconds
+        // left after it: four to six attempts fit in 10 s unloaded, as the jitter draws (hashed from the URL, whose
+        // port changes every run: six when the first five waits are short, 5.0 s in all; a seventh would need 7 s
+        // plus four); under the full suite on a shared machine a first attempt took over 2.5 s (measured), leaving
+        // room for fewer, so the bound is on the other side: never the eleven the retries allow.
         // That retries happen at all is the other tests' to show.
-        #expect((1...5).contains(attempts), "\(attempts) attempts")
+        #expect((1...6).contains(attempts), "\(attempts) attempts")
         #expect(requests(bed, path) == attempts)
     }
 
