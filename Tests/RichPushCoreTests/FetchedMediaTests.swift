@@ -2,9 +2,10 @@ import Testing
 
 @testable import RichPushCore
 
-/// `FetchedMedia` keeps its fields in a box shared by its copies: a value semantics check, since a change through
-/// one copy that reached another would move one payload's attachment into another's result.
-@Suite("Fetched media")
+/// `FetchedMedia` and `FetchFailure` keep their fields in a box shared by their copies (`SharedFields`): value
+/// semantics checks, since a change through one copy that reached another would move one payload's attachment (or
+/// failure) into another's result.
+@Suite("Fetched media and failures")
 struct FetchedMediaTests {
     private static func media() -> FetchedMedia {
         FetchedMedia(
@@ -64,5 +65,23 @@ struct FetchedMediaTests {
         let described = String(describing: Self.media())
         #expect(described.contains("path: \"/root/a/a.jpg\"") && described.contains("bytes: 100"))
         #expect(!described.contains("Box"))
+    }
+
+    @Test("a failure's copy changes alone; equal by fields; described by them")
+    func failures() {
+        let original = FetchFailure(.httpStatus, "HTTP 503", cause: .status(503, retryAfter: "1"))
+        var changed = original
+        changed.detail = "HTTP 404"
+        changed.code = .emptyBody
+        changed.cause = nil
+        #expect(original.code == .httpStatus && original.detail == "HTTP 503")
+        #expect(original.cause == .status(503, retryAfter: "1"))
+        #expect(changed.code == .emptyBody && changed.detail == "HTTP 404" && changed.cause == nil)
+        #expect(original == FetchFailure(.httpStatus, "HTTP 503", cause: .status(503, retryAfter: "1")))
+        #expect(
+            original.hashValue == FetchFailure(.httpStatus, "HTTP 503", cause: .status(503, retryAfter: "1")).hashValue)
+        #expect(changed != original)
+        let described = String(describing: original)
+        #expect(described.contains("detail: \"HTTP 503\"") && !described.contains("Box"))
     }
 }

@@ -1,81 +1,77 @@
 /// A media file fetched, typed and stored.
 ///
-/// A value type whose fields live in one shared box, copied when a copy is changed (as `Array`'s elements): the
-/// value is one pointer. It is held across every suspension of the attachment's way through the engine (the fetch,
-/// the cache, the transformation, the publication), often several times in one async function, and each held copy
-/// is a slot of that function's frame in the task's memory while the payload waits: inline, its 353 bytes made those
-/// frames 7-12 KB each, ~40 KB for every reference waiting for its origin.
+/// Its fields are kept in one box its copies share (`SharedFields`): the value is one pointer (inline, 353 bytes).
 public struct FetchedMedia: Sendable, Hashable {
     /// The absolute path of the stored file, `<root>/<uuid>/<uuid>.<ext>`.
     public var path: String {
-        get { box.fields.path }
-        set { fields.path = newValue }
+        get { stored.fields.path }
+        set { stored.fields.path = newValue }
     }
     /// The directory made for it alone.
     public var directory: String {
-        get { box.fields.directory }
-        set { fields.directory = newValue }
+        get { stored.fields.directory }
+        set { stored.fields.directory = newValue }
     }
     /// The type the bytes are.
     public var type: MediaType {
-        get { box.fields.type }
-        set { fields.type = newValue }
+        get { stored.fields.type }
+        set { stored.fields.type = newValue }
     }
     /// The byte count.
     public var bytes: Int {
-        get { box.fields.bytes }
-        set { fields.bytes = newValue }
+        get { stored.fields.bytes }
+        set { stored.fields.bytes = newValue }
     }
     /// The SHA-256 of the bytes, lowercase hex.
     public var sha256: String {
-        get { box.fields.sha256 }
-        set { fields.sha256 = newValue }
+        get { stored.fields.sha256 }
+        set { stored.fields.sha256 = newValue }
     }
     /// The response's validators, for revalidating a cached copy.
     public var validators: Validators {
-        get { box.fields.validators }
-        set { fields.validators = newValue }
+        get { stored.fields.validators }
+        set { stored.fields.validators = newValue }
     }
     /// What the transformation step did, when it changed the fetched bytes; nil when they are attached as fetched.
     public var transformation: Transformation? {
-        get { box.fields.transformation }
-        set { fields.transformation = newValue }
+        get { stored.fields.transformation }
+        set { stored.fields.transformation = newValue }
     }
     /// An image's width and height when its first bytes said them (PNG, JPEG), else nil.
     public var dimensions: ImageSize? {
-        get { box.fields.dimensions }
-        set { fields.dimensions = newValue }
+        get { stored.fields.dimensions }
+        set { stored.fields.dimensions = newValue }
     }
     /// Why the image is not whole, when it is attached all the same (a JPEG or GIF whose picture data began: a
     /// phone shows what decodes): found by the structure check every fetched JPEG, PNG and GIF has (cut short,
     /// a broken block structure), or by a verifying decode (`Enricher.Configuration.Transform.verifyImages`); nil
     /// otherwise.
     public var damage: String? {
-        get { box.fields.damage }
-        set { fields.damage = newValue }
+        get { stored.fields.damage }
+        set { stored.fields.damage = newValue }
     }
     /// Where it was published (`Enricher.Configuration.publisher`), or why it could not be; nil when nothing publishes.
     public var publication: Publication? {
-        get { box.fields.publication }
-        set { fields.publication = newValue }
+        get { stored.fields.publication }
+        set { stored.fields.publication = newValue }
     }
     /// Where the fetch that stored it went (its redirects) and the Content-Type its origin sent; kept by the media
     /// cache for every payload it serves, and by the transformation. Nil when it was not fetched (a test double).
     public var provenance: Provenance? {
-        get { box.fields.provenance }
-        set { fields.provenance = newValue }
+        get { stored.fields.provenance }
+        set { stored.fields.provenance = newValue }
     }
     /// The stored file as it was made (its device, inode, modification time and size, from `fstat` on the open
     /// file before its rename), so that what serves it can tell the file it made from one put in its place since,
     /// without a look-up by path per attachment; a link the media cache makes to it is the same file. Nil when not
     /// known (read from JSON, a test double). Not in the output or the JSON: it is this host's, at this moment.
     package var identity: FileIdentity? {
-        get { box.fields.identity }
-        set { fields.identity = newValue }
+        get { stored.fields.identity }
+        set { stored.fields.identity = newValue }
     }
 
-    /// The stored fields, as the accessors above say them; equal and hashed as they are.
-    private struct Fields: Hashable {
+    /// The stored fields, as the accessors above say them.
+    private struct Fields: Hashable, Sendable {
         var path: String
         var directory: String
         var type: MediaType
@@ -90,34 +86,7 @@ public struct FetchedMedia: Sendable, Hashable {
         var identity: FileIdentity? = nil
     }
 
-    /// The box the fields live in, shared by copies until one of them changes (`fields`).
-    private final class Box: @unchecked Sendable {
-        // Sendable: a box is changed only through `fields`, and only while no other value holds it.
-        var fields: Fields
-
-        init(_ fields: Fields) {
-            self.fields = fields
-        }
-    }
-
-    private var box: Box
-
-    /// The fields for a change: this value's own box, copied first when another value shares it.
-    private var fields: Fields {
-        get { box.fields }
-        _modify {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
-            yield &box.fields
-        }
-    }
-
-    public static func == (lhs: FetchedMedia, rhs: FetchedMedia) -> Bool {
-        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        box.fields.hash(into: &hasher)
-    }
+    private var stored: SharedFields<Fields>
 
     /// The outcome of publishing an attachment.
     public enum Publication: Sendable, Hashable {
@@ -133,7 +102,7 @@ public struct FetchedMedia: Sendable, Hashable {
         validators: Validators = Validators(),
         transformation: Transformation? = nil, dimensions: ImageSize? = nil
     ) {
-        box = Box(
+        stored = SharedFields(
             Fields(
                 path: path, directory: directory, type: type, bytes: bytes, sha256: sha256, validators: validators,
                 transformation: transformation, dimensions: dimensions))
@@ -143,7 +112,7 @@ public struct FetchedMedia: Sendable, Hashable {
 extension FetchedMedia: CustomReflectable {
     /// Its fields, as a struct's are shown (`dump`, a test's failed expectation), rather than its box.
     public var customMirror: Mirror {
-        Mirror(self, children: Mirror(reflecting: box.fields).children, displayStyle: .struct)
+        Mirror(self, children: Mirror(reflecting: stored.fields).children, displayStyle: .struct)
     }
 }
 

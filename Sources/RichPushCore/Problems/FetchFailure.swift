@@ -1,12 +1,34 @@
 /// Why a fetch did not produce a file.
+///
+/// Its fields are kept in one box its copies share (`SharedFields`), as `FetchedMedia`'s are: every `Result` of a
+/// fetch is as large as its larger side, and async functions on an attachment's way hold several across their
+/// suspensions (inline, 56 bytes: each such `Result` 64 bytes of a frame's slot, one pointer now).
 public struct FetchFailure: Error, Sendable, Hashable {
     /// The stable problem code, one of `EnrichmentProblem.Code.known(in: .problem)`.
-    public var code: EnrichmentProblem.Code
+    public var code: EnrichmentProblem.Code {
+        get { stored.fields.code }
+        set { stored.fields.code = newValue }
+    }
     /// The specifics (curl's message, the refused address, the sniffed type).
-    public var detail: String
+    public var detail: String {
+        get { stored.fields.detail }
+        set { stored.fields.detail = newValue }
+    }
     /// What the transport saw, for a caller that decides whether to fetch again (`RetryPolicy`); nil when
     /// nothing more than the code is known.
-    public var cause: Cause?
+    public var cause: Cause? {
+        get { stored.fields.cause }
+        set { stored.fields.cause = newValue }
+    }
+
+    /// The stored fields, as the accessors above say them.
+    private struct Fields: Hashable, Sendable {
+        var code: EnrichmentProblem.Code
+        var detail: String
+        var cause: Cause?
+    }
+
+    private var stored: SharedFields<Fields>
 
     /// What the transport saw when a fetch failed.
     public enum Cause: Sendable, Hashable {
@@ -24,8 +46,13 @@ public struct FetchFailure: Error, Sendable, Hashable {
     /// A failure.
     public init(_ code: EnrichmentProblem.Code, _ detail: String, cause: Cause? = nil) {
         assert(code.domains.contains(.problem), "\(code) is not a problem code")
-        self.code = code
-        self.detail = detail
-        self.cause = cause
+        stored = SharedFields(Fields(code: code, detail: detail, cause: cause))
+    }
+}
+
+extension FetchFailure: CustomReflectable {
+    /// Its fields, as a struct's are shown (a log line, a test's failed expectation), rather than its box.
+    public var customMirror: Mirror {
+        Mirror(self, children: Mirror(reflecting: stored.fields).children, displayStyle: .struct)
     }
 }
