@@ -151,4 +151,24 @@ struct ResultLineTests {
         // The fixtures give every outcome but a cancellation (the shapes of their problems and attachments with it).
         #expect(outcomes == Set(EnrichmentResult.Outcome.allCases).subtracting([.cancelled]), "\(outcomes)")
     }
+
+    @Test("a result's copy changes alone (its fields are in a box the copies share); described by its fields")
+    func copiesChangeAlone() throws {
+        let content = try PushPayload(parsing: Array(#"{"aps":{"alert":"a"}}"#.utf8))
+        let original = EnrichmentResult(outcome: .complete, content: content, elapsed: .milliseconds(5), input: "a")
+        var changed = original
+        changed.outcome = .failed
+        changed.input = "b"
+        changed.content = nil
+        changed.elapsed = .milliseconds(7)
+        changed.problems = [EnrichmentProblem(source: "x", code: .httpStatus, detail: "HTTP 503")]
+        #expect(original.outcome == .complete && original.input == "a" && original.content == content)
+        #expect(original.elapsed == .milliseconds(5) && original.problems.isEmpty)
+        #expect(
+            original == EnrichmentResult(outcome: .complete, content: content, elapsed: .milliseconds(5), input: "a"))
+        #expect(changed.outcome == .failed && changed.input == "b" && changed.content == nil)
+        #expect(changed.problems.count == 1 && changed != original)
+        let described = String(describing: original)
+        #expect(described.contains("input: Optional(\"a\")") && !described.contains("Box"))
+    }
 }

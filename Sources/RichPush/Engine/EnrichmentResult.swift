@@ -5,23 +5,63 @@
 /// files are the caller's: hand them on, then remove them (`Enricher.removeAttachments(of:)`, or `richpush gc`).
 public struct EnrichmentResult: Sendable, Hashable, Codable {
     /// How it ended.
-    public var outcome: EnrichmentResult.Outcome
+    public var outcome: EnrichmentResult.Outcome {
+        get { stored.fields.outcome }
+        set { stored.fields.outcome = newValue }
+    }
     /// The payload with its mutations, or nil when the input was not a payload.
-    public var content: PushPayload?
+    public var content: PushPayload? {
+        get { stored.fields.content }
+        set { stored.fields.content = newValue }
+    }
     /// The attachments, in reference order.
-    public var attachments: [EnrichmentResult.Attachment]
+    public var attachments: [EnrichmentResult.Attachment] {
+        get { stored.fields.attachments }
+        set { stored.fields.attachments = newValue }
+    }
     /// Where the app should go when the notification is opened, when the payload says.
-    public var route: DeepLinkRoute? = nil
+    public var route: DeepLinkRoute? {
+        get { stored.fields.route }
+        set { stored.fields.route = newValue }
+    }
     /// Everything a user should hear, in the order found.
-    public var problems: [EnrichmentProblem]
+    public var problems: [EnrichmentProblem] {
+        get { stored.fields.problems }
+        set { stored.fields.problems = newValue }
+    }
     /// Time from the start of processing to the result.
-    public var elapsed: Duration
+    public var elapsed: Duration {
+        get { stored.fields.elapsed }
+        set { stored.fields.elapsed = newValue }
+    }
     /// The input's name as the output's `input` member writes it (a path, `-`, `-:<line>`, a request id); nil
     /// writes no `input` member. `enrich(json:source:)` sets it to the source; `enrich(_:deadline:)` leaves it nil.
-    public var input: String? = nil
+    public var input: String? {
+        get { stored.fields.input }
+        set { stored.fields.input = newValue }
+    }
     /// What the input was read as (an APNs payload or an FCM v1 message) and what decided it; nil for an input that
     /// is not a payload.
-    public var format: PayloadFormat? = nil
+    public var format: PayloadFormat? {
+        get { stored.fields.format }
+        set { stored.fields.format = newValue }
+    }
+
+    /// The stored fields, as the accessors above say them, in one box the result's copies share (`SharedFields`):
+    /// the value is one pointer (inline, 192 bytes), held across the suspensions of every payload's async functions
+    /// and in the slots of their frames while the payload waits.
+    private struct Fields: Hashable, Sendable {
+        var outcome: EnrichmentResult.Outcome
+        var content: PushPayload?
+        var attachments: [EnrichmentResult.Attachment]
+        var route: DeepLinkRoute?
+        var problems: [EnrichmentProblem]
+        var elapsed: Duration
+        var input: String?
+        var format: PayloadFormat?
+    }
+
+    private var stored: SharedFields<Fields>
 
     /// A result (for test doubles and callers that build results themselves).
     public init(
@@ -30,14 +70,10 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
         problems: [EnrichmentProblem] = [], elapsed: Duration = .zero, input: String? = nil,
         format: PayloadFormat? = nil
     ) {
-        self.format = format
-        self.outcome = outcome
-        self.content = content
-        self.attachments = attachments
-        self.route = route
-        self.problems = problems
-        self.elapsed = elapsed
-        self.input = input
+        stored = SharedFields(
+            Fields(
+                outcome: outcome, content: content, attachments: attachments, route: route, problems: problems,
+                elapsed: elapsed, input: input, format: format))
     }
 
     /// The JSON object RichPush writes for this payload, as one line's bytes without the newline: exactly what
@@ -146,4 +182,9 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
             problems: [EnrichmentProblem(source: source, code: error.code, detail: error.detail)],
             elapsed: elapsed)
     }
+}
+
+extension EnrichmentResult: CustomReflectable {
+    /// Its fields, as a struct's are shown (`dump`, a test's failed expectation), rather than its box.
+    public var customMirror: Mirror { stored.mirror(of: self) }
 }

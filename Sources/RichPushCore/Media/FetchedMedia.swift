@@ -112,7 +112,7 @@ public struct FetchedMedia: Sendable, Hashable {
 extension FetchedMedia: CustomReflectable {
     /// Its fields, as a struct's are shown (`dump`, a test's failed expectation), rather than its box.
     public var customMirror: Mirror {
-        Mirror(self, children: Mirror(reflecting: stored.fields).children, displayStyle: .struct)
+        stored.mirror(of: self)
     }
 }
 

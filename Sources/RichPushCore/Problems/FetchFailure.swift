@@ -53,6 +53,6 @@ public struct FetchFailure: Error, Sendable, Hashable {
 extension FetchFailure: CustomReflectable {
     /// Its fields, as a struct's are shown (a log line, a test's failed expectation), rather than its box.
     public var customMirror: Mirror {
-        Mirror(self, children: Mirror(reflecting: stored.fields).children, displayStyle: .struct)
+        stored.mirror(of: self)
     }
 }

@@ -36,6 +36,12 @@ package struct SharedFields<Fields: Hashable & Sendable>: Sendable, Hashable {
         }
     }
 
+    /// The mirror of `subject`, the value made of these fields: its fields as a struct's are shown (`dump`, a log
+    /// line, a test's failed expectation), rather than its box; for the value's `CustomReflectable.customMirror`.
+    package func mirror(of subject: Any) -> Mirror {
+        Mirror(subject, children: Mirror(reflecting: box.fields).children, displayStyle: .struct)
+    }
+
     package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
     }
