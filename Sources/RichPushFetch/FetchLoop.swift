@@ -8,10 +8,10 @@ import Synchronization
 /// and cancels them, runs `curl_multi_perform`, settles finished transfers, and sleeps in
 /// `curl_multi_poll` until a socket, a timer or `curl_multi_wakeup` needs it.
 ///
-/// Other threads talk to it only through `submit`, `cancel` and `stop`, which queue a command under a lock and
-/// wake the loop when they find the inbox empty (`CommandInbox`). Everything else (the multi handle, every easy
-/// handle) is touched on this thread. Nothing slow runs on it: a body's first bytes go to the `BodySniffer`, whose
-/// verdict comes back as a command.
+/// Other threads talk to it only through `submit`, `cancel`, `stop` and `census` (for tests), which queue a command
+/// under a lock and wake the loop when they find the inbox empty (`CommandInbox`). Everything else (the multi
+/// handle, every easy handle) is touched on this thread. Nothing slow runs on it: a body's first bytes go to the
+/// `BodySniffer`, whose verdict comes back as a command.
 ///
 /// `curl_multi_socket_action` over epoll was measured in its place (issue 26) and dropped: the `poll`s a payload
 /// costs are libcurl's own checks after each `recv`, which it makes either way, and driving curl one ready socket

@@ -36,7 +36,9 @@ final class Transfer {
     let easy: EasyHandle
     /// Whether `easy` is in the multi handle; kept by the loop.
     var attached = false
-    /// Whether the transfer waits in the loop's `AdmissionQueue` to be put into the multi handle; kept by the loop.
+    /// Whether a later hop of the transfer (a redirect's, a retry's) waits in the loop's `AdmissionQueue` to be put
+    /// into the multi handle, with its handle; kept by the loop. (A first hop waits without a transfer at all:
+    /// `FetchLoop.Waiting`.)
     var queued = false
     /// The origin of the current hop's URL (`AdmissionQueue.origin(of:)`).
     private(set) var origin: String

@@ -2,6 +2,10 @@ import Testing
 
 @testable import RichPushCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `FetchedMedia` and `FetchFailure` keep their fields in a box shared by their copies (`SharedFields`): value
 /// semantics checks, since a change through one copy that reached another would move one payload's attachment (or
 /// failure) into another's result.
@@ -24,22 +28,28 @@ struct FetchedMediaTests {
         changed.bytes = 200
         changed.sha256 = "cd"
         changed.validators.etag = "\"2\""
+        changed.transformation = Transformation(
+            steps: [.transcoded], original: Transformation.Original(type: .gif, bytes: 300, sha256: "ef"))
         changed.dimensions = ImageSize(width: 3, height: 4)
         changed.damage = "cut short"
         changed.publication = .published("https://cdn.example/b.png")
         changed.provenance = FetchedMedia.Provenance(redirects: ["https://a.example/"], contentType: "image/png")
+        var info = stat()
+        info.st_ino = 7
+        changed.identity = FileIdentity(info)
         for media in [original, untouched] {
             #expect(media == Self.media())
             #expect(media.path == "/root/a/a.jpg" && media.directory == "/root/a" && media.type == .jpeg)
             #expect(media.bytes == 100 && media.sha256 == "ab" && media.validators.etag == "\"1\"")
             #expect(media.dimensions == nil && media.damage == nil && media.publication == nil)
-            #expect(media.provenance == nil)
+            #expect(media.transformation == nil && media.provenance == nil && media.identity == nil)
         }
         #expect(changed.path == "/root/b/b.png" && changed.directory == "/root/b" && changed.type == .png)
         #expect(changed.bytes == 200 && changed.sha256 == "cd" && changed.validators.etag == "\"2\"")
         #expect(changed.dimensions == ImageSize(width: 3, height: 4) && changed.damage == "cut short")
         #expect(changed.publication == .published("https://cdn.example/b.png"))
         #expect(changed.provenance?.contentType == "image/png")
+        #expect(changed.transformation?.original.sha256 == "ef" && changed.identity?.inode == 7)
         #expect(changed != original)
     }
 

@@ -49,6 +49,16 @@ struct AdmissionTests {
         }
     }
 
+    /// `count` fetches of `/stall` on `loop`, each a task: transfers that hold their origin's connection (or their
+    /// place in curl) until they are cancelled or the loop stops.
+    private static func stalled(
+        _ count: Int, on loop: FetchLoop, _ bed: TestBed, deadline: ContinuousClock.Instant
+    ) -> [Task<TransferOutcome, Never>] {
+        (0..<count).map { index in
+            Task { await loop.fetch(TransferRequest(url: bed.url("/stall?n=\(index)"), deadline: deadline)) }
+        }
+    }
+
     /// The failure's code and detail, or nil when `outcome` is not a failure.
     private static func failure(_ outcome: TransferOutcome) -> [String]? {
         guard case .failed(let failure) = outcome else { return nil }
@@ -64,9 +74,7 @@ struct AdmissionTests {
         let deadline = ContinuousClock.now + .seconds(60)
         // Eight to a route that holds its response: two with the origin's connections, two in curl waiting for one
         // (the admission queue lets in two not started), four waiting for the origin.
-        let stalled = (0..<8).map { index in
-            Task { await loop.fetch(TransferRequest(url: bed.url("/stall?n=\(index)"), deadline: deadline)) }
-        }
+        let stalled = Self.stalled(8, on: loop, bed, deadline: deadline)
         try await untilConnected(bed.origin, count: 2)
         let held = try await Self.census(loop, "four in curl, four waiting") { $0.withHandle == 4 && $0.waiting == 4 }
         #expect(held.handlesMade == 4 && held.idleHandles == 0, "\(held)")
@@ -95,9 +103,7 @@ struct AdmissionTests {
         let long = ContinuousClock.now + .seconds(60)
         // The origin's one connection, and its one place in curl for a transfer not started, held until the loop
         // stops.
-        let holders = (0..<2).map { index in
-            Task { await loop.fetch(TransferRequest(url: bed.url("/stall?n=\(index)"), deadline: long)) }
-        }
+        let holders = Self.stalled(2, on: loop, bed, deadline: long)
         try await untilConnected(bed.origin, count: 1)
         _ = try await Self.census(loop, "the holders in curl") { $0.withHandle == 2 }
         // Media the origin would serve at once: these can only end in the queue.
@@ -123,5 +129,78 @@ struct AdmissionTests {
         }
         #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
         #expect(await loop.census() == nil)
+    }
+
+    @Test("a waiting one goes in on a settled one's handle as room comes; one curl's options refuse hands its room on")
+    func admittedLater() async throws {
+        let bed = try TestBed(Self.holding(connections: 1))
+        let loop = try Self.loop(bed)
+        defer { loop.stop {} }
+        let long = ContinuousClock.now + .seconds(60)
+        // One after the other, so that the first has the origin's one connection and the second is the one
+        // transfer not started that the origin may have in curl.
+        let connected = Task { await loop.fetch(TransferRequest(url: bed.url("/stall?connected"), deadline: long)) }
+        try await untilConnected(bed.origin, count: 1)
+        _ = try await Self.census(loop, "the first in curl") { $0.withHandle == 1 }
+        let pending = Task { await loop.fetch(TransferRequest(url: bed.url("/stall?pending"), deadline: long)) }
+        _ = try await Self.census(loop, "the second in curl") { $0.withHandle == 2 }
+        // A tenant's settings whose user agent curl refuses (over CURL_MAX_INPUT_LENGTH, 8,000,000 bytes): found
+        // only as the transfer is configured, once admitted.
+        var network = loop.settings.network
+        network.userAgent = String(repeating: "a", count: 8_000_001)
+        let refusing = FetchSettings(
+            network: network, limits: loop.settings.limits, spares: loop.settings.spares, caps: loop.settings.caps)
+        let refused = Task {
+            await loop.fetch(TransferRequest(url: bed.url("/media/photo.jpg?r"), deadline: long, settings: refusing))
+        }
+        _ = try await Self.census(loop, "the refused one waiting") { $0.waiting == 1 }
+        let after = Task { await loop.fetch(TransferRequest(url: bed.url("/media/photo.jpg?a"), deadline: long)) }
+        _ = try await Self.census(loop, "two waiting") { $0.waiting == 2 }
+        // The pending one leaves: its room and its handle go to the refused one in the same iteration, whose room
+        // and handle then go to the next.
+        pending.cancel()
+        #expect(Self.failure(await pending.value) == ["cancelled", "cancelled before the transfer finished"])
+        let failure = try #require(Self.failure(await refused.value))
+        #expect(failure.first == "network" && failure.last?.contains("curl_easy_setopt") == true, "\(failure)")
+        let admitted = try await Self.census(loop, "the next admitted") { $0.waiting == 0 }
+        #expect(admitted.withHandle == 2 && admitted.handlesMade == 2, "\(admitted)")
+        // The connection freed, the next runs to its end.
+        connected.cancel()
+        #expect(Self.failure(await connected.value) == ["cancelled", "cancelled before the transfer finished"])
+        guard case .stored(let body) = await after.value else {
+            Issue.record("\(await after.value)")
+            return
+        }
+        #expect(body.bytes == fixture("photo.jpg").count)
+        #expect(await loop.census() == FetchLoop.Census(withHandle: 0, waiting: 0, handlesMade: 2, idleHandles: 2))
+        await loop.stop()
+    }
+
+    @Test("a waiting transfer keeps its deadline when the loop compacts its deadlines (over 1,024, most of them stale)")
+    func deadlineKeptThroughCompaction() async throws {
+        let bed = try TestBed(Self.holding(connections: 1))
+        let loop = try Self.loop(bed)
+        defer { loop.stop {} }
+        let long = ContinuousClock.now + .seconds(60)
+        let holders = Self.stalled(2, on: loop, bed, deadline: long)
+        _ = try await Self.census(loop, "the holders in curl") { $0.withHandle == 2 }
+        let soon = ContinuousClock.now + .seconds(3)
+        let expiring = Task { await loop.fetch(TransferRequest(url: bed.url("/media/photo.jpg?e"), deadline: soon)) }
+        // 1,100 more waiting, then cancelled: their deadlines stay in the heap, which is then compacted to the live
+        // transfers' (the holders' and the expiring one's).
+        let fillers = (0..<1100).map { index in
+            Task { await loop.fetch(TransferRequest(url: bed.url("/media/photo.jpg?f=\(index)"), deadline: long)) }
+        }
+        _ = try await Self.census(loop, "all waiting") { $0.waiting == 1101 }
+        for filler in fillers { filler.cancel() }
+        for filler in fillers {
+            #expect(Self.failure(await filler.value) == ["cancelled", "cancelled before the transfer finished"])
+        }
+        _ = try await Self.census(loop, "the expiring one ended") { $0.waiting == 0 }
+        #expect(Self.failure(await expiring.value) == ["expired", "the deadline came first (0 bytes received)"])
+        await loop.stop()
+        for holder in holders {
+            #expect(Self.failure(await holder.value) == ["cancelled", "the fetcher has shut down"])
+        }
     }
 }
