@@ -31,9 +31,12 @@ package struct FetchSettings: Sendable {
         }
     }
 
+    /// The fields, shared by every copy.
     private let storage: Storage
 
+    /// How transfers are made and where they may go (`NetworkSettings`).
     package var network: NetworkSettings { storage.network }
+    /// Bounds on sizes: the bodies' caps, the sniffed head, the response head (`LimitSettings`).
     package var limits: LimitSettings { storage.limits }
     /// Where bodies are written: attachment directories made ahead, off the loop's thread (none on a tmpfs:
     /// `makesAhead`).

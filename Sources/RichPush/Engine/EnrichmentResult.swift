@@ -61,6 +61,7 @@ public struct EnrichmentResult: Sendable, Hashable, Codable {
         var format: PayloadFormat?
     }
 
+    /// Where the fields are: the value's one stored property.
     private var stored: SharedFields<Fields>
 
     /// A result (for test doubles and callers that build results themselves).

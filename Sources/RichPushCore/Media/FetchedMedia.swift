@@ -86,6 +86,7 @@ public struct FetchedMedia: Sendable, Hashable {
         var identity: FileIdentity? = nil
     }
 
+    /// Where the fields are: the value's one stored property.
     private var stored: SharedFields<Fields>
 
     /// The outcome of publishing an attachment.

@@ -28,6 +28,7 @@ public struct FetchFailure: Error, Sendable, Hashable {
         var cause: Cause?
     }
 
+    /// Where the fields are: the value's one stored property.
     private var stored: SharedFields<Fields>
 
     /// What the transport saw when a fetch failed.

@@ -42,10 +42,12 @@ package struct SharedFields<Fields: Hashable & Sendable>: Sendable, Hashable {
         Mirror(subject, children: Mirror(reflecting: box.fields).children, displayStyle: .struct)
     }
 
+    /// Equal when they share a box, else as their fields are.
     package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
     }
 
+    /// Hashes the fields alone, as the value did with them inline.
     package func hash(into hasher: inout Hasher) {
         box.fields.hash(into: &hasher)
     }
