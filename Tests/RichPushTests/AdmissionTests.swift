@@ -12,7 +12,7 @@ import Testing
 /// origin whose `/stall` route holds the transfers in curl: no easy handle until it is admitted, and an end (expired,
 /// cancelled, shut down) as it had when it held one. On a loop of the test's own, not a fetcher's, so that the test
 /// can ask it for its `FetchLoop.Census`.
-@Suite("A transfer waiting for admission")
+@Suite("A transfer waiting for admission", .timeLimit(.minutes(1)))
 struct AdmissionTests {
     /// A loop with `bed`'s settings; stopped by the caller.
     private static func loop(_ bed: TestBed) throws -> FetchLoop {
