@@ -150,15 +150,21 @@ package final class FetchLoop: @unchecked Sendable {
 
     /// Starts a transfer; `completion` is called exactly once, on the loop thread.
     func submit(id: UInt64, _ request: TransferRequest, completion: @escaping Completion) {
-        let accepted = inbox.withLock { inbox -> Bool? in
-            guard !inbox.stopped else { return nil }
-            return inbox.commands.post(.start(id: id, request, completion))
-        }
-        guard let wake = accepted else {
+        if !post(.start(id: id, request, completion)) {
             completion(.failed(FetchFailure(.cancelled, "the fetcher has shut down")))
-            return
         }
+    }
+
+    /// Queues `command` for the loop, waking it when the inbox was empty; false when the loop has stopped (nothing
+    /// queued: the caller answers for it).
+    private func post(_ command: Command) -> Bool {
+        let posted = inbox.withLock { inbox -> Bool? in
+            guard !inbox.stopped else { return nil }
+            return inbox.commands.post(command)
+        }
+        guard let wake = posted else { return false }
         if wake { multi.wakeup() }
+        return true
     }
 
     /// Cancels a transfer started with `submit`; its completion receives `reason`. Ignored when it has finished.
@@ -169,12 +175,7 @@ package final class FetchLoop: @unchecked Sendable {
     /// What the loop holds now (nil once it has stopped): answered on the loop thread, between two iterations.
     package func census() async -> Census? {
         await withCheckedContinuation { continuation in
-            let posted = inbox.withLock { inbox -> Bool? in
-                guard !inbox.stopped else { return nil }
-                return inbox.commands.post(.census { continuation.resume(returning: $0) })
-            }
-            guard let wake = posted else { return continuation.resume(returning: nil) }
-            if wake { multi.wakeup() }
+            if !post(.census { continuation.resume(returning: $0) }) { continuation.resume(returning: nil) }
         }
     }
 
@@ -323,10 +324,7 @@ package final class FetchLoop: @unchecked Sendable {
             try transfer.easy.use(sessions)
             try transfer.configure()
         } catch {
-            // It was admitted: its origin's room, and the gate if it was its pilot, pass to the next.
-            admission.release(origin: transfer.origin)
-            admission.left(id, origin: transfer.origin, curlEnded: false)
-            settle(id: id, with: .failed(FetchFailure(.network, error.detail)))
+            refuse(id: id, transfer, FetchFailure(.network, error.detail))
             return
         }
         attach(id: id, transfer)
@@ -376,14 +374,20 @@ package final class FetchLoop: @unchecked Sendable {
         // CURLOPT_PIPEWAIT takes any long: curl_easy_setopt fails only for an unknown option.
         try? transfer.easy.set(CURLOPT_PIPEWAIT, admission.pipeWait(for: transfer.origin) ? 1 : 0)
         guard multi.add(transfer.easy) else {
-            admission.release(origin: transfer.origin)
-            // Not the origin's failure: the gate passes to the next waiter.
-            admission.left(id, origin: transfer.origin, curlEnded: false)
-            settle(id: id, with: .failed(FetchFailure(.network, "curl_multi_add_handle failed")))
+            refuse(id: id, transfer, FetchFailure(.network, "curl_multi_add_handle failed"))
             return
         }
         transfer.attached = true
         byHandle[transfer.easy.raw] = id
+    }
+
+    /// Settles admitted transfer `id`, which curl refused before it went into the multi handle (an option, the
+    /// handle itself), with `failure`: its origin's room, and the gate if it was the pilot, pass to the next waiter
+    /// (not the origin's failure). `detach` does this for a transfer that was in the multi handle.
+    private func refuse(id: UInt64, _ transfer: Transfer, _ failure: FetchFailure) {
+        admission.release(origin: transfer.origin)
+        admission.left(id, origin: transfer.origin, curlEnded: false)
+        settle(id: id, with: .failed(failure))
     }
 
     /// Takes the transfer's handle out of the multi handle, if it is in; one that had not started makes room
