@@ -67,6 +67,8 @@ package final class FetchLoop: @unchecked Sendable {
     package let settings: FetchSettings
     private let inbox = LockedValue(Inbox())
     private let sniffs: any BodySniffer
+    /// How much of the bodies being received is held in memory until complete rather than written as it arrives.
+    package let bodyMemory: BodyMemory
     /// The id of the next transfer started through `fetch(_:)`.
     private let nextID = Atomic<UInt64>(1)
     // Touched on the loop thread only.
@@ -84,11 +86,14 @@ package final class FetchLoop: @unchecked Sendable {
     /// How many easy handles the loop has made (`Census`).
     private var handlesMade = 0
 
-    /// A loop whose transfers follow `settings`, their bodies' types decided by `sniffer` (stopped with the loop).
+    /// A loop whose transfers follow `settings`, their bodies' types decided by `sniffer` (stopped with the loop),
+    /// bodies held in memory until complete as its `limits.heldBodyBytes` and `limits.heldBytes` allow, for every
+    /// transfer on it (a tenant's too).
     package init(settings: FetchSettings, sniffer: any BodySniffer) {
         Self.initializeCurl
         self.settings = settings
         self.sniffs = sniffer
+        bodyMemory = BodyMemory(bodyBytes: settings.limits.heldBodyBytes, totalBytes: settings.limits.heldBytes)
         // As many per origin as curl may connect at once: more in curl would only wait in its queue.
         admission = AdmissionQueue(limit: settings.network.maximumConnectionsPerHost)
         multi.set(CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.network.maximumConnections)
@@ -310,7 +315,7 @@ package final class FetchLoop: @unchecked Sendable {
     private func begin(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
         let transfer = Transfer(
             request: request, easy: idleHandles.popLast() ?? makeHandle(), settings: request.settings ?? settings,
-            connections: connections,
+            connections: connections, memory: bodyMemory,
             requestSniff: { [weak self] head in
                 self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
             },

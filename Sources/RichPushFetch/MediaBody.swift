@@ -2,9 +2,10 @@ import RichPushCore
 import RichPushStore
 
 /// What happens to a body's bytes as they arrive, apart from the transfer that receives them: held to its cap
-/// (the largest before the type is known, the type's after), written to a partial attachment, and its first
-/// bytes collected for the sniffer. Without storage (a probe) only the cap and the first bytes apply. The file's
-/// SHA-256 is not taken here but once it is complete, off the loop's thread (`DigestService`).
+/// (the largest before the type is known, the type's after), kept in memory while it is small (`BodyMemory`: the
+/// task that fetched it writes it whole) or else written to a partial attachment, and its first bytes collected
+/// for the sniffer. Without storage (a probe) only the cap and the first bytes apply. The SHA-256 is not taken
+/// here but once the body is complete, off the loop's thread (`DigestService`, or from a held body's bytes).
 ///
 /// The transfer reports to it (as corelibs-foundation's easy handle reports to its delegate) and keeps the HTTP:
 /// statuses, redirects, validators. Lives on the loop's thread.
@@ -21,6 +22,12 @@ final class MediaBody {
     private let sniffBytes: Int
     private let storage: (() throws(StoreError) -> PartialAttachment)?
     private var partial: PartialAttachment?
+    /// Where a small body is held until complete (nil: every body goes to its file).
+    private let memory: BodyMemory?
+    /// The body while it is held in memory (nil once written to its file, or when never held).
+    private var held: [UInt8]?
+    /// The bytes of `memory` reserved for `held`: its capacity.
+    private var reserved = 0
     /// The first bytes; once handed to the sniffer, kept until its verdict to read an image's dimensions from (a
     /// probe's for good: `probedHead`).
     private var head: [UInt8] = []
@@ -37,38 +44,88 @@ final class MediaBody {
     /// Whether the body has begun (`begin` succeeded).
     private(set) var begun = false
 
-    /// A body held to `caps`, whose first `sniffBytes` go to the sniffer, written to the attachment `storage`
-    /// makes at the first byte (nil: nothing is stored).
-    init(caps: BodyCaps, sniffBytes: Int, storage: (() throws(StoreError) -> PartialAttachment)?) {
+    /// A body held to `caps`, whose first `sniffBytes` go to the sniffer, stored (nil: nothing is) in memory while
+    /// `memory` allows, else in the attachment `storage` makes at the first byte or once the body outgrows memory.
+    init(
+        caps: BodyCaps, sniffBytes: Int, storage: (() throws(StoreError) -> PartialAttachment)?,
+        memory: BodyMemory? = nil
+    ) {
         self.caps = caps
         self.sniffBytes = sniffBytes
         self.storage = storage
+        // None held by a probe (it stores nothing) or when memory allows none.
+        let holds = storage != nil && (memory?.bodyBytes ?? 0) > 0 && (memory?.totalBytes ?? 0) > 0
+        self.memory = holds ? memory : nil
         cap = caps.beforeType
     }
 
+    deinit { memory?.release(reserved) }
+
     /// The body starts, with the length its response declares (-1 when none): refused when that exceeds the cap,
-    /// else its file is made.
+    /// else held in memory when it may be (its declared length, else a first 64 KiB, reserved), else its file is
+    /// made.
     func begin(declaredLength: Int64) -> FetchFailure? {
         self.declaredLength = declaredLength
         if declaredLength > Int64(cap) {
             return FetchFailure(.tooLarge, "declares \(declaredLength) bytes; no type may exceed \(cap)")
         }
-        if let storage {
-            do {
-                partial = try storage()
-            } catch {
-                return FetchFailure(.storeFailed, error.detail)
+        if let memory, declaredLength <= Int64(memory.bodyBytes) {
+            let first = declaredLength >= 0 ? Int(declaredLength) : min(Self.firstUnknown, memory.bodyBytes)
+            if memory.reserve(first) {
+                reserved = first
+                held = []
+                held?.reserveCapacity(first)
+                begun = true
+                return nil
             }
         }
+        if let failure = makeFile() { return failure }
         begun = true
         return nil
     }
 
-    /// Takes one chunk: capped, written, its first bytes kept. Returns why the transfer must stop, or nil.
+    /// What a body of unknown length is first given in memory: 64 KiB, then twice as much each time it fills.
+    private static let firstUnknown = 64 * 1024
+
+    /// Makes the attachment's file (when storing), and writes into it what was held: a body that outgrew memory.
+    private func makeFile() -> FetchFailure? {
+        guard let storage else { return nil }
+        do {
+            let partial = try storage()
+            self.partial = partial
+            if let held {
+                try partial.write(held)
+                self.held = nil
+                memory?.release(reserved)
+                reserved = 0
+            }
+        } catch {
+            return FetchFailure(.storeFailed, error.detail)
+        }
+        return nil
+    }
+
+    /// Keeps `chunk` in memory when the held body has room for it or may grow (twice its reservation, up to the
+    /// largest held); false when it may not (the body then goes to its file).
+    private func hold(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        guard let memory, held != nil else { return false }
+        let needed = bytes + chunk.count
+        if needed > reserved {
+            let grown = min(max(reserved * 2, needed), memory.bodyBytes)
+            guard needed <= grown, memory.reserve(grown - reserved) else { return false }
+            held?.reserveCapacity(grown)
+            reserved = grown
+        }
+        held?.append(contentsOf: chunk.assumingMemoryBound(to: UInt8.self))
+        return true
+    }
+
+    /// Takes one chunk: capped, held or written, its first bytes kept. Returns why the transfer must stop, or nil.
     func append(_ chunk: UnsafeRawBufferPointer) -> FetchFailure? {
         guard bytes + chunk.count <= cap else {
             return FetchFailure(.tooLarge, "more than \(cap) bytes\(type == nil ? "" : " (the \(capName))")")
         }
+        if held != nil, !hold(chunk), let failure = makeFile() { return failure }
         if let partial {
             do {
                 try partial.write(chunk)
@@ -117,26 +174,39 @@ final class MediaBody {
     /// The first bytes a probe reports: those handed to the sniffer.
     var probedHead: [UInt8] { head }
 
-    /// Closes and renames the file to its type's extension: the stored body, for the digest step to hash, with the
-    /// response's `validators` and the transfer's `provenance`.
-    func commit(validators: Validators, provenance: FetchedMedia.Provenance) -> Result<StoredBody, FetchFailure> {
-        guard let partial, let type else { return .failure(FetchFailure(.network, "no body")) }
+    /// The complete body, with the response's `validators` and the transfer's `provenance`: held in memory, for the
+    /// task that fetched it to hash and store (`HeldBody`), or its file closed and renamed to its type's extension,
+    /// for the digest step to hash.
+    func commit(validators: Validators, provenance: FetchedMedia.Provenance) -> TransferOutcome {
+        guard let type else { return .failed(FetchFailure(.network, "no body")) }
+        if let held, let memory {
+            self.held = nil
+            let body = HeldBody(
+                bytes: held, type: type, validators: validators, dimensions: dimensions, provenance: provenance,
+                memory: memory, reserved: reserved)
+            reserved = 0
+            return .held(body)
+        }
+        guard let partial else { return .failed(FetchFailure(.network, "no body")) }
         self.partial = nil
         do {
             let path = try partial.commit(fileExtension: type.fileExtension)
-            return .success(
+            return .stored(
                 StoredBody(
                     path: path, directory: partial.directory, type: type, bytes: bytes, validators: validators,
                     dimensions: dimensions, provenance: provenance, identity: partial.identity))
         } catch {
-            return .failure(FetchFailure(.storeFailed, error.detail))
+            return .failed(FetchFailure(.storeFailed, error.detail))
         }
     }
 
-    /// Removes the partial file and its directory, if any. Idempotent.
+    /// Removes the partial file and its directory, if any, and lets go of a held body. Idempotent.
     func discard() {
         partial?.discard()
         partial = nil
+        held = nil
+        memory?.release(reserved)
+        reserved = 0
     }
 }
 

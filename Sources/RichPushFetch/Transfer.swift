@@ -83,6 +83,7 @@ final class Transfer {
     /// whether it came over HTTP/2 or later.
     init(
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings, connections: ConnectionSockets,
+        memory: BodyMemory? = nil,
         requestSniff: @escaping ([UInt8]) -> Void,
         didStart: @escaping (String) -> Void,
         didAnswer: @escaping (String, Bool) -> Void,
@@ -104,7 +105,7 @@ final class Transfer {
         let spares = settings.spares
         body = MediaBody(
             caps: settings.caps, sniffBytes: settings.limits.sniffBytes,
-            storage: request.probe ? nil : { () throws(StoreError) in try spares.take() })
+            storage: request.probe ? nil : { () throws(StoreError) in try spares.take() }, memory: memory)
     }
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> Transfer {
@@ -333,10 +334,7 @@ final class Transfer {
             return .probed(type, bytes: body.probedSize, head: body.probedHead)
         }
         let provenance = FetchedMedia.Provenance(redirects: redirects.followed, contentType: head.contentType)
-        switch body.commit(validators: head.validators, provenance: provenance) {
-        case .success(let media): return .stored(media)
-        case .failure(let failure): return .failed(failure)
-        }
+        return body.commit(validators: head.validators, provenance: provenance)
     }
 
     /// Settles the transfer with this outcome (used for cancellation and shutdown too). Idempotent.

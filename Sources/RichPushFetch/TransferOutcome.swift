@@ -5,6 +5,8 @@ import RichPushCore
 package enum TransferOutcome: Sendable {
     /// The body, stored and renamed to its type's extension, for the digest stage above to hash.
     case stored(StoredBody)
+    /// The body, small enough to be held in memory (`BodyMemory`), for the task above to hash and store.
+    case held(HeldBody)
     /// A conditional request (with validators) was answered 304 Not Modified: the copy the validators came from
     /// stands.
     case notModified

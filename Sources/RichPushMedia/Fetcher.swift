@@ -103,6 +103,9 @@ public final class Fetcher: Sendable {
     /// Where this fetcher's transfers write their bodies, and the media cache's links get their directories.
     package var spares: SpareAttachments { (transferSettings ?? loop.settings).spares }
 
+    /// The bytes of bodies held in memory now, received or not yet stored (`LimitSettings.heldBodyBytes`).
+    package var heldBodyBytes: Int { loop.bodyMemory.inUse }
+
     /// How many images are being transformed now.
     package var transformsRunning: Int { transformStep?.running ?? 0 }
 
@@ -146,6 +149,7 @@ public final class Fetcher: Sendable {
             TransferRequest(url: url, deadline: deadline, validators: validators, settings: transferSettings))
         {
         case .stored(let body): return await finish(body, deadline: deadline)
+        case .held(let body): return await finish(held: body, deadline: deadline)
         case .notModified: return .notModified
         case .failed(let failure): return .failed(failure)
         case .probed: preconditionFailure("a fetch that is not a probe probes nothing")
@@ -156,35 +160,58 @@ public final class Fetcher: Sendable {
     /// declares), then transformed by `deadline`; its file is removed when refused.
     private func finish(_ body: StoredBody, deadline: ContinuousClock.Instant) async -> MediaFetchOutcome {
         statistics.record { $0.fetchedBytes += body.bytes }
-        var media: FetchedMedia
+        let digest: FileDigest
         switch await digests.digest(body.path, bytes: body.bytes, checking: body.type) {
-        case .success(let digest) where digest.bytes == body.bytes:
-            media = body.media(sha256: digest.sha256)
-            switch digest.structure {
-            case .showsNothing(let detail)?:
-                root.remove(media)
-                return .failed(FetchFailure(.damagedImage, "\(detail); a phone shows nothing of it"))
-            case .showsPart(let detail)?:
-                media.damage = detail
-            case .whole?, nil:
-                break
-            }
-            // What the structure declares and the converter's header may not say (a GIF's logical screen, an
-            // APNG's frames) is counted against the pixel limit here, before any decoder sees the file.
-            if let declared = digest.declared, let refusal = pixelRefusal(declared: declared) {
-                root.remove(media)
-                return .failed(refusal)
-            }
-        case .success(let digest):
+        case .success(let read) where read.bytes == body.bytes:
+            digest = read
+        case .success(let read):
             root.remove(directory: body.directory, path: body.path)
             return .failed(
                 FetchFailure(
                     .storeFailed,
-                    "\(body.path) changed size after it was stored: \(digest.bytes) bytes, not \(body.bytes)"))
+                    "\(body.path) changed size after it was stored: \(read.bytes) bytes, not \(body.bytes)"))
         case .failure(let error):
             root.remove(directory: body.directory, path: body.path)
             return .failed(FetchFailure(.storeFailed, error.detail))
         }
+        if let refusal = refusal(of: digest) {
+            root.remove(directory: body.directory, path: body.path)
+            return .failed(refusal)
+        }
+        return await transform(body.media(sha256: digest.sha256), damage: digest.damage, deadline: deadline)
+    }
+
+    /// What `body`, received whole into memory, becomes: hashed and checked from its bytes, then stored in a new
+    /// attachment (only when it is not refused) and transformed by `deadline`.
+    private func finish(held body: HeldBody, deadline: ContinuousClock.Instant) async -> MediaFetchOutcome {
+        statistics.record { $0.fetchedBytes += body.bytes.count }
+        let digest = FileDigest.of(body.bytes, checking: body.type)
+        if let refusal = refusal(of: digest) { return .failed(refusal) }
+        switch body.store(in: spares) {
+        case .success(let stored):
+            return await transform(stored.media(sha256: digest.sha256), damage: digest.damage, deadline: deadline)
+        case .failure(let failure):
+            return .failed(failure)
+        }
+    }
+
+    /// Why a body of `digest` is refused: its structure shows nothing, or it declares more pixels than allowed
+    /// (what the converter's header may not say: a GIF's logical screen, an APNG's frames, counted here before any
+    /// decoder sees the file). Nil when it is not.
+    private func refusal(of digest: FileDigest) -> FetchFailure? {
+        if case .showsNothing(let detail)? = digest.structure {
+            return FetchFailure(.damagedImage, "\(detail); a phone shows nothing of it")
+        }
+        if let declared = digest.declared { return pixelRefusal(declared: declared) }
+        return nil
+    }
+
+    /// `media`, with the `damage` its structure showed, transformed by `deadline` when a converter is configured.
+    private func transform(
+        _ media: FetchedMedia, damage: String?, deadline: ContinuousClock.Instant
+    ) async -> MediaFetchOutcome {
+        var media = media
+        if let damage { media.damage = damage }
         switch await transformStep?.transform(media, deadline: deadline) ?? .success(media) {
         case .success(var attached):
             // A transformation writes a new file; where its source came from stays where it came from.
@@ -226,7 +253,7 @@ public final class Fetcher: Sendable {
         case .probed(let type, let bytes, let head):
             return .success((type, bytes, ImageStructure.declared(byHead: head, type: type)))
         case .failed(let failure): return .failure(failure)
-        case .stored, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
+        case .stored, .held, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
         }
     }
 

@@ -86,6 +86,11 @@ package final class PartialAttachment {
         }
     }
 
+    /// Appends `bytes` (a body held whole: `write(_:)` of its buffer).
+    package func write(_ bytes: [UInt8]) throws(StoreError) {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(StoreError) in try write(buffer) } }.get()
+    }
+
     /// The committed file's identity, from `fstat` on it just before its close (nil before `commit`, or when
     /// `fstat` failed): its rename and the media cache's links leave it as it is.
     package private(set) var identity: FileIdentity? = nil

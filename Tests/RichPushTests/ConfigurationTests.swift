@@ -30,6 +30,8 @@ struct ConfigurationTests {
             ({ $0.limits.audioBytes = -5 }, "limits.audioBytes", .outOfRange),
             ({ $0.limits.videoBytes = 0 }, "limits.videoBytes", .outOfRange),
             ({ $0.limits.sniffBytes = 0 }, "limits.sniffBytes", .outOfRange),
+            ({ $0.limits.heldBodyBytes = -1 }, "limits.heldBodyBytes", .outOfRange),
+            ({ $0.limits.heldBytes = (1 << 30) + 1 }, "limits.heldBytes", .outOfRange),
             ({ $0.limits.maximumHeaderBytes = 0 }, "limits.maximumHeaderBytes", .outOfRange),
             ({ $0.limits.maximumReferences = -1 }, "limits.maximumReferences", .outOfRange),
             ({ $0.limits.maximumReferences = 0 }, "limits.maximumReferences", .outOfRange),

@@ -282,7 +282,8 @@ struct DeadlineTests {
 
     @Test("cancelling the calling task removes the partial file and returns at once")
     func cancellation() async throws {
-        let bed = try TestBed()
+        // Every body written as it arrives: the partial file is there to see.
+        let bed = try TestBed { $0.limits.heldBodyBytes = 0 }
         try await withEnricher(bed.configuration) { enricher in
             let payload = try bed.payload(
                 #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
@@ -297,6 +298,22 @@ struct DeadlineTests {
             await control.expectOnTime(.now)
             #expect(result.problems.map(\.code) == [.cancelled])
             #expect(result.outcome == .cancelled)
+            #expect(bed.entriesOnDisk().isEmpty)
+        }
+    }
+
+    @Test("cancelling the calling task while its body is held in memory lets go of it and leaves no file")
+    func cancellationHeld() async throws {
+        let bed = try TestBed()
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try bed.payload(
+                #"{"aps":{"mutable-content":1},"adb_media":"ORIGIN/drip/photo.jpg?bytes=200&ms=100"}"#)
+            let task = Task { await enricher.enrich(payload, timeout: .seconds(20)) }
+            try await waitUntil("the body to be held in memory") { enricher.fetcher.heldBodyBytes > 0 }
+            task.cancel()
+            let result = await task.value
+            #expect(result.outcome == .cancelled)
+            #expect(enricher.fetcher.heldBodyBytes == 0)
             #expect(bed.entriesOnDisk().isEmpty)
         }
     }

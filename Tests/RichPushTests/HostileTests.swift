@@ -228,23 +228,43 @@ struct DiskTests {
 
     @Test("an attachments root removed during a transfer gives store-failed")
     func vanishedRoot() async throws {
-        let bed = try TestBed()
+        // Every body written as it arrives: the partial file is there to see.
+        let bed = try TestBed { $0.limits.heldBodyBytes = 0 }
         try await withFetcher(bed.configuration) { fetcher in
             let task = Task { await fetcher.fetch(bed.url("/drip/photo.jpg?bytes=1000&ms=100"), timeout: .seconds(10)) }
             try await waitUntil("the transfer to write its partial file") { !bed.filesOnDisk().isEmpty }
-            // The spares' maker may be adding a directory while the tree is removed (rm -rf races mkdir): again
-            // until the root is gone; then the maker's mkdirat fails too and it stops.
-            try await waitUntil("the root removed") {
-                (try? FileManager.default.removeItem(atPath: bed.attachments)) != nil
-                    || !FileManager.default.fileExists(atPath: bed.attachments)
-            }
-            let result = await task.value
-            guard case .failure(let failure) = result else {
-                Issue.record("expected store-failed, got \(result)")
-                return
-            }
-            #expect(failure.code == .storeFailed)
-            #expect(!FileManager.default.fileExists(atPath: bed.attachments))
+            try await Self.removeRoot(of: bed, expectingStoreFailed: task)
         }
+    }
+
+    @Test("an attachments root removed while a body is held in memory gives store-failed when it is stored")
+    func vanishedRootHeld() async throws {
+        let bed = try TestBed()
+        try await withFetcher(bed.configuration) { fetcher in
+            let task = Task { await fetcher.fetch(bed.url("/drip/photo.jpg?bytes=1000&ms=100"), timeout: .seconds(10)) }
+            try await waitUntil("the body to be held in memory") { fetcher.heldBodyBytes > 0 }
+            #expect(bed.filesOnDisk().filter { !$0.contains(AttachmentRoot.sparePrefix) }.isEmpty)
+            try await Self.removeRoot(of: bed, expectingStoreFailed: task)
+            #expect(fetcher.heldBodyBytes == 0, "the held body let go of")
+        }
+    }
+
+    /// Removes `bed`'s attachments root while `task` fetches, and expects the fetch to end `store-failed`.
+    private static func removeRoot(
+        of bed: TestBed, expectingStoreFailed task: Task<Result<FetchedMedia, FetchFailure>, Never>
+    ) async throws {
+        // The spares' maker may be adding a directory while the tree is removed (rm -rf races mkdir): again until
+        // the root is gone; then the maker's mkdirat fails too and it stops.
+        try await waitUntil("the root removed") {
+            (try? FileManager.default.removeItem(atPath: bed.attachments)) != nil
+                || !FileManager.default.fileExists(atPath: bed.attachments)
+        }
+        let result = await task.value
+        guard case .failure(let failure) = result else {
+            Issue.record("expected store-failed, got \(result)")
+            return
+        }
+        #expect(failure.code == .storeFailed)
+        #expect(!FileManager.default.fileExists(atPath: bed.attachments))
     }
 }

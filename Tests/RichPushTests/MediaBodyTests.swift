@@ -4,6 +4,7 @@ import Testing
 @testable import RichPush
 @testable import RichPushFetch
 @testable import RichPushMedia
+@testable import RichPushStore
 
 /// `MediaBody` and `BodyCaps`: what happens to a body's bytes, apart from any transfer (no curl, no origin).
 @Suite("Media body: cap, store and sniff, apart from the transfer")
@@ -19,12 +20,43 @@ struct MediaBodyTests {
     func body(
         limits: Enricher.Configuration.Limits = Enricher.Configuration.Limits(),
         transform: Enricher.Configuration.Transform = .init(),
-        storing: Bool = true
+        storing: Bool = true, memory: BodyMemory? = nil
     ) -> MediaBody {
         let root = root
         return MediaBody(
             caps: BodyCaps(limits: limits, transform: transform), sniffBytes: 8,
-            storage: storing ? { () throws(StoreError) in try root.begin() } : nil)
+            storage: storing ? { () throws(StoreError) in try root.begin() } : nil, memory: memory)
+    }
+
+    /// The body `outcome` stored in its file, or nil (the test records what it was).
+    func stored(_ outcome: TransferOutcome, sourceLocation: SourceLocation = #_sourceLocation) -> StoredBody? {
+        guard case .stored(let body) = outcome else {
+            Issue.record("not stored in its file: \(outcome)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return body
+    }
+
+    /// The body `outcome` held in memory, or nil (the test records what it was).
+    func held(_ outcome: TransferOutcome, sourceLocation: SourceLocation = #_sourceLocation) -> HeldBody? {
+        guard case .held(let body) = outcome else {
+            Issue.record("not held in memory: \(outcome)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return body
+    }
+
+    /// A body of `count` bytes counting up from 0, appended in chunks of `chunk` bytes, typed JPEG; nil when a
+    /// chunk was refused.
+    func fill(_ body: MediaBody, count: Int, chunk: Int, declared: Int64 = -1) -> FetchFailure? {
+        if let failure = body.begin(declaredLength: declared) { return failure }
+        let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0) }
+        for start in stride(from: 0, to: count, by: chunk) {
+            if let failure = append(body, Array(bytes[start..<min(start + chunk, count)])) { return failure }
+        }
+        _ = body.takeHead(ended: true)
+        if case .refused(let failure) = body.decide(.supported(.jpeg)) { return failure }
+        return nil
     }
 
     func append(_ body: MediaBody, _ bytes: [UInt8]) -> FetchFailure? {
@@ -91,7 +123,7 @@ struct MediaBodyTests {
         #expect(body.takeHead(ended: true) == nil, "handed over once")
         #expect(body.decide(.supported(.jpeg)) == .accepted)
         let provenance = FetchedMedia.Provenance(redirects: ["https://example.com/b"], contentType: "text/plain")
-        let stored = try body.commit(validators: Validators(), provenance: provenance).get()
+        let stored = try #require(self.stored(body.commit(validators: Validators(), provenance: provenance)))
         #expect(stored.type == .jpeg && stored.bytes == 11 && stored.path.hasSuffix(".jpg"))
         #expect(stored.media(sha256: "ab").provenance == provenance)
         #expect(try String(contentsOfFile: stored.path, encoding: .utf8) == "hello world")
@@ -100,6 +132,77 @@ struct MediaBodyTests {
         #expect(lstat(stored.path, &info) == 0)
         #expect(stored.identity != nil && stored.identity == FileIdentity(info) && stored.identity?.bytes == 11)
         #expect(stored.media(sha256: "ab").identity == stored.identity)
+    }
+
+    @Test(
+        """
+        a body within the memory allowed is held, nothing written, until the fetching task stores it whole; its bytes \
+        go back when it is freed
+        """
+    )
+    func heldThenStored() throws {
+        let memory = BodyMemory(bodyBytes: 64, totalBytes: 1000)
+        var body: MediaBody? = self.body(memory: memory)
+        #expect(fill(body!, count: 50, chunk: 7, declared: 50) == nil)
+        #expect(memory.inUse == 50, "the declared length reserved")
+        #expect(entries().isEmpty, "nothing written while held")
+        let provenance = FetchedMedia.Provenance(redirects: [], contentType: "image/jpeg")
+        var held = self.held(body!.commit(validators: Validators(), provenance: provenance))
+        body = nil
+        #expect(held?.bytes == (0..<50).map { UInt8($0) } && held?.type == .jpeg && held?.provenance == provenance)
+        #expect(memory.inUse == 50, "held until the fetching task is done with it")
+        let stored = try #require(try held?.store(in: SpareAttachments(root: root, makesAhead: false)).get())
+        #expect(stored.bytes == 50 && stored.path.hasSuffix(".jpg") && stored.identity?.bytes == 50)
+        #expect(FileManager.default.contents(atPath: stored.path) == Data((0..<50).map { UInt8($0) }))
+        held = nil
+        #expect(memory.inUse == 0)
+    }
+
+    @Test(
+        """
+        a body that outgrows the memory allowed (unknown length) goes to its file whole: what was held, then the rest; \
+        one declared larger, or one past the total, goes there from its first byte
+        """
+    )
+    func outgrowsMemory() throws {
+        let memory = BodyMemory(bodyBytes: 100, totalBytes: 150)
+        let grown = body(memory: memory)
+        #expect(fill(grown, count: 300, chunk: 30) == nil)
+        #expect(memory.inUse == 0, "given back once written to the file")
+        let file = try #require(stored(grown.commit(validators: Validators(), provenance: .init())))
+        let expected = Data((0..<300).map { UInt8(truncatingIfNeeded: $0) })
+        #expect(FileManager.default.contents(atPath: file.path) == expected)
+        let declaredLarger = body(memory: memory)
+        #expect(declaredLarger.begin(declaredLength: 101) == nil)
+        #expect(memory.inUse == 0 && entries().count == 4, "its file made at once: \(entries())")
+        declaredLarger.discard()
+        // Two bodies of 80 declared: the second would take the total past 150.
+        let first = body(memory: memory)
+        let second = body(memory: memory)
+        #expect(fill(first, count: 80, chunk: 80, declared: 80) == nil)
+        #expect(fill(second, count: 80, chunk: 80, declared: 80) == nil)
+        #expect(memory.inUse == 80)
+        _ = try #require(held(first.commit(validators: Validators(), provenance: .init())))
+        _ = try #require(stored(second.commit(validators: Validators(), provenance: .init())))
+        #expect(memory.inUse == 0, "the held body freed")
+    }
+
+    @Test("a held body refused or discarded gives its memory back and leaves nothing")
+    func heldDiscarded() {
+        let memory = BodyMemory(bodyBytes: 100, totalBytes: 1000)
+        let refused = body(memory: memory)
+        #expect(refused.begin(declaredLength: -1) == nil)
+        #expect(append(refused, [1, 2, 3]) == nil)
+        #expect(memory.inUse == 100, "a first 64 KiB asked for, at most the largest body held")
+        #expect(refused.decide(.unsupported("text/html")) == .refused(FetchFailure(.unsupportedType, "text/html")))
+        refused.discard()
+        #expect(memory.inUse == 0)
+        var dropped: MediaBody? = body(memory: memory)
+        #expect(fill(dropped!, count: 90, chunk: 10) == nil)
+        #expect(memory.inUse == 100)
+        dropped = nil
+        #expect(memory.inUse == 0, "given back when the transfer lets go of it")
+        #expect(entries().isEmpty)
     }
 
     @Test("a short body hands its bytes over when it ends")

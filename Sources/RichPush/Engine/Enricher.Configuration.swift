@@ -91,6 +91,8 @@ extension Enricher.Configuration {
     public static let payloadDepthRange = 1...256
     /// The range of `limits.sniffBytes`: up to 1 MiB, held in memory per transfer until the type is known.
     public static let sniffBytesRange = 1...(1 << 20)
+    /// The range of `limits.heldBodyBytes` and `limits.heldBytes`: none, up to 1 GiB.
+    public static let heldBytesRange = 0...(1 << 30)
     /// The range of `network.maximumRedirects`: curl's own tool stops at 50.
     public static let redirectsRange = 0...50
     /// The range of `retry.retries`: up to 10 retries, which the deadline bounds long before.
@@ -108,6 +110,8 @@ extension Enricher.Configuration {
         try Self.check("limits.audioBytes", limits.audioBytes, atLeast: 1)
         try Self.check("limits.videoBytes", limits.videoBytes, atLeast: 1)
         try Self.check("limits.sniffBytes", limits.sniffBytes, in: Self.sniffBytesRange)
+        try Self.check("limits.heldBodyBytes", limits.heldBodyBytes, in: Self.heldBytesRange)
+        try Self.check("limits.heldBytes", limits.heldBytes, in: Self.heldBytesRange)
         try Self.check("limits.maximumHeaderBytes", limits.maximumHeaderBytes, atLeast: 1)
         try Self.check("limits.maximumReferences", limits.maximumReferences, atLeast: 1)
         try Self.check("limits.payload.maximumBytes", limits.payload.maximumBytes, in: Self.payloadBytesRange)

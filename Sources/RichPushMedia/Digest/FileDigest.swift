@@ -42,6 +42,26 @@ struct FileDigest: Sendable, Equatable {
                 declared: structure?.declared))
     }
 
+    /// The digest of `bytes` held in memory (a body not yet written: `HeldBody`), its structure walked as for a
+    /// file's.
+    static func of(_ bytes: [UInt8], checking type: MediaType? = nil) -> FileDigest {
+        let hash = SHA256()
+        var structure = type.flatMap(ImageStructure.init)
+        bytes.withUnsafeBytes { buffer in
+            hash.update(buffer)
+            structure?.feed(buffer)
+        }
+        return FileDigest(
+            bytes: bytes.count, sha256: hash.finalize(), head: Array(bytes.prefix(16)), structure: structure?.verdict,
+            declared: structure?.declared)
+    }
+
+    /// The damage its structure showed when a phone still shows part of it, else nil.
+    var damage: String? {
+        if case .showsPart(let detail)? = structure { return detail }
+        return nil
+    }
+
     /// `of(_:buffer:checking:)` with a buffer of its own.
     static func of(_ path: String, checking type: MediaType? = nil) -> Result<FileDigest, StoreError> {
         var buffer = FileSystem.readBuffer(count: chunkBytes)

@@ -1,0 +1,99 @@
+import RichPushCore
+import RichPushStore
+import Synchronization
+
+/// How much of the bodies being received a fetch loop keeps in memory rather than in their files: a body of at most
+/// `bodyBytes` (declared, or unknown and not yet past it) is held until it is complete, then written whole by the
+/// task that fetched it (`HeldBody.store(in:)`), while the loop's thread goes on receiving; one larger, or one that
+/// would take the loop's held bytes past `totalBytes`, is written to its file as it arrives, as every body was.
+///
+/// Why: a body written as it arrives costs the loop's thread, the thread every transfer waits on, the attachment's
+/// directory and file (made, or a spare renamed and opened), a `write` of every chunk curl hands over (at most
+/// 16 KiB: 7 for a 100 KB image), the `fstat`, close and rename; then the task that fetched it opened the file
+/// again and read it back to hash it. A held body is hashed from memory and written with one `write`, off the
+/// loop's thread, and one refused for its structure or pixels is never written at all.
+///
+/// Shared by the loop's thread, which reserves bytes as bodies grow, and the tasks that store them, which give
+/// them back (a held body gives its bytes back when it is freed, stored or not).
+///
+/// Its bounds are `LimitSettings.heldBodyBytes` and `heldBytes` (defaults 1 MiB, the largest file the fetching task
+/// hashes itself, `DigestService.inlineBytes`; and 16 MiB, 64 transfers of 256 KB).
+package final class BodyMemory: Sendable {
+    /// The largest body held.
+    package let bodyBytes: Int
+    /// The most bytes held at once.
+    package let totalBytes: Int
+    private let reserved = Atomic<Int>(0)
+
+    /// Bodies of at most `bodyBytes` held, `totalBytes` at most together; 0 for either holds none.
+    package init(bodyBytes: Int, totalBytes: Int) {
+        self.bodyBytes = bodyBytes
+        self.totalBytes = totalBytes
+    }
+
+    /// The bytes reserved now by bodies being received or held.
+    package var inUse: Int { reserved.load(ordering: .relaxed) }
+
+    /// Reserves `count` more bytes; false (nothing reserved) when they would take the total past `totalBytes`.
+    func reserve(_ count: Int) -> Bool {
+        let total = reserved.add(count, ordering: .relaxed).newValue
+        guard total > totalBytes else { return true }
+        reserved.subtract(count, ordering: .relaxed)
+        return false
+    }
+
+    /// Gives back `count` reserved bytes.
+    func release(_ count: Int) {
+        if count > 0 { reserved.subtract(count, ordering: .relaxed) }
+    }
+}
+
+/// A body received whole into memory (`BodyMemory`), its type decided, not yet written: what a transfer delivers
+/// for a small body. The task that fetched it hashes the bytes and then stores them (`store(in:)`); its reserved
+/// bytes go back to the loop's `BodyMemory` when it is freed.
+package final class HeldBody: Sendable {
+    /// The body.
+    package let bytes: [UInt8]
+    /// The type the sniffer decided.
+    package let type: MediaType
+    /// The response's validators.
+    package let validators: Validators
+    /// An image's width and height when its first bytes said them, else nil.
+    package let dimensions: ImageSize?
+    /// The redirects the transfer followed and the Content-Type its final response sent.
+    package let provenance: FetchedMedia.Provenance
+    private let memory: BodyMemory
+    private let reserved: Int
+
+    init(
+        bytes: [UInt8], type: MediaType, validators: Validators, dimensions: ImageSize?,
+        provenance: FetchedMedia.Provenance, memory: BodyMemory, reserved: Int
+    ) {
+        self.bytes = bytes
+        self.type = type
+        self.validators = validators
+        self.dimensions = dimensions
+        self.provenance = provenance
+        self.memory = memory
+        self.reserved = reserved
+    }
+
+    deinit { memory.release(reserved) }
+
+    /// Writes the body into a new attachment from `spares` (its own directory, a partial file renamed to its type's
+    /// extension once written whole), as a transfer stores a larger body as it arrives.
+    /// - Returns: the stored body, or `store-failed` with the system's reason (nothing is left behind).
+    package func store(in spares: SpareAttachments) -> Result<StoredBody, FetchFailure> {
+        do {
+            let partial = try spares.take()
+            try partial.write(bytes)
+            let path = try partial.commit(fileExtension: type.fileExtension)
+            return .success(
+                StoredBody(
+                    path: path, directory: partial.directory, type: type, bytes: bytes.count, validators: validators,
+                    dimensions: dimensions, provenance: provenance, identity: partial.identity))
+        } catch {
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+    }
+}
