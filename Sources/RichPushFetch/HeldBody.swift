@@ -14,7 +14,8 @@ import Synchronization
 /// loop's thread, and one refused for its structure or pixels is never written at all.
 ///
 /// Shared by the loop's thread, which reserves bytes as bodies grow, and the tasks that store them, which give
-/// them back (a held body gives its bytes back when it is freed, stored or not).
+/// them back (a held body gives its bytes back once stored or refused, `HeldBody.store(in:)` and `discard()`, or
+/// else when it is freed).
 ///
 /// Its bounds are `LimitSettings.heldBodyBytes` and `heldBytes` (defaults 1 MiB, the largest file the fetching task
 /// hashes itself, `DigestService.inlineBytes`; and 16 MiB, 64 transfers of 256 KB).
@@ -49,11 +50,17 @@ package final class BodyMemory: Sendable {
 }
 
 /// A body received whole into memory (`BodyMemory`), its type decided, not yet written: what a transfer delivers
-/// for a small body. The task that fetched it hashes the bytes and then stores them (`store(in:)`); its reserved
-/// bytes go back to the loop's `BodyMemory` when it is freed.
+/// for a small body. The task that fetched it hashes the bytes and then stores them (`store(in:)`), which lets go
+/// of them and gives their reserved bytes back to the loop's `BodyMemory`; one never stored gives them back when it
+/// is freed.
 package final class HeldBody: Sendable {
-    /// The body.
-    package let bytes: [UInt8]
+    /// The bytes and the bytes of `memory` reserved for them, until the body is stored (nil from then on).
+    ///
+    /// Why not a constant: the task that fetched the body keeps this value until its fetch returns, after the
+    /// transformation (the switch over the transfer's outcome holds it), which may wait for a converter's thread;
+    /// holding the bytes and their reservation until then kept every body waiting to be converted in memory, and
+    /// sent the bodies that came meanwhile to their files as the total filled.
+    private let content: Mutex<(bytes: [UInt8], reserved: Int)?>
     /// The type the sniffer decided.
     package let type: MediaType
     /// The response's validators.
@@ -63,27 +70,46 @@ package final class HeldBody: Sendable {
     /// The redirects the transfer followed and the Content-Type its final response sent.
     package let provenance: FetchedMedia.Provenance
     private let memory: BodyMemory
-    private let reserved: Int
 
+    /// `bytes`, holding `reserved` bytes of `memory` until stored or freed.
     init(
         bytes: [UInt8], type: MediaType, validators: Validators, dimensions: ImageSize?,
         provenance: FetchedMedia.Provenance, memory: BodyMemory, reserved: Int
     ) {
-        self.bytes = bytes
+        content = Mutex((bytes, reserved))
         self.type = type
         self.validators = validators
         self.dimensions = dimensions
         self.provenance = provenance
         self.memory = memory
-        self.reserved = reserved
     }
 
-    deinit { memory.release(reserved) }
+    deinit { memory.release(content.withLock { $0?.reserved ?? 0 }) }
+
+    /// The body; empty once stored or discarded.
+    package var bytes: [UInt8] { content.withLock { $0?.bytes ?? [] } }
+
+    /// Lets go of the bytes and gives their reservation back: a body refused before it is stored. (Freeing it does
+    /// too, but the loop's thread, which delivered it, may hold it a moment after the fetching task is done.)
+    package func discard() {
+        if let (_, reserved) = take() { memory.release(reserved) }
+    }
+
+    /// The bytes and their reservation, taken out once (nil after).
+    private func take() -> (bytes: [UInt8], reserved: Int)? {
+        content.withLock { content in
+            defer { content = nil }
+            return content
+        }
+    }
 
     /// Writes the body into a new attachment from `spares` (its own directory, a partial file renamed to its type's
-    /// extension once written whole), as a transfer stores a larger body as it arrives.
+    /// extension once written whole), as a transfer stores a larger body as it arrives; then lets go of the bytes and
+    /// gives their reservation back, stored or not. Once only.
     /// - Returns: the stored body, or `store-failed` with the system's reason (nothing is left behind).
     package func store(in spares: SpareAttachments) -> Result<StoredBody, FetchFailure> {
+        guard let (bytes, reserved) = take() else { preconditionFailure("a held body is stored once") }
+        defer { memory.release(reserved) }
         do {
             let partial = try spares.take()
             try partial.write(bytes)

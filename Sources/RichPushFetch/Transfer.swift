@@ -63,7 +63,7 @@ final class Transfer {
     private var answered = false
     private var completion: ((TransferOutcome) -> Void)?
 
-    /// What happens to the body's bytes: cap, file, first bytes for the sniffer.
+    /// What happens to the body's bytes: cap, memory or file, first bytes for the sniffer.
     private let body: MediaBody
     /// Body bytes received so far.
     var bytes: Int { body.bytes }

@@ -3,10 +3,11 @@ import RichPushFetch
 import RichPushStore
 
 /// Fetches media URLs to attachment files: many at once, through one curl multi handle driven by its own
-/// thread, each under a deadline, typed by its bytes, streamed to disk. The attachment pipeline's stages in their
-/// order: the transfer (`FetchLoop`, which hands each body's first bytes to the sniffer, `SniffService`), then the
-/// digest and the structure (`DigestService`), then the transformation (`TransformStep`). The media cache and the
-/// publisher sit above it, in the engine's order.
+/// thread, each under a deadline, typed by its bytes, streamed to disk (or, when small, held in memory until
+/// complete and written whole by the fetching task: `HeldBody`). The attachment pipeline's stages in their order:
+/// the transfer (`FetchLoop`, which hands each body's first bytes to the sniffer, `SniffService`), then the digest
+/// and the structure (`DigestService`, or from a held body's bytes), then the transformation (`TransformStep`). The
+/// media cache and the publisher sit above it, in the engine's order.
 ///
 /// A `Fetcher` is safe to share between tasks. Call `await shutdown()` when done; it cancels whatever is in
 /// flight.
@@ -182,11 +183,15 @@ public final class Fetcher: Sendable {
     }
 
     /// What `body`, received whole into memory, becomes: hashed and checked from its bytes, then stored in a new
-    /// attachment (only when it is not refused) and transformed by `deadline`.
+    /// attachment (only when it is not refused) and transformed by `deadline`. Its memory goes back once it is stored
+    /// or refused, not after the transformation (`HeldBody.store(in:)`).
     private func finish(held body: HeldBody, deadline: ContinuousClock.Instant) async -> MediaFetchOutcome {
         statistics.record { $0.fetchedBytes += body.bytes.count }
         let digest = FileDigest.of(body.bytes, checking: body.type)
-        if let refusal = refusal(of: digest) { return .failed(refusal) }
+        if let refusal = refusal(of: digest) {
+            body.discard()
+            return .failed(refusal)
+        }
         switch body.store(in: spares) {
         case .success(let stored):
             return await transform(stored.media(sha256: digest.sha256), damage: digest.damage, deadline: deadline)

@@ -201,19 +201,24 @@ struct HostileServerTests {
 
 @Suite("The disk", .serialized)
 struct DiskTests {
-    @Test("a full disk (ENOSPC) gives store-failed and leaves no partial file", .enabled(if: canMountTmpfs))
-    func diskFull() async throws {
+    /// 2,000,000 bytes are written as they arrive; 600,000, within the memory allowed (1 MiB), are held whole, then
+    /// written with one write by the fetching task.
+    @Test(
+        "a full disk (ENOSPC) gives store-failed and leaves no partial file, the body written as it arrives or held",
+        .enabled(if: canMountTmpfs), arguments: [2_000_000, 600_000])
+    func diskFull(bytes: Int) async throws {
         try await withTmpfs(size: "256k") { point in
             let bed = try TestBed { $0.store = AttachmentStore(root: point + "/attachments") }
             try await withFetcher(bed.configuration) { fetcher in
                 let result = await fetcher.fetch(
-                    bed.url("/generated?prefix=photo.jpg&bytes=2000000"), timeout: .seconds(5))
+                    bed.url("/generated?prefix=photo.jpg&bytes=\(bytes)"), timeout: .seconds(5))
                 guard case .failure(let failure) = result else {
                     Issue.record("expected store-failed, got \(result)")
                     return
                 }
                 #expect(failure.code == .storeFailed)
-                #expect(failure.detail.contains("No space left"))
+                #expect(failure.detail.contains("No space left"), "\(failure.detail)")
+                #expect(fetcher.heldBodyBytes == 0)
                 // Spares made ahead (`.spare-<uuid>`, empty) are no transfer's: they are removed at shutdown, below.
                 let left = entriesBelow(point + "/attachments").filter { !$0.hasPrefix(AttachmentRoot.sparePrefix) }
                 #expect(left.isEmpty, "left behind: \(left)")

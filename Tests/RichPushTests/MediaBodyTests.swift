@@ -137,7 +137,7 @@ struct MediaBodyTests {
     @Test(
         """
         a body within the memory allowed is held, nothing written, until the fetching task stores it whole; its bytes \
-        go back when it is freed
+        go back once it is stored or discarded
         """
     )
     func heldThenStored() throws {
@@ -154,8 +154,17 @@ struct MediaBodyTests {
         let stored = try #require(try held?.store(in: SpareAttachments(root: root, makesAhead: false)).get())
         #expect(stored.bytes == 50 && stored.path.hasSuffix(".jpg") && stored.identity?.bytes == 50)
         #expect(FileManager.default.contents(atPath: stored.path) == Data((0..<50).map { UInt8($0) }))
+        // Given back once written, not when the fetching task lets go of it (after the transformation).
+        #expect(memory.inUse == 0 && held?.bytes == [], "the bytes let go of once stored")
         held = nil
         #expect(memory.inUse == 0)
+        // A held body refused before it is stored gives its bytes back at once too.
+        let refused = self.body(memory: memory)
+        #expect(fill(refused, count: 20, chunk: 20, declared: 20) == nil)
+        let discarded = try #require(self.held(refused.commit(validators: Validators(), provenance: provenance)))
+        #expect(memory.inUse == 20)
+        discarded.discard()
+        #expect(memory.inUse == 0 && discarded.bytes == [])
     }
 
     @Test(

@@ -378,6 +378,27 @@ struct TransformStepTests {
         }
     }
 
+    @Test("a body held in memory gives its memory back once it is stored, not after its conversion")
+    func heldMemoryBeforeConversion() async throws {
+        let holding = HoldingConverter()
+        let bed = try Self.oneThread(holding)
+        try await withEnricher(bed.configuration) { enricher in
+            holding.holdNext()
+            let payload = Task {
+                await enricher.enrich(TestBed.adobePayload(bed.url("/media/plain-100mp.png")), timeout: .seconds(60))
+            }
+            try await waitUntil("the conversion to be held", within: .seconds(30), every: .milliseconds(5)) {
+                holding.isHolding
+            }
+            // The fetched file is written and being converted: its bytes are no longer the fetch's to hold.
+            #expect(enricher.fetcher.heldBodyBytes == 0, "held through the conversion")
+            holding.release()
+            let result = await payload.value
+            #expect(result.outcome == .complete, "\(result.problems)")
+            #expect(enricher.fetcher.heldBodyBytes == 0)
+        }
+    }
+
     @Test(
         """
         a conversion that does not stop is left behind: its payload ends when cancelled or shut down, not when the \

@@ -13,11 +13,14 @@ public struct LimitSettings: Sendable {
     /// The largest body kept in memory until it is complete, then hashed there and written whole by the task that
     /// fetched it, off the fetch loop's thread; a larger one (declared, or grown past this) is written to its file as
     /// it arrives. Default 1 MiB (1,048,576 bytes): a campaign's images, and the largest file hashed without the
-    /// digest thread. 0 writes every body as it arrives.
+    /// digest thread. 0 writes every body as it arrives. A fetcher sharing another's loop (a tenant's) follows the
+    /// loop's, as for `heldBytes`.
     public var heldBodyBytes: Int = 1 << 20
     /// The most bytes of bodies kept in memory at once (`heldBodyBytes`), every transfer of the fetcher together; a
-    /// body that would take them past this is written as it arrives. Default 16 MiB (16,777,216 bytes): 64 transfers
-    /// of 256 KB.
+    /// body that would take them past this is written as it arrives; a held body's bytes count until it is written
+    /// (or refused), not through its transformation. Default 16 MiB (16,777,216 bytes): 64 transfers of 256 KB. One
+    /// total for every transfer on the fetch loop: a fetcher sharing another's loop (a tenant's) follows the loop's
+    /// values, not its own.
     public var heldBytes: Int = 16 << 20
     /// The most bytes of response headers, across the redirects of one transfer. Default 64 KiB: real
     /// responses send under 8 KB; past this a server is trying to exhaust memory (`bad-response`).
