@@ -186,8 +186,15 @@ public final class Fetcher: Sendable {
     /// attachment (only when it is not refused) and transformed by `deadline`. Its memory goes back once it is stored
     /// or refused, not after the transformation (`HeldBody.store(in:)`).
     private func finish(held body: HeldBody, deadline: ContinuousClock.Instant) async -> MediaFetchOutcome {
-        statistics.record { $0.fetchedBytes += body.bytes.count }
-        let digest = FileDigest.of(body.bytes, checking: body.type)
+        let bytes = body.bytes
+        statistics.record { $0.fetchedBytes += bytes.count }
+        let digest: FileDigest
+        switch await digests.digest(held: bytes, checking: body.type) {
+        case .success(let taken): digest = taken
+        case .failure(let error):
+            body.discard()
+            return .failed(FetchFailure(.storeFailed, error.detail))
+        }
         if let refusal = refusal(of: digest) {
             body.discard()
             return .failed(refusal)

@@ -41,6 +41,28 @@ struct DigestServiceTests {
         #expect(threaded == read)
     }
 
+    @Test(
+        """
+        a body held in memory: hashed by the caller up to the inline size, on the service's thread past it (refused \
+        once the thread has stopped), the same digest as its file's
+        """
+    )
+    func heldBytes() async throws {
+        let service = DigestService()
+        let large = (0..<(DigestService.inlineBytes + 1)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        let path = try write("held", large)
+        let read = try await service.digest(path, bytes: large.count).get()
+        #expect(try await service.digest(held: large).get() == read)
+        service.stop()
+        let small = Array(large.prefix(DigestService.inlineBytes))
+        #expect(try await service.digest(held: small).get().sha256 == FileDigest.of(small).sha256)
+        guard case .failure(let stopped) = await service.digest(held: large) else {
+            Issue.record("a body past the inline size was hashed by the caller")
+            return
+        }
+        #expect(stopped.detail == "the fetcher shut down before the file was hashed")
+    }
+
     @Test("many files at once: each gets its own digest, in any order of completion")
     func manyAtOnce() async throws {
         let service = DigestService()

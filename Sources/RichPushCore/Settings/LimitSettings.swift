@@ -13,8 +13,9 @@ public struct LimitSettings: Sendable {
     /// The largest body kept in memory until it is complete, then hashed there and written whole by the task that
     /// fetched it, off the fetch loop's thread; a larger one (declared, or grown past this) is written to its file as
     /// it arrives. Default 1 MiB (1,048,576 bytes): a campaign's images, and the largest file hashed without the
-    /// digest thread. 0 writes every body as it arrives. A fetcher sharing another's loop (a tenant's) follows the
-    /// loop's, as for `heldBytes`.
+    /// digest thread (raised past it, a larger held body is hashed there, so that no pool thread hashes it; it is
+    /// still written by the fetching task). 0 writes every body as it arrives. A fetcher sharing another's loop (a
+    /// tenant's) follows the loop's, as for `heldBytes`.
     public var heldBodyBytes: Int = 1 << 20
     /// The most bytes of bodies kept in memory at once (`heldBodyBytes`), every transfer of the fetcher together; a
     /// body that would take them past this is written as it arrives; a held body's bytes count until it is written

@@ -41,6 +41,20 @@ final class DigestService: Sendable {
         }
     }
 
+    /// The digest of `bytes` held in memory (a body not yet written: `HeldBody`), its structure walked as a file's
+    /// is: by the caller when at most `inlineBytes`, else on the service's thread, so that no pool thread hashes a
+    /// body larger than that (one is held only when `limits.heldBodyBytes` is raised past 1 MiB).
+    /// - Returns: its digest, or a `StoreError` when the service has stopped.
+    func digest(held bytes: [UInt8], checking type: MediaType? = nil) async -> Result<FileDigest, StoreError> {
+        if bytes.count <= Self.inlineBytes { return .success(FileDigest.of(bytes, checking: type)) }
+        return await withCheckedContinuation { continuation in
+            thread.submit { turn in
+                guard case .run = turn else { return continuation.resume(returning: .failure(Self.stopped)) }
+                continuation.resume(returning: .success(FileDigest.of(bytes, checking: type)))
+            }
+        }
+    }
+
     /// Queues the file at `path`; `completion` is called once, on the service's thread, or at once when the
     /// service has stopped.
     private func digest(_ path: String, type: MediaType?, completion: @escaping Completion) {
