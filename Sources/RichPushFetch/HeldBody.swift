@@ -32,6 +32,9 @@ package final class BodyMemory: Sendable {
         self.totalBytes = totalBytes
     }
 
+    /// Whether any body may be held (neither bound is 0).
+    var holdsAny: Bool { bodyBytes > 0 && totalBytes > 0 }
+
     /// The bytes reserved now by bodies being received or held.
     package var inUse: Int { reserved.load(ordering: .relaxed) }
 
@@ -110,16 +113,15 @@ package final class HeldBody: Sendable {
     package func store(in spares: SpareAttachments) -> Result<StoredBody, FetchFailure> {
         guard let (bytes, reserved) = take() else { preconditionFailure("a held body is stored once") }
         defer { memory.release(reserved) }
+        let partial: PartialAttachment
         do {
-            let partial = try spares.take()
+            partial = try spares.take()
             try partial.write(bytes)
-            let path = try partial.commit(fileExtension: type.fileExtension)
-            return .success(
-                StoredBody(
-                    path: path, directory: partial.directory, type: type, bytes: bytes.count, validators: validators,
-                    dimensions: dimensions, provenance: provenance, identity: partial.identity))
         } catch {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }
+        return StoredBody.committing(
+            partial, type: type, bytes: bytes.count, validators: validators, dimensions: dimensions,
+            provenance: provenance)
     }
 }

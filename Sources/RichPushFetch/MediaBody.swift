@@ -54,8 +54,7 @@ final class MediaBody {
         self.sniffBytes = sniffBytes
         self.storage = storage
         // None held by a probe (it stores nothing) or when memory allows none.
-        let holds = storage != nil && (memory?.bodyBytes ?? 0) > 0 && (memory?.totalBytes ?? 0) > 0
-        self.memory = holds ? memory : nil
+        self.memory = storage != nil && memory?.holdsAny == true ? memory : nil
         cap = caps.beforeType
     }
 
@@ -95,9 +94,7 @@ final class MediaBody {
             self.partial = partial
             if let held {
                 try partial.write(held)
-                self.held = nil
-                memory?.release(reserved)
-                reserved = 0
+                letGoOfHeld()
             }
         } catch {
             return FetchFailure(.storeFailed, error.detail)
@@ -189,14 +186,11 @@ final class MediaBody {
         }
         guard let partial else { return .failed(FetchFailure(.network, "no body")) }
         self.partial = nil
-        do {
-            let path = try partial.commit(fileExtension: type.fileExtension)
-            return .stored(
-                StoredBody(
-                    path: path, directory: partial.directory, type: type, bytes: bytes, validators: validators,
-                    dimensions: dimensions, provenance: provenance, identity: partial.identity))
-        } catch {
-            return .failed(FetchFailure(.storeFailed, error.detail))
+        switch StoredBody.committing(
+            partial, type: type, bytes: bytes, validators: validators, dimensions: dimensions, provenance: provenance)
+        {
+        case .success(let stored): return .stored(stored)
+        case .failure(let failure): return .failed(failure)
         }
     }
 
@@ -204,6 +198,11 @@ final class MediaBody {
     func discard() {
         partial?.discard()
         partial = nil
+        letGoOfHeld()
+    }
+
+    /// Drops the body held in memory, if any, and gives its reservation back.
+    private func letGoOfHeld() {
         held = nil
         memory?.release(reserved)
         reserved = 0

@@ -1,4 +1,5 @@
 import RichPushCore
+import RichPushStore
 
 /// A body stored whole and renamed to its type's extension, not yet hashed: what a transfer delivers. The digest
 /// stage above reads the file and makes it `FetchedMedia` (`media(sha256:)`); until then there is no hash to say.
@@ -19,6 +20,25 @@ package struct StoredBody: Sendable, Hashable {
     package var provenance: FetchedMedia.Provenance
     /// The file as it was committed (`PartialAttachment.identity`), nil when unknown.
     package var identity: FileIdentity? = nil
+
+    /// Closes `partial` (written whole: `bytes` of `type`) and renames it to its type's extension: the stored body,
+    /// with the response's `validators`, the first bytes' `dimensions` and the transfer's `provenance`; or
+    /// `store-failed` with the system's reason (nothing is left behind). The one commit of a body streamed to its
+    /// file (`MediaBody`) and of one held in memory (`HeldBody`).
+    static func committing(
+        _ partial: PartialAttachment, type: MediaType, bytes: Int, validators: Validators, dimensions: ImageSize?,
+        provenance: FetchedMedia.Provenance
+    ) -> Result<StoredBody, FetchFailure> {
+        do {
+            let path = try partial.commit(fileExtension: type.fileExtension)
+            return .success(
+                StoredBody(
+                    path: path, directory: partial.directory, type: type, bytes: bytes, validators: validators,
+                    dimensions: dimensions, provenance: provenance, identity: partial.identity))
+        } catch {
+            return .failure(FetchFailure(.storeFailed, error.detail))
+        }
+    }
 
     /// The stored media, once its bytes hash to `sha256`.
     package func media(sha256: String) -> FetchedMedia {

@@ -83,7 +83,7 @@ final class Transfer {
     /// whether it came over HTTP/2 or later.
     init(
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings, connections: ConnectionSockets,
-        memory: BodyMemory? = nil,
+        memory: BodyMemory,
         requestSniff: @escaping ([UInt8]) -> Void,
         didStart: @escaping (String) -> Void,
         didAnswer: @escaping (String, Bool) -> Void,

@@ -22,8 +22,6 @@ final class DigestService: Sendable {
     /// The largest file hashed by the caller (1 MiB: about 0.5 ms of a thread); larger ones go to this thread.
     static let inlineBytes = 1 << 20
 
-    typealias Completion = @Sendable (Result<FileDigest, StoreError>) -> Void
-
     private let thread = WorkerThreads(name: "rp-digest")
     /// The thread's read buffer, made at its first file (most processes hash only files under `inlineBytes` and
     /// never need it). Touched only on `thread`'s one thread.
@@ -36,8 +34,9 @@ final class DigestService: Sendable {
     ///   or the service has stopped.
     func digest(_ path: String, bytes: Int, checking type: MediaType? = nil) async -> Result<FileDigest, StoreError> {
         if bytes <= Self.inlineBytes { return FileDigest.of(path, checking: type) }
-        return await withCheckedContinuation { continuation in
-            digest(path, type: type) { continuation.resume(returning: $0) }
+        return await onThread { [self] in
+            if buffer.isEmpty { buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes) }
+            return FileDigest.of(path, buffer: &buffer, checking: type)
         }
     }
 
@@ -47,21 +46,19 @@ final class DigestService: Sendable {
     /// - Returns: its digest, or a `StoreError` when the service has stopped.
     func digest(held bytes: [UInt8], checking type: MediaType? = nil) async -> Result<FileDigest, StoreError> {
         if bytes.count <= Self.inlineBytes { return .success(FileDigest.of(bytes, checking: type)) }
-        return await withCheckedContinuation { continuation in
-            thread.submit { turn in
-                guard case .run = turn else { return continuation.resume(returning: .failure(Self.stopped)) }
-                continuation.resume(returning: .success(FileDigest.of(bytes, checking: type)))
-            }
-        }
+        return await onThread { .success(FileDigest.of(bytes, checking: type)) }
     }
 
-    /// Queues the file at `path`; `completion` is called once, on the service's thread, or at once when the
-    /// service has stopped.
-    private func digest(_ path: String, type: MediaType?, completion: @escaping Completion) {
-        thread.submit { [self] turn in
-            guard case .run = turn else { return completion(.failure(Self.stopped)) }
-            if buffer.isEmpty { buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes) }
-            completion(FileDigest.of(path, buffer: &buffer, checking: type))
+    /// What `work` returns, run on the service's thread in its turn; a `StoreError` at once when the service has
+    /// stopped.
+    private func onThread(
+        _ work: @escaping @Sendable () -> Result<FileDigest, StoreError>
+    ) async -> Result<FileDigest, StoreError> {
+        await withCheckedContinuation { continuation in
+            thread.submit { turn in
+                guard case .run = turn else { return continuation.resume(returning: .failure(Self.stopped)) }
+                continuation.resume(returning: work())
+            }
         }
     }
 

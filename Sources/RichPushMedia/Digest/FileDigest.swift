@@ -24,36 +24,46 @@ struct FileDigest: Sendable, Equatable {
     static func of(_ path: String, buffer: inout [UInt8], checking type: MediaType? = nil) -> Result<
         FileDigest, StoreError
     > {
-        let hash = SHA256()
-        var structure = type.flatMap(ImageStructure.init)
-        var head: [UInt8] = []
-        var total = 0
+        var walk = Walk(checking: type)
         let failed = FileSystem.readChunks(path, buffer: &buffer) { chunk in
-            hash.update(chunk)
-            structure?.feed(chunk)
-            if head.count < 16 { head += chunk.prefix(16 - head.count) }
-            total += chunk.count
+            walk.feed(chunk)
             return true
         }
         if let failed { return .failure(StoreError("read \(path) to hash it", failed)) }
-        return .success(
-            FileDigest(
-                bytes: total, sha256: hash.finalize(), head: head, structure: structure?.verdict,
-                declared: structure?.declared))
+        return .success(walk.digest)
     }
 
     /// The digest of `bytes` held in memory (a body not yet written: `HeldBody`), its structure walked as for a
     /// file's.
     static func of(_ bytes: [UInt8], checking type: MediaType? = nil) -> FileDigest {
+        var walk = Walk(checking: type)
+        bytes.withUnsafeBytes { walk.feed($0) }
+        return walk.digest
+    }
+
+    /// The hash, structure, first bytes and count of bytes fed in order: a file's chunks, or a held body at once.
+    private struct Walk {
         let hash = SHA256()
-        var structure = type.flatMap(ImageStructure.init)
-        bytes.withUnsafeBytes { buffer in
-            hash.update(buffer)
-            structure?.feed(buffer)
+        var structure: ImageStructure?
+        var head: [UInt8] = []
+        var total = 0
+
+        init(checking type: MediaType?) {
+            structure = type.flatMap(ImageStructure.init)
         }
-        return FileDigest(
-            bytes: bytes.count, sha256: hash.finalize(), head: Array(bytes.prefix(16)), structure: structure?.verdict,
-            declared: structure?.declared)
+
+        mutating func feed(_ chunk: UnsafeRawBufferPointer) {
+            hash.update(chunk)
+            structure?.feed(chunk)
+            if head.count < 16 { head += chunk.prefix(16 - head.count) }
+            total += chunk.count
+        }
+
+        var digest: FileDigest {
+            FileDigest(
+                bytes: total, sha256: hash.finalize(), head: head, structure: structure?.verdict,
+                declared: structure?.declared)
+        }
     }
 
     /// The damage its structure showed when a phone still shows part of it, else nil.
