@@ -116,6 +116,7 @@ let swiftTargets: [Target] = [
         name: "richpush",
         dependencies: [
             "RichPush", "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "RichPushObjectStore",
+            "CSystem",
         ]
     ),
 ]
