@@ -116,7 +116,6 @@ let swiftTargets: [Target] = [
         name: "richpush",
         dependencies: [
             "RichPush", "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "RichPushObjectStore",
-            "CSystem",
         ]
     ),
 ]

@@ -12,7 +12,6 @@
 #include <sys/vfs.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
-#include <malloc.h>
 #include <unistd.h>
 
 int csystem_is_memory_file_system(int descriptor) {
@@ -90,9 +89,4 @@ int csystem_die_with_parent(int parent) {
 
 int csystem_pipe(int ends[2]) {
     return pipe2(ends, O_CLOEXEC) == 0 ? 0 : errno;
-}
-
-int csystem_keep_freed_memory(int trim, int mmap_threshold) {
-    if (mallopt(M_TRIM_THRESHOLD, trim) != 1) return -1;
-    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 ? 0 : -1;
 }

@@ -72,8 +72,7 @@ final class MediaBody {
             let first = declaredLength >= 0 ? Int(declaredLength) : min(Self.firstUnknown, memory.bodyBytes)
             if memory.reserve(first) {
                 reserved = first
-                held = []
-                held?.reserveCapacity(first)
+                held = memory.buffer(capacity: first)
                 begun = true
                 return nil
             }
@@ -203,7 +202,9 @@ final class MediaBody {
 
     /// Drops the body held in memory, if any, and gives its reservation back.
     private func letGoOfHeld() {
+        let buffer = held
         held = nil
+        if let buffer { memory?.recycle(buffer) }
         memory?.release(reserved)
         reserved = 0
     }

@@ -107,6 +107,9 @@ public final class Fetcher: Sendable {
     /// The bytes of bodies held in memory now, received or not yet stored (`LimitSettings.heldBodyBytes`).
     package var heldBodyBytes: Int { loop.bodyMemory.inUse }
 
+    /// The bytes of the empty buffers kept for the next bodies held (`BodyMemory.spareLimit`).
+    package var spareBufferBytes: Int { loop.bodyMemory.spareBytes }
+
     /// How many images are being transformed now.
     package var transformsRunning: Int { transformStep?.running ?? 0 }
 
@@ -186,10 +189,12 @@ public final class Fetcher: Sendable {
     /// attachment (only when it is not refused) and transformed by `deadline`. Its memory goes back once it is stored
     /// or refused, not after the transformation (`HeldBody.store(in:)`).
     private func finish(held body: HeldBody, deadline: ContinuousClock.Instant) async -> MediaFetchOutcome {
-        let bytes = body.bytes
-        statistics.record { $0.fetchedBytes += bytes.count }
+        // The bytes are not kept here: once stored, their buffer goes back for the next body (`BodyMemory`), and a
+        // copy held here would make it allocate anew.
+        let count = body.bytes.count
+        statistics.record { $0.fetchedBytes += count }
         let digest: FileDigest
-        switch await digests.digest(held: bytes, checking: body.type) {
+        switch await digests.digest(held: body.bytes, checking: body.type) {
         case .success(let taken): digest = taken
         case .failure(let error):
             body.discard()

@@ -36,8 +36,6 @@ enum RichPushCommand {
         signal(SIGPIPE, SIG_IGN)
         // A file size limit (ulimit -f) must end one attachment with store-failed, not the process.
         signal(SIGXFSZ, SIG_IGN)
-        // Held bodies' memory is reused rather than given back to the kernel and faulted in again at every body.
-        FreedMemory.keep()
         var arguments = Array(CommandLine.arguments.dropFirst())
         let status: Int32
         do throws(UsageError) {

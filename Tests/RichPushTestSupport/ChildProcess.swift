@@ -94,8 +94,6 @@ package final class ChildProcess: @unchecked Sendable {
     /// The raw wait status once the child has been reaped (guarded by `lock`). Reaping happens here only, so that a
     /// process id is never signalled after it was reaped (and might have been given to another process).
     private var reaped: Int32?
-    /// The minor page faults the child took (wait4's ru_minflt), once reaped (guarded by `lock`).
-    private var faults: Int?
     /// The size of `logFile` when the child started.
     private var logStart = 0
 
@@ -209,8 +207,6 @@ package final class ChildProcess: @unchecked Sendable {
         package let output: [UInt8]
         /// Its standard error, when captured apart.
         package let errors: [UInt8]
-        /// The minor page faults it took in all (wait4's ru_minflt).
-        package var minorFaults = 0
         /// `output` as text (UTF-8, invalid sequences replaced).
         package var outputText: String { String(decoding: output, as: UTF8.self) }
         /// `errors` as text (UTF-8, invalid sequences replaced).
@@ -303,8 +299,7 @@ package final class ChildProcess: @unchecked Sendable {
         // Both outputs ended: the child has closed them, and ends (unless it gave them to a child of its own).
         let status = try child.waitUntilExit("\(executable) to exit", within: max(end - .now, .seconds(1)))
         return Finished(
-            status: status, output: reading[0].bytes, errors: errorPipe == nil ? [] : reading[1].bytes,
-            minorFaults: child.minorFaults ?? 0)
+            status: status, output: reading[0].bytes, errors: errorPipe == nil ? [] : reading[1].bytes)
     }
 
     // MARK: - Readiness
@@ -367,23 +362,14 @@ package final class ChildProcess: @unchecked Sendable {
         defer { lock.unlock() }
         guard reaped == nil, processIdentifier > 0 else { return false }
         var status: Int32 = 0
-        var usage = rusage()
-        guard wait4(processIdentifier, &status, WNOHANG, &usage) == processIdentifier else { return true }
+        guard waitpid(processIdentifier, &status, WNOHANG) == processIdentifier else { return true }
         reaped = status
-        faults = usage.ru_minflt
         return false
     }
 
     /// Blocks until the child has exited, and reaps it. Only off the cooperative pool.
     package func waitUntilExit() {
         while isRunning { usleep(2_000) }
-    }
-
-    /// The minor page faults the child took in all (wait4's ru_minflt), once it has been reaped; nil before.
-    package var minorFaults: Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        return faults
     }
 
     /// The exit code, or the number of the signal that ended the child (as `Process` reports it); -1 while it runs.

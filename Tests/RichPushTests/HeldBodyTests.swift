@@ -50,6 +50,23 @@ struct HeldBodyTests {
         }
     }
 
+    @Test("bodies fetched one after another are held in one buffer, given back after each and taken by the next")
+    func oneBufferReused() async throws {
+        let bed = try TestBed()
+        try await withFetcher(bed.configuration) { fetcher in
+            var kept: [Int] = []
+            for index in 0..<20 {
+                let url = bed.url("/generated?prefix=photo.jpg&bytes=100000&n=\(index)")
+                let media = try await fetcher.fetch(url, timeout: .seconds(10)).get()
+                #expect(media.bytes == 100_000)
+                kept.append(fetcher.spareBufferBytes)
+            }
+            // One buffer of at least 100,000 bytes, the same one each time: a new one each time would keep 20.
+            #expect(kept.allSatisfy { $0 >= 100_000 && $0 < 200_000 }, "spare bytes after each: \(kept)")
+            #expect(fetcher.heldBodyBytes == 0)
+        }
+    }
+
     @Test(
         """
         every way a transfer ends gives its held memory back, once: refused for its type, its cap, its structure; \

@@ -196,6 +196,79 @@ struct MediaBodyTests {
         #expect(memory.inUse == 0, "the held body freed")
     }
 
+    /// Where `buffer`'s storage is.
+    static func storage(_ buffer: [UInt8]) -> UnsafeRawPointer? {
+        buffer.withUnsafeBytes { $0.baseAddress }
+    }
+
+    @Test(
+        """
+        a buffer given back is kept empty for the next body, its storage reused: the smallest that fits and is at most \
+        twice as large; kept within a quarter of the total
+        """
+    )
+    func spareBuffers() {
+        let memory = BodyMemory(bodyBytes: 200_000, totalBytes: 2_000_000)
+        #expect(memory.spareLimit == 500_000 && memory.spareBytes == 0)
+        var first = memory.buffer(capacity: 100_000)
+        first.append(contentsOf: [UInt8](repeating: 7, count: 100_000))
+        let firstCapacity = first.capacity
+        let firstStorage = Self.storage(first)
+        memory.recycle(consume first)
+        #expect(memory.spareBytes == firstCapacity)
+        // Too large for a body of 30,000 (more than twice): a new buffer, the spare kept.
+        let small = memory.buffer(capacity: 30_000)
+        #expect(small.capacity >= 30_000 && Self.storage(small) != firstStorage && memory.spareBytes == firstCapacity)
+        let reused = memory.buffer(capacity: 90_000)
+        #expect(reused.isEmpty && reused.capacity == firstCapacity, "emptied, its capacity kept")
+        #expect(Self.storage(reused) == firstStorage && memory.spareBytes == 0, "the same storage")
+        // Of two that fit, the smaller; one more than twice as large as asked is left.
+        let large = memory.buffer(capacity: 180_000)
+        let largeStorage = Self.storage(large)
+        memory.recycle(consume large)
+        memory.recycle(consume reused)
+        #expect(Self.storage(memory.buffer(capacity: 95_000)) == firstStorage)
+        #expect(Self.storage(memory.buffer(capacity: 80_000)) != largeStorage, "more than twice 80,000")
+        #expect(Self.storage(memory.buffer(capacity: 150_000)) == largeStorage && memory.spareBytes == 0)
+        #expect(memory.inUse == 0, "spares are not reservations")
+        // At most a quarter of the total kept: two of 100,000 of 250,000, not a third.
+        let bounded = BodyMemory(bodyBytes: 200_000, totalBytes: 1_000_000)
+        for _ in 0..<3 { bounded.recycle([UInt8](repeating: 1, count: 100_000)) }
+        #expect(bounded.spareBytes >= 200_000 && bounded.spareBytes <= 250_000, "\(bounded.spareBytes)")
+    }
+
+    @Test("a held body's buffer goes back for the next body when it is stored, refused, or goes to its file")
+    func heldBuffersReused() throws {
+        let memory = BodyMemory(bodyBytes: 1_000, totalBytes: 10_000)
+        let provenance = FetchedMedia.Provenance(redirects: [], contentType: "image/jpeg")
+        let spares = SpareAttachments(root: root, makesAhead: false)
+        // Stored.
+        let stored = body(memory: memory)
+        #expect(fill(stored, count: 500, chunk: 100, declared: 500) == nil)
+        let held = try #require(self.held(stored.commit(validators: Validators(), provenance: provenance)))
+        #expect(memory.spareBytes == 0)
+        _ = try held.store(in: spares).get()
+        #expect(memory.spareBytes >= 500 && memory.inUse == 0, "\(memory.spareBytes)")
+        // The next body takes it.
+        let next = body(memory: memory)
+        #expect(next.begin(declaredLength: 400) == nil)
+        #expect(memory.spareBytes == 0 && memory.inUse == 400)
+        next.discard()
+        #expect(memory.spareBytes >= 500, "given back by a body discarded while it was received")
+        // Refused once held.
+        let refused = body(memory: memory)
+        #expect(fill(refused, count: 450, chunk: 450, declared: 450) == nil)
+        let refusedHeld = try #require(self.held(refused.commit(validators: Validators(), provenance: provenance)))
+        #expect(memory.spareBytes == 0)
+        refusedHeld.discard()
+        #expect(memory.spareBytes >= 450)
+        // Outgrew memory: what was held written to its file, its buffer given back.
+        let grown = body(memory: memory)
+        #expect(fill(grown, count: 3_000, chunk: 300) == nil)
+        #expect(memory.spareBytes >= 450 && memory.inUse == 0)
+        _ = try #require(self.stored(grown.commit(validators: Validators(), provenance: provenance)))
+    }
+
     @Test("a held body refused or discarded gives its memory back and leaves nothing")
     func heldDiscarded() {
         let memory = BodyMemory(bodyBytes: 100, totalBytes: 1000)

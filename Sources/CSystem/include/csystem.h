@@ -90,10 +90,4 @@ int csystem_restrict_reading(const char *input);
 // uses clone). Needs no_new_privs. 0, or an errno.
 int csystem_filter_system_calls(int self);
 
-// Sets glibc's allocator to keep up to `trim` bytes of freed memory at the top of each arena rather than give it back
-// to the kernel at every free (M_TRIM_THRESHOLD), and to serve blocks under `mmap_threshold` bytes from the arenas
-// rather than map and unmap each (M_MMAP_THRESHOLD); both fixed from then on (glibc's own adjustment of them stops).
-// 0 when both are set, else -1 (mallopt refused a value).
-int csystem_keep_freed_memory(int trim, int mmap_threshold);
-
 #endif
