@@ -75,9 +75,9 @@ package final class BodyMemory: Sendable {
     /// The bytes of spare buffers kept now.
     package var spareBytes: Int { spares.withLock { $0.bytes } }
 
-    /// An empty buffer with room for `capacity` bytes: the smallest spare one that has it and is at most twice as
-    /// large, else a new one.
-    func buffer(capacity: Int) -> [UInt8] {
+    /// An empty buffer with room for `capacity` bytes, and the bytes to reserve for it: the smallest spare one that
+    /// has it and is at most twice as large (its whole capacity reserved), else a new one (`capacity` reserved).
+    func buffer(capacity: Int) -> (bytes: [UInt8], reserving: Int) {
         let spare = spares.withLock { spares -> [UInt8]? in
             var best: Int?
             for (index, buffer) in spares.buffers.enumerated()
@@ -88,10 +88,10 @@ package final class BodyMemory: Sendable {
             spares.bytes -= spares.buffers[best].capacity
             return spares.buffers.remove(at: best)
         }
-        if let spare { return spare }
+        if let spare { return (spare, spare.capacity) }
         var fresh: [UInt8] = []
         fresh.reserveCapacity(capacity)
-        return fresh
+        return (fresh, capacity)
     }
 
     /// Keeps `buffer`, emptied, for a later body while the spares stay within `spareLimit`; else frees it.

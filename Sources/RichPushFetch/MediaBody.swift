@@ -70,12 +70,15 @@ final class MediaBody {
         }
         if let memory, declaredLength <= Int64(memory.bodyBytes) {
             let first = declaredLength >= 0 ? Int(declaredLength) : min(Self.firstUnknown, memory.bodyBytes)
-            if memory.reserve(first) {
-                reserved = first
-                held = memory.buffer(capacity: first)
+            // A spare buffer's whole capacity is reserved: it may be up to twice what was asked for.
+            let (buffer, reserving) = memory.buffer(capacity: first)
+            if memory.reserve(reserving) {
+                reserved = reserving
+                held = buffer
                 begun = true
                 return nil
             }
+            memory.recycle(consume buffer)
         }
         if let failure = makeFile() { return failure }
         begun = true

@@ -210,26 +210,27 @@ struct MediaBodyTests {
     func spareBuffers() {
         let memory = BodyMemory(bodyBytes: 200_000, totalBytes: 2_000_000)
         #expect(memory.spareLimit == 500_000 && memory.spareBytes == 0)
-        var first = memory.buffer(capacity: 100_000)
+        var first = memory.buffer(capacity: 100_000).bytes
         first.append(contentsOf: [UInt8](repeating: 7, count: 100_000))
         let firstCapacity = first.capacity
         let firstStorage = Self.storage(first)
         memory.recycle(consume first)
         #expect(memory.spareBytes == firstCapacity)
         // Too large for a body of 30,000 (more than twice): a new buffer, the spare kept.
-        let small = memory.buffer(capacity: 30_000)
+        let small = memory.buffer(capacity: 30_000).bytes
         #expect(small.capacity >= 30_000 && Self.storage(small) != firstStorage && memory.spareBytes == firstCapacity)
-        let reused = memory.buffer(capacity: 90_000)
+        let (reused, reserving) = memory.buffer(capacity: 90_000)
         #expect(reused.isEmpty && reused.capacity == firstCapacity, "emptied, its capacity kept")
+        #expect(reserving == firstCapacity, "its whole capacity to be reserved, not the 90,000 asked for")
         #expect(Self.storage(reused) == firstStorage && memory.spareBytes == 0, "the same storage")
         // Of two that fit, the smaller; one more than twice as large as asked is left.
-        let large = memory.buffer(capacity: 180_000)
+        let large = memory.buffer(capacity: 180_000).bytes
         let largeStorage = Self.storage(large)
         memory.recycle(consume large)
         memory.recycle(consume reused)
-        #expect(Self.storage(memory.buffer(capacity: 95_000)) == firstStorage)
-        #expect(Self.storage(memory.buffer(capacity: 80_000)) != largeStorage, "more than twice 80,000")
-        #expect(Self.storage(memory.buffer(capacity: 150_000)) == largeStorage && memory.spareBytes == 0)
+        #expect(Self.storage(memory.buffer(capacity: 95_000).bytes) == firstStorage)
+        #expect(Self.storage(memory.buffer(capacity: 80_000).bytes) != largeStorage, "more than twice 80,000")
+        #expect(Self.storage(memory.buffer(capacity: 150_000).bytes) == largeStorage && memory.spareBytes == 0)
         #expect(memory.inUse == 0, "spares are not reservations")
         // At most a quarter of the total kept: two of 100,000 of 250,000, not a third.
         let bounded = BodyMemory(bodyBytes: 200_000, totalBytes: 1_000_000)
@@ -249,10 +250,11 @@ struct MediaBodyTests {
         #expect(memory.spareBytes == 0)
         _ = try held.store(in: spares).get()
         #expect(memory.spareBytes >= 500 && memory.inUse == 0, "\(memory.spareBytes)")
-        // The next body takes it.
+        // The next body takes it, its whole capacity reserved.
+        let spare = memory.spareBytes
         let next = body(memory: memory)
         #expect(next.begin(declaredLength: 400) == nil)
-        #expect(memory.spareBytes == 0 && memory.inUse == 400)
+        #expect(memory.spareBytes == 0 && memory.inUse == spare)
         next.discard()
         #expect(memory.spareBytes >= 500, "given back by a body discarded while it was received")
         // Refused once held.
@@ -267,6 +269,21 @@ struct MediaBodyTests {
         #expect(fill(grown, count: 3_000, chunk: 300) == nil)
         #expect(memory.spareBytes >= 450 && memory.inUse == 0)
         _ = try #require(self.stored(grown.commit(validators: Validators(), provenance: provenance)))
+        // A spare that fits but would take the total past its bound goes back, and the body to its file.
+        let full = BodyMemory(bodyBytes: 1_000, totalBytes: 2_400)
+        let first = body(memory: full)
+        #expect(fill(first, count: 500, chunk: 500, declared: 500) == nil)
+        _ = try #require(self.held(first.commit(validators: Validators(), provenance: provenance))).store(in: spares)
+        let kept = full.spareBytes
+        #expect(kept >= 500 && full.inUse == 0)
+        let large = [body(memory: full), body(memory: full)]
+        for body in large { #expect(body.begin(declaredLength: 1_000) == nil) }
+        #expect(full.inUse == 2_000 && full.spareBytes == kept)
+        let filed = body(memory: full)
+        #expect(fill(filed, count: 450, chunk: 450, declared: 450) == nil)
+        #expect(full.inUse == 2_000 && full.spareBytes == kept, "the spare given back, nothing reserved")
+        _ = try #require(self.stored(filed.commit(validators: Validators(), provenance: provenance)))
+        for body in large { body.discard() }
     }
 
     @Test("a held body refused or discarded gives its memory back and leaves nothing")
@@ -279,9 +296,11 @@ struct MediaBodyTests {
         #expect(refused.decide(.unsupported("text/html")) == .refused(FetchFailure(.unsupportedType, "text/html")))
         refused.discard()
         #expect(memory.inUse == 0)
+        let spare = memory.spareBytes
+        #expect(spare >= 100, "its buffer kept for the next body")
         var dropped: MediaBody? = body(memory: memory)
         #expect(fill(dropped!, count: 90, chunk: 10) == nil)
-        #expect(memory.inUse == 100)
+        #expect(memory.inUse == spare && memory.spareBytes == 0, "the spare taken, its whole capacity reserved")
         dropped = nil
         #expect(memory.inUse == 0, "given back when the transfer lets go of it")
         #expect(entries().isEmpty)
