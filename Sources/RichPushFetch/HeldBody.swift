@@ -63,22 +63,26 @@ package final class BodyMemory: Sendable {
     private let spares = Mutex(Spares())
 
     /// The most bytes of spare buffers kept (their capacities together): a quarter of `totalBytes` (4 MiB of the
-    /// default 16 MiB: 40 bodies of 100 KB). A buffer given back past it is freed.
+    /// default 16 MiB: 40 bodies of 100 KB). A buffer given back when they are full takes the place of the oldest, so
+    /// that the spares follow the sizes of the bodies that come now.
     ///
     /// Why: a body's buffer is allocated on the loop's thread and freed by the task that stores it; at glibc's
     /// default trim threshold (128 KiB) a free at the top of an arena gave its pages back to the kernel, and the next
-    /// body's buffer faulted them in again (bench (a): 11,900 minor faults for 2,000 bodies of 100 KB, 4,200 with
-    /// buffers kept, 1,200 of them the process's start-up). Keeping a few here reuses their pages and leaves the
-    /// process's allocator as its host set it.
+    /// body's buffer faulted them in again (docs/performance.md, issue 26 round nine). Keeping a few here reuses their
+    /// pages and leaves the process's allocator as its host set it.
     package var spareLimit: Int { totalBytes / 4 }
 
     /// The bytes of spare buffers kept now.
     package var spareBytes: Int { spares.withLock { $0.bytes } }
 
-    /// An empty buffer with room for `capacity` bytes, and the bytes to reserve for it: the smallest spare one that
-    /// has it and is at most twice as large (its whole capacity reserved), else a new one (`capacity` reserved).
-    func buffer(capacity: Int) -> (bytes: [UInt8], reserving: Int) {
-        let spare = spares.withLock { spares -> [UInt8]? in
+    /// How many buffers given back had to be emptied into new storage, because another reference to their bytes
+    /// was still alive: each is an allocation the spares were meant to save (0 when every path moves its buffer).
+    package var reallocated: Int { reallocations.load(ordering: .relaxed) }
+    private let reallocations = Atomic<Int>(0)
+
+    /// The smallest spare buffer with room for `capacity` bytes and at most twice as large, taken out; nil when none.
+    func spare(fitting capacity: Int) -> [UInt8]? {
+        spares.withLock { spares -> [UInt8]? in
             var best: Int?
             for (index, buffer) in spares.buffers.enumerated()
             where buffer.capacity >= capacity && buffer.capacity <= 2 * max(capacity, 1) {
@@ -88,24 +92,36 @@ package final class BodyMemory: Sendable {
             spares.bytes -= spares.buffers[best].capacity
             return spares.buffers.remove(at: best)
         }
-        if let spare { return (spare, spare.capacity) }
-        var fresh: [UInt8] = []
-        fresh.reserveCapacity(capacity)
-        return (fresh, capacity)
     }
 
-    /// Keeps `buffer`, emptied, for a later body while the spares stay within `spareLimit`; else frees it.
+    /// Keeps `buffer`, emptied, for a later body, in place of the oldest spares when they are full; a buffer larger
+    /// than `spareLimit` is freed.
     func recycle(_ buffer: consuming [UInt8]) {
-        // Moved, not copied: emptied while it is the buffer's only reference, it keeps its storage.
         var kept = consume buffer
+        let storage = kept.withUnsafeBytes { $0.baseAddress }
+        kept.removeAll(keepingCapacity: true)
+        if kept.withUnsafeBytes({ $0.baseAddress }) != storage { reallocations.add(1, ordering: .relaxed) }
         let capacity = kept.capacity
         guard capacity > 0, capacity <= spareLimit else { return }
-        kept.removeAll(keepingCapacity: true)
-        spares.withLock { spares in
-            guard spares.bytes + capacity <= spareLimit else { return }
+        // Freed outside the lock.
+        let evicted = spares.withLock { spares -> [[UInt8]] in
+            var evicted: [[UInt8]] = []
+            while spares.bytes + capacity > spareLimit, !spares.buffers.isEmpty {
+                let oldest = spares.buffers.removeFirst()
+                spares.bytes -= oldest.capacity
+                evicted.append(oldest)
+            }
             spares.bytes += capacity
             spares.buffers.append(kept)
+            return evicted
         }
+        _ = consume evicted
+    }
+
+    /// Gives back what a held body had: its `reserved` bytes, and its buffer for a later body.
+    func giveBack(_ buffer: consuming [UInt8], reserved: Int) {
+        release(reserved)
+        recycle(consume buffer)
     }
 }
 
@@ -152,10 +168,7 @@ package final class HeldBody: Sendable {
     /// Lets go of the bytes and gives their reservation back: a body refused before it is stored. (Freeing it does
     /// too, but the loop's thread, which delivered it, may hold it a moment after the fetching task is done.)
     package func discard() {
-        if let (bytes, reserved) = take() {
-            memory.release(reserved)
-            memory.recycle(consume bytes)
-        }
+        if let (bytes, reserved) = take() { memory.giveBack(consume bytes, reserved: reserved) }
     }
 
     /// The bytes and their reservation, taken out once (nil after).
@@ -181,8 +194,7 @@ package final class HeldBody: Sendable {
         } catch {
             written = .failure(FetchFailure(.storeFailed, error.detail))
         }
-        memory.release(reserved)
-        memory.recycle(consume bytes)
+        memory.giveBack(consume bytes, reserved: reserved)
         return written.flatMap { partial in
             StoredBody.committing(
                 partial, type: type, bytes: count, validators: validators, dimensions: dimensions,

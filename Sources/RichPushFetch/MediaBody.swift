@@ -70,15 +70,25 @@ final class MediaBody {
         }
         if let memory, declaredLength <= Int64(memory.bodyBytes) {
             let first = declaredLength >= 0 ? Int(declaredLength) : min(Self.firstUnknown, memory.bodyBytes)
-            // A spare buffer's whole capacity is reserved: it may be up to twice what was asked for.
-            let (buffer, reserving) = memory.buffer(capacity: first)
-            if memory.reserve(reserving) {
-                reserved = reserving
-                held = buffer
+            // A spare buffer's whole capacity is reserved (it may be up to twice what was asked for); when that is
+            // more than the total allows, the spare goes back and a new buffer of `first` may still fit.
+            if let spare = memory.spare(fitting: first) {
+                if memory.reserve(spare.capacity) {
+                    reserved = spare.capacity
+                    held = spare
+                } else {
+                    memory.recycle(consume spare)
+                }
+            }
+            if held == nil, memory.reserve(first) {
+                reserved = first
+                held = []
+                held?.reserveCapacity(first)
+            }
+            if held != nil {
                 begun = true
                 return nil
             }
-            memory.recycle(consume buffer)
         }
         if let failure = makeFile() { return failure }
         begun = true
@@ -94,8 +104,9 @@ final class MediaBody {
         do {
             let partial = try storage()
             self.partial = partial
-            if let held {
-                try partial.write(held)
+            if held != nil {
+                // No binding of the bytes outlives the write: the buffer goes back to the spares unshared.
+                try partial.write(held!)
                 letGoOfHeld()
             }
         } catch {
@@ -205,10 +216,11 @@ final class MediaBody {
 
     /// Drops the body held in memory, if any, and gives its reservation back.
     private func letGoOfHeld() {
-        let buffer = held
-        held = nil
-        if let buffer { memory?.recycle(buffer) }
-        memory?.release(reserved)
+        if let buffer = held.take() {
+            memory?.giveBack(consume buffer, reserved: reserved)
+        } else {
+            memory?.release(reserved)
+        }
         reserved = 0
     }
 }

@@ -110,6 +110,10 @@ public final class Fetcher: Sendable {
     /// The bytes of the empty buffers kept for the next bodies held (`BodyMemory.spareLimit`).
     package var spareBufferBytes: Int { loop.bodyMemory.spareBytes }
 
+    /// How many held bodies' buffers were given back still shared, and emptied into new storage
+    /// (`BodyMemory.reallocated`).
+    package var spareBuffersReallocated: Int { loop.bodyMemory.reallocated }
+
     /// How many images are being transformed now.
     package var transformsRunning: Int { transformStep?.running ?? 0 }
 

@@ -63,6 +63,7 @@ struct HeldBodyTests {
             }
             // One buffer of at least 100,000 bytes, the same one each time: a new one each time would keep 20.
             #expect(kept.allSatisfy { $0 >= 100_000 && $0 < 200_000 }, "spare bytes after each: \(kept)")
+            #expect(fetcher.spareBuffersReallocated == 0, "a buffer given back while its bytes were still referenced")
             #expect(fetcher.heldBodyBytes == 0)
         }
     }

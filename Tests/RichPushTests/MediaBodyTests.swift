@@ -196,6 +196,14 @@ struct MediaBodyTests {
         #expect(memory.inUse == 0, "the held body freed")
     }
 
+    /// A spare buffer of `memory` with room for `capacity`, or a new one, as a held body takes it.
+    static func buffer(_ memory: BodyMemory, _ capacity: Int) -> [UInt8] {
+        if let spare = memory.spare(fitting: capacity) { return spare }
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(capacity)
+        return fresh
+    }
+
     /// Where `buffer`'s storage is.
     static func storage(_ buffer: [UInt8]) -> UnsafeRawPointer? {
         buffer.withUnsafeBytes { $0.baseAddress }
@@ -210,32 +218,47 @@ struct MediaBodyTests {
     func spareBuffers() {
         let memory = BodyMemory(bodyBytes: 200_000, totalBytes: 2_000_000)
         #expect(memory.spareLimit == 500_000 && memory.spareBytes == 0)
-        var first = memory.buffer(capacity: 100_000).bytes
+        var first = Self.buffer(memory, 100_000)
         first.append(contentsOf: [UInt8](repeating: 7, count: 100_000))
         let firstCapacity = first.capacity
         let firstStorage = Self.storage(first)
         memory.recycle(consume first)
         #expect(memory.spareBytes == firstCapacity)
         // Too large for a body of 30,000 (more than twice): a new buffer, the spare kept.
-        let small = memory.buffer(capacity: 30_000).bytes
+        let small = Self.buffer(memory, 30_000)
         #expect(small.capacity >= 30_000 && Self.storage(small) != firstStorage && memory.spareBytes == firstCapacity)
-        let (reused, reserving) = memory.buffer(capacity: 90_000)
+        let reused = Self.buffer(memory, 90_000)
         #expect(reused.isEmpty && reused.capacity == firstCapacity, "emptied, its capacity kept")
-        #expect(reserving == firstCapacity, "its whole capacity to be reserved, not the 90,000 asked for")
         #expect(Self.storage(reused) == firstStorage && memory.spareBytes == 0, "the same storage")
         // Of two that fit, the smaller; one more than twice as large as asked is left.
-        let large = memory.buffer(capacity: 180_000).bytes
+        let large = Self.buffer(memory, 180_000)
         let largeStorage = Self.storage(large)
         memory.recycle(consume large)
         memory.recycle(consume reused)
-        #expect(Self.storage(memory.buffer(capacity: 95_000).bytes) == firstStorage)
-        #expect(Self.storage(memory.buffer(capacity: 80_000).bytes) != largeStorage, "more than twice 80,000")
-        #expect(Self.storage(memory.buffer(capacity: 150_000).bytes) == largeStorage && memory.spareBytes == 0)
+        #expect(Self.storage(Self.buffer(memory, 95_000)) == firstStorage)
+        #expect(Self.storage(Self.buffer(memory, 80_000)) != largeStorage, "more than twice 80,000")
+        #expect(Self.storage(Self.buffer(memory, 150_000)) == largeStorage && memory.spareBytes == 0)
         #expect(memory.inUse == 0, "spares are not reservations")
-        // At most a quarter of the total kept: two of 100,000 of 250,000, not a third.
+        #expect(memory.reallocated == 0, "every buffer given back unshared")
+        // At most a quarter of the total kept (250,000): a buffer given back when they are full takes the place of
+        // the oldest, so the spares follow the sizes that come now.
         let bounded = BodyMemory(bodyBytes: 200_000, totalBytes: 1_000_000)
-        for _ in 0..<3 { bounded.recycle([UInt8](repeating: 1, count: 100_000)) }
+        var storages: [UnsafeRawPointer?] = []
+        for _ in 0..<3 {
+            let buffer = [UInt8](repeating: 1, count: 100_000)
+            storages.append(Self.storage(buffer))
+            bounded.recycle(consume buffer)
+        }
         #expect(bounded.spareBytes >= 200_000 && bounded.spareBytes <= 250_000, "\(bounded.spareBytes)")
+        let newest = Set([Self.storage(Self.buffer(bounded, 100_000)), Self.storage(Self.buffer(bounded, 100_000))])
+        #expect(newest == Set(storages.dropFirst()), "the two newest kept")
+        for _ in 0..<2 { bounded.recycle([UInt8](repeating: 1, count: 100_000)) }
+        let larger = [UInt8](repeating: 1, count: 200_000)
+        let largerStorage = Self.storage(larger)
+        bounded.recycle(consume larger)
+        #expect(bounded.spareBytes >= 200_000 && bounded.spareBytes < 250_000, "both old ones gone for the larger")
+        #expect(Self.storage(Self.buffer(bounded, 150_000)) == largerStorage && bounded.spareBytes == 0)
+        #expect(bounded.reallocated == 0)
     }
 
     @Test("a held body's buffer goes back for the next body when it is stored, refused, or goes to its file")
@@ -269,8 +292,10 @@ struct MediaBodyTests {
         #expect(fill(grown, count: 3_000, chunk: 300) == nil)
         #expect(memory.spareBytes >= 450 && memory.inUse == 0)
         _ = try #require(self.stored(grown.commit(validators: Validators(), provenance: provenance)))
-        // A spare that fits but would take the total past its bound goes back, and the body to its file.
-        let full = BodyMemory(bodyBytes: 1_000, totalBytes: 2_400)
+        #expect(memory.reallocated == 0, "every buffer given back unshared")
+        // A spare whose capacity would take the total past its bound goes back: the body gets a new buffer of its
+        // declared length when that fits, else goes to its file.
+        let full = BodyMemory(bodyBytes: 1_000, totalBytes: 2_480)
         let first = body(memory: full)
         #expect(fill(first, count: 500, chunk: 500, declared: 500) == nil)
         _ = try #require(self.held(first.commit(validators: Validators(), provenance: provenance))).store(in: spares)
@@ -279,11 +304,18 @@ struct MediaBodyTests {
         let large = [body(memory: full), body(memory: full)]
         for body in large { #expect(body.begin(declaredLength: 1_000) == nil) }
         #expect(full.inUse == 2_000 && full.spareBytes == kept)
+        #expect(kept > 480, "a spare of \(kept) would take 2,000 past 2,480")
+        let fresh = body(memory: full)
+        #expect(fill(fresh, count: 450, chunk: 450, declared: 450) == nil)
+        #expect(full.inUse == 2_450 && full.spareBytes == kept, "the spare given back, a new buffer of 450 held")
+        let freshHeld = try #require(self.held(fresh.commit(validators: Validators(), provenance: provenance)))
         let filed = body(memory: full)
         #expect(fill(filed, count: 450, chunk: 450, declared: 450) == nil)
-        #expect(full.inUse == 2_000 && full.spareBytes == kept, "the spare given back, nothing reserved")
+        #expect(full.inUse == 2_450 && full.spareBytes == kept, "the spare given back, nothing reserved")
         _ = try #require(self.stored(filed.commit(validators: Validators(), provenance: provenance)))
+        freshHeld.discard()
         for body in large { body.discard() }
+        #expect(full.inUse == 0 && full.reallocated == 0)
     }
 
     @Test("a held body refused or discarded gives its memory back and leaves nothing")
@@ -304,6 +336,7 @@ struct MediaBodyTests {
         dropped = nil
         #expect(memory.inUse == 0, "given back when the transfer lets go of it")
         #expect(entries().isEmpty)
+        #expect(memory.reallocated == 0, "every buffer given back unshared")
     }
 
     @Test("a short body hands its bytes over when it ends")

@@ -21,8 +21,9 @@ public struct LimitSettings: Sendable {
     /// body that would take them past this is written as it arrives; a held body's bytes count until it is written
     /// (or refused), not through its transformation. Default 16 MiB (16,777,216 bytes): 64 transfers of 256 KB. One
     /// total for every transfer on the fetch loop: a fetcher sharing another's loop (a tenant's) follows the loop's
-    /// values, not its own. A quarter of it more keeps the emptied buffers of bodies written or refused, for the next
-    /// bodies to reuse (4 MiB by default).
+    /// values, not its own. A body held in a buffer an earlier body left counts at that buffer's whole capacity (at
+    /// most twice its own). A quarter of it more keeps the emptied buffers of bodies written, refused or moved to their
+    /// files, for the next bodies to reuse (4 MiB by default; the oldest make room for the newest).
     public var heldBytes: Int = 16 << 20
     /// The most bytes of response headers, across the redirects of one transfer. Default 64 KiB: real
     /// responses send under 8 KB; past this a server is trying to exhaust memory (`bad-response`).
