@@ -46,7 +46,12 @@ final class DigestService: Sendable {
     /// - Returns: its digest, or a `StoreError` when the service has stopped.
     func digest(held bytes: [UInt8], checking type: MediaType? = nil) async -> Result<FileDigest, StoreError> {
         if bytes.count <= Self.inlineBytes { return .success(FileDigest.of(bytes, checking: type)) }
-        return await onThread { .success(FileDigest.of(bytes, checking: type)) }
+        // Handed over in a box the job empties: the thread keeps its last job a while after resuming the caller, and
+        // a job holding the bytes would make the body's buffer go back to the spares still shared once stored.
+        let box = LockedValue<[UInt8]?>(bytes)
+        return await onThread {
+            .success(FileDigest.of(box.withLock { $0.take() } ?? [], checking: type))
+        }
     }
 
     /// What `work` returns, run on the service's thread in its turn; a `StoreError` at once when the service has
