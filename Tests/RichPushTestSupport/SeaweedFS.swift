@@ -376,16 +376,40 @@ package final class SeaweedFS: @unchecked Sendable {
             """)
     }
 
-    /// Eight distinct ports the kernel says are free now: their sockets are held until all eight are chosen, so
-    /// that the kernel cannot give one twice.
+    /// Eight distinct ports free now (each bound and closed as it is chosen; a restart's `holdPorts()` keeps them
+    /// from the next start while the server is stopped).
+    ///
+    /// Taken below the kernel's ephemeral range (`ip_local_port_range`), which no listener of the tests binds (they
+    /// bind port 0) and no outgoing connection is given as its local port: a restart binds the same ports again once
+    /// weed has let them go, and a port of the ephemeral range could be given meanwhile to a connection of another
+    /// test (seen once in CI: a restart failed on the S3 gRPC port, "bind: address already in use").
     private static func freePorts() throws -> Ports {
-        var sockets: [(descriptor: Int32, port: Int)] = []
-        defer { for socket in sockets { close(socket.descriptor) } }
-        for _ in 0..<8 { sockets.append(try loopbackSocket()) }
-        let port = sockets.map(\.port)
+        let low = ephemeralLow()
+        var port: [Int] = []
+        if low > 20_000 {
+            var tries = 0
+            while port.count < 8 {
+                tries += 1
+                guard tries <= 2_000 else { throw ServeFailure("no 8 free ports found in 10000-\(low - 1)") }
+                let candidate = Int.random(in: 10_000..<low)
+                if !port.contains(candidate), canBind(candidate) { port.append(candidate) }
+            }
+        } else {
+            // The kernel's own choice: their sockets held until all eight are chosen, so none is given twice.
+            var sockets: [(descriptor: Int32, port: Int)] = []
+            defer { for socket in sockets { close(socket.descriptor) } }
+            for _ in 0..<8 { sockets.append(try loopbackSocket()) }
+            port = sockets.map(\.port)
+        }
         return Ports(
             master: port[0], masterGRPC: port[1], volume: port[2], volumeGRPC: port[3], filer: port[4],
             filerGRPC: port[5], s3: port[6], s3GRPC: port[7])
+    }
+
+    /// The first port of the kernel's ephemeral range (32768 when it cannot be read).
+    private static func ephemeralLow() -> Int {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        return text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32_768
     }
 
     /// An access key id of `role` made unique: letters and digits, as AWS's are.
