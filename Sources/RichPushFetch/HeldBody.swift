@@ -94,6 +94,20 @@ package final class BodyMemory: Sendable {
         }
     }
 
+    /// An empty buffer for a body of `count` bytes, reserved, and the bytes reserved: a spare one that fits, at its
+    /// whole capacity (up to twice `count`), else, when that would take the total past its bound or none fits, a new
+    /// one of `count`; nil when not even `count` may be reserved (the body then goes to its file).
+    func buffer(for count: Int) -> (bytes: [UInt8], reserved: Int)? {
+        if let spare = spare(fitting: count) {
+            if reserve(spare.capacity) { return (spare, spare.capacity) }
+            recycle(consume spare)
+        }
+        guard reserve(count) else { return nil }
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(count)
+        return (fresh, count)
+    }
+
     /// Keeps `buffer`, emptied, for a later body, in place of the oldest spares when they are full; a buffer larger
     /// than `spareLimit` is freed.
     func recycle(_ buffer: consuming [UInt8]) {
@@ -103,8 +117,8 @@ package final class BodyMemory: Sendable {
         if kept.withUnsafeBytes({ $0.baseAddress }) != storage { reallocations.add(1, ordering: .relaxed) }
         let capacity = kept.capacity
         guard capacity > 0, capacity <= spareLimit else { return }
-        // Freed outside the lock.
-        let evicted = spares.withLock { spares -> [[UInt8]] in
+        // The evicted buffers are returned to be freed here, outside the lock.
+        _ = spares.withLock { spares -> [[UInt8]] in
             var evicted: [[UInt8]] = []
             while spares.bytes + capacity > spareLimit, !spares.buffers.isEmpty {
                 let oldest = spares.buffers.removeFirst()
@@ -115,7 +129,6 @@ package final class BodyMemory: Sendable {
             spares.buffers.append(kept)
             return evicted
         }
-        _ = consume evicted
     }
 
     /// Gives back what a held body had: its `reserved` bytes, and its buffer for a later body.
@@ -137,6 +150,8 @@ package final class HeldBody: Sendable {
     /// holding the bytes and their reservation until then kept every body waiting to be converted in memory, and
     /// sent the bodies that came meanwhile to their files as the total filled.
     private let content: Mutex<(bytes: [UInt8], reserved: Int)?>
+    /// The body's length in bytes (kept when the bytes are let go of).
+    package let count: Int
     /// The type the sniffer decided.
     package let type: MediaType
     /// The response's validators.
@@ -153,6 +168,7 @@ package final class HeldBody: Sendable {
         provenance: FetchedMedia.Provenance, memory: BodyMemory, reserved: Int
     ) {
         content = Mutex((bytes, reserved))
+        count = bytes.count
         self.type = type
         self.validators = validators
         self.dimensions = dimensions
@@ -185,7 +201,6 @@ package final class HeldBody: Sendable {
     /// - Returns: the stored body, or `store-failed` with the system's reason (nothing is left behind).
     package func store(in spares: SpareAttachments) -> Result<StoredBody, FetchFailure> {
         guard let (bytes, reserved) = take() else { preconditionFailure("a held body is stored once") }
-        let count = bytes.count
         let written: Result<PartialAttachment, FetchFailure>
         do {
             let partial = try spares.take()

@@ -70,22 +70,9 @@ final class MediaBody {
         }
         if let memory, declaredLength <= Int64(memory.bodyBytes) {
             let first = declaredLength >= 0 ? Int(declaredLength) : min(Self.firstUnknown, memory.bodyBytes)
-            // A spare buffer's whole capacity is reserved (it may be up to twice what was asked for); when that is
-            // more than the total allows, the spare goes back and a new buffer of `first` may still fit.
-            if let spare = memory.spare(fitting: first) {
-                if memory.reserve(spare.capacity) {
-                    reserved = spare.capacity
-                    held = spare
-                } else {
-                    memory.recycle(consume spare)
-                }
-            }
-            if held == nil, memory.reserve(first) {
-                reserved = first
-                held = []
-                held?.reserveCapacity(first)
-            }
-            if held != nil {
+            if let (buffer, reserving) = memory.buffer(for: first) {
+                reserved = reserving
+                held = buffer
                 begun = true
                 return nil
             }

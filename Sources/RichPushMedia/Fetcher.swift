@@ -195,8 +195,7 @@ public final class Fetcher: Sendable {
     private func finish(held body: HeldBody, deadline: ContinuousClock.Instant) async -> MediaFetchOutcome {
         // The bytes are not kept here: once stored, their buffer goes back for the next body (`BodyMemory`), and a
         // copy held here would make it allocate anew.
-        let count = body.bytes.count
-        statistics.record { $0.fetchedBytes += count }
+        statistics.record { $0.fetchedBytes += body.count }
         let digest: FileDigest
         switch await digests.digest(held: body.bytes, checking: body.type) {
         case .success(let taken): digest = taken
