@@ -45,7 +45,7 @@ let cTargets: [Target] = [
 let libraryTargets: [Target] = [
     // The vocabulary every layer speaks: payloads and JSON, media types, problems and their codes, the fetched-media
     // record, the leaf settings, locks and threads.
-    .target(name: "RichPushCore"),
+    .target(name: "RichPushCore", dependencies: ["CSystem"]),
     // Attachment files: the checked root, each attachment's own directory, partial files written and renamed into
     // place, spares made ahead, garbage collection; everything by descriptor.
     .target(

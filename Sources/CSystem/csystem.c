@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/vfs.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
@@ -89,4 +90,8 @@ int csystem_die_with_parent(int parent) {
 
 int csystem_pipe(int ends[2]) {
     return pipe2(ends, O_CLOEXEC) == 0 ? 0 : errno;
+}
+
+ssize_t csystem_random(void *buffer, size_t count) {
+    return getrandom(buffer, count, 0);
 }

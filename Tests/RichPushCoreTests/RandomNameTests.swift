@@ -18,6 +18,28 @@ struct RandomNameTests {
         }
     }
 
+    @Test("names are drawn from the kernel 4 KiB at a time, each byte handed out once")
+    func drawnInPools() {
+        let before = RandomBytes.draws
+        let names = (0..<1000).map { _ in RandomName.uuid() }
+        let drawn = RandomBytes.draws - before
+        // 1,000 names take 16,000 bytes: at least 3 draws of 4 KiB, 4 or 5 at most for this loop (other tests make
+        // names meanwhile, in the same process); one draw a name would be 1,000.
+        #expect(drawn >= 3)
+        #expect(drawn < 100)
+        #expect(Set(names).count == 1000)
+        // Buffers filled one after another: none zero (bytes zeroed before they were copied), none repeated (a
+        // pool's bytes handed out twice).
+        var buffers = Set<[UInt8]>()
+        for _ in 0..<600 {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            bytes.withUnsafeMutableBytes { RandomBytes.fill($0) }
+            #expect(bytes != [UInt8](repeating: 0, count: 16))
+            buffers.insert(bytes)
+        }
+        #expect(buffers.count == 600)
+    }
+
     @Test(
         "UUID shapes",
         arguments: [

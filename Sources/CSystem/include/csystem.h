@@ -6,6 +6,7 @@
 // __rlimit_resource_t).
 
 #include <spawn.h>
+#include <sys/types.h>
 
 // Whether the file system holding the open descriptor keeps its files in memory (tmpfs or ramfs, by fstatfs's
 // f_type); 0 when it does not or fstatfs fails.
@@ -89,5 +90,9 @@ int csystem_restrict_reading(const char *input);
 // userfaultfd, namespaces, mounts, modules, kexec, reboot, keyrings and file handles; clone3 with ENOSYS (glibc then
 // uses clone). Needs no_new_privs. 0, or an errno.
 int csystem_filter_system_calls(int self);
+
+// The kernel's random bytes (getrandom(2), flags 0: blocks only until the generator is first seeded, at boot): the
+// count written (it may be short when a signal interrupts a request over 256 bytes), or -1 and errno.
+ssize_t csystem_random(void *buffer, size_t count);
 
 #endif
