@@ -72,6 +72,14 @@ package final class BodyMemory: Sendable {
     /// pages and leaves the process's allocator as its host set it.
     package var spareLimit: Int { totalBytes / 4 }
 
+    /// The most spare buffers kept, whatever their sizes: 64, one for each of the fetch loop's default 64
+    /// connections. The best fit is searched among them on the loop's thread as each held body begins; bounded by
+    /// bytes alone, bodies of 1 KB would keep 4,096 of them there.
+    package static let spareCount = 64
+
+    /// The spare buffers kept now.
+    package var spareBuffers: Int { spares.withLock { $0.buffers.count } }
+
     /// The bytes of spare buffers kept now.
     package var spareBytes: Int { spares.withLock { $0.bytes } }
 
@@ -108,8 +116,8 @@ package final class BodyMemory: Sendable {
         return (fresh, count)
     }
 
-    /// Keeps `buffer`, emptied, for a later body, in place of the oldest spares when they are full; a buffer larger
-    /// than `spareLimit` is freed.
+    /// Keeps `buffer`, emptied, for a later body, in place of the oldest spares when they are full (`spareLimit`
+    /// bytes, or `spareCount` buffers); a buffer larger than `spareLimit` is freed.
     func recycle(_ buffer: consuming [UInt8]) {
         var kept = consume buffer
         let storage = kept.withUnsafeBytes { $0.baseAddress }
@@ -120,7 +128,9 @@ package final class BodyMemory: Sendable {
         // The evicted buffers are returned to be freed here, outside the lock.
         _ = spares.withLock { spares -> [[UInt8]] in
             var evicted: [[UInt8]] = []
-            while spares.bytes + capacity > spareLimit, !spares.buffers.isEmpty {
+            while spares.bytes + capacity > spareLimit || spares.buffers.count >= Self.spareCount,
+                !spares.buffers.isEmpty
+            {
                 let oldest = spares.buffers.removeFirst()
                 spares.bytes -= oldest.capacity
                 evicted.append(oldest)

@@ -212,7 +212,7 @@ struct MediaBodyTests {
     @Test(
         """
         a buffer given back is kept empty for the next body, its storage reused: the smallest that fits and is at most \
-        twice as large; kept within a quarter of the total
+        twice as large; kept within a quarter of the total, and at most 64 of them
         """
     )
     func spareBuffers() {
@@ -259,6 +259,19 @@ struct MediaBodyTests {
         #expect(bounded.spareBytes >= 200_000 && bounded.spareBytes < 250_000, "both old ones gone for the larger")
         #expect(Self.storage(Self.buffer(bounded, 150_000)) == largerStorage && bounded.spareBytes == 0)
         #expect(bounded.reallocated == 0)
+        // At most `spareCount` buffers, however small: the newest kept, the oldest gone first.
+        let tiny = BodyMemory(bodyBytes: 1_000, totalBytes: 4_000_000)
+        var tinyStorages: [UnsafeRawPointer?] = []
+        for _ in 0..<(BodyMemory.spareCount + 36) {
+            let buffer = [UInt8](repeating: 1, count: 1_000)
+            tinyStorages.append(Self.storage(buffer))
+            tiny.recycle(consume buffer)
+        }
+        #expect(tiny.spareBuffers == BodyMemory.spareCount, "\(tiny.spareBuffers)")
+        #expect(tiny.spareBytes < 1_100 * BodyMemory.spareCount)
+        let taken = Self.buffer(tiny, 1_000)
+        #expect(Set(tinyStorages.suffix(BodyMemory.spareCount)).contains(Self.storage(taken)), "one of the newest")
+        #expect(tiny.spareBuffers == BodyMemory.spareCount - 1)
     }
 
     @Test("a held body's buffer goes back for the next body when it is stored, refused, or goes to its file")
