@@ -15,8 +15,10 @@ import Foundation
 /// - `/stall`: headers, then nothing. `/silence`: no answer at all.
 /// - `/stall-first/NAME`: the first request for this path and query stalls as `/stall`; every later one gets the
 ///   file at once (a fetch that can only end by its deadline, then one that succeeds, whatever the load).
-/// - `/generated?prefix=NAME&bytes=N[&declare=D|&nolength=1|&excess=E]`: the first 4 KB of NAME, then zeros to N
-///   bytes; with `excess`, E bytes ('x') follow the body, beyond its Content-Length, and the connection stays open.
+/// - `/generated?prefix=NAME&bytes=N[&declare=D|&nolength=1|&excess=E|&late-excess=E]`: the first 4 KB of NAME,
+///   then zeros to N bytes; with `excess`, E bytes ('x') follow the body, beyond its Content-Length, and the
+///   connection stays open; with `late-excess`, they are sent only once the connection's next request is read,
+///   before its response.
 /// - `/huge-headers?kb=N`: N KB of header fields before a JPEG. `?encoding=E` on `/media` adds Content-Encoding.
 /// - `/empty`: 200 with no body. `/partial/NAME`: a 206.
 /// - `/fail-first/N/CODE/NAME?retry-after=V`: the first N requests for this path and query are answered CODE
@@ -129,7 +131,9 @@ public enum FixtureRoutes {
                 body: .generated(prefix: prefix, total: total),
                 declaredLength: request.query["declare"].flatMap { Int($0) },
                 omitLength: request.query["nolength"] != nil,
-                excess: [UInt8](repeating: UInt8(ascii: "x"), count: max(0, Int(request.query["excess"] ?? "0") ?? 0)))
+                excess: [UInt8](repeating: UInt8(ascii: "x"), count: max(0, Int(request.query["excess"] ?? "0") ?? 0)),
+                lateExcess: [UInt8](
+                    repeating: UInt8(ascii: "x"), count: max(0, Int(request.query["late-excess"] ?? "0") ?? 0)))
         case "huge-headers":
             let kilobytes = Int(request.query["kb"] ?? "200") ?? 200
             let filler = String(repeating: "x", count: 1000)

@@ -82,11 +82,14 @@ public final class HTTPOrigin: Sendable {
         /// Bytes sent after the body, beyond its Content-Length, on a connection kept open for the next request (a
         /// body longer than it says, as a lying origin sends it).
         public var excess: [UInt8]
+        /// Bytes sent on this connection only once its next request has been read, before that request's response:
+        /// excess that comes late, after a client's look at the reused connection found nothing waiting.
+        public var lateExcess: [UInt8]
 
         /// A response.
         public init(
             status: Int = 200, headers: [(String, String)] = [], body: Body = .bytes([]), declaredLength: Int? = nil,
-            omitLength: Bool = false, excess: [UInt8] = []
+            omitLength: Bool = false, excess: [UInt8] = [], lateExcess: [UInt8] = []
         ) {
             self.status = status
             self.headers = headers
@@ -94,6 +97,7 @@ public final class HTTPOrigin: Sendable {
             self.declaredLength = declaredLength
             self.omitLength = omitLength
             self.excess = excess
+            self.lateExcess = lateExcess
         }
     }
 
@@ -220,6 +224,8 @@ public final class HTTPOrigin: Sendable {
             withState { $0.open -= 1 }
         }
         var buffer: [UInt8] = []
+        // The previous response's late excess, sent before the next response.
+        var late: [UInt8] = []
         // Keep-alive: answer requests on this connection until the client closes, asks to close, or we stop.
         for _ in 0..<10_000 {
             guard let (request, rest) = readRequest(fd, buffer: buffer) else { return }
@@ -240,6 +246,8 @@ public final class HTTPOrigin: Sendable {
                         response.headers.map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { first, _ in first }),
                 received: received)
             withState { $0.exchanges.append(exchange) }
+            if !late.isEmpty, !write(fd, late) { return }
+            late = response.lateExcess
             guard send(response, to: fd, method: request.method) else { return }
             if request.headers["connection"]?.lowercased() == "close" { return }
         }

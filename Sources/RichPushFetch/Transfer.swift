@@ -28,7 +28,7 @@ final class Transfer {
         /// Make the next request, to this URL (already checked), on the same handle.
         case follow(String)
         /// Make the same request again on a new connection: the reused one had bytes waiting before the request
-        /// went out (`retryOnNewConnection()`).
+        /// went out, or its answer was no HTTP (`retryOnNewConnection()`).
         case retry
     }
 
@@ -144,8 +144,9 @@ final class Transfer {
     }
 
     /// Readies the handle to make the current hop's request again, on a new connection (CURLOPT_FRESH_CONNECT): curl
-    /// chose a connection with bytes waiting, which it closed when the pre-request callback refused it. Nothing had
-    /// been sent on it. The loop re-adds the handle.
+    /// chose a connection with bytes waiting, which it closed when the pre-request callback refused it (nothing had
+    /// been sent on it), or the request went out on a reused connection whose answer began with bytes that are no
+    /// HTTP (`isSpoiltAnswer(_:)`). The loop re-adds the handle.
     func retryOnNewConnection() throws(CurlOptionError) {
         try beginHop(url, newConnection: true)
     }
@@ -297,7 +298,7 @@ final class Transfer {
         if probeEnded { return awaitingType() }
         if uncleanConnection { return .retry }
         if let abortReason { return .settle(.failed(abortReason)) }
-        guard code == CURLE_OK else { return .settle(.failed(curlFailure(code))) }
+        guard code == CURLE_OK else { return isSpoiltAnswer(code) ? .retry : .settle(.failed(curlFailure(code))) }
         let ending = head.ending(
             status: easy.responseCode, bodyBegun: body.begun, probe: request.probe,
             conditional: !request.validators.isEmpty)
@@ -311,6 +312,16 @@ final class Transfer {
         case .failed(let failure): return .settle(.failed(failure))
         case .body: return awaitingType()
         }
+    }
+
+    /// Whether the hop's answer, on a reused connection, was no HTTP before any header line (curl 7.88: "Received
+    /// HTTP/0.9 when not allowed", or a weird server reply): bytes an origin sent past an earlier response's length
+    /// that came after `isUnclean(_:)` looked (written late, or still in flight then) begin what curl reads as the
+    /// answer. The request (a GET or a HEAD) is made again on a new connection, once: on a new connection, or
+    /// after a header line, such an answer is the origin's, bad-response.
+    private func isSpoiltAnswer(_ code: CURLcode) -> Bool {
+        (code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY) && started && opened.isEmpty
+            && !onNewConnection && !answered && !body.begun
     }
 
     /// Curl is done; the outcome waits for the type, which is asked for now if the body was shorter than the

@@ -197,6 +197,52 @@ struct HostileServerTests {
             #expect(bed.origin.connectionCount == 2)
         }
     }
+
+    /// The excess of a response may come after the next request went out on the reused connection (the origin wrote
+    /// it late, or the check of the connection ran before it came): the next response then starts with it. That
+    /// request is made again on a new connection, once: garbage there too is bad-response.
+    @Test("excess that comes after the next request went out: that request made again on a new connection, once")
+    func lateExcessThenNextFetch() async throws {
+        let bed = try TestBed()
+        try await withFetcher(bed.configuration) { fetcher in
+            let first = try await fetcher.fetch(
+                bed.url("/generated?prefix=photo.jpg&bytes=40000&late-excess=64"), timeout: .seconds(5)
+            ).get()
+            #expect(first.bytes == 40000)
+            let second = await fetcher.fetch(bed.url("/media/photo.jpg?after=1"), timeout: .seconds(5))
+            #expect(try second.get().type == .jpeg, "\(second)")
+            #expect(bed.origin.connectionCount == 2)
+            #expect(bed.origin.exchanges.filter { $0.target == "/media/photo.jpg?after=1" }.count == 2)
+        }
+        // An origin whose answer to the request made again is no HTTP either.
+        let seen = LockedValue(0)
+        let photo = fixture("photo.jpg")
+        let origin = try HTTPOrigin { request in
+            if request.path == "/first" {
+                return HTTPOrigin.Response(
+                    headers: [("Content-Type", "image/jpeg")], body: .bytes(photo), lateExcess: [0x78])
+            }
+            let count = seen.withLock { value -> Int in
+                value += 1
+                return value
+            }
+            // The first answer is spoilt by the late excess; the second, on a new connection, is not HTTP.
+            return count == 1
+                ? HTTPOrigin.Response(headers: [("Content-Type", "image/jpeg")], body: .bytes(photo))
+                : HTTPOrigin.Response(body: .raw(Array("no status line\r\n\r\n".utf8)))
+        }
+        defer { origin.stop() }
+        try await withFetcher(bed.configuration) { fetcher in
+            _ = try await fetcher.fetch(origin.url("/first"), timeout: .seconds(5)).get()
+            let result = await fetcher.fetch(origin.url("/second"), timeout: .seconds(5))
+            guard case .failure(let failure) = result else {
+                Issue.record("garbage on the new connection too was taken: \(result)")
+                return
+            }
+            #expect(failure.code == .badResponse, "\(failure)")
+            #expect(seen.withLock { $0 } == 2, "made twice, not more")
+        }
+    }
 }
 
 @Suite("The disk", .serialized)
