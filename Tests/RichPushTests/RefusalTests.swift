@@ -101,6 +101,9 @@ struct RefusalTests {
         let failure = try await fetchURL(raw.url("/x.jpg"), on: bed)
         #expect(failure.code == .badResponse, "\(failure)")
         #expect(failure.detail.contains("HTTP/0.9"), "\(failure)")
+        // Asked once: on a new connection such an answer is the origin's own (on a reused one, the request would be
+        // made again on a new connection: HostileTests.lateExcessThenNextFetch).
+        #expect(raw.exchanges.filter { $0.target == "/x.jpg" }.count == 1)
         #expect(try await fetchURL(raw.url("/gopher"), on: bed).code == .blockedScheme)
     }
 
