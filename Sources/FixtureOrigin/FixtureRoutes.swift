@@ -43,6 +43,11 @@ public enum FixtureRoutes {
         return { request in route(request, cache, seen) }
     }
 
+    /// `count` bytes of 'x' (a query value; none when missing or not a positive number): excess past a body.
+    private static func filler(_ count: String?) -> [UInt8] {
+        [UInt8](repeating: UInt8(ascii: "x"), count: max(0, count.flatMap { Int($0) } ?? 0))
+    }
+
     private static func route(
         _ request: HTTPOrigin.Request, _ media: MediaCache, _ seen: TargetCounts
     ) -> HTTPOrigin.Response {
@@ -131,9 +136,7 @@ public enum FixtureRoutes {
                 body: .generated(prefix: prefix, total: total),
                 declaredLength: request.query["declare"].flatMap { Int($0) },
                 omitLength: request.query["nolength"] != nil,
-                excess: [UInt8](repeating: UInt8(ascii: "x"), count: max(0, Int(request.query["excess"] ?? "0") ?? 0)),
-                lateExcess: [UInt8](
-                    repeating: UInt8(ascii: "x"), count: max(0, Int(request.query["late-excess"] ?? "0") ?? 0)))
+                excess: filler(request.query["excess"]), lateExcess: filler(request.query["late-excess"]))
         case "huge-headers":
             let kilobytes = Int(request.query["kb"] ?? "200") ?? 200
             let filler = String(repeating: "x", count: 1000)

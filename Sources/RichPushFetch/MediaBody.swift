@@ -203,11 +203,8 @@ final class MediaBody {
 
     /// Drops the body held in memory, if any, and gives its reservation back.
     private func letGoOfHeld() {
-        if let buffer = held.take() {
-            memory?.giveBack(consume buffer, reserved: reserved)
-        } else {
-            memory?.release(reserved)
-        }
+        // With no buffer, an empty one: nothing is kept, the reservation is given back.
+        memory?.giveBack(held.take() ?? [], reserved: reserved)
         reserved = 0
     }
 }

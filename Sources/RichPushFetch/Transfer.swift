@@ -318,11 +318,12 @@ final class Transfer {
     /// HTTP/0.9 when not allowed", or a weird server reply): bytes an origin sent past an earlier response's length
     /// that came after `isUnclean(_:)` looked (written late, or still in flight then) begin what curl reads as the
     /// answer. The request (a GET: a probe is one too, cut off at its first bytes) is made again on a new
-    /// connection, once: on a new connection, or after a header line, such an answer is the origin's, bad-response.
-    /// HTTP/2 is left out as `isUnclean(_:)` leaves it: curl makes its status line itself.
+    /// connection, once: on a new connection (the retry's always is: it opened a socket), or after a header line
+    /// (before which no body byte can come), such an answer is the origin's, bad-response. HTTP/2 is left out as
+    /// `isUnclean(_:)` leaves it: curl makes its status line itself.
     private func isSpoiltAnswer(_ code: CURLcode) -> Bool {
         (code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_WEIRD_SERVER_REPLY) && started && opened.isEmpty
-            && !onNewConnection && !answered && !body.begun && !easy.agreedHTTP2
+            && !answered && !easy.agreedHTTP2
     }
 
     /// Curl is done; the outcome waits for the type, which is asked for now if the body was shorter than the
