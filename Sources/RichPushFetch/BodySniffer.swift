@@ -6,6 +6,11 @@ package protocol BodySniffer: Sendable {
     /// unless the sniffer has stopped.
     func sniff(_ head: [UInt8], completion: @escaping @Sendable (SniffVerdict) -> Void)
 
+    /// The verdict now, on the calling thread (the fetch loop's), when reaching it there is cheap and bounded: nil
+    /// when it is not (the caller then hands the head to `sniff`). A hand-off to another thread and back costs two
+    /// wake-ups a body, which on a busy loop is more than the check of a common image.
+    func decideAtOnce(_ head: [UInt8]) -> SniffVerdict?
+
     /// Ends the sniffer's work; queued bodies are dropped.
     func stop()
 }

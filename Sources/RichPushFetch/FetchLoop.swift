@@ -11,7 +11,8 @@ import Synchronization
 /// Other threads talk to it only through `submit`, `cancel`, `stop` and `census` (for tests), which queue a command
 /// under a lock and wake the loop when they find the inbox empty (`CommandInbox`). Everything else (the multi
 /// handle, every easy handle) is touched on this thread. Nothing slow runs on it: a body's first bytes go to the
-/// `BodySniffer`, whose verdict comes back as a command.
+/// `BodySniffer`, which decides at once the heads it can judge quickly (a common image's), within
+/// `sniffingAtOnce` a turn, and whose verdict on the others comes back as a command.
 ///
 /// `curl_multi_socket_action` over epoll was measured in its place (issue 26) and dropped: the `poll`s a payload
 /// costs are libcurl's own checks after each `recv`, which it makes either way, and driving curl one ready socket
@@ -85,14 +86,29 @@ package final class FetchLoop: @unchecked Sendable {
     private var idleHandles: [EasyHandle] = []
     /// How many easy handles the loop has made (`Census`).
     private var handlesMade = 0
+    /// How long the thread may spend a turn deciding bodies' types at once (`BodySniffer.decideAtOnce`), and how
+    /// long it has this turn.
+    private let sniffingAtOnce: Duration
+    private var sniffedThisTurn = Duration.zero
 
-    /// A loop whose transfers follow `settings`, their bodies' types decided by `sniffer` (stopped with the loop),
-    /// bodies held in memory until complete as its `limits.heldBodyBytes` and `limits.heldBytes` allow, for every
-    /// transfer on it (a tenant's too).
-    package init(settings: FetchSettings, sniffer: any BodySniffer) {
+    /// The default of `sniffingAtOnce`: 1 ms a turn. A check at once costs about 8 us for a real JPEG and at most
+    /// 0.7 ms for any head the sniffer takes at once (`SniffService.decideAtOnce`), so a turn's transfers wait at
+    /// most about 1.7 ms for it however many heads arrive together; the heads past it go to the sniffer's thread.
+    /// Deciding at once saves the two thread hand-offs a body (loop to sniffer, verdict back): (h) over HTTP/2,
+    /// alternated pairs, in docs/performance.md.
+    package static let defaultSniffingAtOnce = Duration.milliseconds(1)
+
+    /// A loop whose transfers follow `settings`, their bodies' types decided by `sniffer` (stopped with the loop;
+    /// at once on the loop's thread for at most `sniffingAtOnce` a turn, `.zero` for never), bodies held in memory
+    /// until complete as its `limits.heldBodyBytes` and `limits.heldBytes` allow, for every transfer on it (a
+    /// tenant's too).
+    package init(
+        settings: FetchSettings, sniffer: any BodySniffer, sniffingAtOnce: Duration = FetchLoop.defaultSniffingAtOnce
+    ) {
         Self.initializeCurl
         self.settings = settings
         self.sniffs = sniffer
+        self.sniffingAtOnce = sniffingAtOnce
         bodyMemory = BodyMemory(bodyBytes: settings.limits.heldBodyBytes, totalBytes: settings.limits.heldBytes)
         // As many per origin as curl may connect at once: more in curl would only wait in its queue.
         admission = AdmissionQueue(limit: settings.network.maximumConnectionsPerHost)
@@ -216,6 +232,7 @@ package final class FetchLoop: @unchecked Sendable {
 
     private func run() {
         while true {
+            sniffedThisTurn = .zero
             let commands = inbox.withLock { $0.commands.takeAll() }
             for command in commands {
                 switch command {
@@ -316,9 +333,7 @@ package final class FetchLoop: @unchecked Sendable {
         let transfer = Transfer(
             request: request, easy: idleHandles.popLast() ?? makeHandle(), settings: request.settings ?? settings,
             connections: connections, memory: bodyMemory,
-            requestSniff: { [weak self] head in
-                self?.sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
-            },
+            requestSniff: { [weak self] head in self?.sniff(id: id, head) },
             didStart: { [weak self] origin in self?.started(id: id, origin: origin) },
             didAnswer: { [weak self] origin, multiplexed in
                 self?.admission.proved(origin: origin, multiplexed: multiplexed)
@@ -333,6 +348,19 @@ package final class FetchLoop: @unchecked Sendable {
             return
         }
         attach(id: id, transfer)
+    }
+
+    /// The verdict on transfer `id`'s first bytes when the sniffer reached it at once within this turn's time for
+    /// that; else nil, and the head goes to the sniffer, whose verdict comes back as a command.
+    private func sniff(id: UInt64, _ head: [UInt8]) -> SniffVerdict? {
+        if sniffedThisTurn < sniffingAtOnce {
+            let start = ContinuousClock.now
+            let verdict = sniffs.decideAtOnce(head)
+            sniffedThisTurn += ContinuousClock.now - start
+            if let verdict { return verdict }
+        }
+        sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
+        return nil
     }
 
     /// A new easy handle (curl_easy_init), counted for `Census`.

@@ -56,7 +56,7 @@ final class Transfer {
     private var uncleanConnection = false
     /// Whether the current hop is already the retry of one stopped so: it is made on a new connection.
     private var onNewConnection = false
-    private let requestSniff: ([UInt8]) -> Void
+    private let requestSniff: ([UInt8]) -> SniffVerdict?
     private let didStart: (String) -> Void
     private let didAnswer: (String, Bool) -> Void
     /// Whether the current hop's response has begun (curl handed over its first header line).
@@ -77,14 +77,14 @@ final class Transfer {
     /// What the connection policy refused on this hop, for when curl then fails to connect.
     private var refusals = ConnectionPolicy.Refusals()
 
-    /// A transfer; `requestSniff` hands the first bytes to the sniffing service (the verdict comes back
-    /// through `decide(_:)`); `didStart` is told the hop's origin when a hop gets its connection, `didAnswer` when
-    /// a hop's response begins (over TLS, its connection's session is in the share by then: `AdmissionQueue`), and
-    /// whether it came over HTTP/2 or later.
+    /// A transfer; `requestSniff` hands the first bytes to the sniffing service and returns the verdict when it
+    /// was reached at once (else it comes back through `decide(_:)`); `didStart` is told the hop's origin when a
+    /// hop gets its connection, `didAnswer` when a hop's response begins (over TLS, its connection's session is in
+    /// the share by then: `AdmissionQueue`), and whether it came over HTTP/2 or later.
     init(
         request: TransferRequest, easy: EasyHandle, settings: FetchSettings, connections: ConnectionSockets,
         memory: BodyMemory,
-        requestSniff: @escaping ([UInt8]) -> Void,
+        requestSniff: @escaping ([UInt8]) -> SniffVerdict?,
         didStart: @escaping (String) -> Void,
         didAnswer: @escaping (String, Bool) -> Void,
         completion: @escaping (TransferOutcome) -> Void
@@ -271,14 +271,17 @@ final class Transfer {
             }
         }
         if let failure = body.append(chunk) { return failure }
-        if let first = body.takeHead() { handOver(first) }
+        if let first = body.takeHead() { return handOver(first) }
         return nil
     }
 
-    /// Hands the body's first bytes to the sniffer.
-    private func handOver(_ first: [UInt8]) {
+    /// Hands the body's first bytes to the sniffer; applies its verdict when it came at once, and returns why the
+    /// transfer must stop (a refused type, a type over its cap), or nil.
+    private func handOver(_ first: [UInt8]) -> FetchFailure? {
         sniffing.handedOver()
-        requestSniff(first)
+        guard let verdict = requestSniff(first), sniffing.verdictArrives() == .apply else { return nil }
+        if case .refused(let failure) = body.decide(verdict) { return failure }
+        return nil
     }
 
     /// Applies the sniffer's verdict; returns the outcome when it settles the transfer (a refused type, a type
@@ -331,7 +334,10 @@ final class Transfer {
     private func awaitingType() -> Step {
         switch sniffing.curlFinishes() {
         case .sniffWhatCame:
-            requestSniff(body.takeHead(ended: true) ?? [])
+            // A verdict reached at once settles the transfer now (curl has finished).
+            if let verdict = requestSniff(body.takeHead(ended: true) ?? []), let outcome = decide(verdict) {
+                return .settle(outcome)
+            }
             return .awaitType
         case .awaitVerdict:
             return .awaitType

@@ -49,6 +49,14 @@ package final class LockedValue<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
+    /// Runs `body` with exclusive access to the value when no other thread holds the lock now; nil, without
+    /// running it, when one does. Never waits.
+    package func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+
     /// Changes the value under the lock and wakes the threads waiting in `wait`.
     package func update<Result>(_ body: (inout Value) -> Result) -> Result {
         pthread_mutex_lock(mutex)
