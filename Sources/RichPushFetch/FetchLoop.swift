@@ -12,7 +12,7 @@ import Synchronization
 /// under a lock and wake the loop when they find the inbox empty (`CommandInbox`). Everything else (the multi
 /// handle, every easy handle) is touched on this thread. Nothing slow runs on it: a body's first bytes go to the
 /// `BodySniffer`, which decides at once the heads it can judge quickly (a common image's), within
-/// `sniffingAtOnce` a turn, and whose verdict on the others comes back as a command.
+/// `sniffingAtOnce` a turn (`SniffingTime`), and whose verdict on the others comes back as a command.
 ///
 /// `curl_multi_socket_action` over epoll was measured in its place (issue 26) and dropped: the `poll`s a payload
 /// costs are libcurl's own checks after each `recv`, which it makes either way, and driving curl one ready socket
@@ -86,16 +86,14 @@ package final class FetchLoop: @unchecked Sendable {
     private var idleHandles: [EasyHandle] = []
     /// How many easy handles the loop has made (`Census`).
     private var handlesMade = 0
-    /// How long the thread may spend a turn deciding bodies' types at once (`BodySniffer.decideAtOnce`), and how
-    /// long it has this turn.
-    private let sniffingAtOnce: Duration
-    private var sniffedThisTurn = Duration.zero
+    /// How long the thread may spend a turn deciding bodies' types at once, and how long it has this turn.
+    private var sniffing: SniffingTime
 
-    /// The default of `sniffingAtOnce`: 1 ms a turn. A check at once costs about 8 us for a real JPEG and at most
-    /// 0.7 ms for any head the sniffer takes at once (`SniffService.decideAtOnce`), so a turn's transfers wait at
-    /// most about 1.7 ms for it however many heads arrive together; the heads past it go to the sniffer's thread.
-    /// Deciding at once saves the two thread hand-offs a body (loop to sniffer, verdict back): (h) over HTTP/2,
-    /// alternated pairs, in docs/performance.md.
+    /// The default of `sniffingAtOnce`: 1 ms a turn. A check at once costs about 8 us for a real JPEG, and at most
+    /// 0.7 ms measured for any head the sniffer takes at once (`SniffService.sniff(_:atOnce:completion:)`; under
+    /// 2 ms for any 4 KB), so a turn's transfers wait for it at most the allowance and one check however many heads
+    /// arrive together; the heads past it go to the sniffer's thread. Deciding at once saves the two thread
+    /// hand-offs a body (loop to sniffer, verdict back): (h) over HTTP/2, alternated pairs, in docs/performance.md.
     package static let defaultSniffingAtOnce = Duration.milliseconds(1)
 
     /// A loop whose transfers follow `settings`, their bodies' types decided by `sniffer` (stopped with the loop;
@@ -108,7 +106,7 @@ package final class FetchLoop: @unchecked Sendable {
         Self.initializeCurl
         self.settings = settings
         self.sniffs = sniffer
-        self.sniffingAtOnce = sniffingAtOnce
+        sniffing = SniffingTime(allowance: sniffingAtOnce)
         bodyMemory = BodyMemory(bodyBytes: settings.limits.heldBodyBytes, totalBytes: settings.limits.heldBytes)
         // As many per origin as curl may connect at once: more in curl would only wait in its queue.
         admission = AdmissionQueue(limit: settings.network.maximumConnectionsPerHost)
@@ -232,7 +230,7 @@ package final class FetchLoop: @unchecked Sendable {
 
     private func run() {
         while true {
-            sniffedThisTurn = .zero
+            sniffing.newTurn()
             let commands = inbox.withLock { $0.commands.takeAll() }
             for command in commands {
                 switch command {
@@ -353,14 +351,9 @@ package final class FetchLoop: @unchecked Sendable {
     /// The verdict on transfer `id`'s first bytes when the sniffer reached it at once within this turn's time for
     /// that; else nil, and the head goes to the sniffer, whose verdict comes back as a command.
     private func sniff(id: UInt64, _ head: [UInt8]) -> SniffVerdict? {
-        if sniffedThisTurn < sniffingAtOnce {
-            let start = ContinuousClock.now
-            let verdict = sniffs.decideAtOnce(head)
-            sniffedThisTurn += ContinuousClock.now - start
-            if let verdict { return verdict }
+        sniffing.spend { atOnce in
+            sniffs.sniff(head, atOnce: atOnce) { [weak self] verdict in self?.deliver(id: id, verdict) }
         }
-        sniffs.sniff(head) { [weak self] verdict in self?.deliver(id: id, verdict) }
-        return nil
     }
 
     /// A new easy handle (curl_easy_init), counted for `Census`.

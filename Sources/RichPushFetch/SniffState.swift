@@ -1,7 +1,7 @@
 /// Where a transfer's type stands: its first bytes still being collected, handed to the sniffer and waiting
 /// for the verdict, or decided; and whether curl has finished. The outcome needs both (the type, and curl's end),
-/// which arrive in either order; a probe stops receiving once its first bytes are handed over. Pure: the transfer
-/// reports events and does what each returns.
+/// which arrive in either order; a probe stops receiving once its first bytes are handed over. A verdict reached
+/// at once arrives right after the hand-over. Pure: the transfer reports events and does what each returns.
 struct SniffState {
     enum Phase: Equatable {
         /// The first bytes are being collected.
@@ -24,7 +24,8 @@ struct SniffState {
 
     /// What the type still needs once curl has finished.
     enum AfterCurl: Equatable {
-        /// The body ended shorter than the sniffing window: hand the sniffer what there is, and wait for it.
+        /// The body ended shorter than the sniffing window: hand the sniffer what there is, and wait for its verdict
+        /// (unless it comes at once).
         case sniffWhatCame
         /// Wait for the verdict asked for.
         case awaitVerdict

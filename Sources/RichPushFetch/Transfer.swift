@@ -14,10 +14,10 @@ import RichPushStore
 /// without a socket. `TransferOptions` are the options set on the handle; `ConnectionPolicy` judges every
 /// connection; `ResponseHead` reads the headers and judges a response by its status; `RedirectPolicy` follows
 /// redirects here rather than in curl, each hop's Location through the same `URLCheck` as the first URL (the
-/// loop re-adds the handle for it); `SniffState` settles the type against curl's end (the type is decided off the
-/// loop, by the `BodySniffer`: the transfer hands over its first bytes and goes on receiving, and the loop
-/// delivers the verdict with `decide(_:)`); `CurlFailure` says what curl's result code means; `MediaBody` takes
-/// the body's bytes.
+/// loop re-adds the handle for it); `SniffState` settles the type against curl's end (the `BodySniffer` decides
+/// it: at once, as the first bytes are handed over, for a common image's head; else off the loop, the transfer
+/// going on receiving until the loop delivers the verdict with `decide(_:)`); `CurlFailure` says what curl's
+/// result code means; `MediaBody` takes the body's bytes.
 final class Transfer {
     /// What the loop must do once curl has finished with the handle.
     enum Step {
@@ -279,7 +279,10 @@ final class Transfer {
     /// transfer must stop (a refused type, a type over its cap), or nil.
     private func handOver(_ first: [UInt8]) -> FetchFailure? {
         sniffing.handedOver()
-        guard let verdict = requestSniff(first), sniffing.verdictArrives() == .apply else { return nil }
+        guard let verdict = requestSniff(first) else { return nil }
+        // Curl is still receiving: the verdict applies, and the transfer goes on unless it refuses the body.
+        let next = sniffing.verdictArrives()
+        assert(next == .apply, "a verdict at once while receiving: \(next)")
         if case .refused(let failure) = body.decide(verdict) { return failure }
         return nil
     }

@@ -9,9 +9,9 @@ import Testing
 @testable import RichPushStore
 
 /// A body that opens with a common image's or video's signature has its type decided on the fetch loop's thread as
-/// its first bytes arrive (`BodySniffer.decideAtOnce`), within the loop's time for that a turn; every other body's
-/// head goes to the sniffer's thread, as before. Either way the outcome is the same. On a loop of the test's own, so
-/// that the test can count the verdicts reached at once (`SniffService.decidedAtOnce`).
+/// its first bytes arrive (`BodySniffer.sniff(_:atOnce:completion:)`), within the loop's time for that a turn; every
+/// other body's head goes to the sniffer's thread, as before. Either way the outcome is the same. On a loop of the
+/// test's own, so that the test can count the verdicts reached at once (`SniffService.decidedAtOnce`).
 @Suite("Types decided at once on the loop's thread", .timeLimit(.minutes(1)))
 struct SniffAtOnceTests {
     /// A loop with `bed`'s settings deciding at once for at most `atOnce` a turn, and its sniffer; stopped by the
@@ -37,16 +37,18 @@ struct SniffAtOnceTests {
         case .held(let body): return "\(body.type.fileExtension) \(body.bytes.count)"
         case .failed(let failure): return "\(failure.code.rawValue): \(failure.detail)"
         case .notModified: return "not modified"
-        case .probed: return "probed"
+        case .probed(let type, let bytes, _): return "probed \(type.fileExtension) \(bytes)"
         }
     }
 
-    /// Each fixture, fetched on `loop`, with the result `result` gives.
-    private static func fetch(_ names: [String], on loop: FetchLoop, _ bed: TestBed) async -> [String] {
+    /// Each fixture, fetched (or probed) on `loop` one after another, with the result `result` gives.
+    private static func fetch(
+        _ names: [String], on loop: FetchLoop, _ bed: TestBed, probe: Bool = false
+    ) async -> [String] {
         var results: [String] = []
         for name in names {
             let outcome = await loop.fetch(
-                TransferRequest(url: bed.url("/media/\(name)"), deadline: .now + .seconds(20)))
+                TransferRequest(url: bed.url("/media/\(name)"), deadline: .now + .seconds(20), probe: probe))
             results.append(Self.result(outcome))
         }
         return results
@@ -85,6 +87,52 @@ struct SniffAtOnceTests {
         await loop.stop()
     }
 
+    @Test("a probe's type is decided at once too, its result the same")
+    func probedAtOnce() async throws {
+        let bed = try TestBed()
+        let (loop, sniffer) = try Self.loop(bed)
+        defer { loop.stop {} }
+        let probed = await Self.fetch(["photo.jpg", "logo.png", "error-page.html"], on: loop, bed, probe: true)
+        #expect(probed.count == 3 && probed[0] == "probed jpg \(fixture("photo.jpg").count)", "\(probed)")
+        #expect(probed[1] == "probed png \(fixture("logo.png").count)", "\(probed)")
+        #expect(probed[2].hasPrefix("unsupported-type: text/html"), "\(probed)")
+        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 2)
+        await loop.stop()
+    }
+
+    @Test("a held body refused at once (WebP without a converter) gives its memory back and leaves nothing on disk")
+    func heldRefusedAtOnce() async throws {
+        let bed = try TestBed()
+        let (loop, sniffer) = try Self.loop(bed)
+        defer { loop.stop {} }
+        // Shorter than the head: judged as curl ends, the body held in memory until then.
+        let results = await Self.fetch(["banner.webp", "anim.webp"], on: loop, bed)
+        #expect(results.allSatisfy { $0.hasPrefix("unsupported-type: image/webp") }, "\(results)")
+        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 2)
+        #expect(loop.bodyMemory.inUse == 0)
+        #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
+        await loop.stop()
+    }
+
+    @Test("every turn of the loop has its time again: heads that each overrun it, one a turn, are all decided at once")
+    func timeEveryTurn() async throws {
+        let bed = try TestBed()
+        let configuration = bed.configuration
+        let sniffer = SlowSniffer(verdict: .supported(.jpeg), takes: .milliseconds(3))
+        let loop = FetchLoop(
+            settings: FetchSettings(
+                network: configuration.network, limits: configuration.limits,
+                spares: SpareAttachments(root: try configuration.store.open(), makesAhead: false),
+                caps: BodyCaps(limits: configuration.limits, transform: configuration.transform)),
+            sniffer: sniffer, sniffingAtOnce: .milliseconds(1))
+        defer { loop.stop {} }
+        // One after another, so each head comes in a turn of its own; each check takes three times the allowance.
+        let results = await Self.fetch(["photo.jpg", "photo.jpg", "photo.jpg"], on: loop, bed)
+        #expect(results == Array(repeating: "jpg \(fixture("photo.jpg").count)", count: 3))
+        #expect(sniffer.counts == SlowSniffer.Counts(atOnce: 3, later: 0))
+        await loop.stop()
+    }
+
     @Test("a verdict at once that refuses the body ends the transfer then, and leaves nothing on disk")
     func refusedAtOnce() async throws {
         let bed = try TestBed()
@@ -119,41 +167,92 @@ struct SniffAtOnceTests {
         for head in others { #expect(!SniffService.opensWithMediaSignature(head), "\(head)") }
     }
 
-    @Test("while the sniffer's thread holds libmagic (naming text), a head is not judged at once: it waits its turn")
+    @Test("a head with a signature that libmagic can only call data is named on the sniffer's thread")
+    func signedButNamed() throws {
+        let service = try SniffService()
+        defer { service.stop() }
+        // A PNG's signature, then spaces: libmagic without its text checks can only call it data.
+        let head = [0x89] + Array("PNG\r\n".utf8) + [0x1A, 0x0A] + [UInt8](repeating: 0x20, count: 4088)
+        let later = LockedValue<Sniffer.Verdict?>(nil)
+        #expect(service.sniff(head, atOnce: true) { verdict in later.update { $0 = verdict } } == nil)
+        let verdict = try #require(later.wait(timeout: .seconds(30)) { $0 }, "no verdict from the thread in 30 s")
+        guard case .unsupported(let detail) = verdict else {
+            Issue.record("\(verdict)")
+            return
+        }
+        #expect(!detail.contains("not named"), "\(detail)")
+        #expect(service.decidedAtOnce.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("while the sniffer's thread holds libmagic to name text, a head is not judged at once: the thread judges it")
     func busySniffer() async throws {
         let service = try SniffService()
         defer { service.stop() }
         let photo = Array(fixture("photo.jpg").prefix(4096))
-        #expect(service.decideAtOnce(photo) == .supported(.jpeg))
-        // Text bodies to name, ~10 ms each on the service's thread, which holds the sniffer meanwhile.
+        let first = service.sniff(photo, atOnce: true) { _ in Issue.record("a verdict at once came back later") }
+        #expect(first == .supported(.jpeg))
+        // Text bodies to name, ~10 ms each on the service's thread, which holds the sniffer meanwhile: queued from
+        // here, not from another task, so that they are queued whatever the cooperative pool is doing.
         let newlines = [UInt8](repeating: 0x0A, count: 4096)
-        let named = Task {
-            await withTaskGroup(of: Sniffer.Verdict.self) { group in
-                for _ in 0..<SniffService.maximumNaming {
-                    group.addTask {
-                        await withCheckedContinuation { continuation in
-                            service.sniff(newlines) { continuation.resume(returning: $0) }
-                        }
-                    }
-                }
-                return await group.reduce(into: 0) { count, _ in count += 1 }
-            }
+        let named = LockedValue(0)
+        for _ in 0..<SniffService.maximumNaming {
+            #expect(service.sniff(newlines, atOnce: true) { _ in named.update { $0 += 1 } } == nil)
         }
-        // Until a head finds the sniffer held (bounded: the namings take about 0.6 s in all).
+        // Until a head finds the sniffer held (bounded: the namings take about 0.6 s in all); the thread then
+        // judges it.
         let end = ContinuousClock.now + .seconds(30)
-        var declined = 0
         var judged = 0
-        while declined == 0 {
+        while true {
             try #require(ContinuousClock.now < end, "no head found the sniffer held in 30 s (\(judged) judged)")
-            if let verdict = service.decideAtOnce(photo) {
+            let later = LockedValue<Sniffer.Verdict?>(nil)
+            let atOnce = service.sniff(photo, atOnce: true) { verdict in later.update { $0 = verdict } }
+            if let verdict = atOnce {
                 #expect(verdict == .supported(.jpeg))
                 judged += 1
-            } else {
-                declined += 1
+                continue
             }
+            let verdict = try #require(later.wait(timeout: .seconds(30)) { $0 }, "no verdict from the thread")
+            #expect(verdict == .supported(.jpeg))
+            break
         }
-        #expect(await named.value == SniffService.maximumNaming)
+        try #require(named.wait(timeout: .seconds(30)) { $0 == SniffService.maximumNaming ? true : nil } == true)
         // Free again once the namings are done.
-        #expect(service.decideAtOnce(photo) == .supported(.jpeg))
+        #expect(service.sniff(photo, atOnce: true) { _ in } == .supported(.jpeg))
     }
+}
+
+/// A sniffer whose every check at once takes `takes` (a sleep on the caller's thread) and gives `verdict`; the
+/// others it answers from a thread of its own. Counts both.
+private final class SlowSniffer: BodySniffer {
+    struct Counts: Equatable {
+        var atOnce = 0
+        var later = 0
+    }
+
+    private let verdict: SniffVerdict
+    private let takes: Duration
+    private let tally = LockedValue(Counts())
+
+    init(verdict: SniffVerdict, takes: Duration) {
+        self.verdict = verdict
+        self.takes = takes
+    }
+
+    var counts: Counts { tally.withLock { $0 } }
+
+    func sniff(
+        _ head: [UInt8], atOnce: Bool, completion: @escaping @Sendable (SniffVerdict) -> Void
+    ) -> SniffVerdict? {
+        if atOnce {
+            tally.withLock { $0.atOnce += 1 }
+            Thread.sleep(forTimeInterval: Double(takes.components.attoseconds) / 1e18)
+            return verdict
+        }
+        tally.withLock { $0.later += 1 }
+        let verdict = verdict
+        Thread.detachNewThread { completion(verdict) }
+        return nil
+    }
+
+    func stop() {}
 }

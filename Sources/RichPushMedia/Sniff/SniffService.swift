@@ -3,7 +3,7 @@ import RichPushFetch
 import Synchronization
 
 /// Sniffs bodies off the fetch loop's thread, so that no body, however slow for libmagic, holds the loop; or, for a
-/// body that opens with the signature of a common image or video, on the loop's thread at once (`decideAtOnce`).
+/// body that opens with the signature of a common image or video, on the loop's thread at once (`sniff(_:atOnce:)`).
 ///
 /// One thread (`WorkerThreads`) with one `Sniffer`: libmagic's database costs 8 MB of memory per handle, and a
 /// check takes well under 2 ms. The naming step of a refused body (libmagic's text checks, ~10 ms on 512 bytes of
@@ -11,8 +11,9 @@ import Synchronization
 /// wait here, and one item at a time names the first of them, queued again behind the checks while any wait.
 /// Completions run on the service's thread.
 ///
-/// The one `Sniffer` is shared under a lock: the loop's thread takes it only when it is free (`decideAtOnce`), so
-/// it never waits behind a naming; the service's thread waits for it at most one check.
+/// The one `Sniffer` is shared under a lock: the loop's thread takes it only when it is free, so it never waits
+/// behind a naming; the service's thread waits for it at most the loop's checks of a turn (`FetchLoop`'s
+/// `sniffingAtOnce` and one check).
 final class SniffService: BodySniffer {
     typealias Completion = @Sendable (Sniffer.Verdict) -> Void
 
@@ -31,7 +32,7 @@ final class SniffService: BodySniffer {
     private let naming = LockedValue(Naming())
     /// Used on `thread`, and by `decideAtOnce` on the caller's thread when it is free.
     private let sniffer: LockedValue<Sniffer>
-    /// How many verdicts `decideAtOnce` gave (for tests).
+    /// How many verdicts were reached at once (for tests).
     let decidedAtOnce = Atomic<Int>(0)
 
     /// Refused bodies waiting to be named, at most; beyond it a refusal is reported unnamed at once. Naming
@@ -50,22 +51,29 @@ final class SniffService: BodySniffer {
         }
     }
 
-    /// The verdict on the calling thread when `head` opens with the signature of a JPEG, PNG, GIF, WebP or ISO media
-    /// file (MP4, MOV, HEIC, AVIF, M4A) and the sniffer is free: libmagic still decides, with its text checks off, and
-    /// on such heads it is quick (4 KiB heads of random or patterned bytes after each signature, libmagic 5.44: at
-    /// most 0.10 ms after a JPEG's or a GIF's, 0.25 ms after `ftyp`, 0.46 ms after WebP's, 0.66 ms after PNG's; a
-    /// real JPEG's 8 us). nil for any other head, when the service's thread holds the sniffer, or when the body is
-    /// refused and needs naming (then `sniff` names it on the service's thread).
-    func decideAtOnce(_ head: [UInt8]) -> SniffVerdict? {
-        guard Self.opensWithMediaSignature(head),
-            let checked = sniffer.withLockIfAvailable({ sniffer in head.withUnsafeBytes { sniffer.check($0) } }),
-            let verdict = checked
-        else { return nil }
+    /// With `atOnce`, the verdict on the calling thread when `head` opens with the signature of a JPEG, PNG, GIF,
+    /// WebP or ISO media file (MP4, MOV, HEIC, AVIF, M4A) and the sniffer is free: libmagic still decides, with its
+    /// text checks off, and on such heads it is quick (4 KiB heads of random or patterned bytes after each
+    /// signature, libmagic 5.44: at most 0.10 ms after a JPEG's or a GIF's, 0.25 ms after `ftyp`, 0.46 ms after
+    /// WebP's, 0.66 ms after PNG's, for both of `check`'s questions; a real JPEG's 8 us). Otherwise, nil, and
+    /// `completion` has the verdict later, from the service's thread; a head checked at once that needs naming goes
+    /// straight to the naming, not checked again.
+    func sniff(_ head: [UInt8], atOnce: Bool, completion: @escaping Completion) -> SniffVerdict? {
+        guard atOnce, Self.opensWithMediaSignature(head),
+            let checked = sniffer.withLockIfAvailable({ sniffer in head.withUnsafeBytes { sniffer.check($0) } })
+        else {
+            sniff(head, completion: completion)
+            return nil
+        }
+        guard let verdict = checked else {
+            name(Job(head: head, completion: completion))
+            return nil
+        }
         decidedAtOnce.add(1, ordering: .relaxed)
         return verdict
     }
 
-    /// Whether `head` opens with one of the signatures `decideAtOnce` judges (read in place: this runs for every
+    /// Whether `head` opens with one of the signatures judged at once (read in place: this runs for every
     /// body).
     static func opensWithMediaSignature(_ head: [UInt8]) -> Bool {
         func has(_ signature: StaticString, at offset: Int = 0) -> Bool {
@@ -90,6 +98,12 @@ final class SniffService: BodySniffer {
             job.completion(verdict)
             return
         }
+        name(job)
+    }
+
+    /// Queues a refused body that `check` could only call data to be named, or refuses it unnamed at once when
+    /// `maximumNaming` wait.
+    private func name(_ job: Job) {
         let (waiting, start) = naming.withLock { naming -> (Int?, Bool) in
             guard naming.jobs.count < Self.maximumNaming else { return (naming.jobs.count, false) }
             naming.jobs.append(job)
