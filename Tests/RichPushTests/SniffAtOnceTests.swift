@@ -167,6 +167,35 @@ struct SniffAtOnceTests {
         for head in others { #expect(!SniffService.opensWithMediaSignature(head), "\(head)") }
     }
 
+    @Test("at once, libmagic answers only quick questions: the MIME type; the description of an image to convert")
+    func quickQuestions() throws {
+        let sniffer = try Sniffer()
+        func both(_ head: [UInt8]) -> (quick: Sniffer.QuickCheck, full: Sniffer.Verdict?) {
+            head.withUnsafeBytes { (sniffer.quickCheck($0), sniffer.check($0)) }
+        }
+        // Settled by the MIME type, or by the description of an image to convert: the verdict `check` gives.
+        for name in ["photo.jpg", "logo.png", "anim.gif", "clip.mp4", "banner.webp", "photo.heic"] {
+            let (quick, full) = both(Array(fixture(name).prefix(4096)))
+            #expect(full != nil && quick == .verdict(full!), "\(name): \(quick) against \(String(describing: full))")
+        }
+        let png = [0x89] + Array("PNG\r\n".utf8) + [0x1A, 0x0A]
+        // Data: named on the thread, not described here.
+        let data = both(png + [UInt8](repeating: 0x20, count: 4088))
+        #expect(data.quick == .needsNaming && data.full == nil, "\(data)")
+        // A refused type whose verdict names it with the description (here an MS-DOS executable's marker, 0xCD 0x21,
+        // at offset 70): left to the thread.
+        var dos = png + [UInt8](repeating: UInt8(ascii: "P"), count: 4088)
+        dos[70] = 0xCD
+        dos[71] = 0x21
+        let refused = both(dos)
+        #expect(refused.quick == .undecided, "\(refused)")
+        guard case .unsupported(let detail) = refused.full else {
+            Issue.record("\(refused)")
+            return
+        }
+        #expect(detail.hasPrefix("application/x-dosexec"), "\(detail)")
+    }
+
     @Test("a head with a signature that libmagic can only call data is named on the sniffer's thread")
     func signedButNamed() throws {
         let service = try SniffService()

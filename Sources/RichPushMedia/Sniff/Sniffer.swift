@@ -39,20 +39,56 @@ final class Sniffer {
     func check(_ bytes: UnsafeRawBufferPointer) -> Verdict? {
         do {
             let mimeType = try magic.identify(bytes, mime: true)
-            // The description is needed only to tell MPEG-1 from MPEG-2, and to name a refused type.
-            if mimeType != "video/mpeg", let type = MediaType.fromMagic(mime: mimeType, description: "") {
-                return .supported(type)
-            }
-            let description = try magic.identify(bytes, mime: false)
-            if let type = MediaType.fromMagic(mime: mimeType, description: description) { return .supported(type) }
+            if let verdict = Self.verdict(mimeType: mimeType) { return verdict }
+            // Data: `name` says what it is, with the text checks; libmagic's description would not.
             if mimeType == "application/octet-stream" { return nil }
-            if let source = MediaType.convertibleFromMagic(mime: mimeType) {
-                return .convertible(source, Self.summary(mimeType, description))
-            }
-            return .unsupported(Self.summary(mimeType, description))
+            return try described(bytes, mimeType: mimeType)
         } catch {
             return .unsupported("unidentified (\(error.detail))")
         }
+    }
+
+    /// What a check on the fetch loop's thread finds: only libmagic's questions that are quick on any head it is
+    /// asked about (the MIME type; the description for an image to convert, whose text the verdict carries).
+    enum QuickCheck: Equatable {
+        /// The verdict, the same `check` gives.
+        case verdict(Verdict)
+        /// Data: `name` says what it is.
+        case needsNaming
+        /// Another type, whose verdict needs libmagic's description: `check` decides it.
+        case undecided
+    }
+
+    /// `check` without libmagic's description unless the MIME type names an image to convert: the description of a
+    /// head whose MIME type is a supported type or a refused one can cost far more than the MIME type (a JPEG head
+    /// of 50 Exif segments: 7.5-8.2 ms, against 10 us), and only `check` on the sniffer's thread asks it.
+    func quickCheck(_ bytes: UnsafeRawBufferPointer) -> QuickCheck {
+        guard let mimeType = try? magic.identify(bytes, mime: true) else { return .undecided }
+        if let verdict = Self.verdict(mimeType: mimeType) { return .verdict(verdict) }
+        if mimeType == "application/octet-stream" { return .needsNaming }
+        guard MediaType.convertibleFromMagic(mime: mimeType) != nil,
+            let verdict = try? described(bytes, mimeType: mimeType)
+        else { return .undecided }
+        return .verdict(verdict)
+    }
+
+    /// The verdict libmagic's MIME type alone gives: a supported type (MPEG-1 and MPEG-2 share one MIME type, which
+    /// the description tells apart), or nil.
+    private static func verdict(mimeType: String) -> Verdict? {
+        guard mimeType != "video/mpeg", let type = MediaType.fromMagic(mime: mimeType, description: "") else {
+            return nil
+        }
+        return .supported(type)
+    }
+
+    /// The verdict with libmagic's description: MPEG-1 or MPEG-2, or a refused type named.
+    private func described(_ bytes: UnsafeRawBufferPointer, mimeType: String) throws(SnifferError) -> Verdict {
+        let description = try magic.identify(bytes, mime: false)
+        if let type = MediaType.fromMagic(mime: mimeType, description: description) { return .supported(type) }
+        if let source = MediaType.convertibleFromMagic(mime: mimeType) {
+            return .convertible(source, Self.summary(mimeType, description))
+        }
+        return .unsupported(Self.summary(mimeType, description))
     }
 
     /// The second step: what a refused body is, with libmagic's text checks, from its first `namingBytes`.
