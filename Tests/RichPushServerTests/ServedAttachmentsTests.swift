@@ -88,6 +88,43 @@ import Testing
         }
     }
 
+    @Test("names sharing the index's key (their directories' UUIDs' low words): the later is served, never the other's")
+    func sharedKey() throws {
+        let root = NSTemporaryDirectory() + "served-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let served = ServedAttachments(root: root, capacity: 3)
+        /// A stored file in `directory`, remembered; its name.
+        func remembered(_ directory: String, _ index: Int) throws -> String {
+            let file = UUID().uuidString.lowercased() + ".jpg"
+            let path = root + "/\(directory)/\(file)"
+            try FileManager.default.createDirectory(atPath: root + "/" + directory, withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: path, contents: Data([UInt8](repeating: 1, count: 10))))
+            remember(
+                served, path: path, directory: root + "/" + directory, bytes: 10,
+                sha256: String(repeating: String(index), count: 64))
+            return "\(directory)/\(file)"
+        }
+        func digest(_ name: String) -> String? {
+            guard let (descriptor, entry) = served.open(name) else { return nil }
+            close(descriptor)
+            return entry.sha256
+        }
+        // Two directories whose UUIDs differ only in their high words.
+        let low = "-8165-70867728950e"
+        let first = try remembered("0f8fad5b-d9cb-469f" + low, 1)
+        let second = try remembered("1f8fad5b-d9cb-469f" + low, 2)
+        #expect(digest(first) == nil)
+        #expect(digest(second) == String(repeating: "2", count: 64))
+        // The first is forgotten first (capacity 3): the second keeps its place in the index.
+        let others = try (3...4).map { try remembered(UUID().uuidString.lowercased(), $0) }
+        #expect(digest(second) == String(repeating: "2", count: 64))
+        #expect(others.map(digest) == [String(repeating: "3", count: 64), String(repeating: "4", count: 64)])
+        // Then the second, and its key with it.
+        _ = try remembered(UUID().uuidString.lowercased(), 5)
+        #expect(digest(second) == nil)
+        #expect(digest(first) == nil)
+    }
+
     @Test(
         "a same-size file renamed over a stored one is not served under the stored ETag; links made to it are no change"
     )
@@ -138,17 +175,9 @@ import Testing
             let file = UUID().uuidString.lowercased() + ".jpg"
             let path = root + "/\(directory)/\(file)"
             #expect(FileManager.default.createFile(atPath: path, contents: Data([UInt8](repeating: 1, count: 64))))
-            var media = FetchedMedia(
-                path: path, directory: root + "/" + directory, type: .jpeg, bytes: 64,
-                sha256: String(repeating: "a", count: 64))
-            media.identity = made(path)
-            served.remember(
-                EnrichmentResult(
-                    outcome: .complete, content: nil,
-                    attachments: [
-                        EnrichmentResult.Attachment(
-                            identifier: "a", source: "s", field: "f", convention: "c", media: media)
-                    ]))
+            remember(
+                served, path: path, directory: root + "/" + directory, bytes: 64,
+                sha256: String(repeating: "a", count: 64), identity: made(path))
             return "\(directory)/\(file)"
         }
         func opens(_ name: String) -> Bool {
@@ -180,4 +209,20 @@ import Testing
         // An identity of another size than the media says is not remembered.
         #expect(!opens(remembered { _ in FileIdentity(stat()) }))
     }
+}
+
+/// Has `served` remember a result of one attachment: the JPEG at `path` (in `directory`), of `bytes` bytes, with
+/// `sha256` and the identity the engine read (nil: none).
+private func remember(
+    _ served: ServedAttachments, path: String, directory: String, bytes: Int, sha256: String,
+    identity: FileIdentity? = nil
+) {
+    var media = FetchedMedia(path: path, directory: directory, type: .jpeg, bytes: bytes, sha256: sha256)
+    media.identity = identity
+    served.remember(
+        EnrichmentResult(
+            outcome: .complete, content: nil,
+            attachments: [
+                EnrichmentResult.Attachment(identifier: "a", source: "s", field: "f", convention: "c", media: media)
+            ]))
 }
