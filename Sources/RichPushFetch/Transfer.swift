@@ -279,12 +279,9 @@ final class Transfer {
     /// transfer must stop (a refused type, a type over its cap), or nil.
     private func handOver(_ first: [UInt8]) -> FetchFailure? {
         sniffing.handedOver()
-        guard let verdict = requestSniff(first) else { return nil }
         // Curl is still receiving: the verdict applies, and the transfer goes on unless it refuses the body.
-        let next = sniffing.verdictArrives()
-        assert(next == .apply, "a verdict at once while receiving: \(next)")
-        if case .refused(let failure) = body.decide(verdict) { return failure }
-        return nil
+        guard let verdict = requestSniff(first), case .failed(let failure)? = decide(verdict) else { return nil }
+        return failure
     }
 
     /// Applies the sniffer's verdict; returns the outcome when it settles the transfer (a refused type, a type

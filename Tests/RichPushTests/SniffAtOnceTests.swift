@@ -14,20 +14,36 @@ import Testing
 /// test's own, so that the test can count the verdicts reached at once (`SniffService.decidedAtOnce`).
 @Suite("Types decided at once on the loop's thread", .timeLimit(.minutes(1)))
 struct SniffAtOnceTests {
-    /// A loop with `bed`'s settings deciding at once for at most `atOnce` a turn, and its sniffer; stopped by the
-    /// caller.
-    private static func loop(_ bed: TestBed, atOnce: Duration = FetchLoop.defaultSniffingAtOnce) throws -> (
-        FetchLoop, SniffService
-    ) {
+    /// A loop with `bed`'s settings whose types `sniffer` decides, at once for at most `atOnce` a turn; stopped by
+    /// the caller.
+    private static func loop(
+        _ bed: TestBed, _ sniffer: any BodySniffer, atOnce: Duration = FetchLoop.defaultSniffingAtOnce
+    ) throws -> FetchLoop {
         let configuration = bed.configuration
         let spares = SpareAttachments(root: try configuration.store.open(), makesAhead: false)
-        let sniffer = try SniffService()
-        let loop = FetchLoop(
+        return FetchLoop(
             settings: FetchSettings(
                 network: configuration.network, limits: configuration.limits, spares: spares,
                 caps: BodyCaps(limits: configuration.limits, transform: configuration.transform)),
             sniffer: sniffer, sniffingAtOnce: atOnce)
-        return (loop, sniffer)
+    }
+
+    /// `body` with a bed, a loop of its settings and the loop's `SniffService` (deciding at once for at most `atOnce`
+    /// a turn); the loop is stopped after, whether or not `body` throws.
+    private static func withLoop(
+        atOnce: Duration = FetchLoop.defaultSniffingAtOnce,
+        _ body: (TestBed, FetchLoop, SniffService) async throws -> Void
+    ) async throws {
+        let bed = try TestBed()
+        let sniffer = try SniffService()
+        let loop = try Self.loop(bed, sniffer, atOnce: atOnce)
+        do {
+            try await body(bed, loop, sniffer)
+        } catch {
+            await loop.stop()
+            throw error
+        }
+        await loop.stop()
     }
 
     /// The type of the body delivered, or the failure's code and detail.
@@ -64,67 +80,53 @@ struct SniffAtOnceTests {
 
     @Test("a common image's or video's type is decided at once; any other body's on the sniffer's thread")
     func decidedAtOnce() async throws {
-        let bed = try TestBed()
-        let (loop, sniffer) = try Self.loop(bed)
-        defer { loop.stop {} }
-        #expect(await Self.fetch(Self.signed, on: loop, bed) == Self.signedResults)
-        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == Self.signed.count)
-        // An HTML error page and an MP3 carry no signature the loop judges: their verdicts come from the thread.
-        let others = await Self.fetch(["error-page.html", "chime.mp3"], on: loop, bed)
-        #expect(others.first?.hasPrefix("unsupported-type: text/html") == true, "\(others)")
-        #expect(others.last == "mp3 \(fixture("chime.mp3").count)", "\(others)")
-        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == Self.signed.count)
-        await loop.stop()
+        try await Self.withLoop { bed, loop, sniffer in
+            #expect(await Self.fetch(Self.signed, on: loop, bed) == Self.signedResults)
+            #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == Self.signed.count)
+            // An HTML error page and an MP3 carry no signature the loop judges: their verdicts come from the thread.
+            let others = await Self.fetch(["error-page.html", "chime.mp3"], on: loop, bed)
+            #expect(others.first?.hasPrefix("unsupported-type: text/html") == true, "\(others)")
+            #expect(others.last == "mp3 \(fixture("chime.mp3").count)", "\(others)")
+            #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == Self.signed.count)
+        }
     }
 
     @Test("with no time a turn for it, every type is decided on the sniffer's thread, with the same outcomes")
     func noTimeForIt() async throws {
-        let bed = try TestBed()
-        let (loop, sniffer) = try Self.loop(bed, atOnce: .zero)
-        defer { loop.stop {} }
-        #expect(await Self.fetch(Self.signed, on: loop, bed) == Self.signedResults)
-        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 0)
-        await loop.stop()
+        try await Self.withLoop(atOnce: .zero) { bed, loop, sniffer in
+            #expect(await Self.fetch(Self.signed, on: loop, bed) == Self.signedResults)
+            #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 0)
+        }
     }
 
     @Test("a probe's type is decided at once too, its result the same")
     func probedAtOnce() async throws {
-        let bed = try TestBed()
-        let (loop, sniffer) = try Self.loop(bed)
-        defer { loop.stop {} }
-        let probed = await Self.fetch(["photo.jpg", "logo.png", "error-page.html"], on: loop, bed, probe: true)
-        #expect(probed.count == 3 && probed[0] == "probed jpg \(fixture("photo.jpg").count)", "\(probed)")
-        #expect(probed[1] == "probed png \(fixture("logo.png").count)", "\(probed)")
-        #expect(probed[2].hasPrefix("unsupported-type: text/html"), "\(probed)")
-        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 2)
-        await loop.stop()
+        try await Self.withLoop { bed, loop, sniffer in
+            let probed = await Self.fetch(["photo.jpg", "logo.png", "error-page.html"], on: loop, bed, probe: true)
+            #expect(probed.count == 3 && probed[0] == "probed jpg \(fixture("photo.jpg").count)", "\(probed)")
+            #expect(probed[1] == "probed png \(fixture("logo.png").count)", "\(probed)")
+            #expect(probed[2].hasPrefix("unsupported-type: text/html"), "\(probed)")
+            #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 2)
+        }
     }
 
     @Test("a held body refused at once (WebP without a converter) gives its memory back and leaves nothing on disk")
     func heldRefusedAtOnce() async throws {
-        let bed = try TestBed()
-        let (loop, sniffer) = try Self.loop(bed)
-        defer { loop.stop {} }
-        // Shorter than the head: judged as curl ends, the body held in memory until then.
-        let results = await Self.fetch(["banner.webp", "anim.webp"], on: loop, bed)
-        #expect(results.allSatisfy { $0.hasPrefix("unsupported-type: image/webp") }, "\(results)")
-        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 2)
-        #expect(loop.bodyMemory.inUse == 0)
-        #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
-        await loop.stop()
+        try await Self.withLoop { bed, loop, sniffer in
+            // Shorter than the head: judged as curl ends, the body held in memory until then.
+            let results = await Self.fetch(["banner.webp", "anim.webp"], on: loop, bed)
+            #expect(results.allSatisfy { $0.hasPrefix("unsupported-type: image/webp") }, "\(results)")
+            #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 2)
+            #expect(loop.bodyMemory.inUse == 0)
+            #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
+        }
     }
 
     @Test("every turn of the loop has its time again: heads that each overrun it, one a turn, are all decided at once")
     func timeEveryTurn() async throws {
         let bed = try TestBed()
-        let configuration = bed.configuration
         let sniffer = SlowSniffer(verdict: .supported(.jpeg), takes: .milliseconds(3))
-        let loop = FetchLoop(
-            settings: FetchSettings(
-                network: configuration.network, limits: configuration.limits,
-                spares: SpareAttachments(root: try configuration.store.open(), makesAhead: false),
-                caps: BodyCaps(limits: configuration.limits, transform: configuration.transform)),
-            sniffer: sniffer, sniffingAtOnce: .milliseconds(1))
+        let loop = try Self.loop(bed, sniffer, atOnce: .milliseconds(1))
         defer { loop.stop {} }
         // One after another, so each head comes in a turn of its own; each check takes three times the allowance.
         let results = await Self.fetch(["photo.jpg", "photo.jpg", "photo.jpg"], on: loop, bed)
@@ -135,20 +137,18 @@ struct SniffAtOnceTests {
 
     @Test("a verdict at once that refuses the body ends the transfer then, and leaves nothing on disk")
     func refusedAtOnce() async throws {
-        let bed = try TestBed()
-        let (loop, sniffer) = try Self.loop(bed)
-        defer { loop.stop {} }
-        // A JPEG's head on a body that declares more than the image cap (10 MB) but sends 12 MB: refused as the
-        // head's verdict is applied, not when the bytes pass the cap.
-        let outcome = await loop.fetch(
-            TransferRequest(
-                url: bed.url("/generated?prefix=photo.jpg&bytes=12000000&type=image/jpeg"),
-                deadline: .now + .seconds(20)))
-        let result = Self.result(outcome)
-        #expect(result.hasPrefix("too-large: declares 12000000 bytes"), "\(result)")
-        #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 1)
-        #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
-        await loop.stop()
+        try await Self.withLoop { bed, loop, sniffer in
+            // A JPEG's head on a body that declares more than the image cap (10 MB) but sends 12 MB: refused as the
+            // head's verdict is applied, not when the bytes pass the cap.
+            let outcome = await loop.fetch(
+                TransferRequest(
+                    url: bed.url("/generated?prefix=photo.jpg&bytes=12000000&type=image/jpeg"),
+                    deadline: .now + .seconds(20)))
+            let result = Self.result(outcome)
+            #expect(result.hasPrefix("too-large: declares 12000000 bytes"), "\(result)")
+            #expect(sniffer.decidedAtOnce.load(ordering: .relaxed) == 1)
+            #expect(bed.filesOnDisk().isEmpty, "left behind: \(bed.filesOnDisk())")
+        }
     }
 
     @Test("the signatures judged at once: JPEG, PNG, GIF, WebP, ISO media; nothing else, nothing cut short")

@@ -30,7 +30,7 @@ final class SniffService: BodySniffer {
 
     private let thread = WorkerThreads(name: "rp-sniff")
     private let naming = LockedValue(Naming())
-    /// Used on `thread`, and by `decideAtOnce` on the caller's thread when it is free.
+    /// Used on `thread`, and by `sniff(_:atOnce:completion:)` on the caller's thread when it is free.
     private let sniffer: LockedValue<Sniffer>
     /// How many verdicts were reached at once (for tests).
     let decidedAtOnce = Atomic<Int>(0)
