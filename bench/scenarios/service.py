@@ -43,11 +43,13 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def process_cpu(pid):
-    """CPU seconds (user + system, all its threads) process `pid` has used so far, from /proc/PID/stat."""
+def process_cpu_parts(pid):
+    """CPU seconds process `pid` (all its threads) has used so far in user mode and in the kernel, from
+    /proc/PID/stat."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def run_wrk(connections, seconds, target):
@@ -100,18 +102,20 @@ def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False,
             authorization = f', ["Authorization"] = "Bearer {token}"' if token else ""
             f.write(f'local base = "{bench.base}"\n'
                     f'local headers = {{["Content-Type"] = "application/json"{authorization}}}\n' + WRK_SCRIPT)
-    cpu_before, wrk_before, load = process_cpu(server.pid), children_cpu(), os.getloadavg()[0]
+    parts_before, wrk_before, load = process_cpu_parts(server.pid), children_cpu(), os.getloadavg()[0]
     target = ([f"http://127.0.0.1:{listen_port}/healthz"] if healthz
               else ["-s", script, f"http://127.0.0.1:{listen_port}"])
     found = run_wrk(connections, seconds, target)
-    cpu, wrk_cpu = process_cpu(server.pid) - cpu_before, children_cpu() - wrk_before
+    user, system = (after - before for after, before in zip(process_cpu_parts(server.pid), parts_before))
+    cpu, wrk_cpu = user + system, children_cpu() - wrk_before
     rss = resident_mib(server.pid, "VmHWM")
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=60)
     payloads = max(found["requests"] * batch, 1)
     return {"rate": found["rate"] * batch, "p50": found["p50"], "p99": found["p99"], "rss": rss, "idle_rss": idle_rss,
             "errors": found["errors"], "load": load,
-            "cpu_ms": 1000 * cpu / payloads, "wrk_cpu_ms": 1000 * wrk_cpu / payloads}
+            "cpu_ms": 1000 * cpu / payloads, "user_ms": 1000 * user / payloads, "system_ms": 1000 * system / payloads,
+            "wrk_cpu_ms": 1000 * wrk_cpu / payloads}
 
 
 def against_stream(runs, streams, count):
@@ -144,7 +148,8 @@ class EmptyRoute:
         self.nginx.stop()
 
     def tree_cpu(self):
-        """CPU seconds of the master and its workers so far (a worker is a child of the master)."""
+        """CPU seconds of the master and its workers so far (a worker is a child of the master), in user mode and
+        in the kernel."""
         master = self.nginx.process.pid
         pids = [master]
         for entry in os.listdir("/proc"):
@@ -155,14 +160,18 @@ class EmptyRoute:
                             pids.append(int(entry))
                 except (OSError, ValueError, IndexError):
                     pass
-        return sum(process_cpu(pid) for pid in pids)
+        parts = [process_cpu_parts(pid) for pid in pids]
+        return sum(user for user, _ in parts), sum(system for _, system in parts)
 
     def run(self, connections, seconds):
-        """wrk on `GET /healthz`: as `service` measures serve's (rate, latency, CPU a request in "cpu_ms")."""
+        """wrk on `GET /healthz`: as `service` measures serve's (rate, latency, CPU a request in "cpu_ms", its user
+        and kernel parts in "user_ms" and "system_ms")."""
         before, load = self.tree_cpu(), os.getloadavg()[0]
         found = run_wrk(connections, seconds, [f"http://127.0.0.1:{self.port}/healthz"])
-        cpu = self.tree_cpu() - before
-        return dict(found, load=load, rss=0.0, cpu_ms=1000 * cpu / max(found["requests"], 1))
+        user, system = (after - start for after, start in zip(self.tree_cpu(), before))
+        requests = max(found["requests"], 1)
+        return dict(found, load=load, rss=0.0, cpu_ms=1000 * (user + system) / requests,
+                    user_ms=1000 * user / requests, system_ms=1000 * system / requests)
 
 
 def resident_mib(pid, field):
@@ -277,6 +286,23 @@ class Service(Scenario):
                          f"request ({serve_low:.1f}-{serve_high:.1f}), {rate:.0f} requests/s; {ratio:.2f}x nginx's "
                          f"in the same round ({low:.2f}-{high:.2f}x; goal <= {self.healthz_goal:.2f}x: "
                          f"{met(ratio, self.healthz_goal, at_most=True)})")
+        # Where a request's CPU goes, in the kernel (the same TCP work for both servers) and in user mode (the
+        # server's own work): what the goal leaves serve's own work, round by round, is 1.15x nginx's whole request
+        # less serve's kernel time.
+        healthz = results[("healthz", bench.this)]
+        serve_system, _, _ = middle(1000 * r["system_ms"] for r in healthz)
+        serve_user, _, _ = middle(1000 * r["user_ms"] for r in healthz)
+        nginx_system, _, _ = middle(1000 * r["system_ms"] for r in nginx)
+        nginx_user, _, _ = middle(1000 * r["user_ms"] for r in nginx)
+        system_ratio, system_low, system_high = middle(r["system_ms"] / n["system_ms"] for r, n in zip(healthz, nginx))
+        left, left_low, left_high = middle(1000 * (self.healthz_goal * n["cpu_ms"] - r["system_ms"])
+                                           for r, n in zip(healthz, nginx))
+        notes.append(f"(s) GET /healthz in parts: in the kernel {serve_system:.1f} us a request against nginx's "
+                     f"{nginx_system:.1f} us ({system_ratio:.2f}x, {system_low:.2f}-{system_high:.2f}x in the same "
+                     f"round); in user mode {serve_user:.1f} us against nginx's {nginx_user:.1f} us. The goal leaves "
+                     f"serve's own work {left:.1f} us of user CPU a request ({left_low:.1f}-{left_high:.1f}: "
+                     f"{self.healthz_goal:.2f}x nginx's whole request less serve's kernel time), against "
+                     f"{serve_user:.1f} us with libmicrohttpd's parsing and pool included")
         # The cap, round by round, from this build's /healthz: what CPU-normalized throughput cannot pass.
         caps = []
         for run, floor in zip(streams, results[("healthz", bench.this)]):
