@@ -309,7 +309,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
             if let tenant { box.gate.headArrived(tenant, readingBody: false) }
             return queue(refusal, on: connection, for: exchange)
         }
-        exchange.declared = reader.head.contentLength.flatMap { Int($0) }
+        exchange.declared = reader.head.declaredLength
         switch box.handler.head(request) {
         case .respond(let response):
             exchange.ready = response

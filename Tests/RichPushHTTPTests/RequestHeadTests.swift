@@ -107,6 +107,21 @@ struct RequestHeadTests {
                     var head = RequestHead(); head.contentLength = "5"; return head
                 }(), nil
             ),
+            (
+                {
+                    var head = RequestHead(); head.contentLength = "18446744073709551616"; return head
+                }(), nil
+            ),
+            (
+                {
+                    var head = RequestHead(); head.contentLength = "0x10"; return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.contentLength = ""; return head
+                }(), 400
+            ),
         ] as [(RequestHead, Int?)])
     func refusals(head: RequestHead, status: Int?) {
         let refusal = head.refusal(RequestHead.Limits())
@@ -119,6 +134,22 @@ struct RequestHeadTests {
             ][refusal.status]
             #expect(String(decoding: body, as: UTF8.self).hasPrefix("{\"code\":\"\(code ?? "?")\",\"detail\":\""))
         }
+    }
+
+    @Test(
+        """
+        the declared length: decimal digits, and past Int.max (libmicrohttpd takes up to 2^64 - 1) Int.max, over \
+        every limit
+        """,
+        arguments: [
+            (nil, nil), ("0", 0), ("1048576", 1_048_576), ("9223372036854775807", Int.max),
+            ("9223372036854775808", Int.max), ("18446744073709551615", Int.max),
+            ("99999999999999999999999999", Int.max), ("0x10", nil), ("-1", nil), ("", nil),
+        ] as [(String?, Int?)])
+    func declaredLength(value: String?, length: Int?) {
+        var head = RequestHead()
+        head.contentLength = value
+        #expect(head.declaredLength == length)
     }
 
     @Test("field names are tokens; values may hold no control character but a tab")

@@ -39,7 +39,8 @@ package enum HTTPWire {
         return (reply, waitingForClose && ((try? connection.isClosed(within: .seconds(10))) ?? false))
     }
 
-    /// Requests framed two ways, or with bytes a field does not account for: what each earns.
+    /// Requests framed two ways, with bytes a field does not account for, or declaring a length past every limit:
+    /// what each earns.
     package static let framingCases: [(String, String, Int)] = [
         (
             "Content-Length and Transfer-Encoding",
@@ -93,6 +94,15 @@ package enum HTTPWire {
             "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: "
                 + "application/x-ndjson\r\nContent-Length: 2\r\n\r\n{}",
             400
+        ),
+        // libmicrohttpd takes a length up to 2^64 - 1; past 2^63 it does not fit an Int, and was read as none.
+        (
+            "a Content-Length of 2^63",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 9223372036854775808\r\n\r\n{", 413
+        ),
+        (
+            "a Content-Length of 2^64 - 1",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551615\r\n\r\n{", 413
         ),
     ]
 

@@ -283,7 +283,8 @@ struct ServeTransportTests {
         let (reply, closed) = try await offPool { try HTTPWire.exchange(Array(request.utf8), port: port) }
         #expect(reply?.status == status, "\(name): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
         let code = [
-            400: "bad-request", 414: "target-too-long", 431: "headers-too-large", 501: "unsupported-transfer-coding",
+            400: "bad-request", 413: "payload-too-large", 414: "target-too-long", 431: "headers-too-large",
+            501: "unsupported-transfer-coding",
         ][status]
         #expect(reply?.json["code"] as? String == code, "\(name): \(reply.map(\.text) ?? "")")
         #expect(closed, "\(name): the connection must be closed after the refusal")
