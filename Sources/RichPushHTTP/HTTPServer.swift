@@ -328,10 +328,14 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
             }
         }
         // A response decided now goes out now only when a body was announced (which is then left unread, and the
-        // connection closed after it); otherwise at the request's end, keeping the connection alive.
+        // connection closed after it); otherwise at the request's end, keeping the connection alive. A request
+        // without a body that expects 100-continue (which RFC 9110 §10.1.1 forbids a client) is answered now too:
+        // left to its end, libmicrohttpd 0.9.75 sent the 100, read what followed as its body, and closed the
+        // connection without its answer; now the answer goes out, then the connection is closed, nothing after it
+        // read.
         let announcesBody = exchange.declared.map { $0 != 0 } ?? (reader.head.transferEncoding != nil)
         if let tenant { box.gate.headArrived(tenant, readingBody: announcesBody && exchange.ready == nil) }
-        if announcesBody, let response = exchange.takeReady() {
+        if announcesBody || reader.headers["expect"] != nil, let response = exchange.takeReady() {
             return queue(response, on: connection, for: exchange)
         }
         return cmhd_yes

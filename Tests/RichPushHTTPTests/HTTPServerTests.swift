@@ -114,6 +114,37 @@ struct HTTPServerTests {
         }
     }
 
+    @Test(
+        """
+        a request without a body that expects 100-continue gets its answer, not a 100, and its connection closed: \
+        bytes after it are never read as its body nor run as a request
+        """
+    )
+    func expectationWithoutBody() async throws {
+        let recorder = Recorder()
+        let server = try HTTPServer(listening: "127.0.0.1:0", handler: recorder)
+        let port = server.port
+        let heads = [
+            "GET /a HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n",
+            "GET /b HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
+        ]
+        let replies = try await offPool {
+            try heads.map { head in
+                try HTTPWire.exchange(Array((head + "GET /pipelined HTTP/1.1\r\nHost: x\r\n\r\n").utf8), port: port)
+            }
+        }
+        for (head, (reply, closed)) in zip(heads, replies) {
+            #expect(reply?.status == 200, "\(head.debugDescription): \(reply.map { "\($0.status)" } ?? "no answer")")
+            #expect(reply?.text == "{}")
+            #expect(closed, "\(head.debugDescription): the connection must be closed after the answer")
+        }
+        // Both connections are closed: what libmicrohttpd did with them is done.
+        try await waitUntil("both requests completed") { recorder.completions.withLock { $0.count } >= 2 }
+        let completed = recorder.completions.withLock { $0 }
+        #expect(completed.map(\.path) == ["/a", "/b"])
+        #expect(completed.allSatisfy { $0.status == 200 })
+    }
+
     /// Answers `/made` with one response made once (libmicrohttpd's response too), and `/changed` with that response
     /// changed after it was made: another status and one more header.
     final class Premade: HTTPHandler {
