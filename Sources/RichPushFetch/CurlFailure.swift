@@ -38,6 +38,10 @@ struct CurlFailure {
                 return FetchFailure(.blockedPort, "port \(port) is not allowed (see \(names["network.allowedPorts"]))")
             }
             return FetchFailure(.network, message, cause: code == CURLE_COULDNT_CONNECT ? .connectionRefused : nil)
+        case CURLE_RECV_ERROR where message.contains("in chunked-encoding"):
+            // libcurl 7.88 gives a malformed chunked body this code too ("Illegal or missing hexadecimal sequence in
+            // chunked-encoding"): the origin's answer, not the connection's, so not retried.
+            return FetchFailure(.badResponse, message)
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return FetchFailure(.network, message, cause: .connectionDropped)
         case CURLE_UNSUPPORTED_PROTOCOL:
@@ -53,6 +57,11 @@ struct CurlFailure {
             return FetchFailure(.badResponse, "the body ended before its declared length: \(message)")
         case CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING, CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return FetchFailure(.badResponse, message)
+        case CURLE_OUT_OF_MEMORY where requested && bytes == 0:
+            // libcurl 7.88's answer to a line of a response's head over its 100 KB bound (its buffer refuses to grow
+            // past it), before the bound of `ResponseHead` on all the lines together sees it.
+            return FetchFailure(
+                .badResponse, "a line of the response's head is longer than libcurl's 100 KB bound (curl: \(message))")
         case CURLE_URL_MALFORMAT:
             return FetchFailure(.badURL, message)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,

@@ -55,6 +55,8 @@ struct ResponseHead {
         guard line.count > 5 else { return nil }
         if line.starts(with: "HTTP/".utf8) {
             forgetResponse()
+        } else if let value = Self.valueBytes(line, named: "transfer-encoding") {
+            return Self.unrequestedCoding(value)
         } else if let value = Self.valueBytes(line, named: "content-type") {
             // Bounded before it becomes a String: the header bound alone would let it reach megabytes.
             contentType = FetchedMedia.Provenance.contentType(sent: value)
@@ -66,6 +68,26 @@ struct ResponseHead {
             location = value
         } else if let value = Self.headerValue(line, named: "retry-after") {
             retryAfter = value
+        }
+        return nil
+    }
+
+    /// Why a response whose Transfer-Encoding holds a coding other than chunked is refused, or nil. No request
+    /// asks for one (none sends `TE`), and libcurl 7.88 decodes gzip and deflate transfer codings whatever
+    /// CURLOPT_TRANSFER_ENCODING says: a few kilobytes on the wire became the whole byte cap on disk, and a body
+    /// was sniffed as what the decoding made of it, where a Content-Encoding is never decoded. Refused at the
+    /// header, before a byte of the body is read.
+    static func unrequestedCoding(_ value: UnsafeRawBufferPointer.SubSequence) -> FetchFailure? {
+        let text = String(decoding: value.prefix(200), as: UTF8.self)
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        for coding in text.split(separator: ",", omittingEmptySubsequences: false) {
+            var name = coding.drop(while: isBlank)
+            while let last = name.last, isBlank(last) { name = name.dropLast() }
+            if !name.isEmpty, name.lowercased() != "chunked" || value.count > 200 {
+                return FetchFailure(
+                    .badResponse,
+                    "Transfer-Encoding '\(text)' was not asked for: only chunked is read, nothing decoded")
+            }
         }
         return nil
     }

@@ -9,13 +9,33 @@ struct CurlFailureTests {
     static let deadline = ContinuousClock.now + .seconds(10)
 
     static func failure(
-        _ code: CURLcode, at now: ContinuousClock.Instant = deadline - .seconds(5), connected: Bool = true,
-        requested: Bool = false, refusals: ConnectionPolicy.Refusals = .init()
+        _ code: CURLcode, message: String = "curl says", at now: ContinuousClock.Instant = deadline - .seconds(5),
+        connected: Bool = true, requested: Bool = false, refusals: ConnectionPolicy.Refusals = .init(), bytes: Int = 12
     ) -> FetchFailure {
         CurlFailure(
-            code: code, message: "curl says", now: now, deadline: deadline, connected: connected,
-            requested: requested, refusals: refusals, bytes: 12, capBeforeType: 1_000
+            code: code, message: message, now: now, deadline: deadline, connected: connected,
+            requested: requested, refusals: refusals, bytes: bytes, capBeforeType: 1_000
         ).failure
+    }
+
+    @Test(
+        """
+        what libcurl 7.88 names as the connection's is the answer's when it is: a malformed chunked body \
+        (CURLE_RECV_ERROR), a head line over its 100 KB bound (CURLE_OUT_OF_MEMORY before any body byte): \
+        bad-response, with no cause to retry
+        """)
+    func answersCurlMisnames() {
+        let message = "Illegal or missing hexadecimal sequence in chunked-encoding"
+        let chunked = Self.failure(CURLE_RECV_ERROR, message: message, requested: true)
+        #expect(chunked == FetchFailure(.badResponse, message))
+        #expect(chunked.cause == nil)
+        #expect(Self.failure(CURLE_RECV_ERROR, requested: true).cause == .connectionDropped)
+        let line = Self.failure(CURLE_OUT_OF_MEMORY, message: "Out of memory", requested: true, bytes: 0)
+        #expect(line.code == .badResponse)
+        #expect(line.detail.contains("100 KB"))
+        #expect(line.cause == nil)
+        #expect(Self.failure(CURLE_OUT_OF_MEMORY, requested: true).code == .network, "once body bytes came")
+        #expect(Self.failure(CURLE_OUT_OF_MEMORY, bytes: 0).code == .network, "before the request went out")
     }
 
     @Test("a timeout at the deadline is the deadline's; before it, a timeout that says whether it had connected")

@@ -30,6 +30,26 @@ struct ResponseHeadTests {
         #expect(head.bytes == lines.reduce(0) { $0 + $1.utf8.count + 2 })
     }
 
+    @Test(
+        """
+        a Transfer-Encoding other than chunked is refused at its header (none is asked for, and libcurl 7.88 would \
+        decode gzip or deflate); chunked alone, in any case, passes
+        """)
+    func transferCodings() {
+        for value in ["gzip", "gzip, chunked", "deflate,chunked", "chunked, identity", "x-custom", " Chunked ,  br"] {
+            var head = ResponseHead(maximumBytes: 10_000)
+            let failure = Self.taking(["HTTP/1.1 200 OK", "Transfer-Encoding: \(value)"], into: &head)
+            #expect(failure?.code == .badResponse, "\(value)")
+            #expect(failure?.detail.contains("only chunked") == true, "\(value)")
+        }
+        for value in ["chunked", "Chunked", " CHUNKED\t", "chunked,"] {
+            var head = ResponseHead(maximumBytes: 10_000)
+            #expect(Self.taking(["HTTP/1.1 200 OK", "transfer-encoding: \(value)"], into: &head) == nil, "\(value)")
+        }
+        var head = ResponseHead(maximumBytes: 10_000)
+        #expect(Self.taking(["HTTP/1.1 200 OK", "X-Transfer-Encoding: gzip"], into: &head) == nil)
+    }
+
     @Test("the final response's Content-Type is kept as sent, trimmed; a status line or a new hop forgets it")
     func contentType() {
         var head = ResponseHead(maximumBytes: 10_000)

@@ -174,6 +174,31 @@ struct RetryTests {
         #expect(requests(bed, path) == 1)
     }
 
+    @Test(
+        """
+        a malformed answer is bad-response, asked for once: a chunked body without its size, a head line over \
+        libcurl's 100 KB bound, a Transfer-Encoding not asked for (refused at its header, nothing decoded)
+        """,
+        arguments: [
+            ("Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", "in chunked-encoding"),
+            ("X-Big: \(String(repeating: "x", count: 120_000))\r\nContent-Length: 3\r\n\r\nabc", "100 KB"),
+            ("Transfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", "only chunked"),
+        ])
+    func malformedAnswer(rest: String, detail: String) async throws {
+        let answer = Array(("HTTP/1.1 200 OK\r\nContent-Type: image/jpeg\r\n" + rest).utf8)
+        let origin = try HTTPOrigin { _ in HTTPOrigin.Response(body: .raw(answer)) }
+        defer { origin.stop() }
+        let bed = try bed(retries: 2)
+        let result = try await withEnricher(bed.configuration) { enricher in
+            await enricher.enrich(TestBed.adobePayload(origin.url("/x.jpg")), timeout: .seconds(30))
+        }
+        #expect(result.problems.map(\.code) == [.badResponse], "\(result.problems)")
+        #expect(result.problems.first?.detail.contains(detail) == true, "\(result.problems)")
+        #expect(result.problems.first?.attempts == 1)
+        #expect(origin.exchanges.count == 1)
+        #expect(bed.entriesOnDisk().isEmpty)
+    }
+
     @Test("a refused connection is retried; a refused address is not")
     func refused() async throws {
         let closed = try RefusingPort()
