@@ -10,10 +10,19 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
 #include <unistd.h>
+
+int csystem_mount_id(int descriptor, unsigned long long *mount) {
+    struct statx info;
+    if (statx(descriptor, "", AT_EMPTY_PATH, STATX_MNT_ID, &info) != 0) return -1;
+    if ((info.stx_mask & STATX_MNT_ID) == 0) return -1;
+    *mount = info.stx_mnt_id;
+    return 0;
+}
 
 int csystem_is_memory_file_system(int descriptor) {
     struct statfs info;

@@ -1,3 +1,5 @@
+internal import CSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -17,6 +19,9 @@ package final class Directory: Sendable {
     package let path: String
     /// The device it is on, as `fstat` found it when it was opened.
     let device: UInt64
+    /// The mount it is on (statx's mount id), when the kernel says: a bind mount of the same file system has the
+    /// same device.
+    let mount: UInt64?
     /// Its owner's uid, as `fstat` found it.
     let owner: UInt32
     /// Its mode (type and permission bits), as `fstat` found it.
@@ -38,6 +43,8 @@ package final class Directory: Sendable {
         self.descriptor = descriptor
         self.path = path
         device = UInt64(info.st_dev)
+        var mountID: UInt64 = 0
+        mount = csystem_mount_id(descriptor, &mountID) == 0 ? mountID : nil
         owner = info.st_uid
         mode = info.st_mode
     }
@@ -46,7 +53,7 @@ package final class Directory: Sendable {
 
     /// Makes the directory `name` in this one (`mkdirat`).
     /// - Throws: `StoreError` with errno (`EEXIST` included).
-    package func makeDirectory(_ name: String, mode: mode_t) throws(StoreError) {
+    package func makeDirectory(_ name: String, mode: Glibc.mode_t) throws(StoreError) {
         guard mkdirat(descriptor, name, mode) == 0 else { throw StoreError("mkdir \(path)/\(name)", errno) }
     }
 
@@ -88,11 +95,15 @@ package final class Directory: Sendable {
     }
 
     /// Removes `name` and, for a directory, everything under it, by descriptors only: a symbolic link is removed,
-    /// never followed; a directory on another device than `device` (a mount) is not entered, and so is not
-    /// removed; depth is bounded (our trees are two levels deep). Returns whether it is all gone.
+    /// never followed; a directory on another device or another mount than this one's (a mount, a bind mount of
+    /// the same file system included) is not entered, and so is not removed; depth is bounded (our trees are two
+    /// levels deep). Returns whether it is all gone.
     @discardableResult
-    package func removeTree(_ name: String, device: UInt64? = nil, depth: Int = 8) -> Bool {
-        let boundary = device ?? self.device
+    package func removeTree(_ name: String, depth: Int = 8) -> Bool {
+        removeTree(name, within: (device, mount), depth: depth)
+    }
+
+    private func removeTree(_ name: String, within boundary: (device: UInt64, mount: UInt64?), depth: Int) -> Bool {
         let child: Directory
         do {
             child = try Directory(opening: name, in: self)
@@ -104,9 +115,10 @@ package final class Directory: Sendable {
             default: return false
             }
         }
-        guard child.device == boundary, depth > 0, let names = try? child.names() else { return false }
+        guard child.device == boundary.device, child.mount == boundary.mount, depth > 0, let names = try? child.names()
+        else { return false }
         var removed = true
-        for entry in names where !child.removeTree(entry, device: boundary, depth: depth - 1) { removed = false }
+        for entry in names where !child.removeTree(entry, within: boundary, depth: depth - 1) { removed = false }
         // If `name` was swapped for something else meanwhile, this removes at most an empty directory of ours.
         return unlinkat(descriptor, name, AT_REMOVEDIR) == 0 && removed
     }

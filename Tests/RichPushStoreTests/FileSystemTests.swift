@@ -24,6 +24,33 @@ struct FileSystemTests {
         #expect(FileManager.default.fileExists(atPath: outside + "/keep.jpg"))
     }
 
+    /// Mounting needs CAP_SYS_ADMIN: the test runs as root (as this project's machines and CI do), else it is off.
+    @Test(
+        "removeTree does not enter a bind mount of the same file system: what it shows survives",
+        .enabled(if: getuid() == 0, "mount(2) needs root"))
+    func removeTreeKeepsBindMounts() throws {
+        let root = try temporaryDirectory()
+        let outside = try temporaryDirectory()
+        let mountPoint = root + "/a/b/mnt"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: outside + "/keep.jpg", contents: Data([1, 2, 3])))
+        #expect(FileManager.default.createFile(atPath: root + "/a/x.jpg", contents: Data([1])))
+        try #require(mount(outside, mountPoint, nil, UInt(MS_BIND), nil) == 0, "mount --bind: errno \(errno)")
+        defer {
+            umount2(mountPoint, Int32(MNT_DETACH))
+            try? FileManager.default.removeItem(atPath: root)
+            try? FileManager.default.removeItem(atPath: outside)
+        }
+        // The same file system: the device alone does not tell the mount.
+        let device = { (path: String) throws -> UInt64 in
+            UInt64(try #require(FileManager.default.attributesOfItem(atPath: path)[.systemNumber] as? Int))
+        }
+        #expect(try device(mountPoint) == device(root))
+        #expect(try !Directory(opening: root).removeTree("a"), "a tree holding a mount is not all gone")
+        #expect(FileManager.default.fileExists(atPath: outside + "/keep.jpg"))
+        #expect(!FileManager.default.fileExists(atPath: root + "/a/x.jpg"), "the rest of the tree goes")
+    }
+
     @Test("makeDirectories makes missing parents with the mode, and accepts an existing directory")
     func makeDirectories() throws {
         let root = try temporaryDirectory()

@@ -12,6 +12,11 @@
 // f_type); 0 when it does not or fstatfs fails.
 int csystem_is_memory_file_system(int descriptor);
 
+// The id of the mount the open descriptor is on (statx's STATX_MNT_ID, Linux 5.8): a bind mount of a directory of
+// the same file system has the same st_dev as the directory it is mounted on, but not the same mount id. 0 and
+// `*mount` set, or -1 when the kernel does not say (then the caller has st_dev alone).
+int csystem_mount_id(int descriptor, unsigned long long *mount);
+
 // Sets the top-of-directory-hierarchies attribute (FS_TOPDIR_FL, `chattr +T`) on the open directory, where the file
 // system keeps it (ext4); 0 when it is set (or already was), else the errno of FS_IOC_GETFLAGS or FS_IOC_SETFLAGS.
 int csystem_mark_top_directory(int descriptor);
