@@ -91,7 +91,8 @@ struct EnrichCommand: ParsableCommand {
         }
     }
 
-    /// `DIR/<name>` for each input; two inputs with one name would overwrite each other, which is a usage error.
+    /// `DIR/<name>` for each input; two inputs with one name would overwrite each other, and an input at its own
+    /// output path would be overwritten by its result: usage errors, before anything runs.
     func outputPaths(_ inputs: [String], directory: String) throws(UsageError) -> [String] {
         var info = stat()
         guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -106,7 +107,16 @@ struct EnrichCommand: ParsableCommand {
                     "\($out.flag): inputs '\(other)' and '\(input)' would both be written to \(directory)/\(name)")
             }
             seen[name] = input
-            paths.append(directory + "/" + name)
+            let path = directory + "/" + name
+            // An input in DIR itself (or a link to it there) would be replaced by its own result.
+            var source = stat()
+            var target = stat()
+            if input != "-", stat(input, &source) == 0, stat(path, &target) == 0, source.st_dev == target.st_dev,
+                source.st_ino == target.st_ino
+            {
+                throw UsageError("\($out.flag): input '\(input)' is \(path): its result would replace it")
+            }
+            paths.append(path)
         }
         return paths
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// Polls `condition` every `interval` until it holds. When `limit` passes first, it fails the test at the caller,
@@ -15,4 +16,32 @@ package func waitUntil(
         try await Task.sleep(for: interval)
     }
     try #require(try condition(), "waited \(limit) for \(what())", sourceLocation: sourceLocation)
+}
+
+/// Runs `work` on a thread of its own, where it may block in `open` on the FIFO at `fifo` (a test's trap), and waits
+/// for its result within `limit`. When the limit passes first, it opens the FIFO for writing, which ends a blocked
+/// `open`, so that the failed test leaves no thread behind, and throws as `waitUntil` does.
+package func result<T: Sendable>(
+    of what: @autoclosure () -> String, within limit: Duration, unblocking fifo: String,
+    sourceLocation: SourceLocation = #_sourceLocation, _ work: @escaping @Sendable () -> T
+) async throws -> T {
+    let finished = ThreadResult<T>()
+    Thread { finished.set(work()) }.start()
+    do {
+        try await waitUntil(what(), within: limit, sourceLocation: sourceLocation) { finished.value != nil }
+    } catch {
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        if writer >= 0 { close(writer) }
+        throw error
+    }
+    return try #require(finished.value, sourceLocation: sourceLocation)
+}
+
+/// A value a thread sets once, read under a lock.
+private final class ThreadResult<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T?
+
+    func set(_ value: T) { lock.withLock { stored = value } }
+    var value: T? { lock.withLock { stored } }
 }

@@ -296,6 +296,25 @@ struct CLITests {
         #expect(run.stderr.contains("x.json"))
     }
 
+    @Test("an input in the --out directory (or linked there) is a usage error: its result would replace it")
+    func outOverInput() async throws {
+        let out = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let payload = Data(#"{"aps":{"alert":"hi"}}"#.utf8)
+        #expect(FileManager.default.createFile(atPath: out + "/b.json", contents: payload))
+        let run = try await CLI.run(["enrich", "--out", out, out + "/b.json"])
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("would replace it"), "\(run.stderr)")
+        #expect(FileManager.default.contents(atPath: out + "/b.json") == payload, "the input was overwritten")
+        // The same file, hard-linked from another directory: its output path in DIR is the input itself.
+        let elsewhere = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        try #require(link(out + "/b.json", elsewhere + "/b.json") == 0, "link: errno \(errno)")
+        let linked = try await CLI.run(["enrich", "--out", out, elsewhere + "/b.json"])
+        #expect(linked.status == 64, "\(linked.stderr)")
+        #expect(FileManager.default.contents(atPath: out + "/b.json") == payload, "the input was overwritten")
+    }
+
     @Test("each command's --help lists the documented options for it and no others, in their order, with defaults")
     func help() async throws {
         let table = try Self.documentedOptions()

@@ -320,21 +320,11 @@ import Testing
         let path = directory + "/\(UUID().uuidString).svg"
         try Data(svg.utf8).write(to: URL(fileURLWithPath: path))
         let output = UUID().uuidString + ".png"
-        let finished = LockedValue<Result<ImageSize, TransformFailure>?>(nil)
-        Thread {
-            let result = Result { () throws(TransformFailure) in try convert(path, type: type, to: output, as: .png) }
-            finished.withLock { $0 = result }
-        }.start()
-        do {
-            try await waitUntil("the SVG conversion to finish without opening the trap", within: .seconds(60)) {
-                finished.withLock { $0 != nil }
-            }
-        } catch {
-            let writer = open(trap, O_WRONLY | O_NONBLOCK)
-            if writer >= 0 { close(writer) }
-            throw error
+        return try await result(
+            of: "the SVG conversion to finish without opening the trap", within: .seconds(60), unblocking: trap
+        ) {
+            Result { () throws(TransformFailure) in try convert(path, type: type, to: output, as: .png) }
         }
-        return try #require(finished.withLock { $0 })
     }
 
     /// A PNG whose header declares `width` x `height`, with an empty image: a decompression bomb's header.

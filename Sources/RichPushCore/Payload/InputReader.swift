@@ -6,11 +6,18 @@
 package enum InputReader {
     /// The whole of a file (or standard input for `-`), or why it is not a payload (`unreadable`, `payload-too-large`).
     package static func read(_ path: String, limit: Int) -> Result<[UInt8], PayloadError> {
-        let descriptor = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        // Opened without blocking: a FIFO no process writes to kept `open` waiting for a writer forever (an input
+        // beside it never ran, the deadline never came); so opened, then read as usual, it reads as empty. A pipe
+        // with a writer (`<(command)`) reads as before.
+        let descriptor = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             return .failure(PayloadError(.unreadable, "\(path): \(String(cString: strerror(errno)))"))
         }
         defer { if descriptor != 0 { close(descriptor) } }
+        if descriptor != 0 {
+            let flags = fcntl(descriptor, F_GETFL)
+            if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
+        }
         var status = stat()
         if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
             return .failure(PayloadError(.unreadable, "\(path) is a directory"))
