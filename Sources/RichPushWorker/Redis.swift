@@ -60,6 +60,12 @@ package struct RedisAddress: Sendable, CustomStringConvertible {
         let forms = "expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///path/to/socket"
         guard let (scheme, rest) = Self.split(url) else { throw URLError(detail: forms) }
         if scheme == "unix" {
+            // redis-py reads `?password=` here; taken as part of the path, it was echoed in every message.
+            guard !rest.contains(where: { $0 == "?" || $0 == "#" }) else {
+                throw failure(
+                    "a '?' or '#' in a unix socket's path must be percent-encoded (%3F, %23): a query is not read "
+                        + "(a password goes in --redis-password-file or REDISCLI_AUTH)")
+            }
             guard let path = Self.percentDecoded(rest), path.first == UInt8(ascii: "/"), path.count > 1 else {
                 throw failure("a unix socket's path must be absolute (unix:///path/to/socket), percent-encoded")
             }
@@ -128,6 +134,11 @@ package struct RedisAddress: Sendable, CustomStringConvertible {
     package static func redacted(_ url: String) -> String {
         guard let (scheme, rest) = split(url) else { return "***" }
         let prefix = scheme + "://"
+        if scheme == "unix" {
+            // A socket's path has no user information; a query (redis-py's `?password=`) may hold a secret.
+            guard let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
+            return prefix + rest[..<query] + "?***"
+        }
         if let at = rest.lastIndex(of: "@") { return prefix + "***" + rest[at...] }
         let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
         if !rest.hasPrefix("["), let colon = rest[..<authorityEnd].lastIndex(of: ":"),

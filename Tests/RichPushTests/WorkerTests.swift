@@ -926,9 +926,24 @@ struct RedisURLTests {
             ("redis://h:6379/0", "redis://h:6379/0"),
             ("redis://[::1]:6379", "redis://[::1]:6379"),
             ("redis:/:secret@h", "***"),
+            ("unix:///run/redis.sock?password=secret", "unix:///run/redis.sock?***"),
+            ("unix:///run/redis.sock", "unix:///run/redis.sock"),
         ])
     func redacted(url: String, shown: String) {
         #expect(RedisAddress.redacted(url) == shown)
+    }
+
+    @Test(
+        "a query or fragment in a unix socket's URL is refused, its secret never shown (redis-py's ?password=)",
+        arguments: ["unix:///run/redis.sock?password=secret", "unix:///run/redis.sock#secret"])
+    func unixQuery(url: String) {
+        do {
+            _ = try RedisAddress(parsing: url)
+            Issue.record("\(url) was accepted")
+        } catch {
+            #expect(error.detail.contains("percent-encoded"), "\(error.detail)")
+            #expect(!error.detail.contains("secret"), "\(error.detail)")
+        }
     }
 }
 
