@@ -12,6 +12,23 @@ struct TemplateTests {
         return JSONWriter.string(try renderer.render(try JSONParser().parse(Array(template.utf8))))
     }
 
+    @Test("what the expressions produce together is bounded (1 MiB by default), across values and in a concatenation")
+    func outputBound() throws {
+        var renderer = try TemplateRenderer(properties: try JSONParser().parse(Array(#"{"x":"123456"}"#.utf8)))
+        renderer.maximumBytes = 12
+        let parse = { (text: String) throws -> PushPayload.JSON in try JSONParser().parse(Array(text.utf8)) }
+        let rendered = JSONWriter.string(try renderer.render(try parse(#"{"a":"$(x)","b":"$(x)"}"#)))
+        #expect(rendered == #"{"a":"123456","b":"123456"}"#)
+        for template in [#"{"a":"$(x)","b":"$(x)","c":"$(x, 1)"}"#, #"{"a":"{$(x) + $(x) + 'z'}"}"#] {
+            #expect(throws: TemplateError.self, "\(template)") { try renderer.render(try parse(template)) }
+        }
+        // The default: a property of 600 KB twice is over 1 MiB; once is not.
+        let big = String(repeating: "x", count: 600_000)
+        let large = try TemplateRenderer(properties: try JSONParser().parse(Array(#"{"x":"\#(big)"}"#.utf8)))
+        #expect(throws: TemplateError.self) { try large.render(try parse(#"{"a":"{$(x) + $(x)}"}"#)) }
+        _ = try large.render(try parse(#"{"a":"$(x)"}"#))
+    }
+
     @Test(
         "each expression form",
         arguments: [

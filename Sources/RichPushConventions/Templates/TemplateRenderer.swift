@@ -22,6 +22,10 @@ public struct TemplateRenderer: Sendable {
     private let properties: [String: String]
     /// Whether a missing property is an error (else it becomes an empty string, as Notification Hubs does).
     public var strict: Bool
+    /// The most bytes the expressions of one template may produce together. Default 1 MiB, the payload limit of the
+    /// commands that read what `render` prints: the inputs are bounded, but a template of 1 MiB repeating a property
+    /// of 1 MiB asked for a hundred gigabytes before anything was printed.
+    public var maximumBytes = 1 << 20
 
     /// A renderer over `properties` (a JSON object of name to string or number).
     /// - Throws: `TemplateError` when `properties` is not such an object.
@@ -51,13 +55,20 @@ public struct TemplateRenderer: Sendable {
     /// Renders `template`.
     /// - Throws: `TemplateError` naming a malformed expression, or (strict) a missing property.
     public func render(_ template: PushPayload.JSON) throws(TemplateError) -> PushPayload.JSON {
-        try template.replacingStrings(insideJSONStringsAt: Self.jsonStringKeys) { (text) throws(TemplateError) in
-            try evaluate(text.value)
+        var budget = maximumBytes
+        return try template.replacingStrings(insideJSONStringsAt: Self.jsonStringKeys) { (text) throws(TemplateError) in
+            try evaluate(text.value, budget: &budget)
         } ?? template
     }
 
     /// The value of a string that is an expression, or nil when it is a plain string.
     func evaluate(_ text: String) throws(TemplateError) -> PushPayload.JSON? {
+        var budget = maximumBytes
+        return try evaluate(text, budget: &budget)
+    }
+
+    /// `evaluate(_:)`, each property's text counted against `budget` (bytes) before it is kept.
+    func evaluate(_ text: String, budget: inout Int) throws(TemplateError) -> PushPayload.JSON? {
         let trimmed = text.trimmingSpaces
         if trimmed.hasPrefix("{"), trimmed.hasSuffix("}") {
             // A JSON object in a string ("{}", an app's JSON-encoded data) is text, not a concatenation.
@@ -65,7 +76,9 @@ public struct TemplateRenderer: Sendable {
             var parser = ExpressionParser(Array(trimmed.dropFirst().dropLast()), source: text)
             var parts: [String] = []
             repeat {
-                parts.append(try parser.term(self))
+                let part = try parser.term(self)
+                try spend(part, from: &budget)
+                parts.append(part)
             } while try parser.plus()
             try parser.end()
             return .text(parts.joined())
@@ -76,8 +89,18 @@ public struct TemplateRenderer: Sendable {
         // Text after a whole call ("$(name) and more") makes the string plain text, as Notification Hubs reads it.
         guard parser.isAtEnd else { return nil }
         let value = try apply(call)
+        try spend(value, from: &budget)
         if call.function == "#", Self.isNumber(value) { return .number(value) }
         return .text(value)
+    }
+
+    /// Takes `text`'s bytes from `budget`, or throws when they are more than it holds.
+    private func spend(_ text: String, from budget: inout Int) throws(TemplateError) {
+        budget -= text.utf8.count
+        guard budget >= 0 else {
+            throw TemplateError(
+                "the expressions produce more than \(maximumBytes) bytes: the payload would be too large")
+        }
     }
 
     struct Call {
