@@ -24,7 +24,11 @@ struct PublishTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
     }
 
-    @Test("a file is published once, whole, world-readable, named by its SHA-256; one already there is kept")
+    @Test(
+        """
+        a file is published once, whole, world-readable, named by its SHA-256; one already there is kept when it is \
+        the same bytes, else replaced (other bytes, a link: never written through)
+        """)
     func directoryPublisher() throws {
         let source = NSTemporaryDirectory() + "richpush-source-" + UUID().uuidString + ".jpg"
         try Data(fixture("photo.jpg")).write(to: URL(fileURLWithPath: source))
@@ -39,11 +43,34 @@ struct PublishTests {
         #expect(FileManager.default.contents(atPath: target) == Data(fixture("photo.jpg")))
         let mode = try #require(FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int)
         #expect(mode == 0o644)
-        // Idempotent: the same bytes again change nothing (a file already there, however it came, is kept).
-        try Data("kept".utf8).write(to: URL(fileURLWithPath: target))
+        // Idempotent: the same bytes again change nothing (the file in place is kept, as another process made it).
+        let inode = { try #require(FileManager.default.attributesOfItem(atPath: target)[.systemFileNumber] as? Int) }
+        let first = try inode()
         #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
-        #expect(FileManager.default.contents(atPath: target) == Data("kept".utf8))
-        #expect(published() == ["\(sha).jpg"])
+        #expect(try inode() == first)
+        #expect(try DirectoryPublisher(directory: directory, baseURL: Self.base).publish(media).hasSuffix(".jpg"))
+        #expect(try inode() == first, "a new publisher reads the file to know it, and keeps it")
+        // Other bytes at the name (planted, or a file cut short), of the same size or not: replaced by the real ones.
+        let bytes = fixture("photo.jpg")
+        for planted in [Data("<html>not the image</html>".utf8), Data(repeating: 0x41, count: bytes.count)] {
+            try planted.write(to: URL(fileURLWithPath: target))
+            #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
+            #expect(FileManager.default.contents(atPath: target) == Data(bytes))
+        }
+        // A link at the name, to a file elsewhere or to nothing: the link is replaced, its target left alone.
+        let elsewhere = source + ".victim"
+        try Data("victim".utf8).write(to: URL(fileURLWithPath: elsewhere))
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        for pointee in [elsewhere, directory + "/nothing-here"] {
+            try FileManager.default.removeItem(atPath: target)
+            try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: pointee)
+            #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
+            let kind = try FileManager.default.attributesOfItem(atPath: target)[.type] as? FileAttributeType
+            #expect(kind == .typeRegular)
+            #expect(FileManager.default.contents(atPath: target) == Data(bytes))
+        }
+        #expect(FileManager.default.contents(atPath: elsewhere) == Data("victim".utf8))
+        #expect(published() == ["\(sha).jpg"], "no temporary file is left")
         // Without a hash to name it by, nothing is published.
         var unnamed = media
         unnamed.sha256 = "../../etc/passwd"

@@ -6,13 +6,29 @@ import RichPushCore
 
 /// The built-in publisher: each attachment copied, content-addressed, to `directory/<sha256>.<ext>` (mode 0644,
 /// written under a hidden temporary name and linked into place, so a file there is always whole; one already
-/// there is kept: same name, same bytes), and published as `baseURL/<sha256>.<ext>`. Point a web server or CDN
+/// there is kept when it is the same bytes: a regular file, not a link, of the attachment's size and SHA-256; any
+/// other thing at the name is replaced), and published as `baseURL/<sha256>.<ext>`. Point a web server or CDN
 /// origin at the directory.
 public struct DirectoryPublisher: MediaPublisher {
     /// Where files are published.
     public let directory: String
     /// The URL the directory is served under, without a trailing slash.
     public let baseURL: String
+    /// Files found to hold their name's bytes, by name, with what `lstat` said of them then: a campaign publishes
+    /// one image many times, and each check of a file already there reads it whole to hash it. A name is trusted
+    /// again only while its inode, size and modification time are the same.
+    private let verified = LockedValue<[String: FileIdentity]>([:])
+    /// The most names remembered; past it the memory starts again. 65,536: a few megabytes.
+    static let rememberedNames = 65_536
+
+    /// What `lstat` says of a regular file, to know it unchanged.
+    private struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int
+        var modified: Int
+        var modifiedNanoseconds: Int
+    }
 
     /// A publisher into `directory` (made when missing, mode 0755), served as `baseURL`.
     public init(directory: String, baseURL: String) {
@@ -27,7 +43,7 @@ public struct DirectoryPublisher: MediaPublisher {
         let name = media.sha256 + "." + media.type.fileExtension
         let target = directory + "/" + name
         let url = baseURL + "/" + name
-        if access(target, F_OK) == 0 { return url }
+        if holds(media, at: target) { return url }
         guard FileSystem.makeDirectories(directory, mode: 0o755) else {
             throw PublishFailure("cannot make \(directory): \(String(cString: strerror(errno)))")
         }
@@ -35,10 +51,41 @@ public struct DirectoryPublisher: MediaPublisher {
         defer { unlink(temporary) }
         try Self.copy(media.path, to: temporary)
         // link, not rename: a file already in place (another process published the same bytes) stays as it was.
-        guard link(temporary, target) == 0 || errno == EEXIST else {
+        if link(temporary, target) == 0 { return url }
+        guard errno == EEXIST else {
             throw PublishFailure("cannot link \(target): \(String(cString: strerror(errno)))")
         }
+        if holds(media, at: target) { return url }
+        // Something else has the name (a file of other bytes, a link, a directory's entry): the copy replaces it,
+        // whole, never writing through a link.
+        guard rename(temporary, target) == 0 else {
+            throw PublishFailure("cannot replace \(target): \(String(cString: strerror(errno)))")
+        }
+        verified.withLock { $0[target] = nil }
         return url
+    }
+
+    /// Whether `target` is `media` published: a regular file (never followed if a link) of its size and SHA-256.
+    private func holds(_ media: FetchedMedia, at target: String) -> Bool {
+        var info = stat()
+        guard lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == media.bytes else {
+            return false
+        }
+        let identity = FileIdentity(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int(info.st_size),
+            modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
+        if verified.withLock({ $0[target] == identity }) { return true }
+        let hash = SHA256()
+        let unread = FileSystem.readChunks(target) { chunk in
+            hash.update(chunk)
+            return true
+        }
+        guard unread == nil, hash.finalize() == media.sha256 else { return false }
+        verified.withLock { known in
+            if known.count >= Self.rememberedNames { known.removeAll() }
+            known[target] = identity
+        }
+        return true
     }
 
     /// Copies `source` to a new file `destination` (mode 0644), flushed to disk before it is linked into place.
