@@ -78,18 +78,12 @@ struct ResponseHead {
     /// was sniffed as what the decoding made of it, where a Content-Encoding is never decoded. Refused at the
     /// header, before a byte of the body is read.
     static func unrequestedCoding(_ value: UnsafeRawBufferPointer.SubSequence) -> FetchFailure? {
+        // The codings as libcurl reads them: names between commas, spaces and tabs, in any case.
+        let codings = value.split { $0 == UInt8(ascii: ",") || $0 == 0x20 || $0 == 0x09 }
+        guard codings.contains(where: { !$0.elementsEqual("chunked".utf8) { ($0 | 0x20) == $1 } }) else { return nil }
         let text = String(decoding: value.prefix(200), as: UTF8.self)
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        for coding in text.split(separator: ",", omittingEmptySubsequences: false) {
-            var name = coding.drop(while: isBlank)
-            while let last = name.last, isBlank(last) { name = name.dropLast() }
-            if !name.isEmpty, name.lowercased() != "chunked" || value.count > 200 {
-                return FetchFailure(
-                    .badResponse,
-                    "Transfer-Encoding '\(text)' was not asked for: only chunked is read, nothing decoded")
-            }
-        }
-        return nil
+        return FetchFailure(
+            .badResponse, "Transfer-Encoding '\(text)' was not asked for: only chunked is read, nothing decoded")
     }
 
     /// Forgets the latest response's values (a new response, or a new hop); the byte count goes on.

@@ -70,7 +70,7 @@ package struct RequestHead: Sendable {
             return .error(400, .badRequest, "the value of \(invalidValue) holds a control character")
         }
         if let repeated { return .error(400, .badRequest, "\(repeated) appears more than once") }
-        if let contentLength, contentLength.isEmpty || !contentLength.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+        if let contentLength, declaredLength == nil {
             return .error(400, .badRequest, "Content-Length '\(contentLength)' is not a decimal length")
         }
         if let coding = transferEncoding {
@@ -87,11 +87,11 @@ package struct RequestHead: Sendable {
         return nil
     }
 
-    /// The body's declared length (Content-Length), if any, once `refusal` found it decimal. A length past `Int.max`
-    /// is `Int.max`, over every limit, so it is refused as too large before a byte of the body is read, as any
-    /// other: libmicrohttpd takes any length that fits 64 unsigned bits, and one of 2^63 or more, read as no
-    /// declared length, let a client hold its request (and a slot of `--max-in-flight`) with a byte every few
-    /// seconds, outside the bound on the body's rate.
+    /// The body's declared length (Content-Length); nil when there is none, or it is not decimal (which `refusal`
+    /// refuses). A length past `Int.max` is `Int.max`, over every limit, so it is refused as too large before a byte
+    /// of the body is read, as any other: libmicrohttpd takes any length that fits 64 unsigned bits, and one of 2^63
+    /// or more, read as no declared length, let a client hold its request (and a slot of `--max-in-flight`) with a
+    /// byte every few seconds, outside the bound on the body's rate.
     package var declaredLength: Int? {
         guard let contentLength, !contentLength.isEmpty else { return nil }
         var length = 0

@@ -14,17 +14,6 @@ import Testing
 /// can ask it for its `FetchLoop.Census`.
 @Suite("A transfer waiting for admission", .timeLimit(.minutes(1)))
 struct AdmissionTests {
-    /// A loop with `bed`'s settings; stopped by the caller.
-    private static func loop(_ bed: TestBed) throws -> FetchLoop {
-        let configuration = bed.configuration
-        let spares = SpareAttachments(root: try configuration.store.open(), makesAhead: false)
-        return FetchLoop(
-            settings: FetchSettings(
-                network: configuration.network, limits: configuration.limits, spares: spares,
-                caps: BodyCaps(limits: configuration.limits, transform: configuration.transform)),
-            sniffer: try SniffService())
-    }
-
     /// A bed whose origin takes `connections` at a time, and whose transfers wait out a held response (the low-speed
     /// window would end them at 5 s).
     private static func holding(connections: Int) -> (inout Enricher.Configuration) -> Void {
@@ -77,7 +66,7 @@ struct AdmissionTests {
     @Test("only admitted transfers hold an easy handle; the next admitted reuses a finished one's")
     func waitingHoldsNoHandle() async throws {
         let bed = try TestBed(Self.holding(connections: 2))
-        let loop = try Self.loop(bed)
+        let loop = try bed.fetchLoop(sniffer: try SniffService())
         // Stops it should the test end early (`stop` is idempotent).
         defer { loop.stop {} }
         let deadline = ContinuousClock.now + .seconds(60)
@@ -103,7 +92,7 @@ struct AdmissionTests {
         "a transfer that expires, is cancelled or is shut down while waiting ends as before, without a handle or file")
     func waitingEnds() async throws {
         let bed = try TestBed(Self.holding(connections: 1))
-        let loop = try Self.loop(bed)
+        let loop = try bed.fetchLoop(sniffer: try SniffService())
         defer { loop.stop {} }
         let long = ContinuousClock.now + .seconds(60)
         // The origin's one connection, and its one place in curl for a transfer not started, held until the loop
@@ -139,7 +128,7 @@ struct AdmissionTests {
     @Test("a waiting one goes in on a settled one's handle as room comes; one curl's options refuse hands its room on")
     func admittedLater() async throws {
         let bed = try TestBed(Self.holding(connections: 1))
-        let loop = try Self.loop(bed)
+        let loop = try bed.fetchLoop(sniffer: try SniffService())
         defer { loop.stop {} }
         let long = ContinuousClock.now + .seconds(60)
         // One after the other, so that the first has the origin's one connection and the second is the one
@@ -181,7 +170,7 @@ struct AdmissionTests {
     @Test("a waiting transfer keeps its deadline when the loop compacts its deadlines (over 1,024, most of them stale)")
     func deadlineKeptThroughCompaction() async throws {
         let bed = try TestBed(Self.holding(connections: 1))
-        let loop = try Self.loop(bed)
+        let loop = try bed.fetchLoop(sniffer: try SniffService())
         defer { loop.stop {} }
         let long = ContinuousClock.now + .seconds(60)
         let holders = Self.stalled(2, on: loop, bed, deadline: long)

@@ -14,20 +14,6 @@ import Testing
 /// test's own, so that the test can count the verdicts reached at once (`SniffService.decidedAtOnce`).
 @Suite("Types decided at once on the loop's thread", .timeLimit(.minutes(1)))
 struct SniffAtOnceTests {
-    /// A loop with `bed`'s settings whose types `sniffer` decides, at once for at most `atOnce` a turn; stopped by
-    /// the caller.
-    private static func loop(
-        _ bed: TestBed, _ sniffer: any BodySniffer, atOnce: Duration = FetchLoop.defaultSniffingAtOnce
-    ) throws -> FetchLoop {
-        let configuration = bed.configuration
-        let spares = SpareAttachments(root: try configuration.store.open(), makesAhead: false)
-        return FetchLoop(
-            settings: FetchSettings(
-                network: configuration.network, limits: configuration.limits, spares: spares,
-                caps: BodyCaps(limits: configuration.limits, transform: configuration.transform)),
-            sniffer: sniffer, sniffingAtOnce: atOnce)
-    }
-
     /// `body` with a bed, a loop of its settings and the loop's `SniffService` (deciding at once for at most `atOnce`
     /// a turn); the loop is stopped after, whether or not `body` throws.
     private static func withLoop(
@@ -36,7 +22,7 @@ struct SniffAtOnceTests {
     ) async throws {
         let bed = try TestBed()
         let sniffer = try SniffService()
-        let loop = try Self.loop(bed, sniffer, atOnce: atOnce)
+        let loop = try bed.fetchLoop(sniffer: sniffer, sniffingAtOnce: atOnce)
         do {
             try await body(bed, loop, sniffer)
         } catch {
@@ -126,7 +112,7 @@ struct SniffAtOnceTests {
     func timeEveryTurn() async throws {
         let bed = try TestBed()
         let sniffer = SlowSniffer(verdict: .supported(.jpeg), takes: .milliseconds(3))
-        let loop = try Self.loop(bed, sniffer, atOnce: .milliseconds(1))
+        let loop = try bed.fetchLoop(sniffer: sniffer, sniffingAtOnce: .milliseconds(1))
         defer { loop.stop {} }
         // One after another, so each head comes in a turn of its own; each check takes three times the allowance.
         let results = await Self.fetch(["photo.jpg", "photo.jpg", "photo.jpg"], on: loop, bed)

@@ -75,12 +75,10 @@ public struct DirectoryPublisher: MediaPublisher {
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int(info.st_size),
             modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
         if verified.withLock({ $0[target] == identity }) { return true }
-        let hash = SHA256()
-        let unread = FileSystem.readChunks(target) { chunk in
-            hash.update(chunk)
-            return true
+        var buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes)
+        guard case .success(let digest) = FileDigest.of(target, buffer: &buffer), digest.sha256 == media.sha256 else {
+            return false
         }
-        guard unread == nil, hash.finalize() == media.sha256 else { return false }
         verified.withLock { known in
             if known.count >= Self.rememberedNames { known.removeAll() }
             known[target] = identity
