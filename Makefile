@@ -21,11 +21,12 @@ TEST_WIDTH ?= 8
 # summary ("Test run with N tests in M suites passed"), not a line per test and test case (plain `swift test` prints
 # those). `--disable-xctest`: there are no XCTest tests, and XCTest's empty pass printed "Executed 0 tests", which
 # read as if nothing had run.
+# `scripts/run-tests`: the run's scratch files (TMPDIR) in a directory of its own, removed after a run that passed.
 test: deps
 	scripts/check-layers
 	scripts/format-check
 	scripts/check-readme-examples
-	timeout 1200 swift test -q --disable-xctest --experimental-maximum-parallelization-width $(TEST_WIDTH)
+	timeout 1200 scripts/run-tests -q --disable-xctest --experimental-maximum-parallelization-width $(TEST_WIDTH)
 
 clean:
 	rm -rf .build out
