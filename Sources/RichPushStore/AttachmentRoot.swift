@@ -172,7 +172,7 @@ package final class AttachmentRoot: Sendable {
         guard attachment.hasPrefix(prefix), path.hasPrefix(attachment + "/") else { return false }
         let name = String(attachment.dropFirst(prefix.count))
         guard RandomName.isUUID(name), directory.status(of: name) != nil else { return false }
-        return directory.removeTree(name)
+        return directory.removeTree(name) == nil
     }
 
     /// The prefix of a spare's hidden directory name (`SpareAttachments`).

@@ -39,27 +39,56 @@ public struct AttachmentStore: Sendable, Hashable {
         try AttachmentRoot(opening: root)
     }
 
-    /// Removes attachment directories under the root whose last change is older than `age`; returns how many.
+    /// Removes attachment directories under the root whose last change is older than `age`; returns how many, and
+    /// those not all gone with the first thing left in each and why.
     /// Only directories named as this store names them (a UUID, `.cache-<UUID>` for a media cache's links,
     /// which a running cache re-creates and refills, or `.spare-<UUID>`, a spare left by a process that did not
     /// shut down) are touched. The root is opened and checked as for writing
     /// (a missing one has nothing to remove), and everything under it is removed by descriptors: a link is
     /// removed, never followed, and nothing on another device (a mount) is entered.
     /// - Throws: `StoreError` when the root is refused or cannot be listed.
-    public func collectGarbage(olderThan age: Duration) throws(StoreError) -> Int {
-        guard let directory = try AttachmentRoot(existing: root)?.directory else { return 0 }
+    public func collectGarbage(olderThan age: Duration) throws(StoreError) -> GarbageCollection {
+        guard let directory = try AttachmentRoot(existing: root)?.directory else {
+            return GarbageCollection(removed: 0, left: [])
+        }
         // Saturating, so that no age traps: one beyond the epoch takes nothing, a negative one everything.
         let (difference, overflow) = Int64(time(nil)).subtractingReportingOverflow(age.components.seconds)
         let cutoff = overflow ? (age < .zero ? Int64.max : Int64.min) : difference
         var removed = 0
+        var left: [GarbageCollection.Leftover] = []
         for name in try directory.names() {
             let hidden = [".cache-", AttachmentRoot.sparePrefix].first { name.hasPrefix($0) }
             let id = hidden.map { String(name.dropFirst($0.count)) } ?? name
             guard RandomName.isUUID(id), let info = directory.status(of: name), (info.st_mode & S_IFMT) == S_IFDIR,
                 Int64(info.st_mtim.tv_sec) < cutoff
             else { continue }
-            if directory.removeTree(name) { removed += 1 }
+            if let leftover = directory.removeTree(name) {
+                left.append(GarbageCollection.Leftover(path: leftover.path, reason: leftover.reason))
+            } else {
+                removed += 1
+            }
         }
-        return removed
+        return GarbageCollection(removed: removed, left: left)
     }
+}
+
+/// What `AttachmentStore.collectGarbage(olderThan:)` did: how many old attachment directories it removed, and
+/// which it could not remove whole. A gc timer should not let the second go unnoticed: `richpush gc` names each
+/// and exits 1.
+public struct GarbageCollection: Sendable, Equatable {
+    /// An old attachment directory not all gone: the first thing left in it, and why.
+    public struct Leftover: Sendable, Equatable, CustomStringConvertible {
+        /// The path of what is left (a name that is not UTF-8 is shown with U+FFFD).
+        public let path: String
+        /// Why: the system's reason (a directory that cannot be opened, listed or removed), or that another file
+        /// system is mounted there, or that it is deeper than removal goes: either is not entered.
+        public let reason: String
+
+        public var description: String { "\(path): \(reason)" }
+    }
+
+    /// How many old attachment directories were removed whole.
+    public let removed: Int
+    /// The old attachment directories not all gone, in the order they were met.
+    public let left: [Leftover]
 }

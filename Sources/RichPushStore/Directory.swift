@@ -30,8 +30,12 @@ package final class Directory: Sendable {
     /// Opens `name` in `parent` (`name` is a path from the current directory when there is no parent) as a
     /// directory, never following a symbolic link in its last component (`O_DIRECTORY | O_NOFOLLOW`).
     /// - Throws: `StoreError` with errno: `ENOTDIR` for a link or a non-directory, `ENOENT` when missing.
-    package init(opening name: String, in parent: Directory? = nil) throws(StoreError) {
-        let path = parent.map { $0.path + "/" + name } ?? name
+    package convenience init(opening name: String, in parent: Directory? = nil) throws(StoreError) {
+        try self.init(opening: Array(name.utf8CString), shown: parent.map { $0.path + "/" + name } ?? name, in: parent)
+    }
+
+    /// Opens `name`, the bytes of a name as the system gives them (NUL-terminated, maybe not UTF-8), shown as `path`.
+    private init(opening name: [CChar], shown path: String, in parent: Directory?) throws(StoreError) {
         let descriptor = openat(parent?.descriptor ?? AT_FDCWD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw StoreError("open \(path)", errno) }
         var info = stat()
@@ -75,6 +79,18 @@ package final class Directory: Sendable {
     /// The names in this directory, without `.` and `..` (`fdopendir` on a duplicate of the descriptor).
     /// - Throws: `StoreError` with errno.
     package func names() throws(StoreError) -> [String] {
+        try rawNames().map(Self.shown)
+    }
+
+    /// A name as the system gives it (NUL-terminated), for a message or a path: bytes that are not UTF-8 are shown
+    /// as U+FFFD.
+    private static func shown(_ name: [CChar]) -> String {
+        String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The names in this directory as the system gives them, NUL-terminated, without `.` and `..`: a name that is
+    /// not UTF-8 is still one that `openat` and `unlinkat` find.
+    private func rawNames() throws(StoreError) -> [[CChar]] {
         let duplicate = dup(descriptor)
         guard duplicate >= 0, let stream = fdopendir(duplicate) else {
             let error = StoreError("list \(path)", errno)
@@ -84,42 +100,73 @@ package final class Directory: Sendable {
         defer { closedir(stream) }
         // The duplicate shares the descriptor's position: start from the first entry whatever came before.
         rewinddir(stream)
-        var names: [String] = []
+        var names: [[CChar]] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                raw.prefix { $0 != 0 }.map { CChar(bitPattern: $0) } + [0]
             }
-            if name != ".", name != ".." { names.append(name) }
+            if name != [46, 0], name != [46, 46, 0] { names.append(name) }
         }
         return names
+    }
+
+    /// What kept a tree from being all removed: the first thing left in it, and why.
+    package struct Leftover: Sendable, Equatable {
+        /// The path of what is left (a name that is not UTF-8 shown with U+FFFD).
+        package let path: String
+        /// Why: the system's reason, or that it is a mount or too deep, and so not entered.
+        package let reason: String
     }
 
     /// Removes `name` and, for a directory, everything under it, by descriptors only: a symbolic link is removed,
     /// never followed; a directory on another device or another mount than this one's (a mount, a bind mount of
     /// the same file system included) is not entered, and so is not removed; depth is bounded (our trees are two
-    /// levels deep). Returns whether it is all gone.
+    /// levels deep). Names that are not UTF-8 are removed too. Returns nil when it is all gone, or the first thing
+    /// left and why.
     @discardableResult
-    package func removeTree(_ name: String, depth: Int = 8) -> Bool {
-        removeTree(name, within: (device, mount), depth: depth)
+    package func removeTree(_ name: String) -> Leftover? {
+        removeTree(Array(name.utf8CString), within: (device, mount), depth: Self.removalDepth)
     }
 
-    private func removeTree(_ name: String, within boundary: (device: UInt64, mount: UInt64?), depth: Int) -> Bool {
+    /// How many directories deep `removeTree` goes.
+    static let removalDepth = 8
+
+    private func removeTree(_ name: [CChar], within boundary: (device: UInt64, mount: UInt64?), depth: Int)
+        -> Leftover?
+    {
+        let shown = path + "/" + Self.shown(name)
+        func left(_ reason: String) -> Leftover { Leftover(path: shown, reason: reason) }
+        func left(errno code: Int32, _ what: String) -> Leftover { left(what + ": " + String(cString: strerror(code))) }
         let child: Directory
         do {
-            child = try Directory(opening: name, in: self)
+            child = try Directory(opening: name, shown: shown, in: self)
         } catch {
             switch error.code {
-            case ENOENT: return true
+            case ENOENT: return nil
             // Not a directory, or a link to anything: the name itself goes.
-            case ENOTDIR, ELOOP: return unlinkat(descriptor, name, 0) == 0 || errno == ENOENT
-            default: return false
+            case ENOTDIR, ELOOP:
+                return unlinkat(descriptor, name, 0) == 0 || errno == ENOENT ? nil : left(errno: errno, "not removed")
+            default: return left(errno: error.code, "not opened")
             }
         }
-        guard child.device == boundary.device, child.mount == boundary.mount, depth > 0, let names = try? child.names()
-        else { return false }
-        var removed = true
-        for entry in names where !child.removeTree(entry, within: boundary, depth: depth - 1) { removed = false }
+        guard child.device == boundary.device, child.mount == boundary.mount else {
+            return left("another file system is mounted there: not entered")
+        }
+        guard depth > 0 else { return left("more than \(Self.removalDepth) directories deep: not entered") }
+        let names: [[CChar]]
+        do {
+            names = try child.rawNames()
+        } catch {
+            return left(errno: error.code, "not listed")
+        }
+        var first: Leftover?
+        for entry in names {
+            if let leftover = child.removeTree(entry, within: boundary, depth: depth - 1), first == nil {
+                first = leftover
+            }
+        }
         // If `name` was swapped for something else meanwhile, this removes at most an empty directory of ours.
-        return unlinkat(descriptor, name, AT_REMOVEDIR) == 0 && removed
+        guard unlinkat(descriptor, name, AT_REMOVEDIR) != 0 else { return first }
+        return first ?? left(errno: errno, "not removed")
     }
 }

@@ -7,9 +7,11 @@ struct GCCommand: ParsableCommand {
         abstract: "Remove attachment directories older than a given age.",
         discussion: """
             Only directories named as RichPush names them (a UUID) are removed, by descriptors: a symbolic link is
-            removed, never followed, and nothing on another file system is entered. Prints how many. EXIT STATUS:
-            0; 64 on a usage error; 70 when the root is refused (a symbolic link, another user's, writable by group
-            or others) or cannot be read.
+            removed, never followed, and nothing on another file system is entered. Prints how many; names on
+            standard error each old directory it could not remove whole, with the first thing left in it and why.
+            EXIT STATUS: 0; 1 when an old directory could not be removed whole (the others are removed); 64 on a
+            usage error; 70 when the root is refused (a symbolic link, another user's, writable by group or others)
+            or cannot be read.
             """)
 
     @Option(
@@ -20,6 +22,9 @@ struct GCCommand: ParsableCommand {
 
     /// `--older-than`: up to a hundred years, older than any file this machine holds; 0 takes everything.
     static let ageRange: ClosedRange<Duration> = .zero ... .seconds(3_153_600_000)
+
+    /// How many directories not removed whole are named, one line each; a count says how many more.
+    static let shownLeftovers = 20
 
     struct Plan: Sendable {
         /// The root as given (not made absolute: the line printed names it so).
@@ -33,9 +38,16 @@ struct GCCommand: ParsableCommand {
 
     static func run(_ plan: Plan) async -> Int32 {
         do {
-            let removed = try AttachmentStore(root: plan.root).collectGarbage(olderThan: plan.age)
-            Output.write(Array("removed \(removed) attachment directories from \(plan.root)\n".utf8))
-            return 0
+            let collection = try AttachmentStore(root: plan.root).collectGarbage(olderThan: plan.age)
+            Output.write(Array("removed \(collection.removed) attachment directories from \(plan.root)\n".utf8))
+            guard !collection.left.isEmpty else { return 0 }
+            for leftover in collection.left.prefix(shownLeftovers) {
+                Output.error("richpush gc: not removed whole: \(leftover)")
+            }
+            if collection.left.count > shownLeftovers {
+                Output.error("richpush gc: and \(collection.left.count - shownLeftovers) more not removed whole")
+            }
+            return 1
         } catch {
             // As enrich, stream and explain exit when the root is refused (see withEnricher).
             Output.error("richpush gc: \(error.detail) \(StoreOptions.hint)")

@@ -19,7 +19,7 @@ struct FileSystemTests {
         try FileManager.default.createDirectory(atPath: root + "/a/b", withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: root + "/a/b/x.jpg", contents: Data([1])))
         try FileManager.default.createSymbolicLink(atPath: root + "/a/link", withDestinationPath: outside)
-        #expect(try Directory(opening: root).removeTree("a"))
+        #expect(try Directory(opening: root).removeTree("a") == nil)
         #expect(!FileManager.default.fileExists(atPath: root + "/a"))
         #expect(FileManager.default.fileExists(atPath: outside + "/keep.jpg"))
     }
@@ -46,7 +46,10 @@ struct FileSystemTests {
             UInt64(try #require(FileManager.default.attributesOfItem(atPath: path)[.systemNumber] as? Int))
         }
         #expect(try device(mountPoint) == device(root))
-        #expect(try !Directory(opening: root).removeTree("a"), "a tree holding a mount is not all gone")
+        let leftover = try Directory(opening: root).removeTree("a")
+        let expected = Directory.Leftover(
+            path: root + "/a/b/mnt", reason: "another file system is mounted there: not entered")
+        #expect(leftover == expected, "a tree holding a mount is not all gone, and says where")
         #expect(FileManager.default.fileExists(atPath: outside + "/keep.jpg"))
         #expect(!FileManager.default.fileExists(atPath: root + "/a/x.jpg"), "the rest of the tree goes")
     }

@@ -43,7 +43,7 @@ struct GarbageCollectionTests {
         try FileManager.default.createSymbolicLink(
             atPath: holder + "/nested/dir", withDestinationPath: outside + "/inner")
         try makeOld(holder)
-        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 1)
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)).removed == 1)
         #expect(entries(root) == [linked])
         #expect(entries(outside) == ["inner", "keep.jpg"])
         #expect(entries(outside + "/inner") == ["keep.png"])
@@ -60,8 +60,60 @@ struct GarbageCollectionTests {
         defer { umount(point) }
         _ = FileManager.default.createFile(atPath: point + "/keep.jpg", contents: Data([1, 2, 3]))
         try makeOld(directory)
-        _ = try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600))
+        let collection = try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600))
         #expect(entries(point) == ["keep.jpg"])
+        #expect(
+            collection
+                == GarbageCollection(
+                    removed: 0,
+                    left: [.init(path: point, reason: "another file system is mounted there: not entered")]),
+            "the directory holding the mount is named, not counted as removed")
+    }
+
+    static func removed(_ count: Int) -> GarbageCollection { GarbageCollection(removed: count, left: []) }
+
+    @Test("names that are not UTF-8 are removed with the rest of their directory")
+    func namesNotUTF8() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let directory = scratch.root + "/" + attachmentName()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        // Latin-1 "é" (0xE9) alone: not UTF-8; a file and a directory holding one.
+        let names: [([UInt8], Bool)] = [([0xE9, 0x2E, 0x6A, 0x70, 0x67], false), ([0x64, 0xFF], true)]
+        for (name, isDirectory) in names {
+            let path = Array(directory.utf8) + [0x2F] + name
+            let made = path.withUnsafeBufferPointer { bytes -> Int32 in
+                let cPath = (bytes.map { CChar(bitPattern: $0) } + [0])
+                return isDirectory ? mkdir(cPath, 0o700) : open(cPath, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            }
+            #expect(made >= 0, "made \(name): errno \(errno)")
+            if !isDirectory, made >= 0 { close(made) }
+        }
+        try makeOld(directory)
+        #expect(try AttachmentStore(root: scratch.root).collectGarbage(olderThan: .seconds(3600)) == Self.removed(1))
+        #expect(entries(scratch.root).isEmpty)
+    }
+
+    @Test("a tree deeper than removal goes is named with the directory not entered, and the others are removed")
+    func tooDeep() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let deep = scratch.root + "/" + attachmentName()
+        let nested = deep + String(repeating: "/d", count: Directory.removalDepth + 1)
+        try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: true)
+        let shallow = scratch.root + "/" + attachmentName()
+        try FileManager.default.createDirectory(atPath: shallow + "/d", withIntermediateDirectories: true)
+        for directory in [deep, shallow] { try makeOld(directory) }
+        let collection = try AttachmentStore(root: scratch.root).collectGarbage(olderThan: .seconds(3600))
+        #expect(collection.removed == 1)
+        #expect(
+            collection.left == [
+                .init(
+                    path: deep + String(repeating: "/d", count: Directory.removalDepth),
+                    reason: "more than 8 directories deep: not entered")
+            ],
+            "\(collection.left)")
+        #expect(entries(scratch.root) == [URL(fileURLWithPath: deep).lastPathComponent])
     }
 
     @Test("ages at the ends of Duration's range take nothing or everything, and never trap")
@@ -72,8 +124,8 @@ struct GarbageCollectionTests {
         try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: false)
         try makeOld(old)
         let store = AttachmentStore(root: scratch.root)
-        #expect(try store.collectGarbage(olderThan: .seconds(Int64.max)) == 0)
-        #expect(try store.collectGarbage(olderThan: .seconds(Int64.min)) == 1)
+        #expect(try store.collectGarbage(olderThan: .seconds(Int64.max)) == Self.removed(0))
+        #expect(try store.collectGarbage(olderThan: .seconds(Int64.min)) == Self.removed(1))
     }
 
     /// Swaps `<root>/<name>` between a directory and a link to `outside` until told to stop, with renames only

@@ -442,6 +442,30 @@ struct CLITests {
         #expect(FileManager.default.fileExists(atPath: foreign))
     }
 
+    @Test("gc names each old directory it could not remove whole, removes the others, and exits 1")
+    func gcLeftovers() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Deeper than gc goes (8 directories), twice; and one it removes.
+        let deep = (0..<2).map { _ in root + "/" + UUID().uuidString.lowercased() }
+        let removable = root + "/" + UUID().uuidString.lowercased()
+        for directory in deep {
+            try FileManager.default.createDirectory(
+                atPath: directory + String(repeating: "/d", count: 9), withIntermediateDirectories: true)
+        }
+        try FileManager.default.createDirectory(atPath: removable, withIntermediateDirectories: false)
+        for directory in deep + [removable] { try makeOld(directory) }
+        let run = try await CLI.run(["gc", "--older-than", "3600", "--attachments-dir", root])
+        #expect(run.status == 1)
+        #expect(run.stdout == "removed 1 attachment directories from \(root)\n")
+        let reason = "more than 8 directories deep: not entered"
+        let expected = deep.sorted().map {
+            "richpush gc: not removed whole: " + $0 + String(repeating: "/d", count: 8) + ": " + reason
+        }
+        #expect(run.stderr.split(separator: "\n").map(String.init).sorted() == expected, "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: removable))
+    }
+
     @Test("a file size limit (ulimit -f) gives store-failed, not a crash, and leaves no partial file")
     func fileSizeLimit() async throws {
         let bed = try TestBed()

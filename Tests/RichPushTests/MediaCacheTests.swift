@@ -259,7 +259,7 @@ struct MediaCacheTests {
             try FileManager.default.setAttributes(
                 [.modificationDate: Date(timeIntervalSinceNow: -7200)], ofItemAtPath: directory)
         }
-        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == 2)
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)).removed == 2)
         #expect(!FileManager.default.fileExists(atPath: cache))
         #expect(!FileManager.default.fileExists(atPath: attachment))
         #expect(FileManager.default.fileExists(atPath: other))
