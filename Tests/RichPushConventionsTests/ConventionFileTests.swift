@@ -18,7 +18,7 @@ struct ConventionFileTests {
         let conventions = try ConventionFile.parse(Array(text.utf8))
         #expect(conventions.map(\.name) == ["acme", "legacy"])
         var registry = ConventionRegistry([])
-        for convention in conventions { registry.register(convention) }
+        registry.register(contentsOf: conventions)
         let payload = try PushPayload(
             parsing: Array(
                 (#"{"acme":{"media":{"url":"https://a/1.jpg","type":"image"}},"#
@@ -49,11 +49,38 @@ struct ConventionFileTests {
             (#"{"conventions":[{"name":"a","url":["x"],"urls":["y"]}]}"#, "unknown field \"urls\""),
         ])
     func invalid(text: String, message: String) {
+        refused(text, message)
+    }
+
+    @Test("a file declares at most 256 conventions")
+    func count() throws {
+        let entries = { (count: Int) in
+            #"{"conventions":["# + (0..<count).map { #"{"name":"c\#($0)","url":["k\#($0)"]}"# }.joined(separator: ",")
+                + "]}"
+        }
+        #expect(try ConventionFile.parse(Array(entries(256).utf8)).count == 256)
+        refused(entries(257), "\"conventions\" has 257 entries; a file declares at most 256")
+    }
+
+    @Test("register(contentsOf:) adds in order, and a name held or added earlier is replaced in place")
+    func registerMany() {
+        var registry = ConventionRegistry([KeyPathConvention(name: "a", path: ["a"], identifier: "a")])
+        registry.register(contentsOf: [
+            KeyPathConvention(name: "b", path: ["b"], identifier: "b"),
+            KeyPathConvention(name: "a", path: ["a2"], identifier: "a2"),
+            KeyPathConvention(name: "c", path: ["c"], identifier: "c"),
+            KeyPathConvention(name: "b", path: ["b2"], identifier: "b2"),
+        ])
+        #expect(registry.conventions.map(\.name) == ["a", "b", "c"])
+        #expect(registry.conventions.compactMap { ($0 as? KeyPathConvention)?.identifier } == ["a2", "b2", "c"])
+    }
+
+    private func refused(_ text: String, _ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             _ = try ConventionFile.parse(Array(text.utf8))
-            Issue.record("accepted: \(text)")
+            Issue.record("accepted: \(text.prefix(200))", sourceLocation: sourceLocation)
         } catch {
-            #expect(error.detail.contains(message), "\(error.detail)")
+            #expect(error.detail.contains(message), "\(error.detail)", sourceLocation: sourceLocation)
         }
     }
 }

@@ -6,6 +6,27 @@ import Testing
 
 @Suite("explain: why is there no image?")
 struct ExplainTests {
+    @Test("the text shows a URL whole up to 300 characters, a longer one by its start and length; the JSON whole")
+    func longURL() {
+        let long = "https://example.com/" + String(repeating: "a", count: 1000) + ".jpg"
+        let explanation = Explanation(
+            mutable: true, format: PayloadFormat.detect(PushPayload(JSONObject([]))),
+            conventions: [
+                .init(
+                    name: "acme",
+                    findings: [
+                        .init(
+                            reference: MediaReference(url: long, convention: "acme", identifier: "acme", field: "acme"),
+                            verdict: .refuse(.badURL, "too long"))
+                    ], problems: [])
+            ])
+        let text = explanation.text(input: "p.json")
+        #expect(text.contains("acme " + long.prefix(240) + "... (1024 bytes in all)\n"), "\(text)")
+        #expect(!text.contains(long.prefix(241)))
+        #expect(Explanation.shown(String(long.prefix(300))) == String(long.prefix(300)))
+        #expect(JSONWriter.string(explanation.json(input: "p.json")).contains(long))
+    }
+
     @Test("each reference gets a verdict from headers and first bytes, and nothing is stored")
     func verdicts() async throws {
         let bed = try TestBed()

@@ -113,7 +113,7 @@ public struct Explanation: Sendable {
             lines.append("  \(report.name):")
             for finding in report.findings {
                 let platform = fcm ? " (\(finding.reference.platform.rawValue))" : ""
-                let head = "    \(finding.reference.field)\(platform) \(finding.reference.url)"
+                let head = "    \(finding.reference.field)\(platform) \(Self.shown(finding.reference.url))"
                 switch finding.verdict {
                 case .attach(let type, let bytes):
                     let transcoded = type.isAttachable ? "" : " transcoded to JPEG or PNG from"
@@ -138,6 +138,17 @@ public struct Explanation: Sendable {
         let unmatched = conventions.filter { !$0.matched }.map(\.name)
         if !unmatched.isEmpty { lines.append("  not present: " + unmatched.joined(separator: ", ")) }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// How many characters of a URL the text shows; the JSON has it whole.
+    static let shownURLCharacters = 300
+
+    /// `url` for a person: whole up to `shownURLCharacters`, else its start and its length (a URL the fetch refuses
+    /// as too long, 2,048 bytes by default, can be as long as the payload, and each convention that finds it shows
+    /// it again).
+    static func shown(_ url: String) -> String {
+        guard url.utf8.count > shownURLCharacters, url.count > shownURLCharacters else { return url }
+        return url.prefix(shownURLCharacters - 60) + "... (\(url.utf8.count) bytes in all)"
     }
 }
 

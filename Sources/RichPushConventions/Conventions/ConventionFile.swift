@@ -10,8 +10,13 @@ import RichPushCore
 /// ```
 /// `url` (required) and `hint` (optional) are key paths from the payload's root; the step `@json` parses a
 /// JSON-encoded string. `identifier` defaults to the name. Names are lowercase letters, digits, `_` and `-`,
-/// unique, and not a built-in convention's.
+/// unique, and not a built-in convention's. A file declares at most `maximumConventions`.
 public enum ConventionFile {
+    /// How many conventions a file may declare: 256. Every convention reads every payload (a `@json` step parses its
+    /// string again for each), so a payload costs about this many times its size at most; a file of 20,000 took
+    /// `explain` to 5 GB on one payload with a 131 KB field.
+    public static let maximumConventions = 256
+
     /// Parses the file's text.
     /// - Throws: `ConventionFileError` naming the bad entry and what is wrong with it.
     public static func parse(_ bytes: some Collection<UInt8>) throws(ConventionFileError) -> [KeyPathConvention] {
@@ -23,6 +28,10 @@ public enum ConventionFile {
         }
         guard case .object(let root) = value, case .array(let entries)? = root["conventions"] else {
             throw ConventionFileError("expected an object with a \"conventions\" array")
+        }
+        guard entries.count <= maximumConventions else {
+            throw ConventionFileError(
+                "\"conventions\" has \(entries.count) entries; a file declares at most \(maximumConventions)")
         }
         var conventions: [KeyPathConvention] = []
         var names = Set(ConventionRegistry.standard.conventions.map(\.name))

@@ -142,25 +142,34 @@ struct FetchOptions: ParsableArguments {
             case .failure(let error): throw UsageError("\($conventionFile.flag): \(error.detail)")
             }
             do {
-                for convention in try ConventionFile.parse(bytes) { available.register(convention) }
+                available.register(contentsOf: try ConventionFile.parse(bytes))
             } catch {
                 throw UsageError("\($conventionFile.flag) \(file): \(error.detail)")
             }
         }
         let names = conventionNames.flatMap { $0.split(separator: ",").map(String.init) }
         guard !names.isEmpty else { return available }
+        // By name, through an index: a file may add thousands, and the list may name them all.
+        let all = available.conventions
+        let positions = Dictionary(all.indices.map { (all[$0].name, $0) }, uniquingKeysWith: { first, _ in first })
         var chosen: [any MediaConvention] = []
+        var taken = Set<String>()
         for name in names {
-            guard let convention = available.conventions.first(where: { $0.name == name }) else {
-                let known = available.conventions.map(\.name).joined(separator: ", ")
-                throw UsageError("\($conventionNames.flag): unknown convention '\(name)' (known: \(known))")
+            guard let index = positions[name] else {
+                throw UsageError("\($conventionNames.flag): unknown convention '\(name)' (known: \(Self.known(all)))")
             }
-            guard !chosen.contains(where: { $0.name == name }) else {
+            guard taken.insert(name).inserted else {
                 throw UsageError("\($conventionNames.flag): '\(name)' is named twice")
             }
-            chosen.append(convention)
+            chosen.append(all[index])
         }
         return ConventionRegistry(chosen)
+    }
+
+    /// The names of `conventions` for a message: the first 40, then how many more (a file may add thousands).
+    private static func known(_ conventions: [any MediaConvention]) -> String {
+        let shown = conventions.prefix(40).map(\.name).joined(separator: ", ")
+        return conventions.count > 40 ? shown + " and \(conventions.count - 40) more" : shown
     }
 
     /// With `--no-transform`, an option of the transformation given is a mistake: names the first.
