@@ -36,7 +36,8 @@ struct ConsumerGroup: Sendable {
     func read(_ connection: RedisConnection, count: Int) throws(RedisError) -> [StreamEntry] {
         try connection.entries(
             [
-                "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(count), "BLOCK", "1000",
+                "XREADGROUP", "GROUP", settings.group, settings.consumer, "COUNT", String(count), "BLOCK",
+                String(WorkerStateMachine.readBlock.inMilliseconds),
                 "STREAMS", settings.stream, ">",
             ], reply: .streams, payloadLimit: payloadLimit, most: count)
     }

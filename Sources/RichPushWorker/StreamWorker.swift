@@ -225,6 +225,7 @@ package final class StreamWorker: LifecycleService {
     private func readLoop() {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
+        var warnedOfEarlyReads = false
         defer { event { $0.readerHasStopped() } }
         while true {
             let action = core.withLock { $0.machine.nextRead(now: .now) }
@@ -251,10 +252,21 @@ package final class StreamWorker: LifecycleService {
                     core.withLock { $0.machine.claimed(now: .now) }
                     try group.removeIdleConsumers(connection)
                 case .read(let count):
+                    let asked = ContinuousClock.now
                     let entries = try group.read(connection, count: count)
-                    core.withLock { $0.machine.redisAnswered() }
+                    let early = core.withLock { $0.machine.read(entries.count, asked: asked, now: .now) }
+                    if early, !warnedOfEarlyReads {
+                        warnedOfEarlyReads = true
+                        log(
+                            "richpush worker: Redis answered XREADGROUP ... BLOCK 1000 at once with nothing (a proxy "
+                                + "or server that does not block?): reading at most once a second while it does")
+                    }
                     delay.reset()
                     dispatch(entries, deliveries: 1)
+                case .pace(let until):
+                    _ = core.wait(timeout: max(.zero, until - .now)) { core -> Void? in
+                        core.machine.readingStopped ? () : nil
+                    }
                 }
             } catch {
                 core.withLock { $0.machine.redisFailed() }

@@ -30,6 +30,9 @@ struct WorkerStateMachine {
         case claim(count: Int)
         /// Read up to `count` new entries (XREADGROUP, blocking up to a second).
         case read(count: Int)
+        /// The last read came back empty sooner than its block: wait until `until` (or reading stops) before the
+        /// next, so that a server that does not block (a proxy, a look-alike) is not asked again at once, in a loop.
+        case pace(until: ContinuousClock.Instant)
         /// Every slot is taken: check that Redis still answers (PING), so that readiness follows it.
         case checkConnection
         /// Every slot is taken and the connection was checked lately: wait until a slot frees, reading stops, or
@@ -91,6 +94,10 @@ struct WorkerStateMachine {
     private var writerStopped = false
     private var nextClaim: ContinuousClock.Instant
     private var nextCheck: ContinuousClock.Instant
+    /// No read before this: set when a read came back empty sooner than its block.
+    private var nextRead: ContinuousClock.Instant? = nil
+    /// How long a read blocks for new entries (XREADGROUP's `BLOCK`, in milliseconds).
+    static let readBlock: Duration = .seconds(1)
 
     /// A worker of `settings` starting at `now`, checking its connection every `connectionCheck` while it reads
     /// nothing: it claims first, then reads.
@@ -116,8 +123,13 @@ struct WorkerStateMachine {
             // readiness does not go on saying "connected" about a Redis that went away.
             return now >= nextCheck ? .checkConnection : .waitForRoom(until: nextCheck)
         }
+        if now >= nextClaim {
+            nextCheck = now + connectionCheck
+            return .claim(count: free)
+        }
+        if let nextRead, now < nextRead { return .pace(until: nextRead) }
         nextCheck = now + connectionCheck
-        return now >= nextClaim ? .claim(count: free) : .read(count: free)
+        return .read(count: free)
     }
 
     /// What the writer does next, at `now`. Results go in batches (`WriteBatching`: one script call, one round
@@ -172,6 +184,17 @@ struct WorkerStateMachine {
     /// Redis answered the reader (a read, a claim).
     mutating func redisAnswered() {
         connected = true
+    }
+
+    /// A read asked at `asked` was answered at `now` with `count` entries. An empty answer sooner than the block
+    /// (less than 90% of it) is a server that did not block: the next read waits for the block's end. Returns
+    /// whether that is so.
+    @discardableResult
+    mutating func read(_ count: Int, asked: ContinuousClock.Instant, now: ContinuousClock.Instant) -> Bool {
+        connected = true
+        let early = count == 0 && now - asked < Self.readBlock * 0.9
+        nextRead = early ? asked + Self.readBlock : nil
+        return early
     }
 
     /// Redis answered the reader's connection check at `now`.

@@ -303,6 +303,30 @@ struct WorkerTests {
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
     }
 
+    @Test(
+        """
+        a Redis that answers XREADGROUP ... BLOCK at once with nothing is read at most once a second, with one \
+        warning, and its entries are still processed
+        """)
+    func nonBlockingRedis() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let proxy = try NonBlockingProxy(redis)
+        defer { proxy.stop() }
+        let worker = try WorkerProcess(
+            ["--redis", "redis://127.0.0.1:\(proxy.port)", "--stream", "in", "--group", "g", "--output-stream", "out"]
+                + bed.cliOptions + ["--create-group"])
+        try await waitUntil("four reads through the proxy") { proxy.reads.count >= 4 }
+        let reads = proxy.reads
+        // Each read asks for the block's end before the next: three gaps of a second at least, on any load (without
+        // the pace, thousands of reads came in that time).
+        #expect(reads[3] - reads[0] >= .milliseconds(2900), "\(reads.count) reads in \(reads[3] - reads[0])")
+        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the entry's result") { try redis.entries("out").count == 1 }
+        let warnings = worker.stderr.components(separatedBy: "that does not block?").count - 1
+        #expect(warnings == 1, "\(worker.stderr)")
+    }
+
     @Test("a worker killed mid-entry: another claims the entry after --claim-idle and writes its one result")
     func claimAfterKill() async throws {
         let bed = try TestBed()

@@ -55,6 +55,44 @@ struct WorkerStateMachineTests {
         #expect(read8 == .claim(count: 2))
     }
 
+    @Test("a read answered empty sooner than its block paces the next to the block's end; any other read does not")
+    func pacedReads() {
+        var machine = Self.machine()
+        let now = Self.start
+        let step1 = machine.nextRead(now: now) == .claim(count: 4)
+        #expect(step1)
+        machine.claimed(now: now)
+        // Empty at once (a server that does not block): the next read waits for the second's end.
+        let step2 = machine.nextRead(now: now) == .read(count: 4)
+        #expect(step2)
+        let step3 = machine.read(0, asked: now, now: now + .milliseconds(5))
+        #expect(step3)
+        let step4 = machine.nextRead(now: now + .milliseconds(6)) == .pace(until: now + .seconds(1))
+        #expect(step4)
+        let step5 = machine.nextRead(now: now + .milliseconds(999)) == .pace(until: now + .seconds(1))
+        #expect(step5)
+        let step6 = machine.nextRead(now: now + .seconds(1)) == .read(count: 4)
+        #expect(step6)
+        // Empty after the block (Redis blocking as asked), or entries at once: the next read at once.
+        let later = now + .seconds(1)
+        let step7 = machine.read(0, asked: later, now: later + .milliseconds(950))
+        #expect(!step7)
+        let step8 = machine.nextRead(now: later + .milliseconds(950)) == .read(count: 4)
+        #expect(step8)
+        let step9 = machine.read(2, asked: later, now: later + .milliseconds(1))
+        #expect(!step9)
+        let step10 = machine.nextRead(now: later + .milliseconds(2)) == .read(count: 4)
+        #expect(step10)
+        // A claim due is not held back by the pace, and stopping ends it.
+        let step11 = machine.read(0, asked: now + .seconds(29), now: now + .seconds(29))
+        #expect(step11)
+        let step12 = machine.nextRead(now: now + .seconds(30)) == .claim(count: 4)
+        #expect(step12)
+        machine.shutdownRequested()
+        let step13 = machine.nextRead(now: now + .seconds(30))
+        #expect(step13 == .stop)
+    }
+
     @Test("the graceful shutdown stops reading; the writer finishes, drained, once every entry taken is written")
     func drained() {
         var machine = Self.machine()
