@@ -142,4 +142,48 @@ struct PublishTests {
         #expect(url.status == 64)
         #expect(url.stderr.contains("--publish-url"), "\(url.stderr)")
     }
+
+    @Test(
+        """
+        a directory others may write to is refused, at the command's start and before each file; one group may \
+        write to, or a link to a directory, is used
+        """)
+    func directoryChecked() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let source = directory + "/.source.jpg"
+        try Data(fixture("photo.jpg")).write(to: URL(fileURLWithPath: source))
+        let sha = TransformStepTests.sha256(of: "photo.jpg")
+        let media = FetchedMedia(
+            path: source, directory: "", type: .jpeg, bytes: fixture("photo.jpg").count, sha256: sha)
+        let publisher = DirectoryPublisher(directory: directory, baseURL: Self.base)
+        for mode in [0o777, 0o1777, 0o757] {
+            chmod(directory, mode_t(mode))
+            let reason = "\(directory) is writable by others (mode \(String(mode, radix: 8))): anyone on this machine"
+            #expect(throws: PublishFailure.self) { try publisher.publish(media) }
+            #expect(throws: PublishFailure.self) { try publisher.check() }
+            do {
+                try publisher.check()
+            } catch {
+                #expect(error.detail.hasPrefix(reason), "\(error.detail)")
+            }
+            #expect(!published().contains { $0.hasPrefix(sha) }, "nothing written in mode \(mode)")
+            let run = try await CLI.run([
+                "enrich", "--publish-dir", directory, "--publish-url", Self.base, "--attachments-dir",
+                directory + "/attachments", "x.json",
+            ])
+            #expect(run.status == 64)
+            #expect(run.stderr.contains("--publish-dir: " + reason), "\(run.stderr)")
+        }
+        chmod(directory, 0o775)
+        #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
+        // Through a link to the directory: what it leads to is judged, and used.
+        let link = directory + "-link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        #expect(try DirectoryPublisher(directory: link, baseURL: Self.base).publish(media) == "\(Self.base)/\(sha).jpg")
+        chmod(directory, 0o777)
+        #expect(throws: PublishFailure.self) { try DirectoryPublisher(directory: link, baseURL: Self.base).check() }
+        chmod(directory, 0o755)
+    }
 }

@@ -47,6 +47,7 @@ public struct DirectoryPublisher: MediaPublisher {
         guard FileSystem.makeDirectories(directory, mode: 0o755) else {
             throw PublishFailure("cannot make \(directory): \(String(cString: strerror(errno)))")
         }
+        try check()
         let temporary = directory + "/." + name + "." + RandomName.uuid() + ".tmp"
         defer { unlink(temporary) }
         try Self.copy(media.path, to: temporary)
@@ -63,6 +64,29 @@ public struct DirectoryPublisher: MediaPublisher {
         }
         verified.withLock { $0[target] = nil }
         return url
+    }
+
+    /// Refuses a directory that others may write to (mode `o+w`, sticky or not): anyone on the machine could then
+    /// put their own file at a published name, or one not yet published, and the web server would serve it as the
+    /// image. The directory may be a link (to a web root, say): what it leads to is judged. A missing directory
+    /// passes (it is made, mode 0755, at the first publication). Checked before each file is written, and by the
+    /// command line at its start.
+    /// - Throws: `PublishFailure` naming the directory and why.
+    public func check() throws(PublishFailure) {
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            guard errno == ENOENT else {
+                throw PublishFailure("cannot read \(directory): \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw PublishFailure("\(directory) is not a directory") }
+        guard info.st_mode & S_IWOTH == 0 else {
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            throw PublishFailure(
+                "\(directory) is writable by others (mode \(mode)): anyone on this machine could put a file of theirs "
+                    + "at a published name")
+        }
     }
 
     /// Whether `target` is `media` published: a regular file (never followed if a link) of its size and SHA-256.

@@ -86,7 +86,13 @@ struct PublishOptions: ParsableArguments {
                 throw UsageError("\($publishURL.flag): '\(url)' is not an http or https URL")
             }
             let absolute = directory.hasPrefix("/") ? directory : FileSystem.currentDirectory() + "/" + directory
-            return DirectoryPublisher(directory: absolute, baseURL: url)
+            let publisher = DirectoryPublisher(directory: absolute, baseURL: url)
+            do {
+                try publisher.check()
+            } catch {
+                throw UsageError("\($publishDirectory.flag): \(error.detail)")
+            }
+            return publisher
         case (nil, let location?, let url?):
             return try objectStorePublisher(location: location, url: url)
         }
