@@ -10,12 +10,9 @@ import Testing
 @Suite(.offPool) struct TransformThroughEngineTests {
     @Test("the step reads a file as the type libmagic decided: an SVG past 3 KB is attached as a PNG")
     func lateSVGAttached() async throws {
-        let directory = try temporaryDirectory()
+        let directory = try Self.mediaDirectory(["late.svg": ImageWriters.lateSVG()])
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let media = directory + "/media"
-        try FileManager.default.createDirectory(atPath: media, withIntermediateDirectories: true)
-        try Data(ImageWriters.lateSVG()).write(to: URL(fileURLWithPath: media + "/late.svg"))
-        let bed = try TestBed(media: media) { $0.transform.converter = VipsConverter() }
+        let bed = try TestBed(media: directory + "/media") { $0.transform.converter = VipsConverter() }
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/late.svg")))
             let attached = try #require(result.attachments.first?.media, "\(result.problems)")
@@ -29,14 +26,40 @@ import Testing
         let bed = try TestBed()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let input = directory + "/avif.json"
-        try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.avif"))"}"#.utf8)
-            .write(to: URL(fileURLWithPath: input))
-        let run = try await CLI.run(["enrich"] + bed.cliOptions + [input])
-        let attachment = (run.lines.first?["attachments"] as? [[String: Any]])?.first
+        let (run, attachment) = try await Self.enrich(bed, "/media/photo.avif", in: directory)
         #expect(attachment?["mime"] as? String == "image/jpeg", "\(run.stdout)")
         #expect(!run.stderr.contains("WARNING"), "\(run.stderr)")
         #expect(run.stderr.isEmpty, "\(run.stderr)")
     }
 
+    @Test("an SVG that begins with a UTF-8 byte-order mark is attached as a PNG by `richpush enrich` (its renderer)")
+    func markedSVG() async throws {
+        let svg =
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>"#
+        let directory = try Self.mediaDirectory(["marked.svg": [0xEF, 0xBB, 0xBF] + Array(svg.utf8)])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bed = try TestBed(media: directory + "/media")
+        let (run, attachment) = try await Self.enrich(bed, "/media/marked.svg", in: directory)
+        #expect(attachment?["mime"] as? String == "image/png", "\(run.stdout)")
+    }
+
+    /// `richpush enrich` of a payload (written in `directory`) referencing `path` on the bed's origin: the run and
+    /// its first attachment.
+    static func enrich(_ bed: TestBed, _ path: String, in directory: String) async throws -> (
+        CLI.Run, [String: Any]?
+    ) {
+        let input = directory + "/payload.json"
+        try Data(#"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url(path))"}"#.utf8)
+            .write(to: URL(fileURLWithPath: input))
+        let run = try await CLI.run(["enrich"] + bed.cliOptions + [input])
+        return (run, (run.lines.first?["attachments"] as? [[String: Any]])?.first)
+    }
+
+    /// A new directory holding `media/` with `files` (name and bytes), for a `TestBed` to serve.
+    static func mediaDirectory(_ files: [String: [UInt8]]) throws -> String {
+        let directory = try temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/media", withIntermediateDirectories: true)
+        for (name, bytes) in files { try Data(bytes).write(to: URL(fileURLWithPath: directory + "/media/" + name)) }
+        return directory
+    }
 }

@@ -26,6 +26,29 @@ extension TransformTests {
         }
     }
 
+    @Test("an SVG that begins with a UTF-8 byte-order mark is an SVG, and libvips renders it, mark and all")
+    func svgWithByteOrderMark() throws {
+        let svg =
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>"#
+        for text in [svg, #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + svg] {
+            let marked = Sniffer.byteOrderMark + Array(text.utf8)
+            guard case .convertible(.svg, _) = try Sniffer().sniff(marked) else {
+                Issue.record("libmagic does not call it SVG: \(try Sniffer().sniff(marked))")
+                continue
+            }
+            let source = directory + "/marked-\(UUID().uuidString).svg"
+            try Data(marked).write(to: URL(fileURLWithPath: source))
+            let converted = try convert(source, type: .svg, to: UUID().uuidString + ".png", as: .png)
+            #expect(converted.width == 10, "\(converted)")
+        }
+        // Text after a mark that is no SVG is still named and refused.
+        guard case .unsupported(let named) = try Sniffer().sniff(Sniffer.byteOrderMark + Array("hello\n".utf8)) else {
+            Issue.record("plain text after a mark was not refused")
+            return
+        }
+        #expect(named.hasPrefix("text/plain"), "\(named)")
+    }
+
     @Test(
         """
         an SVG whose <svg> comes after 3 KB is libmagic's SVG and libvips's svgload's: ImageMagick never opens the \

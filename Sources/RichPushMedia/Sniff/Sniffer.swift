@@ -91,9 +91,13 @@ final class Sniffer {
         return .unsupported(Self.summary(mimeType, description))
     }
 
-    /// The second step: what a refused body is, with libmagic's text checks, from its first `namingBytes`.
+    /// The second step: what a refused body is, with libmagic's text checks, from its first `namingBytes`. A UTF-8
+    /// byte-order mark at the start is passed over: libmagic's SVG and HTML rules look for their opening text at
+    /// offset 0, so an SVG that began with one was `text/xml` (or `text/plain`) and refused, though libvips's
+    /// svgload reads it (libxml2 takes the mark). The file itself keeps its mark.
     func name(_ bytes: UnsafeRawBufferPointer) -> Verdict {
-        let prefix = UnsafeRawBufferPointer(rebasing: bytes.prefix(Self.namingBytes))
+        let text = bytes.starts(with: Self.byteOrderMark) ? UnsafeRawBufferPointer(rebasing: bytes.dropFirst(3)) : bytes
+        let prefix = UnsafeRawBufferPointer(rebasing: text.prefix(Self.namingBytes))
         do {
             let mimeType = try magic.identify(prefix, mime: true, text: true)
             let description = try magic.identify(prefix, mime: false, text: true)
@@ -105,6 +109,9 @@ final class Sniffer {
             return .unsupported("unidentified (\(error.detail))")
         }
     }
+
+    /// UTF-8's byte-order mark, which some editors put at the start of a text file.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     private static func summary(_ mimeType: String, _ description: String) -> String {
         "\(mimeType) (\(description.split(separator: ",").first.map(String.init) ?? description))"
