@@ -3,6 +3,10 @@ import Dispatch
 import RichPushCore
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The thread that drives one curl multi handle: it adds transfers on request (each once its origin has room, and
 /// an https origin's others once its first has a response, so that they resume its TLS session: `AdmissionQueue`)
 /// and cancels them, runs `curl_multi_perform`, settles finished transfers, and sleeps in
@@ -118,6 +122,17 @@ package final class FetchLoop: @unchecked Sendable {
         startDedicatedThread(named: "rp-fetch-loop") { [self] in run() }
     }
 
+    /// Gives this thread (the loop's, where curl converts a host name that is not ASCII to its punycode form, with
+    /// libidn2) a locale whose characters are UTF-8, `C.UTF-8` for `LC_CTYPE` only (`uselocale`: this thread alone,
+    /// nothing else in the process changes). libidn2 reads the name in the locale's encoding, and a process that never
+    /// calls `setlocale` runs in "C", ASCII: `https://bücher.example/` failed as `bad-url` ("URL using bad/illegal
+    /// format"), though the curl tool, which sets the locale from the environment, fetches it. Without C.UTF-8
+    /// (glibc has had it built in since 2.35), such names stay refused.
+    private static func readHostNamesAsUTF8() {
+        guard let locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil) else { return }
+        uselocale(locale)
+    }
+
     private static let initializeCurl: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
@@ -230,6 +245,7 @@ package final class FetchLoop: @unchecked Sendable {
     // MARK: - The loop thread
 
     private func run() {
+        Self.readHostNamesAsUTF8()
         while true {
             sniffing.newTurn()
             let commands = inbox.withLock { $0.commands.takeAll() }

@@ -61,6 +61,21 @@ struct FetcherTests {
         }
     }
 
+    @Test("a host name that is not ASCII is fetched by its punycode form, whatever the process's locale")
+    func internationalHostName() async throws {
+        // The name resolves only as curl converts it: xn--bcher-kva is "bücher" in punycode.
+        let bed = try TestBed { configuration in
+            configuration.network.resolve += configuration.network.resolve.map {
+                $0.replacingOccurrences(of: "media.test", with: "xn--bcher-kva.test")
+            }
+        }
+        try await withFetcher(bed.configuration) { fetcher in
+            let url = "http://bücher.test:\(bed.origin.port)/media/photo.jpg"
+            let media = try await fetcher.fetch(url, timeout: .seconds(10)).get()
+            #expect(media.type == .jpeg)
+        }
+    }
+
     @Test("a lying Content-Type does not change the sniffed type")
     func lyingContentType() async throws {
         let bed = try TestBed()
