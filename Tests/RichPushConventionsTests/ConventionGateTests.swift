@@ -197,6 +197,23 @@ struct ConventionGateTests {
         }
     }
 
+    @Test("references asking for one identifier get -2, -3, ... in order, with one try each, not one per suffix")
+    func sharedIdentifier() {
+        let count = 20_000
+        var scan = ConventionScan()
+        scan.references = [MediaReference(url: "https://m.example/a", convention: "c", identifier: "a-3", field: "f")]
+        let added = (0..<count).map {
+            MediaReference(url: "https://m.example/\($0)", convention: "c", identifier: "a", field: "f")
+        }
+        let tried = scan.mergeIndexed(added)
+        // The held "a-3" is passed over once; before, the n-th reference tried n suffixes (200 million here).
+        #expect(tried == count + (count - 1) + 1, "\(tried) tries for \(count) references")
+        let identifiers = scan.references.map(\.identifier)
+        #expect(identifiers.prefix(5) == ["a-3", "a", "a-2", "a-4", "a-5"])
+        #expect(identifiers.last == "a-\(count + 1)")
+        #expect(Set(identifiers).count == count + 1)
+    }
+
     /// `merge` as it was before its linear path: every batch through the two indexes.
     static func indexedMerge(_ held: [MediaReference], _ added: [MediaReference]) -> [MediaReference] {
         var scan = ConventionScan()

@@ -69,6 +69,38 @@ struct HostilePayloadTests {
 
 @Suite("Thousands of references in one payload")
 struct ManyReferencesTests {
+    @Test(
+        """
+        a payload's fields give at most 64 problems, then one too-many-problems that counts the rest: in enrich's \
+        result, an FCM message's, and explain's report
+        """)
+    func manyProblems() async throws {
+        let bed = try TestBed()
+        let numbers = Array(repeating: "0", count: 1000).joined(separator: ",")
+        let airship = #"{"aps":{"mutable-content":1},"com.urbanairship.media_attachment":{"urls":[\#(numbers)]}}"#
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try PushPayload(parsing: Array(airship.utf8)), timeout: .seconds(20))
+            #expect(result.problems.count == 65)
+            #expect(result.problems.prefix(64).allSatisfy { $0.code == .badReference })
+            let last = try #require(result.problems.last)
+            #expect(last.code == .tooManyProblems)
+            #expect(last.source == "com.urbanairship.media_attachment.urls[64]")
+            #expect(last.detail == "936 more problems in the payload's fields are not listed (only the first 64 are)")
+            #expect(result.outcome == .failed, "the references not listed are counted as not fetched")
+            // Inside an FCM message, the fields are named from the message's root.
+            let message = #"{"message":{"token":"t","apns":{"payload":\#(airship)}}}"#
+            let wrapped = await enricher.enrich(try PushPayload(parsing: Array(message.utf8)), timeout: .seconds(20))
+            #expect(wrapped.problems.count == 65)
+            #expect(wrapped.problems.last?.source == "message.apns.payload.com.urbanairship.media_attachment.urls[64]")
+            let explained = await enricher.explain(
+                try PushPayload(parsing: Array(airship.utf8)), deadline: .now + .seconds(20))
+            let report = try #require(explained.conventions.first { $0.name == "airship" })
+            #expect(report.problems.count == 65)
+            #expect(report.problems.last?.code == .tooManyProblems)
+        }
+        #expect(bed.origin.requestLog.isEmpty)
+    }
+
     @Test("5,000 OneSignal attachments: the first 8 fetched, the rest reported without a request, within the deadline")
     func thousands() async throws {
         let bed = try TestBed()

@@ -95,9 +95,9 @@ final class EnrichmentRun: Sendable {
                         + "run"
                 ))
         }
-        problems += scan.problems
+        problems += scan.listedProblems
         let limit = configuration.limits.maximumReferences
-        var unfetched = scan.problems.filter { $0.code == .badReference }.count
+        var unfetched = scan.problems.filter { $0.code == .badReference }.count + scan.omittedBadReferences
         if scan.references.count > limit {
             let dropped = scan.references[limit...]
             unfetched += dropped.count

@@ -169,7 +169,7 @@ extension Enricher {
         if let message {
             let own = message.ownScans()
             var scan = own.ios
-            scan.problems += own.android.problems
+            scan.takeProblems(of: own.android)
             scan.references += own.android.references
             scans = [(FCMMessage.convention, scan)] + message.conventionScans(with: configuration.conventions)
         } else {
@@ -191,7 +191,7 @@ extension Enricher {
                 toProbe.append((reports.count, findings.count, reference))
                 findings.append(.init(reference: reference, verdict: .refuse(.expired, "not probed")))
             }
-            reports.append(.init(name: name, findings: findings, problems: scan.problems))
+            reports.append(.init(name: name, findings: findings, problems: scan.listedProblems))
         }
         let verdicts = await withTaskGroup(of: (Int, Explanation.Verdict).self) { group in
             for (index, item) in toProbe.enumerated() {

@@ -83,7 +83,7 @@ public struct ConventionRegistry: Sendable {
         // By index: iterating the array would copy each existential out of it (KeyPathConvention's is boxed).
         for index in conventions.indices where gate.includes(index, in: selected) {
             let scan = conventions[index].scan(payload)
-            if !scan.problems.isEmpty { result.problems += scan.problems }
+            result.takeProblems(of: scan)
             if !scan.overrides.isEmpty { result.overrides += scan.overrides }
             result.merge(scan.references)
         }
@@ -178,10 +178,16 @@ extension ConventionScan {
     }
 
     /// `merge` through two indexes, the URLs' keys and the identifiers held: linear in the references, whatever
-    /// their number.
-    package mutating func mergeIndexed(_ added: [MediaReference]) {
+    /// their number or identifiers. Returns how many identifiers it tried (for the tests: about one a reference).
+    @discardableResult
+    package mutating func mergeIndexed(_ added: [MediaReference]) -> Int {
         var seen: [MediaReference.Key: Int] = [:]
         var identifiers = Set<String>()
+        // For each identifier asked for again, the suffix to try next: without it, the n-th reference asking for
+        // one identifier tried `-2` to `-n` first, and 75,000 of them (a 1 MB OneSignal `att` of one repeated key)
+        // took three minutes, before any deadline was looked at.
+        var nextSuffix: [String: Int] = [:]
+        var tried = 0
         for (index, reference) in references.enumerated() {
             seen[reference.key] = seen[reference.key] ?? index
             identifiers.insert(reference.identifier)
@@ -197,14 +203,18 @@ extension ConventionScan {
             }
             seen[reference.key] = references.count
             var candidate = reference.identifier
-            var suffix = 2
+            var suffix = nextSuffix[reference.identifier] ?? 2
+            tried += 1
             while !identifiers.insert(candidate).inserted {
                 candidate = "\(reference.identifier)-\(suffix)"
                 suffix += 1
+                tried += 1
             }
+            if candidate != reference.identifier { nextSuffix[reference.identifier] = suffix }
             reference.identifier = candidate
             references.append(reference)
         }
+        return tried
     }
 
     /// `merge` of one reference by comparing it with each held: the same rules without the indexes.

@@ -4,8 +4,27 @@ import RichPushCore
 public struct ConventionScan: Sendable, Hashable {
     /// The references, in the order the convention documents.
     public var references: [MediaReference] = []
-    /// Fields the convention reads that hold something it cannot use (a number where a URL belongs).
-    public var problems: [EnrichmentProblem] = []
+    /// Fields the convention reads that hold something it cannot use (a number where a URL belongs): the first
+    /// `maximumProblems`; those past it are counted in `omittedProblems`, not kept.
+    public var problems: [EnrichmentProblem] = [] {
+        didSet {
+            guard problems.count > Self.maximumProblems else { return }
+            let extra = problems[Self.maximumProblems...]
+            if omittedProblems == 0 { firstOmittedSource = extra.first?.source }
+            omittedProblems += extra.count
+            omittedBadReferences += extra.lazy.filter { $0.code == .badReference }.count
+            problems.removeSubrange(Self.maximumProblems...)
+        }
+    }
+    /// How many problems were found past `maximumProblems`, and not kept.
+    public private(set) var omittedProblems = 0
+    /// How many of those were `bad-reference`s: references that are not fetched, for the outcome.
+    package private(set) var omittedBadReferences = 0
+    /// The field of the first problem not kept.
+    private var firstOmittedSource: String? = nil
+    /// How many problems a scan keeps: 64. Without a bound, a 1 MB Airship `urls` array of 520,000 numbers gave a
+    /// problem for each, a 94 MB result line and 369 MB of memory for one payload.
+    public static let maximumProblems = 64
     /// Changes to the notification's text the payload asks for (Airship's `content`), in order.
     public var overrides: [AlertOverride] = []
 
@@ -37,6 +56,34 @@ public struct ConventionScan: Sendable, Hashable {
             MediaReference(
                 url: url, convention: convention, identifier: identifier, field: field,
                 thumbnail: thumbnail == Thumbnail() ? nil : thumbnail, typeHint: typeHint, platform: platform ?? .ios))
+    }
+
+    /// Adds `other`'s problems after these, and what it omitted to what this omits.
+    public mutating func takeProblems(of other: ConventionScan) {
+        if omittedProblems == 0, other.omittedProblems > 0 { firstOmittedSource = other.firstOmittedSource }
+        omittedProblems += other.omittedProblems
+        omittedBadReferences += other.omittedBadReferences
+        if !other.problems.isEmpty { problems += other.problems }
+    }
+
+    /// Names every field found from further out: `prefix` (`message.apns.payload.`) before each problem's source and
+    /// reference's field.
+    package mutating func nameFields(within prefix: String) {
+        for index in problems.indices { problems[index].source = prefix + problems[index].source }
+        for index in references.indices { references[index].field = prefix + references[index].field }
+        firstOmittedSource = firstOmittedSource.map { prefix + $0 }
+    }
+
+    /// The problems kept and, when some were not, a last `too-many-problems` one saying how many, at the field of
+    /// the first not kept.
+    public var listedProblems: [EnrichmentProblem] {
+        guard omittedProblems > 0 else { return problems }
+        return problems + [
+            EnrichmentProblem(
+                source: firstOmittedSource ?? "", code: .tooManyProblems,
+                detail: "\(omittedProblems) more problems in the payload's fields are not listed (only the first "
+                    + "\(Self.maximumProblems) are)")
+        ]
     }
 
     // MARK: - Vendor options, each checked; an invalid one is a `bad-option` problem and reads as nil

@@ -45,13 +45,13 @@ package struct FCMMessage: Sendable {
         let own = ownScans()
         var scan = own.ios
         for (_, found) in conventionScans(with: registry) {
-            scan.problems += found.problems
+            scan.takeProblems(of: found)
             scan.overrides += found.overrides
             scan.merge(found.references)
         }
         // Through `merge`, as apns.payload's were: its identifier unique among theirs, its URL kept though iOS has
         // it too (one reference per platform).
-        scan.problems += own.android.problems
+        scan.takeProblems(of: own.android)
         scan.merge(own.android.references)
         return scan
     }
@@ -84,10 +84,7 @@ package struct FCMMessage: Sendable {
         let within = prefix + "apns.payload."
         return registry.scans(inner).map { name, scan in
             var found = scan
-            for index in found.problems.indices { found.problems[index].source = within + found.problems[index].source }
-            for index in found.references.indices {
-                found.references[index].field = within + found.references[index].field
-            }
+            found.nameFields(within: within)
             return (name, found)
         }
     }

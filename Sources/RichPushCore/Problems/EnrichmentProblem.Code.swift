@@ -53,6 +53,7 @@ extension EnrichmentProblem {
         private static let registry: [(code: Code, domains: Set<Domain>)] = [
             (.notMutable, [.problem]), (.badReference, [.problem]), (.onDevice, [.problem]),
             (.typeMismatch, [.problem]), (.badOption, [.problem]), (.tooManyReferences, [.problem]),
+            (.tooManyProblems, [.problem]),
             (.badURL, [.problem]), (.blockedScheme, [.problem]), (.blockedAddress, [.problem]),
             (.blockedPort, [.problem]), (.unsupportedType, [.problem]), (.tooLarge, [.problem]),
             (.httpStatus, [.problem]), (.emptyBody, [.problem]), (.tooManyRedirects, [.problem]),
@@ -135,6 +136,9 @@ extension EnrichmentProblem {
         public static let publishFailed = Code(rawValue: "publish-failed")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).
         public static let storeFailed = Code(rawValue: "store-failed")
+        /// The payload's fields had more problems than a result lists (`ConventionScan.maximumProblems`, 64): the
+        /// first are listed, and this one, last, says how many more there were.
+        public static let tooManyProblems = Code(rawValue: "too-many-problems")
 
         // MARK: Inputs that are not payloads (`PayloadError`)
 
