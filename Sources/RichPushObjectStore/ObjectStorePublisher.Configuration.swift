@@ -134,9 +134,15 @@ extension ObjectStorePublisher {
                 (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) || (0x30...0x39).contains($0)
                     || Array("-_.!*'()/".utf8).contains($0)
             }
-            guard safe, !prefix.contains("//"), prefix.utf8.count <= 512 else {
+            // A `.` or `..` part would be resolved away by curl in the request's path (`../other-bucket` wrote to
+            // another bucket) but kept in the published URL: refused, as an empty part is.
+            let dotted = prefix.split(separator: "/", omittingEmptySubsequences: false).contains {
+                $0 == "." || $0 == ".."
+            }
+            guard safe, !prefix.contains("//"), !dotted, prefix.utf8.count <= 512 else {
                 throw fail(
-                    "prefix", "'\(prefix)' is not a key prefix (letters, digits and -_.!*'()/ only, no empty part)")
+                    "prefix",
+                    "'\(prefix)' is not a key prefix (letters, digits and -_.!*'()/ only, no empty, . or .. part)")
             }
             guard Self.isHTTPURL(publicBaseURL, pathAllowed: true) else {
                 throw fail("publicBaseURL", "'\(publicBaseURL)' is not an http or https URL")

@@ -99,14 +99,14 @@ public final class ObjectStorePublisher: MediaPublisher {
     ) {
         guard media.sha256.count == 64, media.sha256.utf8.allSatisfy({ hexValue($0, lowercaseOnly: true) != nil })
         else {
-            counts.withLock { $0.failures["unreadable", default: 0] += 1 }
+            counts.withLock { $0.countFailure("unreadable") }
             completion(.failure(PublishFailure("the attachment has no SHA-256 to name it by", code: "unreadable")))
             return
         }
         let key = key(for: media)
         let answer: PublicationFlights.Completion = { [counts] outcome in
             counts.withLock { counts in
-                if case .failure(let failure) = outcome { counts.failures[failure.code ?? "other", default: 0] += 1 }
+                if case .failure(let failure) = outcome { counts.countFailure(failure.code) }
             }
             completion(outcome)
         }
@@ -175,11 +175,35 @@ public final class ObjectStorePublisher: MediaPublisher {
                     stop.sleep(wait)
                 else {
                     let tries = attempt == 0 ? "" : " (after \(attempt + 1) attempts)"
-                    return .failure(PublishFailure(failure.detail + tries, code: failure.code))
+                    let detail = Self.hidingSecrets(failure.detail, of: configuration.credentials)
+                    return .failure(PublishFailure(detail + tries, code: failure.code))
                 }
                 attempt += 1
             }
         }
+    }
+
+    /// `text` (a store's message quoted) with the secret key, the session token and any SigV4 signature hidden: a
+    /// store may echo the request it refused (a probe's did, its `<Message>` holding the headers), and the detail
+    /// goes to results and logs.
+    static func hidingSecrets(_ text: String, of credentials: ObjectStoreCredentials) -> String {
+        var text = text
+        for secret in [credentials.secretAccessKey, credentials.sessionToken ?? ""] where secret.count >= 4 {
+            text = text.replacing(secret, with: "<hidden>")
+        }
+        // `Signature=` and its hexadecimal digits (64): an Authorization header's, or a presigned URL's.
+        var hidden = ""
+        var rest = text[...]
+        while let found = rest.firstRange(of: "Signature=") {
+            hidden += rest[..<found.upperBound]
+            rest = rest[found.upperBound...]
+            let digits = rest.prefix { $0.isHexDigit }
+            if digits.count >= 16 {
+                hidden += "<hidden>"
+                rest = rest.dropFirst(digits.count)
+            }
+        }
+        return hidden + rest
     }
 
     private enum AttemptOutcome {

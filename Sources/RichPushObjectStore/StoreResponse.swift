@@ -26,11 +26,14 @@ struct StoreError: Error {
     /// The store answered `response` with an error: its `<Code>` and `<Message>`, or the status alone.
     init(response: StoreResponse, method: String, url: String) {
         let document = String(decoding: response.body, as: UTF8.self)
-        let code = Self.element("Code", in: document)
+        let given = Self.element("Code", in: document)
         let message = Self.element("Message", in: document)
-        self.code = code ?? Self.code(forStatus: response.status)
-        let said = message.map { ": " + $0 } ?? ""
-        detail = "the store answered \(self.code) (HTTP \(response.status) to \(method) \(url))\(said)"
+        // The code becomes a metric's label and a word in every message: only one that looks like S3's (letters,
+        // digits, `.`, `_`, `-`; 64 at most) is taken; another is quoted in the detail, its status's code used.
+        self.code = given.flatMap { Self.isCode($0) ? $0 : nil } ?? Self.code(forStatus: response.status)
+        let odd = given.flatMap { Self.isCode($0) ? nil : " (its code, not one: \(Self.printable($0)))" } ?? ""
+        let said = message.map { ": " + Self.printable($0) } ?? ""
+        detail = "the store answered \(self.code)\(odd) (HTTP \(response.status) to \(method) \(url))\(said)"
         retryable =
             [500, 502, 503, 504, 429].contains(response.status)
             || ["SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable"].contains(self.code)
@@ -71,6 +74,26 @@ struct StoreError: Error {
                 .split(separator: "&quot;", omittingEmptySubsequences: false).joined(separator: "\"")
                 .split(separator: "&apos;", omittingEmptySubsequences: false).joined(separator: "'")
         }.joined(separator: "&")
+    }
+
+    /// Whether `text` looks like an S3 error code (`AccessDenied`, `SlowDown`): 1 to 64 ASCII letters, digits, `.`,
+    /// `_` or `-`.
+    static func isCode(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy {
+                (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2E
+                    || $0 == 0x5F || $0 == 0x2D
+            }
+    }
+
+    /// `text` with every control character (C0, DEL, C1: line breaks, escape sequences) as U+FFFD: a store's words
+    /// reach logs and terminals.
+    static func printable(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            scalars.append(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "\u{FFFD}" : scalar)
+        }
+        return String(scalars)
     }
 
     /// S3's code for a status that came without an error document (a `HEAD`'s answer has no body).

@@ -45,12 +45,16 @@ struct ObjectStoreConfigurationTests {
         #expect(configuration.requestURL(forKey: "push/ab.jpg") == "http://127.0.0.1:8333/media/push/ab.jpg")
         configuration.prefix = ""
         #expect(configuration.key(named: "ab.jpg") == "ab.jpg")
+        // Dots within a part are a name's.
+        configuration.prefix = "a.b/..c/d.."
+        #expect(throws: Never.self) { try configuration.validate() }
     }
 
     @Test(
         "Each wrong field is named",
         arguments: [
             ("bucket", "Media_Bucket"), ("bucket", "ab"), ("prefix", "a b"), ("prefix", "a//b"), ("prefix", "ü"),
+            ("prefix", "../other-bucket"), ("prefix", "a/./b"), ("prefix", "a/.."), ("prefix", "."),
             ("publicBaseURL", "cdn.example"), ("publicBaseURL", "https://"), ("endpoint", "http://h/path"),
             ("endpoint", "http://user:pw@h"), ("endpoint", "ftp://h"), ("region", "EU West"),
             ("cacheControl", "public\r\nX-Evil: 1"), ("concurrentUploads", "0"), ("retries", "11"),
@@ -110,6 +114,48 @@ struct ObjectStoreConfigurationTests {
             response: StoreResponse(status: 404, contentLength: -1, body: []), method: "HEAD", url: "u")
         #expect(bare.code == "NoSuchKey" && !bare.retryable)
         #expect(StoreError.element("Code", in: "<Code></Code>") == nil)
+    }
+
+    @Test(
+        """
+        a store's Code that is not one (a line break, an escape, 65 characters) is not taken as the code; its words \
+        lose their control characters; the failures counted by code stay 32 codes and other
+        """)
+    func oddErrorDocument() {
+        let answer = { (status: Int, body: String) in
+            StoreError(
+                response: StoreResponse(status: status, contentLength: -1, body: Array(body.utf8)), method: "PUT",
+                url: "u")
+        }
+        let crlf = answer(403, "<Code>Access\r\nDenied</Code><Message>line\r\nFAKE \u{1B}[2J\u{7}</Message>")
+        #expect(crlf.code == "AccessDenied")
+        #expect(
+            crlf.detail
+                == "the store answered AccessDenied (its code, not one: Access\u{FFFD}\u{FFFD}Denied) (HTTP 403 to PUT "
+                + "u): line\u{FFFD}\u{FFFD}FAKE \u{FFFD}[2J\u{FFFD}")
+        #expect(answer(500, "<Code>\(String(repeating: "A", count: 65))</Code>").code == "HTTP500")
+        #expect(answer(500, "<Code>\(String(repeating: "A", count: 64))</Code>").code.count == 64)
+        #expect(answer(400, "<Code>Slow Down</Code>").code == "BadRequest")
+        // A store that echoes the request it refused: the secret, the token and the signature are hidden.
+        let credentials = ObjectStoreCredentials(
+            accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG", sessionToken: "TOKEN-abc123")
+        let signature = String(repeating: "0123456789abcdef", count: 4)
+        let echoed = answer(
+            403,
+            "<Code>SignatureDoesNotMatch</Code><Message>Credential=AKIDEXAMPLE/x, Signature=\(signature) "
+                + "x-amz-security-token:TOKEN-abc123 secret wJalrXUtnFEMI/K7MDENG</Message>")
+        let hidden = ObjectStorePublisher.hidingSecrets(echoed.detail, of: credentials)
+        #expect(
+            hidden.hasSuffix(
+                "Credential=AKIDEXAMPLE/x, Signature=<hidden> x-amz-security-token:<hidden> secret <hidden>"),
+            "\(hidden)")
+        var statistics = PublishStatistics()
+        for index in 0..<40 { statistics.countFailure("Code\(index)") }
+        statistics.countFailure("Code0")
+        statistics.countFailure(nil)
+        #expect(statistics.failures.count == 33)
+        #expect(statistics.failures["Code0"] == 2)
+        #expect(statistics.failures["other"] == 9, "8 codes past the 32nd, and one without a code")
     }
 
     @Test(

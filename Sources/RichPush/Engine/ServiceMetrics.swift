@@ -162,9 +162,22 @@ package final class ServiceMetrics: Sendable {
         return Array(text.utf8)
     }
 
-    /// A label value with Prometheus's escapes (backslash, quote, newline).
-    private static func escaped(_ value: String) -> String {
-        value.replacingAll("\\", "\\\\").replacingAll("\"", "\\\"").replacingAll("\n", "\\n")
+    /// A label value with Prometheus's escapes (backslash, quote, newline), read scalar by scalar: a `Character`
+    /// holds "\r\n" whole, so a search for "\n" by characters missed the line break in a store's `<Code>` of
+    /// `Access\r\nDenied`, and one such answer made every later scrape unreadable. Any other control character
+    /// becomes U+FFFD (the format has no escape for it).
+    static func escaped(_ value: String) -> String {
+        var text = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": text.append(contentsOf: "\\\\".unicodeScalars)
+            case "\"": text.append(contentsOf: "\\\"".unicodeScalars)
+            case "\n": text.append(contentsOf: "\\n".unicodeScalars)
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): text.append("\u{FFFD}")
+            default: text.append(scalar)
+            }
+        }
+        return String(text)
     }
 
     /// A number as Prometheus reads it: `0.005`, `1`, `25`.

@@ -45,8 +45,11 @@ public struct PublishStatistics: Sendable, Hashable {
     public var uploadedBytes = 0
     /// Attachments already in the store with the same length: not written again.
     public var hits = 0
-    /// Attachments not published, by `PublishFailure.code` (`other` when it has none).
+    /// Attachments not published, by `PublishFailure.code` (`other` when it has none, or when `maximumCodes`
+    /// others are counted already: a store chooses its codes, and each is a series of the service's `/metrics`).
     public var failures: [String: Int] = [:]
+    /// How many codes `failures` counts apart: 32.
+    public static let maximumCodes = 32
     /// How many uploads took at most each of `durationBounds` (seconds), not cumulative: the last count is of those
     /// slower than the last bound. Uploads only, retries included; a hit's `HEAD` is not counted.
     public var durationCounts: [Int]
@@ -59,6 +62,13 @@ public struct PublishStatistics: Sendable, Hashable {
 
     /// No counts yet.
     public init() { durationCounts = Array(repeating: 0, count: Self.durationBounds.count + 1) }
+
+    /// Counts one publication that failed with `code`.
+    public mutating func countFailure(_ code: String?) {
+        var key = code ?? "other"
+        if failures[key] == nil, failures.count >= Self.maximumCodes { key = "other" }
+        failures[key, default: 0] += 1
+    }
 
     /// Counts one upload of `bytes` that took `duration`.
     public mutating func recordUpload(bytes: Int, duration: Duration) {
