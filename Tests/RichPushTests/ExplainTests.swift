@@ -6,6 +6,34 @@ import Testing
 
 @Suite("explain: why is there no image?")
 struct ExplainTests {
+    @Test(
+        """
+        the text output escapes what a payload, an origin or a store put there: a forged line, an escape sequence, \
+        a bidirectional override stay visible in their line
+        """)
+    func controlCharacters() async throws {
+        let bed = try TestBed()
+        // OneSignal's att: the key is the field's name, the URL the reference.
+        let payload = try PushPayload(
+            parsing: Array(
+                #"""
+                {"aps":{"mutable-content":1},"att":{"k\n  fake line: would attach\u001b[2J\u202e":
+                "\#(bed.url("/status/404"))?\u0007"}}
+                """#.utf8))
+        try await withEnricher(bed.configuration) { enricher in
+            let text = await enricher.explain(payload, deadline: .now + .seconds(20)).text(input: "p.json")
+            #expect(text.contains(#"att.k\u{A}  fake line: would attach\u{1B}[2J\u{202E} "#), "\(text)")
+            #expect(text.contains(#"?\u{7}"#), "\(text)")
+            #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(text)")
+            #expect(!text.contains("\n  fake line"))
+            let preflight = await enricher.preflight(payload, deadline: .now + .seconds(20)).text(input: "p.json")
+            #expect(preflight.contains(#"\u{A}  fake line"#), "\(preflight)")
+            #expect(!preflight.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(preflight)")
+        }
+        #expect(TerminalText.printable("plain é 日本") == "plain é 日本")
+        #expect(TerminalText.printable("a\tb\r\u{85}\u{2028}\u{2066}") == #"a\u{9}b\u{D}\u{85}\u{2028}\u{2066}"#)
+    }
+
     @Test("the text shows a URL whole up to 300 characters, a longer one by its start and length; the JSON whole")
     func longURL() {
         let long = "https://example.com/" + String(repeating: "a", count: 1000) + ".jpg"

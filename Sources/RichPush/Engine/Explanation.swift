@@ -113,22 +113,22 @@ public struct Explanation: Sendable {
             lines.append("  \(report.name):")
             for finding in report.findings {
                 let platform = fcm ? " (\(finding.reference.platform.rawValue))" : ""
-                let head = "    \(finding.reference.field)\(platform) \(Self.shown(finding.reference.url))"
+                lines.append("    \(finding.reference.field)\(platform) \(Self.shown(finding.reference.url))")
                 switch finding.verdict {
                 case .attach(let type, let bytes):
                     let transcoded = type.isAttachable ? "" : " transcoded to JPEG or PNG from"
                     lines.append(
-                        head + "\n      would attach\(transcoded): \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
+                        "      would attach\(transcoded): \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
                 case .refuse(let code, let detail):
-                    lines.append(head + "\n      would NOT attach: \(code) (\(detail))")
+                    lines.append("      would NOT attach: \(code) (\(detail))")
                 case .retry(let code, let detail, let retries):
                     lines.append(
-                        head + "\n      failed now: \(code) (\(detail)); enrich tries again, up to \(retries) "
+                        "      failed now: \(code) (\(detail)); enrich tries again, up to \(retries) "
                             + "times while the deadline leaves room")
                 case .duplicate(let identifier):
-                    lines.append(head + "\n      same URL as \(identifier): fetched once")
+                    lines.append("      same URL as \(identifier): fetched once")
                 case .beyondLimit:
-                    lines.append(head + "\n      would NOT be fetched: beyond the per-payload limit")
+                    lines.append("      would NOT be fetched: beyond the per-payload limit")
                 }
             }
             for problem in report.problems {
@@ -137,7 +137,8 @@ public struct Explanation: Sendable {
         }
         let unmatched = conventions.filter { !$0.matched }.map(\.name)
         if !unmatched.isEmpty { lines.append("  not present: " + unmatched.joined(separator: ", ")) }
-        return lines.joined(separator: "\n") + "\n"
+        // Each element is one line: what the payload or an origin put in one is escaped, never a line of its own.
+        return lines.map(TerminalText.printable).joined(separator: "\n") + "\n"
     }
 
     /// How many characters of a URL the text shows; the JSON has it whole.

@@ -49,7 +49,9 @@ extension Preflight {
             for note in verdict.notes { lines.append("        note: \(note.code): \(note.detail)") }
         }
         for problem in problems { lines.append("  \(problem.source): \(problem.code): \(problem.detail)") }
-        return lines.joined(separator: "\n") + "\n"
+        // Each element is one line: what the payload, an origin or a store put in one is escaped, never a line of
+        // its own.
+        return lines.map(TerminalText.printable).joined(separator: "\n") + "\n"
     }
 }
 
