@@ -39,6 +39,39 @@ struct PreflightTests {
         #expect(bed.filesOnDisk().isEmpty, "\(bed.filesOnDisk())")
     }
 
+    @Test(
+        """
+        publishing failed: media the phone can use as sent still reaches (noted); media that had to be transcoded or \
+        downscaled does not, since the payload to send keeps the sender's URL
+        """)
+    func publicationFailed() async throws {
+        let bed = try TestBed {
+            $0.transform.converter = VipsConverter()
+            // No directory can be made under /dev/null: every publication fails.
+            $0.publisher = DirectoryPublisher(directory: "/dev/null/published", baseURL: "https://cdn.example")
+        }
+        let text =
+            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
+            + #""payload":{"image_attachment":"\#(bed.url("/media/banner.webp"))"}}"#
+        let preflight = try await withEnricher(bed.configuration) { enricher in
+            await enricher.preflight(try payload(text), deadline: .now + .seconds(60))
+        }
+        #expect(preflight.verdicts[0].outcome == .attached)
+        #expect(preflight.verdicts[0].notes.map(\.code) == [.publishFailed])
+        guard case .refused(let code, let detail) = preflight.verdicts[1].outcome else {
+            Issue.record("the WebP reaches though its JPEG was not published: \(preflight.verdicts[1].outcome)")
+            return
+        }
+        #expect(code == .publishFailed)
+        #expect(
+            detail.hasPrefix(
+                "the payload keeps the sender's URL, whose media a phone cannot use as it is (it "
+                    + "needed: transcoded): cannot make /dev/null/published"), "\(detail)")
+        #expect(preflight.verdicts[1].notes.isEmpty)
+        #expect(!preflight.ready)
+        #expect(preflight.text(input: "p").contains("NO ios payload.image_attachment: refused, publish-failed"))
+    }
+
     @Test("every reference reaching every platform is ready; not-mutable is not, whatever the references did")
     func ready() async throws {
         let bed = try TestBed()

@@ -107,20 +107,33 @@ public struct Preflight: Sendable {
             let notes = problems.filter(mine)
             problems.removeAll(where: mine)
             let attachment = result.attachments.first { $0.identifier == reference.identifier }
-            let outcome: Verdict.Outcome
+            var outcome: Verdict.Outcome
             switch (attachment, notes.first) {
             case (let attachment?, _):
                 let steps = attachment.media.transformation?.steps ?? []
                 outcome = steps.isEmpty ? .attached : .transformed(steps)
+                // Publishing failed: the payload to send keeps the sender's URL, and a phone gets its media as it
+                // is, which it cannot use when it had to be transcoded or downscaled (a WebP on iOS, an image over
+                // FCM's 1 MiB on Android).
+                let needed = steps.filter { $0 == .transcoded || $0 == .downscaled }
+                if let failed = notes.first(where: { $0.code == .publishFailed }), !needed.isEmpty {
+                    outcome = .refused(
+                        .publishFailed,
+                        "the payload keeps the sender's URL, whose media a phone cannot use as it is (it needed: "
+                            + needed.map(\.rawValue).joined(separator: ", ") + "): " + failed.detail)
+                }
             case (nil, let problem?):
                 outcome = .refused(problem.code, problem.detail)
             case (nil, nil):
                 outcome = .refused(.expired, "the deadline came before it finished")
             }
+            var kept = attachment == nil ? Array(notes.dropFirst()) : notes
+            if attachment != nil, case .refused(.publishFailed, _) = outcome {
+                kept.removeAll { $0.code == .publishFailed }
+            }
             return Verdict(
                 field: reference.field, source: reference.url, platform: reference.platform,
-                convention: reference.convention, outcome: outcome, media: attachment?.media,
-                notes: attachment == nil ? Array(notes.dropFirst()) : notes)
+                convention: reference.convention, outcome: outcome, media: attachment?.media, notes: kept)
         }
         self.problems = problems
     }
