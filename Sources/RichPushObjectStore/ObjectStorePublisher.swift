@@ -110,7 +110,17 @@ public final class ObjectStorePublisher: MediaPublisher {
             }
             completion(outcome)
         }
-        let follower: PublicationFlights.Completion = { [counts] outcome in
+        let follower: PublicationFlights.Completion = { [self] outcome in
+            // The upload it waited for ended by its leader's deadline or cancellation, not by the store's answer:
+            // with time left of its own (50 ms at least: its own deadline's answer comes here too), it asks again
+            // (and leads, most likely). A short-deadline payload had made every payload of the same image waiting
+            // on it fail with its deadline.
+            if case .failure(let failure) = outcome, failure.code == "expired" || failure.code == "cancelled",
+                !stop.isSet, deadline - ContinuousClock.now > .milliseconds(50)
+            {
+                submit(media, deadline: deadline, stop: stop, completion: completion)
+                return
+            }
             if case .success = outcome { counts.withLock { $0.hits += 1 } }
             answer(outcome)
         }

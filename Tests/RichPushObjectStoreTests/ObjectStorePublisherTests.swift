@@ -35,6 +35,18 @@ struct ObjectStorePublisherTests {
             path: path, directory: "", type: type, bytes: bytes.count, sha256: sha256 ?? digest.sha256)
     }
 
+    /// 64 MB, an upload that outlasts a short deadline: a 1 MiB random block 64 times, copied whole (generating
+    /// 64 MiB word by word, or joining the blocks element by element, cost tens of seconds of CPU in a debug build
+    /// beside the rest of a full run).
+    static func sixtyFourMegabytes(seed: UInt64) -> [UInt8] {
+        var random = SplitMix64(seed: seed)
+        let block = (0..<(1 << 20) / 8).map { _ in random.next() }.withUnsafeBytes { Array($0) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 * block.count)
+        for _ in 0..<64 { bytes.append(contentsOf: block) }
+        return bytes
+    }
+
     static func publish(_ publisher: ObjectStorePublisher, _ media: FetchedMedia, within limit: Duration = .seconds(30))
         async -> Result<String, PublishFailure>
     {
@@ -219,14 +231,7 @@ struct ObjectStorePublisherTests {
         let store = try await SeaweedFS.shared()
         let bucket = try await store.newBucket()
         let publisher = try Self.publisher(store, bucket: bucket)
-        // 64 MB: a 1 MiB random block 64 times, copied whole (generating 64 MiB word by word, or joining the blocks
-        // element by element, cost tens of seconds of CPU in a debug build beside the rest of a full run).
-        var random = SplitMix64(seed: 23)
-        let block = (0..<(1 << 20) / 8).map { _ in random.next() }.withUnsafeBytes { Array($0) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 * block.count)
-        for _ in 0..<64 { bytes.append(contentsOf: block) }
-        let media = try Self.media(bytes, type: .mp4)
+        let media = try Self.media(Self.sixtyFourMegabytes(seed: 23), type: .mp4)
         let start = ContinuousClock.now
         let failure = try #require(await Self.publish(publisher, media, within: .milliseconds(100)).failure)
         #expect(failure.code == "expired", "\(failure.detail)")
@@ -235,6 +240,24 @@ struct ObjectStorePublisherTests {
         // The transfer itself is cut at the deadline: once the upload thread is idle, nothing was stored.
         try await waitUntil("the cut upload's thread is idle", within: .seconds(60)) { publisher.uploadsRunning == 0 }
         #expect(try await store.keys(in: bucket) == [])
+    }
+
+    @Test(
+        """
+        a payload waiting on another's upload of the same image, which that payload's short deadline cut, asks \
+        again with its own time and publishes
+        """)
+    func followerOutlivesLeader() async throws {
+        let store = try await SeaweedFS.shared()
+        let bucket = try await store.newBucket()
+        let publisher = try Self.publisher(store, bucket: bucket)
+        let media = try Self.media(Self.sixtyFourMegabytes(seed: 29), type: .mp4)
+        let leader = Task { await Self.publish(publisher, media, within: .milliseconds(300)) }
+        try await waitUntil("the leader's upload to run", within: .seconds(10)) { publisher.uploadsRunning == 1 }
+        let follower = await Self.publish(publisher, media, within: .seconds(120))
+        #expect(await leader.value.failure?.code == "expired")
+        #expect(try follower.get() == "\(Self.base)/push/\(media.sha256).mp4", "\(follower)")
+        #expect(try await store.keys(in: bucket) == ["push/\(media.sha256).mp4"])
     }
 
     @Test("the store stopped: reported as unreachable after the retries; once it is back, the same media publishes")

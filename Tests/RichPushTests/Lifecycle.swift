@@ -117,6 +117,28 @@ struct LifecycleTests {
         #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
     }
 
+    @Test(
+        """
+        a drain deadline cuts a publication in flight as it cuts a transfer: the payload ends cancelled, its file \
+        removed, long before its own deadline
+        """)
+    func drainDeadlineCutsPublication() async throws {
+        let publisher = StuckPublisher()
+        let bed = try TestBed { $0.publisher = publisher }
+        let enricher = try Enricher(configuration: bed.configuration)
+        async let stuck = enricher.enrich(TestBed.adobePayload(bed.url("/media/photo.jpg")), timeout: .seconds(60))
+        try await waitUntil("the publication to start") { publisher.started.withLock { $0 } == 1 }
+        let start = ContinuousClock.now
+        await enricher.shutdown(drainTimeout: .milliseconds(100))
+        let result = await stuck
+        // Generous: the payload's own deadline is 60 s away; a drain that did not cut it would wait for it.
+        #expect(ContinuousClock.now - start < .seconds(20))
+        #expect(result.outcome == .cancelled)
+        #expect(result.problems.map(\.code) == [.cancelled], "\(result.problems)")
+        #expect(publisher.cancelled.withLock { $0 } == 1, "the publisher's task was cancelled")
+        #expect(bed.entriesOnDisk().isEmpty, "left behind: \(bed.entriesOnDisk())")
+    }
+
     @Test("syncShutdown(), from synchronous code, cancels a payload in flight rather than draining it")
     func syncShutdownAborts() async throws {
         let bed = try Self.stallingBed()
@@ -292,4 +314,26 @@ func untilConnected(_ origin: HTTPOrigin, count: Int, sourceLocation: SourceLoca
     }
     Issue.record(
         "the origin saw \(origin.connectionCount) connections after 10 s, not \(count)", sourceLocation: sourceLocation)
+}
+
+/// A store that never answers: each publication waits until its task is cancelled or its deadline comes, counting
+/// the ones started and the ones cancelled.
+final class StuckPublisher: MediaPublisher, Sendable {
+    let started = LockedValue(0)
+    let cancelled = LockedValue(0)
+
+    func publish(_ media: FetchedMedia) throws(PublishFailure) -> String {
+        throw PublishFailure("only publish(_:deadline:) is called", code: "unused")
+    }
+
+    func publish(_ media: FetchedMedia, deadline: ContinuousClock.Instant) async throws(PublishFailure) -> String {
+        started.withLock { $0 += 1 }
+        do {
+            try await Task.sleep(until: deadline, clock: .continuous)
+        } catch {
+            cancelled.withLock { $0 += 1 }
+            throw PublishFailure("the upload was stopped", code: "cancelled")
+        }
+        throw PublishFailure("the deadline came before the store answered", code: "expired")
+    }
 }

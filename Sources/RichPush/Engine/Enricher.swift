@@ -19,6 +19,15 @@ public final class Enricher: LifecycleService {
     private let stopping = LockedValue<Task<Void, Never>?>(nil)
     /// Set once a shutdown has finished (the loop stopped, the cache's links removed).
     private let stopped = LockedValue(false)
+    /// The publications in flight, each in a task of its own, so that the drain's deadline can cut them as it cuts
+    /// the transfers (a publisher stops when its task is cancelled); `cut` once it has.
+    private let publications = LockedValue(Publications())
+
+    private struct Publications {
+        var next = 0
+        var tasks: [Int: Task<Result<String, PublishFailure>, Never>] = [:]
+        var cut = false
+    }
 
     /// Where an enricher is in its life.
     public enum State: Sendable, Hashable {
@@ -190,9 +199,16 @@ public final class Enricher: LifecycleService {
             result = await androidVariant(of: media, deadline: deadline)
         }
         if let publisher = configuration.publisher, case .success(var media) = result {
-            switch await publisher.published(media, deadline: deadline) {
-            case .success(let url): media.publication = .published(url)
-            case .failure(let failure):
+            switch await publish(media, with: publisher, deadline: deadline) {
+            case nil:
+                // Cut by the drain's deadline: the payload ends `cancelled`, as one whose transfer was cut.
+                fetcher.root.remove(media)
+                result = .failure(
+                    FetchFailure(.cancelled, "the drain's deadline came while it was being published (shutdown)"))
+            case .success(let url)?:
+                media.publication = .published(url)
+                result = .success(media)
+            case .failure(let failure)?:
                 media.publication = .failed(failure.detail)
                 log(.publishFailed) {
                     let url = run.references[index].url
@@ -201,14 +217,48 @@ public final class Enricher: LifecycleService {
                         ["url": url, "detail": failure.detail, "code": failure.code ?? "other"]
                     )
                 }
+                result = .success(media)
             }
-            result = .success(media)
         }
         if case .success(let media)? = run.record(index, result, primaryFailure: primaryFailure) {
             // The run was closed (its result handed over) before this finished: no result names the file, so
             // it goes now rather than being left to `gc`.
             fetcher.root.remove(media)
         }
+    }
+
+    /// Publishes `media` by `deadline` in a task of its own; nil when the drain's deadline cut it (or had passed).
+    private func publish(
+        _ media: FetchedMedia, with publisher: any MediaPublisher, deadline: ContinuousClock.Instant
+    ) async -> Result<String, PublishFailure>? {
+        let task = Task { await publisher.published(media, deadline: deadline) }
+        let id = publications.withLock { publications -> Int? in
+            guard !publications.cut else { return nil }
+            publications.next += 1
+            publications.tasks[publications.next] = task
+            return publications.next
+        }
+        guard let id else {
+            task.cancel()
+            _ = await task.value
+            return nil
+        }
+        let outcome = await task.value
+        let cut = publications.withLock { publications in
+            publications.tasks[id] = nil
+            return publications.cut
+        }
+        if cut, case .failure = outcome { return nil }
+        return outcome
+    }
+
+    /// Cancels every publication in flight, and any started later: the drain's deadline has come.
+    private func cutPublications() {
+        let tasks = publications.withLock { publications in
+            publications.cut = true
+            return Array(publications.tasks.values)
+        }
+        for task in tasks { task.cancel() }
     }
 
     /// Fetches `url` for reference `index` of `run`, through the cache, with retries.
@@ -327,7 +377,8 @@ public final class Enricher: LifecycleService {
                     defer { group.cancelAll() }
                     return await group.next() ?? true
                 }
-                // Cancels every transfer still running: their payloads settle at once, `cancelled`.
+                // Cancels every transfer and publication still running: their payloads settle at once, `cancelled`.
+                if !drained { self.cutPublications() }
                 await fetcher.shutdown()
                 // Not cancelled (this task never is): waits until every payload has returned, so that no cache
                 // link is made after the links are removed.
@@ -366,6 +417,7 @@ public final class Enricher: LifecycleService {
                 )
             }
         }
+        cutPublications()
         fetcher.syncShutdown()
         cache?.removeAll()
         variants?.removeAll()
