@@ -54,6 +54,13 @@ struct TemplateTests {
         #expect(try render(template, ##"{"name":"Ada Lovelace","count":42,"price":"1.5e3"}"##) == expected)
     }
 
+    @Test("#(prop) is a number only when the property is one alone: with space or a line break around it, a string")
+    func numberWithSpace() throws {
+        let rendered = try render(##"{"a":"#(n)","b":"#(m)","c":"#(k)"}"##, #"{"n":" 5\n\n","m":"\t7\r\n","k":"8"}"#)
+        #expect(rendered == #"{"a":" 5\n\n","b":"\t7\r\n","c":8}"#)
+        #expect(!rendered.contains("\n"), "one line")
+    }
+
     @Test(
         "a malformed expression is always an error naming it",
         arguments: [

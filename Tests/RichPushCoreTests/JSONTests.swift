@@ -115,6 +115,16 @@ struct JSONTests {
         }
     }
 
+    @Test("a payload after a UTF-8 byte-order mark is read, the mark passed over; a mark elsewhere is not JSON")
+    func byteOrderMark() throws {
+        let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let payload = try PushPayload(parsing: mark + Array(#"{"aps":{"mutable-content":1}}"#.utf8))
+        #expect(payload.isMutable)
+        #expect(JSONWriter.string(payload.json) == #"{"aps":{"mutable-content":1}}"#)
+        #expect(throws: PayloadError.self) { try PushPayload(parsing: Array("{}".utf8) + mark) }
+        #expect(throws: PayloadError.self) { try PushPayload(parsing: mark + mark + Array("{}".utf8)) }
+    }
+
     @Test("64 levels are accepted, 65 are not")
     func depthBoundary() throws {
         let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)

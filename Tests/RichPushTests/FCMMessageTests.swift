@@ -72,6 +72,22 @@ struct FCMMessageTests {
         #expect(result.attachments.map(\.platform) == [.android])
     }
 
+    @Test("a message with nothing to change comes back byte for byte, a key given twice included")
+    func unchangedAsSent() async throws {
+        let bed = try TestBed()
+        let texts = [
+            #"{"message":{"token":"first"},"message":{"token":"second"}}"#,
+            #"{"message":{"token":"t","apns":{"payload":{"aps":{}}},"apns":{"headers":{}}}}"#,
+            #"{"token":"t","android":{"notification":{"image":"\#(bed.url("/media/logo.png"))"}},"android":{}}"#,
+        ]
+        try await withEnricher(bed.configuration) { enricher in
+            for text in texts {
+                let result = await enricher.enrich(try payload(text), timeout: .seconds(30))
+                #expect(result.content.map { JSONWriter.string($0.json) } == text, "\(result.outcome)")
+            }
+        }
+    }
+
     @Test("with publishing: each platform's own field set to its own published file, notification.image as sent")
     func published() async throws {
         let published = NSTemporaryDirectory() + "richpush-fcm-published-\(UUID().uuidString)"

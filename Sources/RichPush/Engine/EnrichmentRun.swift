@@ -385,6 +385,11 @@ extension EnrichmentRun {
                 published[attachment.platform, default: [:]][attachment.source] = url
             }
         }
+        // Nothing to change: the message as it came, byte for byte (rewriting it set every member of a key given
+        // twice, `message` or `apns`, to the last one's value, in a result that said `unchanged`).
+        guard !published.isEmpty || overrides.contains(where: { $0.applies(attached: attached) }) else {
+            return payload
+        }
         message.updateAPNSPayload { apns in
             for override in overrides where override.applies(attached: attached) { override.apply(to: &apns) }
             PublishedRewrite.apply(published[.ios] ?? [:], to: &apns)

@@ -136,9 +136,14 @@ public struct TemplateRenderer: Sendable {
         return String(text.unicodeScalars[..<end])
     }
 
-    /// JavaScript's number shape, as Notification Hubs checks it for `#(prop)`.
+    /// JavaScript's number shape, as Notification Hubs checks it for `#(prop)`: the text alone, no space around it
+    /// (the JSON parser takes surrounding white space, which went into the output with the number, line breaks and
+    /// all, and broke its one line).
     static func isNumber(_ text: String) -> Bool {
-        guard let parsed = try? JSONParser().parse(Array(text.utf8)), case .number = parsed else { return false }
+        guard let first = text.utf8.first, let last = text.utf8.last,
+            ![0x20, 0x09, 0x0A, 0x0D].contains(first), ![0x20, 0x09, 0x0A, 0x0D].contains(last),
+            let parsed = try? JSONParser().parse(Array(text.utf8)), case .number = parsed
+        else { return false }
         return !text.hasPrefix("-")
     }
 

@@ -8,11 +8,13 @@ public struct PushPayload: Sendable, Hashable {
         self.root = root
     }
 
-    /// Parses a payload from JSON text.
+    /// Parses a payload from JSON text. A UTF-8 byte-order mark before it (a file saved by some Windows editors) is
+    /// passed over, as RFC 8259 lets a parser do; it was `not-json` at byte 0.
     /// - Throws: `PayloadError`: `payload-too-large`, `invalid-utf8`, `not-json`, `too-deep`, or `not-object` when the
     ///   text is JSON but not an object.
     public init(parsing bytes: some Collection<UInt8>, limits: JSONParser.Limits = .init()) throws(PayloadError) {
-        let value = try JSONParser(limits: limits).parse(bytes)
+        let marked = bytes.starts(with: [0xEF, 0xBB, 0xBF])
+        let value = try JSONParser(limits: limits).parse(bytes.dropFirst(marked ? 3 : 0))
         guard case .object(let object) = value else {
             throw PayloadError(.notObject, "a payload is a JSON object; this is \(value.kindDescription)")
         }
