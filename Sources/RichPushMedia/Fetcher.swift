@@ -133,8 +133,9 @@ public final class Fetcher: Sendable {
 
     /// Fetches `url` into a new attachment directory, finishing by `deadline`; then, when a converter is
     /// configured (`Enricher.Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
-    /// A JPEG, PNG or GIF whose structure is damaged (`ImageStructure`, walked as the file is hashed) is refused
-    /// with `damaged-image` when a phone would show nothing of it, else attached with its `damage` said; with a
+    /// A file whose structure is damaged (`MediaStructure`, walked as the file is hashed: JPEG, PNG, GIF, MP3, WAV,
+    /// AIFF, M4A, MP4, AVI) is refused with `damaged-image` (an image) or `damaged-media` (audio, video) when a phone
+    /// would show or play nothing of it, else attached with its `damage` said; with a
     /// converter, one whose structure declares more pixels than allowed (a GIF's logical screen, an APNG's
     /// frames) is refused with `too-many-pixels`.
     ///
@@ -182,7 +183,7 @@ public final class Fetcher: Sendable {
             root.remove(directory: body.directory, path: body.path)
             return .failed(FetchFailure(.storeFailed, error.detail))
         }
-        if let refusal = refusal(of: digest) {
+        if let refusal = refusal(of: digest, type: body.type) {
             root.remove(directory: body.directory, path: body.path)
             return .failed(refusal)
         }
@@ -203,7 +204,7 @@ public final class Fetcher: Sendable {
             body.discard()
             return .failed(FetchFailure(.storeFailed, error.detail))
         }
-        if let refusal = refusal(of: digest) {
+        if let refusal = refusal(of: digest, type: body.type) {
             body.discard()
             return .failed(refusal)
         }
@@ -215,12 +216,13 @@ public final class Fetcher: Sendable {
         }
     }
 
-    /// Why a body of `digest` is refused: its structure shows nothing, or it declares more pixels than allowed
-    /// (what the converter's header may not say: a GIF's logical screen, an APNG's frames, counted here before any
-    /// decoder sees the file). Nil when it is not.
-    private func refusal(of digest: FileDigest) -> FetchFailure? {
+    /// Why a body of `type` and `digest` is refused: its structure shows (plays) nothing, or it declares more pixels
+    /// than allowed (what the converter's header may not say: a GIF's logical screen, an APNG's frames, counted here
+    /// before any decoder sees the file). Nil when it is not.
+    private func refusal(of digest: FileDigest, type: MediaType) -> FetchFailure? {
         if case .showsNothing(let detail)? = digest.structure {
-            return FetchFailure(.damagedImage, "\(detail); a phone shows nothing of it")
+            let shows = type.kind == .image ? "shows" : "plays"
+            return FetchFailure(.damaged(type), "\(detail); a phone \(shows) nothing of it")
         }
         if let declared = digest.declared { return pixelRefusal(declared: declared) }
         return nil
@@ -264,14 +266,14 @@ public final class Fetcher: Sendable {
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
     /// - Returns: the sniffed type, the declared length (else the bytes seen), and what an image's first bytes
-    ///   declare of its pixels (`ImageStructure.declared(byHead:type:)`); or why it could not be told.
+    ///   declare of its pixels (`MediaStructure.declared(byHead:type:)`); or why it could not be told.
     package func probe(
         _ url: String, deadline: ContinuousClock.Instant
     ) async -> Result<(type: MediaType, bytes: Int, declared: ImageHeader?), FetchFailure> {
         switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true, settings: transferSettings))
         {
         case .probed(let type, let bytes, let head):
-            return .success((type, bytes, ImageStructure.declared(byHead: head, type: type)))
+            return .success((type, bytes, MediaStructure.declared(byHead: head, type: type)))
         case .failed(let failure): return .failure(failure)
         case .stored, .held, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
         }

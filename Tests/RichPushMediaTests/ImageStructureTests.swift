@@ -5,30 +5,11 @@ import Testing
 
 @testable import RichPushMedia
 
-/// The structure walks of JPEG, PNG and GIF (`ImageStructure`), without I/O: files built here byte by byte, whole,
+/// The structure walks of JPEG, PNG and GIF (`MediaStructure`), without I/O: files built here byte by byte, whole,
 /// cut at every byte, damaged on purpose, and fed in pieces of every size.
 @Suite("Image structure: JPEG, PNG and GIF walked to their end markers")
 struct ImageStructureTests {
-    /// What a verdict says, without its detail.
-    enum Kind: Equatable, CustomStringConvertible {
-        case whole, showsPart, showsNothing
-
-        init(_ verdict: ImageStructure.Verdict) {
-            switch verdict {
-            case .whole: self = .whole
-            case .showsPart: self = .showsPart
-            case .showsNothing: self = .showsNothing
-            }
-        }
-
-        var description: String {
-            switch self {
-            case .whole: return "whole"
-            case .showsPart: return "showsPart"
-            case .showsNothing: return "showsNothing"
-            }
-        }
-    }
+    typealias Kind = VerdictKind
 
     /// A file built here, where its picture data begins and where its end marker ends.
     struct Built: Sendable, CustomTestStringConvertible {
@@ -133,20 +114,13 @@ struct ImageStructureTests {
     // MARK: - Feeding
 
     /// The walk of `bytes` fed in pieces of `piece` bytes (all at once when nil).
-    static func walked(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> ImageStructure {
-        var structure = ImageStructure(type)!
-        bytes.withUnsafeBytes { all in
-            let step = max(piece ?? all.count, 1)
-            for start in stride(from: 0, to: all.count, by: step) {
-                structure.feed(UnsafeRawBufferPointer(rebasing: all[start..<min(start + step, all.count)]))
-            }
-        }
-        return structure
+    static func walked(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> MediaStructure {
+        StructureFeeding.walked(bytes, type, piece: piece)
     }
 
     /// The verdict on `bytes` fed in pieces of `piece` bytes (all at once when nil).
-    static func verdict(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> ImageStructure.Verdict {
-        walked(bytes, type, piece: piece).verdict
+    static func verdict(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> MediaStructure.Verdict {
+        StructureFeeding.verdict(bytes, type, piece: piece)
     }
 
     // MARK: - Whole, cut, split
@@ -314,10 +288,11 @@ struct ImageStructureTests {
         #expect(Self.verdict(broken, .png) == .whole)
     }
 
-    @Test("only JPEG, PNG and GIF have a walk")
+    @Test("every type attached as fetched has a walk but MPEG-1 and MPEG-2 program streams; no type converted first")
     func types() {
         for type in MediaType.all + MediaType.convertible {
-            #expect((ImageStructure(type) != nil) == [.jpeg, .png, .gif].contains(type), "\(type.mime)")
+            let walked: [MediaType] = [.jpeg, .png, .gif, .mp3, .wav, .aiff, .m4a, .mp4, .avi]
+            #expect((MediaStructure(type) != nil) == walked.contains(type), "\(type.mime)")
         }
     }
 

@@ -229,10 +229,11 @@ final class EnrichmentRun: Sendable {
                             platform: platform(reference)))
                 }
                 if let damage = media.damage {
+                    let part = media.type.kind == .image ? "shows the part that decodes" : "plays what is there"
                     problems.append(
                         EnrichmentProblem(
-                            source: reference.url, code: .damagedImage,
-                            detail: "\(damage); attached: a phone shows the part that decodes",
+                            source: reference.url, code: .damaged(media.type),
+                            detail: "\(damage); attached: a phone \(part)",
                             platform: platform(reference)))
                 }
                 if let hint = reference.typeHint, media.type.matches(hint: hint) == false {

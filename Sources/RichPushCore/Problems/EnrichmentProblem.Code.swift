@@ -60,7 +60,7 @@ extension EnrichmentProblem {
             (.timeout, [.problem]), (.expired, [.problem]), (.cancelled, [.problem]), (.tls, [.problem]),
             (.badResponse, [.problem]), (.network, [.problem]), (.storeFailed, [.problem]),
             (.tooManyPixels, [.problem]), (.animationDropped, [.problem]), (.damagedImage, [.problem]),
-            (.publishFailed, [.problem]), (.transformFailed, [.problem]),
+            (.damagedMedia, [.problem]), (.publishFailed, [.problem]), (.transformFailed, [.problem]),
             (.notJSON, [.invalid]), (.notObject, [.invalid]), (.tooDeep, [.invalid]),
             (.payloadTooLarge, [.invalid, .http]), (.invalidUTF8, [.invalid]),
             (.unreadable, [.invalid, .configuration]),
@@ -132,6 +132,13 @@ extension EnrichmentProblem {
         /// The image does not decode whole (cut short, a broken data stream, a failed checksum). Refused when a
         /// phone would show nothing of it (a PNG); else attached, as far as it decodes, with this problem.
         public static let damagedImage = Code(rawValue: "damaged-image")
+        /// The audio or video file is not whole to its container's structure (cut short, a box or chunk that is
+        /// none, no frames, a format or media part missing). Refused when a phone would play nothing of it (an MP4
+        /// without a whole `moov`, a WAV without its `fmt ` chunk, an MP3 that is mostly not frames); else attached,
+        /// a player playing what is there, with this problem.
+        public static let damagedMedia = Code(rawValue: "damaged-media")
+        /// The code of damage to a file of `type`: `damagedImage` for an image, `damagedMedia` for audio or video.
+        package static func damaged(_ type: MediaType) -> Code { type.kind == .image ? .damagedImage : .damagedMedia }
         /// The attachment could not be published (`--publish-dir`); it is attached, the content keeps its URL.
         public static let publishFailed = Code(rawValue: "publish-failed")
         /// The attachment could not be written (disk full, attachments directory gone or unusable).

@@ -16,8 +16,8 @@ import RichPushStore
 /// wake-ups) cost more than hashing 100 KB (bench (a), 16 alternated runs: 0.37 s wall and 0.52 s CPU against
 /// 0.39 s and 0.56 s).
 ///
-/// The same read walks a JPEG's, PNG's or GIF's structure (`ImageStructure`), so that a file cut short is known
-/// without a second read, and off the fetch loop's thread like the hash.
+/// The same read walks the file's structure (`MediaStructure`: JPEG, PNG, GIF, MP3, WAV, AIFF, M4A, MP4, AVI), so
+/// that a file cut short is known without a second read, and off the fetch loop's thread like the hash.
 final class DigestService: Sendable {
     /// The largest file hashed by the caller (1 MiB: about 0.5 ms of a thread); larger ones go to this thread.
     static let inlineBytes = 1 << 20
@@ -28,7 +28,7 @@ final class DigestService: Sendable {
     private nonisolated(unsafe) var buffer: [UInt8] = []
 
     /// The digest of the file at `path` (never through a link), of `bytes` bytes as stored, with the structure of
-    /// an image of `type` walked in the same read: hashed here when it is at most `inlineBytes`, else on the
+    /// a file of `type` walked in the same read: hashed here when it is at most `inlineBytes`, else on the
     /// service's thread.
     /// - Returns: its size, SHA-256, first bytes and structure's verdict, or a `StoreError` when it cannot be read
     ///   or the service has stopped.

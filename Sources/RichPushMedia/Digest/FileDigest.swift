@@ -9,17 +9,17 @@ struct FileDigest: Sendable, Equatable {
     var sha256: String
     /// The first 16 bytes (fewer when the file is shorter).
     var head: [UInt8]
-    /// The verdict on its structure, when it was read as an image that has one (`ImageStructure`), else nil.
-    var structure: ImageStructure.Verdict? = nil
-    /// The canvas and frames its structure declares (`ImageStructure.declared`), else nil.
+    /// The verdict on its structure, when it was read as a type that has a walk (`MediaStructure`), else nil.
+    var structure: MediaStructure.Verdict? = nil
+    /// The canvas and frames its structure declares (`MediaStructure.declared`), else nil.
     var declared: ImageHeader? = nil
 
     /// The read size: 64 KiB. (The digest thread's buffer is resident for the process's life: 256 KiB put one
     /// 45 MB video's `stream` at 24.2 MiB peak RSS, over bench (c)'s 24 MiB goal; reads of 64 KiB hash as fast.)
     static let chunkBytes = 64 * 1024
 
-    /// Reads the file at `path` (never through a link) to its end through `buffer`, walking the structure of an
-    /// image of `type` on the way.
+    /// Reads the file at `path` (never through a link) to its end through `buffer`, walking the structure of a
+    /// file of `type` on the way.
     /// - Returns: its digest, or a `StoreError` naming the path and the system's reason.
     static func of(_ path: String, buffer: inout [UInt8], checking type: MediaType? = nil) -> Result<
         FileDigest, StoreError
@@ -44,12 +44,12 @@ struct FileDigest: Sendable, Equatable {
     /// The hash, structure, first bytes and count of bytes fed in order: a file's chunks, or a held body at once.
     private struct Walk {
         let hash = SHA256()
-        var structure: ImageStructure?
+        var structure: MediaStructure?
         var head: [UInt8] = []
         var total = 0
 
         init(checking type: MediaType?) {
-            structure = type.flatMap(ImageStructure.init)
+            structure = type.flatMap(MediaStructure.init)
         }
 
         mutating func feed(_ chunk: UnsafeRawBufferPointer) {

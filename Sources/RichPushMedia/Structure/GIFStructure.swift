@@ -27,7 +27,7 @@ struct GIFStructure: StructureWalk {
         case subBlock(left: Int)
         /// The trailer came.
         case end
-        case broken(ImageStructure.Verdict)
+        case broken(MediaStructure.Verdict)
     }
 
     private var state = State.header(0)
@@ -131,7 +131,7 @@ struct GIFStructure: StructureWalk {
     }
 
     /// A fault: a phone shows part of the picture when an image's data had begun, else nothing.
-    private func damage(_ detail: String) -> ImageStructure.Verdict {
+    private func damage(_ detail: String) -> MediaStructure.Verdict {
         frames > 0 ? .showsPart("the GIF is damaged: \(detail)") : .showsNothing("the GIF is damaged: \(detail)")
     }
 
@@ -142,7 +142,7 @@ struct GIFStructure: StructureWalk {
     /// alone let a 60000 x 60000 screen with one 10 x 10 frame through. libnsgif grows its canvas to the first
     /// frame's extent, not a later one's (vipsheader 8.14: a 10 x 10 screen with a first frame of 9000 x 9000 is
     /// 9000 x 9000, with that frame second 10 x 10): counted here, so that what a file's first bytes declare
-    /// (`ImageStructure.declared(byHead:type:)`, `explain`) covers what libvips's header says of it.
+    /// (`MediaStructure.declared(byHead:type:)`, `explain`) covers what libvips's header says of it.
     var declared: ImageHeader? {
         guard frames > 0 else { return nil }
         func side(_ shift: UInt64) -> Int { Int(firstImage >> shift & 0xFFFF) }
@@ -151,7 +151,7 @@ struct GIFStructure: StructureWalk {
             pages: frames, hasAlpha: false, decoder: nil)
     }
 
-    var verdict: ImageStructure.Verdict {
+    var verdict: MediaStructure.Verdict {
         switch state {
         case .end: return .whole
         case .broken(let verdict): return verdict

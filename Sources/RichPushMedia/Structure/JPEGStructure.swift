@@ -28,7 +28,7 @@ struct JPEGStructure: StructureWalk {
         case segment(left: Int, scan: Bool)
         /// EOI came.
         case end
-        case broken(ImageStructure.Verdict)
+        case broken(MediaStructure.Verdict)
     }
 
     private var state = State.start(0)
@@ -144,17 +144,17 @@ struct JPEGStructure: StructureWalk {
     }
 
     /// A fault: a phone shows part of the picture when a scan's data had begun, else nothing.
-    private func damage(_ detail: String) -> ImageStructure.Verdict {
+    private func damage(_ detail: String) -> MediaStructure.Verdict {
         scans > 0 ? .showsPart("the JPEG is damaged: \(detail)") : .showsNothing("the JPEG is damaged: \(detail)")
     }
 
-    var verdict: ImageStructure.Verdict {
+    var verdict: MediaStructure.Verdict {
         var ended = self
         ended.scanData(before: offset)
         return ended.verdictAtEnd
     }
 
-    private var verdictAtEnd: ImageStructure.Verdict {
+    private var verdictAtEnd: MediaStructure.Verdict {
         switch state {
         case .end: return .whole
         case .broken(let verdict): return verdict

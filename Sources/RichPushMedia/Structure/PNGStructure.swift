@@ -152,11 +152,9 @@ struct PNGStructure: StructureWalk {
     }
 
     /// The current chunk's type, as text.
-    private var name: String {
-        String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: type >> UInt32(24 - 8 * $0)) }, as: UTF8.self)
-    }
+    private var name: String { FourCharacterCode.text(type) }
 
-    var verdict: ImageStructure.Verdict {
+    var verdict: MediaStructure.Verdict {
         switch state {
         case .end: return .whole
         case .broken(let fault): return .showsNothing("the PNG is damaged: \(fault)")

@@ -7,7 +7,7 @@ protocol StructureWalk {
     /// false when the walk looks at nothing more of this piece (it needs none, or the next piece).
     mutating func step(_ bytes: UnsafeRawBufferPointer, _ index: inout Int) -> Bool
     /// The verdict on the bytes fed, taken as the whole file.
-    var verdict: ImageStructure.Verdict { get }
+    var verdict: MediaStructure.Verdict { get }
     /// The canvas and the frames the bytes fed declare, for the pixel limit, when the walk reads them (GIF, PNG);
     /// nil for a JPEG (its first bytes give its size) and before the walk has read them.
     var declared: ImageHeader? { get }

@@ -461,7 +461,7 @@ final class TransformStep: Sendable {
     }
 
     /// The refusal (`too-many-pixels`) of an image whose structure declares more pixels than allowed, all frames
-    /// together (`ImageStructure.declared`: a GIF's logical screen, an APNG's canvas, each times its frames), else
+    /// together (`MediaStructure.declared`: a GIF's logical screen, an APNG's canvas, each times its frames), else
     /// nil. Checked beside the header's count, which libvips makes without either. A side of 0 is no refusal here
     /// (libnsgif sizes such a GIF's canvas from its frames); the header's own check judges the picture.
     func pixelRefusal(declared: ImageHeader) -> FetchFailure? {

@@ -1,0 +1,44 @@
+import RichPushCore
+
+@testable import RichPushMedia
+
+/// What a structure's verdict says, without its detail.
+enum VerdictKind: Equatable, CustomStringConvertible {
+    case whole, showsPart, showsNothing
+
+    init(_ verdict: MediaStructure.Verdict) {
+        switch verdict {
+        case .whole: self = .whole
+        case .showsPart: self = .showsPart
+        case .showsNothing: self = .showsNothing
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .whole: return "whole"
+        case .showsPart: return "showsPart"
+        case .showsNothing: return "showsNothing"
+        }
+    }
+}
+
+/// A structure walk fed as the digest feeds it, in pieces.
+enum StructureFeeding {
+    /// The walk of `bytes` fed in pieces of `piece` bytes (all at once when nil).
+    static func walked(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> MediaStructure {
+        var structure = MediaStructure(type)!
+        bytes.withUnsafeBytes { all in
+            let step = max(piece ?? all.count, 1)
+            for start in stride(from: 0, to: all.count, by: step) {
+                structure.feed(UnsafeRawBufferPointer(rebasing: all[start..<min(start + step, all.count)]))
+            }
+        }
+        return structure
+    }
+
+    /// The verdict on `bytes` fed in pieces of `piece` bytes (all at once when nil).
+    static func verdict(_ bytes: [UInt8], _ type: MediaType, piece: Int? = nil) -> MediaStructure.Verdict {
+        walked(bytes, type, piece: piece).verdict
+    }
+}
