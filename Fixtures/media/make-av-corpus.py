@@ -3,10 +3,11 @@
 
 The sound ones are what common encoders write (ffmpeg 5.1, LAME 3.100, SoX 14.4, as Debian 12 ships them), each a
 fraction of a second: MP3 with and without tags, MPEG-2 and layer II, streamed WAV and AVI (sizes left at
-0xFFFFFFFF by a writer that could not seek back), AIFF-C, faststart and fragmented MP4. The damaged ones are made
+0xFFFFFFFF by a writer that could not seek back), AIFF-C, faststart and fragmented MP4, MPEG-1 and DVD program
+streams. The damaged ones are made
 here from those: cut short, HTML appended or put after a valid header (what an attacker's probe sent), a part a
 player needs removed. Run from this directory with ffmpeg, lame and sox installed; the tests need none of them.
-The bytes depend on the encoders' versions. AudioVideoCorpusTests lists the outcome expected of every file."""
+The bytes depend on the encoders' versions (and SoX's AIFF comment holds the time). AudioVideoCorpusTests lists the outcome expected of every file."""
 import os
 import shutil
 import struct
@@ -78,6 +79,11 @@ def main():
                        stdout=open(os.path.join(OUT, "avi-streamed.avi"), "wb"))
         ffmpeg("-f", "lavfi", "-i", "testsrc=duration=0.3:size=64x48:rate=10", "-c:v", "mpeg4",
                os.path.join(scratch, "clip.avi"))
+        # Sound: MPEG-1 and MPEG-2 (DVD) program streams.
+        ffmpeg("-f", "lavfi", "-i", "testsrc=duration=0.2:size=64x48:rate=25", "-c:v", "mpeg1video", "-f", "mpeg",
+               os.path.join(OUT, "mpeg1-ffmpeg.mpg"))
+        ffmpeg("-f", "lavfi", "-i", "testsrc=duration=0.2:size=64x48:rate=25", "-i", tone, "-c:v", "mpeg2video",
+               "-c:a", "mp2", "-shortest", "-f", "dvd", os.path.join(OUT, "mpeg2-ffmpeg-dvd.mpg"))
         with open(os.path.join(scratch, "moov-last.mp4"), "rb") as f:
             moov_last = f.read()
         with open(os.path.join(scratch, "clip.avi"), "rb") as f:
@@ -93,6 +99,8 @@ def main():
     write("avi-truncated.avi", avi[:len(avi) * 3 // 4])
     mp3 = read("mp3-lame-vbr.mp3")
     write("mp3-truncated.mp3", mp3[:len(mp3) // 2 + 7])
+    dvd = read("mpeg2-ffmpeg-dvd.mpg")
+    write("mpeg2-truncated.mpg", dvd[:len(dvd) * 2 // 3 + 5])
     write("mp3-junk-between.mp3", bare[:len(bare) // 2] + HTML[:300] + bare[len(bare) // 2:])
     write("mp4-trailing-html.mp4", read("mp4-faststart.mp4") + HTML)
     # Damaged, refused: what the probe sent (a header, then HTML), and files without a part a player needs.
@@ -101,6 +109,7 @@ def main():
     write("mp3-id3-html.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x0a" + b"\0" * 10 + bytes([0xFF, 0xFB, 0x90, 0x64]) + HTML)
     write("wav-header-html.wav", b"RIFF" + struct.pack("<I", len(HTML) + 4) + b"WAVE" + HTML)
     write("mp4-ftyp-html.mp4", moov_last[:struct.unpack(">I", moov_last[:4])[0]] + HTML)
+    write("mpeg2-pack-html.mpg", dvd[:14] + HTML)
     write("mp4-no-moov.mp4", moov_last[:moov_last.rindex(b"moov") - 4])
     fmt_end = 12 + 8 + struct.unpack("<I", wav[16:20])[0]
     write("wav-no-fmt.wav", wav[:4] + struct.pack("<I", len(wav) - fmt_end + 4) + b"WAVE" + wav[fmt_end:])

@@ -134,10 +134,10 @@ public final class Fetcher: Sendable {
     /// Fetches `url` into a new attachment directory, finishing by `deadline`; then, when a converter is
     /// configured (`Enricher.Configuration.Transform`), turns an image into one iOS attaches, by the same deadline.
     /// A file whose structure is damaged (`MediaStructure`, walked as the file is hashed: JPEG, PNG, GIF, MP3, WAV,
-    /// AIFF, M4A, MP4, AVI) is refused with `damaged-image` (an image) or `damaged-media` (audio, video) when a phone
-    /// would show or play nothing of it, else attached with its `damage` said; with a
-    /// converter, one whose structure declares more pixels than allowed (a GIF's logical screen, an APNG's
-    /// frames) is refused with `too-many-pixels`.
+    /// AIFF, M4A, MP4, AVI, MPEG) is refused with `damaged-image` (an image) or `damaged-media` (audio, video) when
+    /// a phone would show or play nothing of it, else attached with its `damage` said; with a converter, one whose
+    /// structure declares more pixels than allowed (a GIF's logical screen, an APNG's frames) is refused with
+    /// `too-many-pixels`.
     ///
     /// Never throws: every way a fetch can end is a `FetchFailure` with a stable code. Cancelling the calling
     /// task cancels the transfer (code `cancelled`) and removes its partial file before this returns.

@@ -196,6 +196,48 @@ struct AudioVideoStructureTests {
         }
     }
 
+    /// An MPEG program stream's pack header: MPEG-1's 12 bytes, or MPEG-2's 14 and `stuffing` 0xFF bytes.
+    static func pack(mpeg2: Bool, stuffing: Int = 0) -> [UInt8] {
+        [0, 0, 1, 0xBA]
+            + (mpeg2
+                ? [0x44, 0, 4, 0, 4, 1, 1, 0x89, 0xC3, 0xF8 | UInt8(stuffing)]
+                    + [UInt8](repeating: 0xFF, count: stuffing)
+                : [0x21, 0, 1, 0, 1, 0x80, 0x1B, 0x91])
+    }
+
+    /// A system header or packet of stream `code` holding `body`.
+    static func packet(_ code: UInt8, _ body: [UInt8]) -> [UInt8] {
+        [0, 0, 1, code, UInt8(body.count >> 8), UInt8(body.count & 0xFF)] + body
+    }
+
+    /// An MPEG-1 or MPEG-2 program stream: a pack with a system header and a video packet, a pack with an audio
+    /// packet and a padding packet, then the end code (`endCode`).
+    static func programStream(mpeg2: Bool, endCode: Bool = false) -> Built {
+        let first = pack(mpeg2: mpeg2) + packet(0xBB, filler(12)) + packet(0xE0, filler(40, 1))
+        var bytes = first + pack(mpeg2: mpeg2, stuffing: mpeg2 ? 3 : 0)
+        var ends = [first.count, bytes.count]
+        for unit in [packet(0xC0, filler(30, 2)), packet(0xBE, [UInt8](repeating: 0xFF, count: 20))] {
+            bytes += unit
+            ends.append(bytes.count)
+        }
+        let last = bytes.count
+        if endCode { bytes += [0, 0, 1, 0xB9] }
+        let boundaries = ends
+        let total = bytes.count
+        // Nothing until the video packet came whole; then whole where a pack or packet ends (one or two zero bytes
+        // after it are passed over, as before a start code), a part inside one.
+        return Built(
+            name: "MPEG-\(mpeg2 ? 2 : 1) program stream\(endCode ? ", end code" : "")", type: mpeg2 ? .mpeg2 : .mpeg,
+            bytes: bytes
+        ) { length in
+            if length < first.count { return .showsNothing }
+            if length == total || boundaries.contains(where: { (0...2).contains(length - $0) }) {
+                return .whole
+            }
+            return length >= last && !endCode ? .whole : .showsPart
+        }
+    }
+
     static let built: [Built] = [
         mp4(moovFirst: true), mp4(moovFirst: false), mp4(moovFirst: true, large: true),
         mp4(moovFirst: true, toEnd: true), mp4(moovFirst: true, type: .m4a),
@@ -207,6 +249,7 @@ struct AudioVideoStructureTests {
             "MP3, ID3v2 with a footer, layer II, APE and ID3v1", tag: id3(footer: true), header: layer2,
             tags: ape + id3v1),
         mp3("MP3, layer I", header: layer1, frames: 6), mp3("MP3, MPEG-2.5", tag: [], header: mpeg25),
+        programStream(mpeg2: false), programStream(mpeg2: true), programStream(mpeg2: true, endCode: true),
     ]
 
     // MARK: - Whole, cut, split
@@ -503,9 +546,47 @@ struct AudioVideoStructureTests {
             }
     }()
 
+    static let programStreamFaults: [Fault] = {
+        let head = pack(mpeg2: true) + packet(0xBB, filler(12))
+        let video = packet(0xE0, filler(40, 1))
+        let whole = head + video + pack(mpeg2: true) + packet(0xC0, filler(30, 2))
+        let elementary: [UInt8] = [0, 0, 1, 0xB3, 0x0A, 0x00, 0x78, 0x13, 0xFF, 0xFF, 0xE0, 0x18] + html
+        let unknown: [UInt8] = [0, 0, 1, 0xB3] + filler(8)
+        let neither: [UInt8] = [0, 0, 1, 0xBA, 0x84] + filler(11)
+        return [
+            Fault(
+                name: "MPEG: a pack header, then HTML", type: .mpeg2, bytes: pack(mpeg2: true) + html,
+                expected: .showsNothing, detail: "there is no start code at byte 14, before any whole audio or video"),
+            Fault(name: "MPEG: garbage", type: .mpeg, bytes: garbage(3000), expected: .showsNothing),
+            Fault(
+                name: "MPEG: a packet first", type: .mpeg2, bytes: video + whole, expected: .showsNothing,
+                detail: "it does not start with a pack header"),
+            Fault(
+                name: "MPEG: packs and no audio or video", type: .mpeg2,
+                bytes: head + pack(mpeg2: true) + packet(0xBE, filler(10)), expected: .showsNothing,
+                detail: "no audio or video packet"),
+            Fault(
+                name: "MPEG: an elementary stream's code between packets", type: .mpeg2, bytes: whole + unknown,
+                expected: .showsPart, detail: "the start code 00 00 01 B3 at byte \(whole.count) starts no pack"),
+            Fault(
+                name: "MPEG: a pack header of neither version", type: .mpeg, bytes: neither + video,
+                expected: .showsNothing, detail: "neither MPEG-1's nor MPEG-2's"),
+            Fault(name: "MPEG: HTML after a whole stream", type: .mpeg2, bytes: whole + html, expected: .showsPart),
+            Fault(
+                name: "MPEG: zero bytes between packets and at the end", type: .mpeg2,
+                bytes: head + video + [0, 0, 0, 0] + pack(mpeg2: true) + [0, 0, 0], expected: .whole),
+            Fault(
+                name: "MPEG: bytes after the end code", type: .mpeg2, bytes: whole + [0, 0, 1, 0xB9] + html,
+                expected: .whole),
+            Fault(
+                name: "MPEG: an elementary video stream is not walked", type: .mpeg, bytes: elementary,
+                expected: .whole),
+        ]
+    }()
+
     @Test(
         "a damaged file: refused where a player plays nothing, else played in part; the detail says where",
-        arguments: mp4Faults + chunkFaults + mp3Faults)
+        arguments: mp4Faults + chunkFaults + mp3Faults + programStreamFaults)
     func fault(_ fault: Fault) {
         let verdict = StructureFeeding.verdict(fault.bytes, fault.type)
         #expect(Kind(verdict) == fault.expected, "\(verdict)")
@@ -546,6 +627,8 @@ struct AudioVideoStructureTests {
             ("chime.mp3", MediaType.mp3, 45 + 182 + 4 as Int?), ("chime-bare.mp3", .mp3, 104 + 4),
             ("chime.wav", .wav, 70 + 8 + 9), ("chime.aiff", .aiff, 38 + 8 + 9), ("clip.avi", .avi, 5742 + 8 + 9),
             ("chime.m4a", .m4a, nil), ("clip.mp4", .mp4, nil),
+            // Their first video packet ends at 2048, with the first sector.
+            ("clip-mpeg1.mpg", .mpeg, 2048), ("clip-mpeg2.mpg", .mpeg2, 2048),
         ] as [(String, MediaType, Int?)])
     func fixtures(_ name: String, _ type: MediaType, _ playable: Int?) {
         let bytes = fixture(name)
@@ -555,9 +638,11 @@ struct AudioVideoStructureTests {
         for length in stride(from: 1, to: bytes.count, by: 97) {
             let verdict = StructureFeeding.verdict(Array(bytes.prefix(length)), type)
             if let playable, length >= playable {
-                // An MP3 cut where a frame ends is whole: nothing tells it from one that ends there.
+                // An MP3 or MPEG stream cut where a frame or packet ends is whole: nothing tells it from one that ends
+                // there.
                 #expect(
-                    Kind(verdict) == .showsPart || type == .mp3 && verdict == .whole, "cut at \(length): \(verdict)")
+                    Kind(verdict) == .showsPart || [.mp3, .mpeg, .mpeg2].contains(type) && verdict == .whole,
+                    "cut at \(length): \(verdict)")
             } else {
                 #expect(Kind(verdict) == .showsNothing, "cut at \(length): \(verdict)")
             }
@@ -569,12 +654,12 @@ struct AudioVideoStructureTests {
         let directory = FixtureDirectory.root + "/media/av-corpus"
         let types: [String: MediaType] = [
             "mp3": .mp3, "wav": .wav, "aiff": .aiff, "aifc": .aiff, "m4a": .m4a,
-            "mp4": .mp4, "avi": .avi,
+            "mp4": .mp4, "avi": .avi, "mpg": .mpeg,
         ]
         let sound = [
             "mp3-lame-vbr.mp3", "mp3-lame-id3v1-id3v2.mp3", "mp3-layer2.mp3", "mp3-ape-tag.mp3",
             "wav-streamed.wav", "wav-odd-size.wav", "aiff-sox.aiff", "aiff-sox.aifc", "m4a-faststart.m4a",
-            "mp4-faststart.mp4", "mp4-fragmented.mp4", "avi-streamed.avi",
+            "mp4-faststart.mp4", "mp4-fragmented.mp4", "avi-streamed.avi", "mpeg1-ffmpeg.mpg", "mpeg2-ffmpeg-dvd.mpg",
         ]
         for name in sound {
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))

@@ -31,6 +31,7 @@ struct AudioVideoCorpusTests {
         ("aiff-sox.aiff", .attached(.aiff)), ("aiff-sox.aifc", .attached(.aiff)),
         ("m4a-faststart.m4a", .attached(.m4a)), ("mp4-faststart.mp4", .attached(.mp4)),
         ("mp4-fragmented.mp4", .attached(.mp4)), ("avi-streamed.avi", .attached(.avi)),
+        ("mpeg1-ffmpeg.mpg", .attached(.mpeg)), ("mpeg2-ffmpeg-dvd.mpg", .attached(.mpeg2)),
         // Cut short, or with bytes a player skips: a player plays what is there.
         ("m4a-truncated.m4a", .damaged(.m4a, "cut short: its mdat box")),
         ("wav-truncated.wav", .damaged(.wav, "cut short: its 'data' chunk")),
@@ -39,6 +40,7 @@ struct AudioVideoCorpusTests {
         ("mp3-truncated.mp3", .damaged(.mp3, "cut short: its last frame")),
         ("mp3-junk-between.mp3", .damaged(.mp3, "300 bytes between its frames")),
         ("mp4-trailing-html.mp4", .damaged(.mp4, "CTYP box")),
+        ("mpeg2-truncated.mpg", .damaged(.mpeg2, "cut short at byte 8197, in the header of its pack header")),
         // What the probe sent, a valid header and then HTML, and files without a part a player needs.
         ("mp3-frame-html.mp3", .refused("no two MPEG audio frames follow each other")),
         ("mp3-id3-html.mp3", .refused("no two MPEG audio frames follow each other")),
@@ -47,6 +49,7 @@ struct AudioVideoCorpusTests {
         ("mp4-no-moov.mp4", .refused("no moov box")),
         ("wav-no-fmt.wav", .refused("comes before its fmt chunk")),
         ("aiff-no-comm.aiff", .refused("no COMM chunk")),
+        ("mpeg2-pack-html.mpg", .refused("there is no start code at byte 14")),
     ]
 
     @Test("every corpus file is listed here")
@@ -116,8 +119,11 @@ struct AudioVideoCorpusTests {
     func fixturesAndCodes() async throws {
         let bed = try TestBed()
         try await withEnricher(bed.configuration) { enricher in
-            for file in ["chime.mp3", "chime-bare.mp3", "chime.wav", "chime.m4a", "chime.aiff", "clip.mp4", "clip.avi"]
-            {
+            let fixtures = [
+                "chime.mp3", "chime-bare.mp3", "chime.wav", "chime.m4a", "chime.aiff", "clip.mp4", "clip.avi",
+                "clip-mpeg1.mpg", "clip-mpeg2.mpg",
+            ]
+            for file in fixtures {
                 let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/\(file)")))
                 #expect(result.outcome == .complete && result.problems.isEmpty, "\(file): \(result.problems)")
                 _ = enricher.removeAttachments(of: result)

@@ -16,8 +16,8 @@ import RichPushStore
 /// wake-ups) cost more than hashing 100 KB (bench (a), 16 alternated runs: 0.37 s wall and 0.52 s CPU against
 /// 0.39 s and 0.56 s).
 ///
-/// The same read walks the file's structure (`MediaStructure`: JPEG, PNG, GIF, MP3, WAV, AIFF, M4A, MP4, AVI), so
-/// that a file cut short is known without a second read, and off the fetch loop's thread like the hash.
+/// The same read walks the file's structure (`MediaStructure`: JPEG, PNG, GIF, MP3, WAV, AIFF, M4A, MP4, AVI, MPEG),
+/// so that a file cut short is known without a second read, and off the fetch loop's thread like the hash.
 final class DigestService: Sendable {
     /// The largest file hashed by the caller (1 MiB: about 0.5 ms of a thread); larger ones go to this thread.
     static let inlineBytes = 1 << 20

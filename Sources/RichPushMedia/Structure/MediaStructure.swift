@@ -2,9 +2,10 @@ import RichPushCore
 
 /// A fetched file's structure, walked without decoding a sample, over the bytes the digest step reads anyway
 /// (`FileDigest`): whether the file is whole, and when it is not, whether a phone still shows (or plays) part of it.
-/// iOS attaches JPEG, PNG, GIF, MP3, WAV, AIFF, M4A, MP4 and AVI as fetched, and libmagic types them by a few bytes
-/// of their headers: a file cut short was attached as `complete`, and so was a valid header followed by an HTML
-/// page (an MP3 frame sync, a RIFF/WAVE header or an `ftyp` box, then 3 KB of HTML, was attached as MP3, WAV, MP4).
+/// iOS attaches JPEG, PNG, GIF, MP3, WAV, AIFF, M4A, MP4, AVI and MPEG as fetched, and libmagic types them by a few
+/// bytes of their headers: a file cut short was attached as `complete`, and so was a valid header followed by an
+/// HTML page (an MP3 frame sync, a RIFF/WAVE header or an `ftyp` box, then 3 KB of HTML, was attached as MP3, WAV,
+/// MP4).
 /// A decode (`Enricher.Configuration.Transform.verifyImages`, images only) costs libvips and about as much CPU again
 /// as the fetch; this costs nearly nothing (measured in the commits that added each walk).
 ///
@@ -13,8 +14,9 @@ import RichPushCore
 /// JPEG or GIF shows what decodes, when some picture data came (libjpeg fills a truncated scan in grey, iOS shows a
 /// truncated JPEG cut off, WebKit's `GIFImageReader` shows the frames and rows it read), and nothing when none did.
 /// Audio and video: a player plays what came once it knows the format and some of the media data came (an MP4's
-/// whole `moov` box, a WAV's `fmt ` chunk, an AIFF's `COMM`, an AVI's `hdrl` list; an MP3's chained frames), and
-/// nothing before. Images are refused and noted with `damaged-image`, audio and video with `damaged-media`.
+/// whole `moov` box, a WAV's `fmt ` chunk, an AIFF's `COMM`, an AVI's `hdrl` list; an MP3's chained frames; an
+/// MPEG program stream's whole audio or video packet), and nothing before. Images are refused and noted with
+/// `damaged-image`, audio and video with `damaged-media`.
 ///
 /// Fed in pieces of any size (`feed`), in order; each type's walk is a small state machine that never holds the
 /// bytes, so its cost is the same however the file is cut.
@@ -40,12 +42,13 @@ struct MediaStructure {
         case mp4(MP4Structure)
         case chunks(ChunkStructure)
         case mp3(MP3Structure)
+        case programStream(ProgramStreamStructure)
     }
 
     private var walk: Walk
 
-    /// A walk of a file of `type`; nil for a type without one (MPEG-1 and MPEG-2 program streams, and the types
-    /// converted before they are attached, which their conversion decodes).
+    /// A walk of a file of `type`; nil for a type without one (the types converted before they are attached, which
+    /// their conversion decodes).
     init?(_ type: MediaType) {
         switch type {
         case .jpeg: walk = .jpeg(JPEGStructure())
@@ -56,6 +59,7 @@ struct MediaStructure {
         case .avi: walk = .chunks(ChunkStructure(.avi))
         case .aiff: walk = .chunks(ChunkStructure(.aiff))
         case .mp3: walk = .mp3(MP3Structure())
+        case .mpeg, .mpeg2: walk = .programStream(ProgramStreamStructure())
         default: return nil
         }
     }
@@ -81,6 +85,9 @@ struct MediaStructure {
         case .mp3(var mp3):
             mp3.feed(bytes)
             walk = .mp3(mp3)
+        case .programStream(var stream):
+            stream.feed(bytes)
+            walk = .programStream(stream)
         }
     }
 
@@ -93,6 +100,7 @@ struct MediaStructure {
         case .mp4(let mp4): return mp4.verdict
         case .chunks(let chunks): return chunks.verdict
         case .mp3(let mp3): return mp3.verdict
+        case .programStream(let stream): return stream.verdict
         }
     }
 
@@ -104,7 +112,7 @@ struct MediaStructure {
         case .jpeg(let jpeg): return jpeg.declared
         case .png(let png): return png.declared
         case .gif(let gif): return gif.declared
-        case .mp4, .chunks, .mp3: return nil
+        case .mp4, .chunks, .mp3, .programStream: return nil
         }
     }
 
