@@ -129,9 +129,12 @@ package final class FetchLoop: @unchecked Sendable {
     /// format"), though the curl tool, which sets the locale from the environment, fetches it. Without C.UTF-8
     /// (glibc has had it built in since 2.35), such names stay refused.
     private static func readHostNamesAsUTF8() {
-        guard let locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil) else { return }
-        uselocale(locale)
+        if let locale = utf8HostNames { uselocale(locale) }
     }
+
+    /// The locale `readHostNamesAsUTF8` gives, made once for every loop (a loop per engine: one made per loop was
+    /// never freed). Immutable once made, so shared by the loops' threads.
+    private nonisolated(unsafe) static let utf8HostNames = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil)
 
     private static let initializeCurl: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))

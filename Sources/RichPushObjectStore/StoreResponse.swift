@@ -1,4 +1,5 @@
 internal import CCurl
+import RichPushCore
 import RichPushMedia
 
 /// A response of the store: its status, its `Content-Length` (a `HEAD`'s length of the object) and the start of its
@@ -31,8 +32,9 @@ struct StoreError: Error {
         // The code becomes a metric's label and a word in every message: only one that looks like S3's (letters,
         // digits, `.`, `_`, `-`; 64 at most) is taken; another is quoted in the detail, its status's code used.
         self.code = given.flatMap { Self.isCode($0) ? $0 : nil } ?? Self.code(forStatus: response.status)
-        let odd = given.flatMap { Self.isCode($0) ? nil : " (its code, not one: \(Self.printable($0)))" } ?? ""
-        let said = message.map { ": " + Self.printable($0) } ?? ""
+        let odd =
+            given.flatMap { Self.isCode($0) ? nil : " (its code, not one: \(TerminalText.withoutControls($0)))" } ?? ""
+        let said = message.map { ": " + TerminalText.withoutControls($0) } ?? ""
         detail = "the store answered \(self.code)\(odd) (HTTP \(response.status) to \(method) \(url))\(said)"
         retryable =
             [500, 502, 503, 504, 429].contains(response.status)
@@ -84,16 +86,6 @@ struct StoreError: Error {
                 (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2E
                     || $0 == 0x5F || $0 == 0x2D
             }
-    }
-
-    /// `text` with every control character (C0, DEL, C1: line breaks, escape sequences) as U+FFFD: a store's words
-    /// reach logs and terminals.
-    static func printable(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            scalars.append(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "\u{FFFD}" : scalar)
-        }
-        return String(scalars)
     }
 
     /// S3's code for a status that came without an error document (a `HEAD`'s answer has no body).

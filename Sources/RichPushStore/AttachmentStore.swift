@@ -63,7 +63,7 @@ public struct AttachmentStore: Sendable, Hashable {
                 Int64(info.st_mtim.tv_sec) < cutoff
             else { continue }
             if let leftover = directory.removeTree(name) {
-                left.append(GarbageCollection.Leftover(path: leftover.path, reason: leftover.reason))
+                left.append(leftover)
             } else {
                 removed += 1
             }

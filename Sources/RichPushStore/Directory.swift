@@ -110,21 +110,13 @@ package final class Directory: Sendable {
         return names
     }
 
-    /// What kept a tree from being all removed: the first thing left in it, and why.
-    package struct Leftover: Sendable, Equatable {
-        /// The path of what is left (a name that is not UTF-8 shown with U+FFFD).
-        package let path: String
-        /// Why: the system's reason, or that it is a mount or too deep, and so not entered.
-        package let reason: String
-    }
-
     /// Removes `name` and, for a directory, everything under it, by descriptors only: a symbolic link is removed,
     /// never followed; a directory on another device or another mount than this one's (a mount, a bind mount of
     /// the same file system included) is not entered, and so is not removed; depth is bounded (our trees are two
     /// levels deep). Names that are not UTF-8 are removed too. Returns nil when it is all gone, or the first thing
     /// left and why.
     @discardableResult
-    package func removeTree(_ name: String) -> Leftover? {
+    package func removeTree(_ name: String) -> GarbageCollection.Leftover? {
         removeTree(Array(name.utf8CString), within: (device, mount), depth: Self.removalDepth)
     }
 
@@ -132,11 +124,13 @@ package final class Directory: Sendable {
     static let removalDepth = 8
 
     private func removeTree(_ name: [CChar], within boundary: (device: UInt64, mount: UInt64?), depth: Int)
-        -> Leftover?
+        -> GarbageCollection.Leftover?
     {
         let shown = path + "/" + Self.shown(name)
-        func left(_ reason: String) -> Leftover { Leftover(path: shown, reason: reason) }
-        func left(errno code: Int32, _ what: String) -> Leftover { left(what + ": " + String(cString: strerror(code))) }
+        func left(_ reason: String) -> GarbageCollection.Leftover { .init(path: shown, reason: reason) }
+        func left(errno code: Int32, _ what: String) -> GarbageCollection.Leftover {
+            left(what + ": " + String(cString: strerror(code)))
+        }
         let child: Directory
         do {
             child = try Directory(opening: name, shown: shown, in: self)
@@ -159,7 +153,7 @@ package final class Directory: Sendable {
         } catch {
             return left(errno: error.code, "not listed")
         }
-        var first: Leftover?
+        var first: GarbageCollection.Leftover?
         for entry in names {
             if let leftover = child.removeTree(entry, within: boundary, depth: depth - 1), first == nil {
                 first = leftover

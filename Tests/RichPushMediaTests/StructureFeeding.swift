@@ -2,8 +2,8 @@ import RichPushCore
 
 @testable import RichPushMedia
 
-/// What a structure's verdict says, without its detail.
-enum VerdictKind: Equatable, CustomStringConvertible {
+/// What a structure's verdict says, without its detail (printed as its case's name).
+enum VerdictKind: Equatable {
     case whole, showsPart, showsNothing
 
     init(_ verdict: MediaStructure.Verdict) {
@@ -11,14 +11,6 @@ enum VerdictKind: Equatable, CustomStringConvertible {
         case .whole: self = .whole
         case .showsPart: self = .showsPart
         case .showsNothing: self = .showsNothing
-        }
-    }
-
-    var description: String {
-        switch self {
-        case .whole: return "whole"
-        case .showsPart: return "showsPart"
-        case .showsNothing: return "showsNothing"
         }
     }
 }

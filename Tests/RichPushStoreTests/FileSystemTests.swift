@@ -47,7 +47,7 @@ struct FileSystemTests {
         }
         #expect(try device(mountPoint) == device(root))
         let leftover = try Directory(opening: root).removeTree("a")
-        let expected = Directory.Leftover(
+        let expected = GarbageCollection.Leftover(
             path: root + "/a/b/mnt", reason: "another file system is mounted there: not entered")
         #expect(leftover == expected, "a tree holding a mount is not all gone, and says where")
         #expect(FileManager.default.fileExists(atPath: outside + "/keep.jpg"))

@@ -227,7 +227,8 @@ public final class Enricher: LifecycleService {
         }
     }
 
-    /// Publishes `media` by `deadline` in a task of its own; nil when the drain's deadline cut it (or had passed).
+    /// Publishes `media` by `deadline` in a task of its own, which the caller's cancellation cancels too; nil when
+    /// the drain's deadline cut it (or had passed).
     private func publish(
         _ media: FetchedMedia, with publisher: any MediaPublisher, deadline: ContinuousClock.Instant
     ) async -> Result<String, PublishFailure>? {
@@ -238,14 +239,14 @@ public final class Enricher: LifecycleService {
             publications.tasks[publications.next] = task
             return publications.next
         }
-        guard let id else {
+        if id == nil { task.cancel() }
+        let outcome = await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
             task.cancel()
-            _ = await task.value
-            return nil
         }
-        let outcome = await task.value
         let cut = publications.withLock { publications in
-            publications.tasks[id] = nil
+            if let id { publications.tasks[id] = nil }
             return publications.cut
         }
         if cut, case .failure = outcome { return nil }

@@ -108,6 +108,8 @@ public struct Preflight: Sendable {
             problems.removeAll(where: mine)
             let attachment = result.attachments.first { $0.identifier == reference.identifier }
             var outcome: Verdict.Outcome
+            // What else is known of it: every problem when it attached, all but the refusal's when it did not.
+            var kept = notes
             switch (attachment, notes.first) {
             case (let attachment?, _):
                 let steps = attachment.media.transformation?.steps ?? []
@@ -121,15 +123,13 @@ public struct Preflight: Sendable {
                         .publishFailed,
                         "the payload keeps the sender's URL, whose media a phone cannot use as it is (it needed: "
                             + needed.map(\.rawValue).joined(separator: ", ") + "): " + failed.detail)
+                    kept.removeAll { $0.code == .publishFailed }
                 }
             case (nil, let problem?):
                 outcome = .refused(problem.code, problem.detail)
+                kept.removeFirst()
             case (nil, nil):
                 outcome = .refused(.expired, "the deadline came before it finished")
-            }
-            var kept = attachment == nil ? Array(notes.dropFirst()) : notes
-            if attachment != nil, case .refused(.publishFailed, _) = outcome {
-                kept.removeAll { $0.code == .publishFailed }
             }
             return Verdict(
                 field: reference.field, source: reference.url, platform: reference.platform,

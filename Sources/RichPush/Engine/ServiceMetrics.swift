@@ -173,7 +173,7 @@ package final class ServiceMetrics: Sendable {
             case "\\": text.append(contentsOf: "\\\\".unicodeScalars)
             case "\"": text.append(contentsOf: "\\\"".unicodeScalars)
             case "\n": text.append(contentsOf: "\\n".unicodeScalars)
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): text.append("\u{FFFD}")
+            case _ where TerminalText.isControl(scalar): text.append("\u{FFFD}")
             default: text.append(scalar)
             }
         }

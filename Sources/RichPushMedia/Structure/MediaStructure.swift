@@ -35,6 +35,9 @@ struct MediaStructure {
         case showsNothing(String)
     }
 
+    /// The walk, by type. An enum rather than `any StructureWalk`: each case's `feed` is specialized for its walk,
+    /// whose `step` then runs as a direct call, once per byte in most states; through an existential it would be a
+    /// witness-table call each time.
     private enum Walk {
         case jpeg(JPEGStructure)
         case png(PNGStructure)
