@@ -197,6 +197,19 @@ struct ConventionGateTests {
         }
     }
 
+    @Test("problems taken from two scans past the bound: the count and the first field not kept are the merged ones")
+    func problemsMerged() {
+        let problem = { (field: String) in EnrichmentProblem(source: field, code: .badReference, detail: "d") }
+        var first = ConventionScan()
+        first.problems = (0..<40).map { problem("a[\($0)]") }
+        var second = ConventionScan()
+        second.problems = (0..<70).map { problem("b[\($0)]") }
+        first.takeProblems(of: second)
+        #expect(first.problems.count == 64)
+        #expect(first.omittedProblems == 46)
+        #expect(first.listedProblems.last?.source == "b[24]", "the 65th problem in order: b's 25th")
+    }
+
     @Test("references asking for one identifier get -2, -3, ... in order, with one try each, not one per suffix")
     func sharedIdentifier() {
         let count = 20_000

@@ -60,10 +60,11 @@ public struct ConventionScan: Sendable, Hashable {
 
     /// Adds `other`'s problems after these, and what it omitted to what this omits.
     public mutating func takeProblems(of other: ConventionScan) {
+        // Its kept problems first: past the bound here, the first of them not kept is the first omitted.
+        if !other.problems.isEmpty { problems += other.problems }
         if omittedProblems == 0, other.omittedProblems > 0 { firstOmittedSource = other.firstOmittedSource }
         omittedProblems += other.omittedProblems
         omittedBadReferences += other.omittedBadReferences
-        if !other.problems.isEmpty { problems += other.problems }
     }
 
     /// Names every field found from further out: `prefix` (`message.apns.payload.`) before each problem's source and
