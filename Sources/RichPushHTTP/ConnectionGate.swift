@@ -207,9 +207,9 @@ package final class ConnectionGate: @unchecked Sendable {
         state.withLock { _ in tenant.phase = .working }
     }
 
-    /// The request is over (its response sent); the connection waits for the next.
-    func requestOver(_ tenant: Tenant) {
-        state.withLock { _ in tenant.phase = .head(since: .now, first: false) }
+    /// The request is over (its response sent, at `instant`); the connection waits for the next.
+    func requestOver(_ tenant: Tenant, at instant: ContinuousClock.Instant) {
+        state.withLock { _ in tenant.phase = .head(since: instant, first: false) }
     }
 
     // MARK: - The gate's thread

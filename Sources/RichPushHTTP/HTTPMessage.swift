@@ -3,33 +3,61 @@ import RichPushCore
 import Synchronization
 
 /// A request as the server hands it to its handler: what libmicrohttpd parsed, and the body once read.
+///
+/// What the head gave is held in one object of its own, so that a copy of the request (the handler's, the task's,
+/// the completion's) retains that one object rather than each string and dictionary: the copies showed in
+/// `GET /healthz`'s profile (docs/performance.md, issue 26 round thirteen).
 package struct HTTPRequest: Sendable {
     /// The method (`GET`, `POST`, ...).
-    package let method: String
+    package var method: String { parsed.method }
     /// The path, percent-decoded by libmicrohttpd, without the query.
-    package let path: String
+    package var path: String { parsed.path }
     /// Header values by lowercased name. A header that must appear once (`RequestHead.singletons`: Authorization,
     /// Content-Length, Content-Type, Host, Transfer-Encoding, X-Request-Id) never repeats here, as the server
     /// refuses such a request with 400; of any other, the last value.
-    package let headers: [String: String]
+    package var headers: [String: String] { parsed.headers }
     /// Query arguments by name, decoded.
-    package let query: [String: String]
+    package var query: [String: String] { parsed.query }
+    /// When the request began: its request line was in (the server's clock, read once for the request).
+    package var started: ContinuousClock.Instant { parsed.started }
+    /// A number no other request of this process has: a handler matches `respond(to:)` and `completed` to the
+    /// `head` it answered by it (one relaxed atomic increment per request).
+    package var number: UInt64 { parsed.number }
     /// The body, complete (empty until read).
     package var body: [UInt8] = []
     /// What the handler's `head` gave with `HTTPHead.read` (its `context`), from then on; nil before, and for a
     /// request `head` answered itself.
     package var context: (any Sendable)? = nil
-    /// A number no other request of this process has: a handler matches `respond(to:)` and `completed` to the
-    /// `head` it answered by it (one relaxed atomic increment per request).
-    package let number = HTTPRequest.numbers.wrappingAdd(1, ordering: .relaxed).newValue
+
+    private let parsed: Parsed
+
+    private final class Parsed: Sendable {
+        let method: String
+        let path: String
+        let headers: [String: String]
+        let query: [String: String]
+        let started: ContinuousClock.Instant
+        let number = HTTPRequest.numbers.wrappingAdd(1, ordering: .relaxed).newValue
+
+        init(
+            method: String, path: String, headers: [String: String], query: [String: String],
+            started: ContinuousClock.Instant
+        ) {
+            self.method = method
+            self.path = path
+            self.headers = headers
+            self.query = query
+            self.started = started
+        }
+    }
 
     private static let numbers = Atomic<UInt64>(0)
 
-    package init(method: String, path: String, headers: [String: String], query: [String: String]) {
-        self.method = method
-        self.path = path
-        self.headers = headers
-        self.query = query
+    package init(
+        method: String, path: String, headers: [String: String], query: [String: String],
+        started: ContinuousClock.Instant = .now
+    ) {
+        parsed = Parsed(method: method, path: path, headers: headers, query: query, started: started)
     }
 
     /// Whether the body's media type is `type` (given in lowercase, as `application/x-ndjson`): compared without
@@ -66,7 +94,7 @@ package struct HTTPResponse: Sendable {
     package var status: Int { didSet { premade = nil } }
     package var headers: [(String, String)] { didSet { premade = nil } }
     package var body: Body { didSet { premade = nil } }
-    /// What the access log says of it besides its status: the request id and the payload's outcome.
+    /// What the access log says of it besides its status: the request id, the payload's outcome, the tenant.
     package var log = Log()
     /// libmicrohttpd's response for this one, made once by `prepared()` and queued on every connection that sends
     /// it; nil for a response made for one request.
@@ -75,6 +103,9 @@ package struct HTTPResponse: Sendable {
     package struct Log: Sendable {
         package var requestID: String? = nil
         package var outcome: String? = nil
+        /// The name of the tenant whose token selected this response's request (`serve --tenants`), when the
+        /// handler answered from the head.
+        package var tenant: String? = nil
         package init() {}
     }
 

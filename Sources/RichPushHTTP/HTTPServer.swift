@@ -163,6 +163,9 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         let started = ContinuousClock.now
         /// Set when the head is in.
         var request: HTTPRequest?
+        /// Whether the head is in (`request` set): asked at every call of the access callback, where testing the
+        /// optional copied the request and destroyed the copy (in `GET /healthz`'s profile).
+        var headIn = false
         var tenant: ConnectionGate.Tenant?
         var body: [UInt8] = []
         /// The body's declared length, if any.
@@ -252,7 +255,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
             exchange = Exchange(target: RequestTarget())
             slot.pointee = Unmanaged.passRetained(exchange).toOpaque()
         }
-        guard exchange.request != nil else {
+        guard exchange.headIn else {
             return head(of: exchange, connection, method: method, url: url, version: version, box)
         }
         if uploadSize.pointee > 0 {
@@ -296,8 +299,9 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         reader.head.target = exchange.target
         let request = HTTPRequest(
             method: String(cString: method), path: String(cString: url), headers: reader.headers,
-            query: arguments(connection))
+            query: arguments(connection), started: exchange.started)
         exchange.request = request
+        exchange.headIn = true
         exchange.tenant = cmhd_connection_context(connection)?.pointee.map {
             Unmanaged<ConnectionGate.Tenant>.fromOpaque($0).takeUnretainedValue()
         }
@@ -379,9 +383,11 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         box.gate.discharge(exchange.charged)
         // A request whose head never came in whole (the connection closed, or libmicrohttpd refused it) is not
         // one the handler knows.
-        guard let request = exchange.request else { return }
-        if let tenant = exchange.tenant { box.gate.requestOver(tenant) }
-        box.handler.completed(request, status: exchange.status, log: exchange.log, elapsed: .now - exchange.started)
+        guard let request = exchange.request.take() else { return }
+        // The clock read once for the request's end.
+        let now = ContinuousClock.now
+        if let tenant = exchange.tenant { box.gate.requestOver(tenant, at: now) }
+        box.handler.completed(request, status: exchange.status, log: exchange.log, elapsed: now - exchange.started)
         box.active.leave()
     }
 

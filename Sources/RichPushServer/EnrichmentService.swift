@@ -164,7 +164,6 @@ package final class EnrichmentService: HTTPHandler {
     package func head(_ request: HTTPRequest) -> HTTPHead {
         let path = request.path
         let isDraining = !admission.isOpen
-        let started = ContinuousClock.now
         let (decision, tenant) = decide(request, draining: isDraining)
         switch decision {
         case .read:
@@ -174,30 +173,35 @@ package final class EnrichmentService: HTTPHandler {
             if admitted == .admitted {
                 if let tenant, let refusal = admit(tenant) {
                     admission.leave()
-                    ledger.withLock {
-                        $0.answered(request.number, method: request.method, path: path, at: started, tenant: tenant)
-                    }
-                    return .respond(refusal)
+                    return .respond(answered(request, refusal, tenant: tenant))
                 }
                 ledger.withLock {
                     // The id the client gave (checked by `decide`), so that a request cut off in its upload is named.
                     $0.admitted(
                         request.number, method: request.method, path: path, requestID: request.headers["x-request-id"],
-                        at: started, tenant: tenant)
+                        at: request.started, tenant: tenant)
                 }
                 return decision
             }
-            let response = busy(full: admitted == .full)
-            ledger.withLock {
-                $0.answered(request.number, method: request.method, path: path, at: started, tenant: tenant)
-            }
-            return .respond(response)
-        case .respond:
-            ledger.withLock {
-                $0.answered(request.number, method: request.method, path: path, at: started, tenant: tenant)
-            }
-            return decision
+            return .respond(answered(request, busy(full: admitted == .full), tenant: tenant))
+        case .respond(let response):
+            return .respond(answered(request, response, tenant: tenant))
         }
+    }
+
+    /// `response`, the answer to `request` from its head alone. One that takes time to send (an attachment's file)
+    /// is entered in the ledger, sending until it ends, so that the drain names it if it cuts it off; one of bytes
+    /// (health, metrics, a refusal) is queued whole at once and holds nothing, so it is not: each entry is a table
+    /// insertion and removal under the ledger's lock, which showed in `GET /healthz`'s profile (docs/performance.md,
+    /// issue 26 round thirteen). Its tenant's name goes in its log either way.
+    private func answered(_ request: HTTPRequest, _ response: HTTPResponse, tenant: Tenant?) -> HTTPResponse {
+        var response = response
+        if let tenant { response.log.tenant = tenant.name }
+        if case .bytes = response.body { return response }
+        ledger.withLock {
+            $0.answered(request.number, method: request.method, path: request.path, at: request.started, tenant: tenant)
+        }
+        return response
     }
 
     /// Takes one of `tenant`'s slots and one request of its rate; nil when both are had, else the 429 saying which
@@ -330,7 +334,9 @@ package final class EnrichmentService: HTTPHandler {
         let ended = ledger.withLock { $0.complete(request.number) }
         if ended?.holdsSlot == true { endWork(ended?.tenant) }
         metrics.record(status: status)
-        log(Self.accessLogLine(request, status: status, entry: entry, elapsed: elapsed, tenant: ended?.tenant?.name))
+        log(
+            Self.accessLogLine(
+                request, status: status, entry: entry, elapsed: elapsed, tenant: ended?.tenant?.name ?? entry.tenant))
     }
 
     /// The metrics exposition: the shared families, then the service's own gauges of NDJSON responses.
@@ -360,26 +366,37 @@ package final class EnrichmentService: HTTPHandler {
     /// `{"method":...,"path":...,"status":...,"tenant":...,"request_id":...,"outcome":...,"elapsed_ms":...}` and a
     /// newline (`tenant` under `--tenants`, once the token selected one),
     /// written straight into one buffer: this runs on the server's thread for every request, and the JSON tree
-    /// it was built as before (an array of members, a copy for the newline) showed in the service's profile.
+    /// it was built as before (an array of members, a copy for the newline) showed in the service's profile. The
+    /// names and punctuation between the values are constants, copied as they are.
     static func accessLogLine(
         _ request: HTTPRequest, status: Int, entry: HTTPResponse.Log, elapsed: Duration, tenant: String? = nil
     ) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(160 + request.path.utf8.count)
-        func member(_ name: String, _ write: (inout [UInt8]) -> Void) {
-            line.append(line.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-            JSONWriter.writeString(name, into: &line)
-            line.append(UInt8(ascii: ":"))
-            write(&line)
+        func put(_ text: StaticString) {
+            text.withUTF8Buffer { line.append(contentsOf: $0) }
         }
-        member("method") { JSONWriter.writeString(request.method, into: &$0) }
-        member("path") { JSONWriter.writeString(request.path, into: &$0) }
-        member("status") { $0 += String(status).utf8 }
-        if let tenant { member("tenant") { JSONWriter.writeString(tenant, into: &$0) } }
-        if let id = entry.requestID { member("request_id") { JSONWriter.writeString(id, into: &$0) } }
-        if let outcome = entry.outcome { member("outcome") { JSONWriter.writeString(outcome, into: &$0) } }
-        member("elapsed_ms") { $0 += String(elapsed.inMilliseconds).utf8 }
-        line += "}\n".utf8
+        put("{\"method\":")
+        JSONWriter.writeString(request.method, into: &line)
+        put(",\"path\":")
+        JSONWriter.writeString(request.path, into: &line)
+        put(",\"status\":")
+        line += String(status).utf8
+        if let tenant {
+            put(",\"tenant\":")
+            JSONWriter.writeString(tenant, into: &line)
+        }
+        if let id = entry.requestID {
+            put(",\"request_id\":")
+            JSONWriter.writeString(id, into: &line)
+        }
+        if let outcome = entry.outcome {
+            put(",\"outcome\":")
+            JSONWriter.writeString(outcome, into: &line)
+        }
+        put(",\"elapsed_ms\":")
+        line += String(elapsed.inMilliseconds).utf8
+        put("}\n")
         return line
     }
 

@@ -316,6 +316,12 @@ struct ServeTenantsTests {
         #expect(metrics.contains(#"richpush_payloads_total{tenant="other",outcome="complete"} 2"#))
         #expect(metrics.contains(#"richpush_payloads_total{tenant="metered",outcome="complete"} 2"#))
         #expect(metrics.contains(#"richpush_tenant_in_flight{tenant="narrow"} 0"#))
+        // A refusal answered from the head names its tenant in the access log, as a payload served does.
+        try await waitUntil("the access log lines of the two refusals") {
+            server.logLines.filter { $0["status"] as? Int == 429 }.count == 2
+        }
+        let refusals = server.logLines.filter { $0["status"] as? Int == 429 }.map { $0["tenant"] as? String }
+        #expect(refusals == ["narrow", "metered"])
         #expect(try await server.terminate() == 0)
     }
 

@@ -16,13 +16,21 @@
 /// hundred nanoseconds. Measured in alternated pairs (issue 26, round three): `serve`'s payloads at 64 connections
 /// 0.951x the CPU a payload (0.932-0.995, 6 pairs), NDJSON bodies 0.975x (0.871-0.992, 6 pairs), `stream`'s
 /// campaign 0.992x (within noise).
+///
+/// The value lives behind a pointer of its own, so that reaching it under the lock costs no dynamic exclusivity
+/// check (the lock already gives that exclusivity): as a stored property of the class, every section paid a
+/// `swift_beginAccess` and a `swift_endAccess` (in `GET /healthz`'s profile, issue 26 round thirteen). Marking the
+/// sections `@inlinable` would not specialize them in other modules: Swift 6.3 does not inline a `package`
+/// declaration's body across modules without library evolution (tried: a `public` one is inlined, a `package` one
+/// never), and `public` would put this type in the library's interface.
 package final class LockedValue<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var value: Value
+    private let value: UnsafeMutablePointer<Value>
 
     package init(_ value: Value) {
-        self.value = value
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
@@ -40,13 +48,15 @@ package final class LockedValue<Value>: @unchecked Sendable {
         condition.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value.
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 
     /// Runs `body` with exclusive access to the value when no other thread holds the lock now; nil, without
@@ -54,7 +64,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
     package func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 
     /// Changes the value under the lock and wakes the threads waiting in `wait`.
@@ -64,7 +74,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
             pthread_cond_broadcast(condition)
             pthread_mutex_unlock(mutex)
         }
-        return body(&value)
+        return body(&value.pointee)
     }
 
     /// `update` that wakes the waiting threads only when `body` says its change is one they may wait for. For a
@@ -73,7 +83,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
     package func update<Result>(wakingIf body: (inout Value) -> (result: Result, wake: Bool)) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        let (result, wake) = body(&value)
+        let (result, wake) = body(&value.pointee)
         if wake { pthread_cond_broadcast(condition) }
         return result
     }
@@ -84,7 +94,7 @@ package final class LockedValue<Value>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
-            if let result = take(&value) { return result }
+            if let result = take(&value.pointee) { return result }
             pthread_cond_wait(condition, mutex)
         }
     }
@@ -100,8 +110,8 @@ package final class LockedValue<Value>: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
-            if let result = take(&value) { return result }
-            if pthread_cond_timedwait(condition, mutex, &end) == ETIMEDOUT { return take(&value) }
+            if let result = take(&value.pointee) { return result }
+            if pthread_cond_timedwait(condition, mutex, &end) == ETIMEDOUT { return take(&value.pointee) }
         }
     }
 }
