@@ -12,10 +12,10 @@ package struct HTTPRequest: Sendable {
     package var method: String { parsed.method }
     /// The path, percent-decoded by libmicrohttpd, without the query.
     package var path: String { parsed.path }
-    /// Header values by lowercased name. A header that must appear once (`RequestHead.singletons`: Authorization,
+    /// Header values by lowercased name. A header that must appear once (`RequestHead.isSingleton`: Authorization,
     /// Content-Length, Content-Type, Host, Transfer-Encoding, X-Request-Id) never repeats here, as the server
     /// refuses such a request with 400; of any other, the last value.
-    package var headers: [String: String] { parsed.headers }
+    package var headers: HTTPHeaders { parsed.headers }
     /// Query arguments by name, decoded.
     package var query: [String: String] { parsed.query }
     /// When the request began: its request line was in (the server's clock, read once for the request).
@@ -34,13 +34,13 @@ package struct HTTPRequest: Sendable {
     private final class Parsed: Sendable {
         let method: String
         let path: String
-        let headers: [String: String]
+        let headers: HTTPHeaders
         let query: [String: String]
         let started: ContinuousClock.Instant
         let number = HTTPRequest.numbers.wrappingAdd(1, ordering: .relaxed).newValue
 
         init(
-            method: String, path: String, headers: [String: String], query: [String: String],
+            method: String, path: String, headers: HTTPHeaders, query: [String: String],
             started: ContinuousClock.Instant
         ) {
             self.method = method
@@ -54,7 +54,7 @@ package struct HTTPRequest: Sendable {
     private static let numbers = Atomic<UInt64>(0)
 
     package init(
-        method: String, path: String, headers: [String: String], query: [String: String],
+        method: String, path: String, headers: HTTPHeaders, query: [String: String],
         started: ContinuousClock.Instant = .now
     ) {
         parsed = Parsed(method: method, path: path, headers: headers, query: query, started: started)
@@ -77,6 +77,33 @@ package struct HTTPRequest: Sendable {
             }
         }
     }
+}
+
+/// A request's header fields, by lowercased name, in the order they came: a name given more than once answers its
+/// last value. A list searched from its end rather than a dictionary: a request has a handful of fields, and a
+/// dictionary cost an allocation and a hash of each name as it was added and of each name asked for (in
+/// `GET /healthz`'s profile, issue 26 round thirteen).
+package struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral {
+    private var fields: [(name: String, value: String)] = []
+
+    package init() {}
+
+    package init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The last value given for `name` (lowercase), or nil.
+    package subscript(name: String) -> String? {
+        fields.last { $0.name == name }?.value
+    }
+
+    /// Adds a field (its name in lowercase).
+    package mutating func append(name: String, value: String) {
+        fields.append((name: name, value: value))
+    }
+
+    /// How many fields there are, a name given twice counted twice.
+    package var count: Int { fields.count }
 }
 
 /// A response: status, headers and a body of bytes, an open file, or a stream written as it is produced.

@@ -473,7 +473,7 @@ package struct Connection: @unchecked Sendable {
 /// line folded onto the next (libmicrohttpd moves the joined field elsewhere). Only bytes inside the head,
 /// `[method, method + head size)`, are read; a field pointing outside it is such a gap too.
 private struct HeadReader {
-    var headers: [String: String] = [:]
+    var headers = HTTPHeaders()
     var head = RequestHead()
     private let start: UnsafePointer<CChar>
     private let end: UnsafePointer<CChar>
@@ -524,9 +524,10 @@ private struct HeadReader {
         head.headerFields += 1
         let name = HTTPServer.lowercasedName(key)
         let text = value.map { String(cString: $0) } ?? ""
-        if headers.updateValue(text, forKey: name) != nil, head.repeated == nil, RequestHead.singletons.contains(name) {
+        if head.repeated == nil, RequestHead.isSingleton(name), headers[name] != nil {
             head.repeated = name
         }
+        headers.append(name: name, value: text)
         if head.invalidName == nil, !RequestHead.isToken(UnsafeRawBufferPointer(start: key, count: keySize)) {
             head.invalidName = String(cString: key)
         }

@@ -38,11 +38,15 @@ package struct RequestHead: Sendable {
 
     package init() {}
 
-    /// Header fields that must appear at most once: the framing ones, and those the service reads as one value
-    /// (a proxy may keep the first where we would keep the last).
-    package static let singletons: Set<String> = [
-        "authorization", "content-length", "transfer-encoding", "content-type", "host", "x-request-id",
-    ]
+    /// Whether `name` (lowercase) is a header field that must appear at most once: the framing ones, and those the
+    /// service reads as one value (a proxy may keep the first where we would keep the last). Compared without
+    /// hashing the name, as it runs for every field.
+    package static func isSingleton(_ name: String) -> Bool {
+        switch name {
+        case "authorization", "content-length", "transfer-encoding", "content-type", "host", "x-request-id": true
+        default: false
+        }
+    }
 
     /// Why the request is refused, as the response that says so, or nil when it may go on.
     package func refusal(_ limits: Limits) -> HTTPResponse? {

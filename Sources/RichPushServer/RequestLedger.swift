@@ -93,6 +93,7 @@ struct RequestLedger {
     /// The request is over (answered, or its connection gone): its entry goes; the caller frees the slot it still
     /// held (`holdsSlot`), if any.
     mutating func complete(_ number: UInt64) -> Entry? {
-        entries.removeValue(forKey: number)
+        // Most requests answered from the head have no entry: with none at all, nothing to hash.
+        entries.isEmpty ? nil : entries.removeValue(forKey: number)
     }
 }

@@ -31,4 +31,17 @@ import Testing
     func noContentType() {
         #expect(!Self.request(contentType: nil).hasMediaType("application/json"))
     }
+
+    @Test("a header field given more than once answers its last value; one never given, nil")
+    func repeatedField() {
+        var headers = HTTPHeaders()
+        headers.append(name: "accept", value: "text/plain")
+        headers.append(name: "host", value: "example.test")
+        headers.append(name: "accept", value: "application/json")
+        #expect(headers["accept"] == "application/json")
+        #expect(headers["host"] == "example.test")
+        #expect(headers["Accept"] == nil, "names are given and asked for in lowercase")
+        #expect(headers["x-request-id"] == nil)
+        #expect(headers.count == 3)
+    }
 }
