@@ -80,30 +80,71 @@ package struct HTTPRequest: Sendable {
 }
 
 /// A request's header fields, by lowercased name, in the order they came: a name given more than once answers its
-/// last value. A list searched from its end rather than a dictionary: a request has a handful of fields, and a
-/// dictionary cost an allocation and a hash of each name as it was added and of each name asked for (in
-/// `GET /healthz`'s profile, issue 26 round thirteen).
+/// last value. The fields are bytes in one buffer, each a name's length and a value's (4 bytes each, little-endian),
+/// then the name and the value, searched from the start when a name is asked for: a request has a handful of fields,
+/// of which the server and the service ask for a few, and a dictionary of strings cost an allocation and a hash of
+/// each name added and asked for, and a string for each value of over 15 bytes, made and destroyed with the request
+/// (in `GET /healthz`'s profile, issue 26 round thirteen).
 package struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral {
-    private var fields: [(name: String, value: String)] = []
+    private var bytes: [UInt8] = []
+    /// How many fields there are, a name given twice counted twice.
+    package private(set) var count = 0
 
     package init() {}
 
+    /// Room for `bytes` of names and values, of the head the fields come from.
+    init(reservingCapacity capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
     package init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { (name: $0.0, value: $0.1) }
+        for (name, value) in elements { append(name: name, value: value) }
     }
 
     /// The last value given for `name` (lowercase), or nil.
     package subscript(name: String) -> String? {
-        fields.last { $0.name == name }?.value
+        var name = name
+        return name.withUTF8 { wanted in
+            bytes.withUnsafeBytes { buffer in
+                var found: UnsafeRawBufferPointer?
+                var offset = 0
+                while offset < buffer.count {
+                    let nameCount = Int(Self.length(buffer, at: offset))
+                    let valueCount = Int(Self.length(buffer, at: offset + 4))
+                    let nameStart = offset + 8
+                    if nameCount == wanted.count, buffer[nameStart..<nameStart + nameCount].elementsEqual(wanted) {
+                        found = UnsafeRawBufferPointer(rebasing: buffer[(nameStart + nameCount)...].prefix(valueCount))
+                    }
+                    offset = nameStart + nameCount + valueCount
+                }
+                return found.map { String(decoding: $0, as: UTF8.self) }
+            }
+        }
     }
 
     /// Adds a field (its name in lowercase).
     package mutating func append(name: String, value: String) {
-        fields.append((name: name, value: value))
+        var value = value
+        value.withUTF8 { append(name: name, value: UnsafeRawBufferPointer($0)) }
     }
 
-    /// How many fields there are, a name given twice counted twice.
-    package var count: Int { fields.count }
+    /// Adds a field (its name in lowercase), its value's bytes copied as they are.
+    package mutating func append(name: String, value: UnsafeRawBufferPointer) {
+        let nameBytes = name.utf8
+        Self.appendLength(nameBytes.count, to: &bytes)
+        Self.appendLength(value.count, to: &bytes)
+        bytes.append(contentsOf: nameBytes)
+        bytes.append(contentsOf: value)
+        count += 1
+    }
+
+    private static func length(_ buffer: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
+        UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    private static func appendLength(_ length: Int, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).littleEndian) { bytes.append(contentsOf: $0) }
+    }
 }
 
 /// A response: status, headers and a body of bytes, an open file, or a stream written as it is produced.

@@ -473,7 +473,7 @@ package struct Connection: @unchecked Sendable {
 /// line folded onto the next (libmicrohttpd moves the joined field elsewhere). Only bytes inside the head,
 /// `[method, method + head size)`, are read; a field pointing outside it is such a gap too.
 private struct HeadReader {
-    var headers = HTTPHeaders()
+    var headers: HTTPHeaders
     var head = RequestHead()
     private let start: UnsafePointer<CChar>
     private let end: UnsafePointer<CChar>
@@ -487,6 +487,8 @@ private struct HeadReader {
         start = method
         head.bytes = cmhd_head_size(connection)
         end = method + head.bytes
+        // The names and values are within the head; the lengths before each take 8 bytes a field more.
+        headers = HTTPHeaders(reservingCapacity: head.bytes + 64)
         // The request line: the method, the NUL over its space, any further spaces, the target as received (its
         // length taken before libmicrohttpd decoded it in place), the NUL over the space before the version.
         let methodEnd = method + strlen(method)
@@ -523,11 +525,10 @@ private struct HeadReader {
     ) {
         head.headerFields += 1
         let name = HTTPServer.lowercasedName(key)
-        let text = value.map { String(cString: $0) } ?? ""
         if head.repeated == nil, RequestHead.isSingleton(name), headers[name] != nil {
             head.repeated = name
         }
-        headers.append(name: name, value: text)
+        headers.append(name: name, value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
         if head.invalidName == nil, !RequestHead.isToken(UnsafeRawBufferPointer(start: key, count: keySize)) {
             head.invalidName = String(cString: key)
         }

@@ -43,5 +43,17 @@ import Testing
         #expect(headers["Accept"] == nil, "names are given and asked for in lowercase")
         #expect(headers["x-request-id"] == nil)
         #expect(headers.count == 3)
+        // An empty value is a value; a value's bytes come back as given (UTF-8 over ASCII too); a name that is a
+        // prefix of another's is not it.
+        headers.append(name: "x-empty", value: "")
+        headers.append(name: "x-city", value: "Zürich")
+        #expect(headers["x-empty"] == "")
+        #expect(headers["x-city"] == "Zürich")
+        #expect(headers["x-cit"] == nil)
+        #expect(headers["accept"] == "application/json")
+        let literal: HTTPHeaders = ["content-type": "application/json", "host": "h"]
+        #expect(literal["content-type"] == "application/json")
+        #expect(literal["host"] == "h")
+        #expect(literal.count == 2)
     }
 }
