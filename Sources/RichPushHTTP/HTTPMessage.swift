@@ -87,8 +87,6 @@ package struct HTTPRequest: Sendable {
 /// (in `GET /healthz`'s profile, issue 26 round thirteen).
 package struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral {
     private var bytes: [UInt8] = []
-    /// How many fields there are, a name given twice counted twice.
-    package private(set) var count = 0
 
     package init() {}
 
@@ -103,22 +101,22 @@ package struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral {
 
     /// The last value given for `name` (lowercase), or nil.
     package subscript(name: String) -> String? {
-        var name = name
-        return name.withUTF8 { wanted in
-            bytes.withUnsafeBytes { buffer in
-                var found: UnsafeRawBufferPointer?
-                var offset = 0
-                while offset < buffer.count {
-                    let nameCount = Int(Self.length(buffer, at: offset))
-                    let valueCount = Int(Self.length(buffer, at: offset + 4))
-                    let nameStart = offset + 8
-                    if nameCount == wanted.count, buffer[nameStart..<nameStart + nameCount].elementsEqual(wanted) {
-                        found = UnsafeRawBufferPointer(rebasing: buffer[(nameStart + nameCount)...].prefix(valueCount))
-                    }
-                    offset = nameStart + nameCount + valueCount
-                }
-                return found.map { String(decoding: $0, as: UTF8.self) }
-            }
+        bytes.withUnsafeBytes { buffer in
+            lastValue(of: name, in: buffer).map { String(decoding: buffer[$0], as: UTF8.self) }
+        }
+    }
+
+    /// Whether a field named `name` (lowercase) was given, without making its value a string.
+    package func contains(_ name: String) -> Bool {
+        bytes.withUnsafeBytes { lastValue(of: name, in: $0) != nil }
+    }
+
+    /// How many fields there are, a name given twice counted twice.
+    package var count: Int {
+        bytes.withUnsafeBytes { buffer in
+            var count = 0
+            Self.forEachField(in: buffer) { _, _ in count += 1 }
+            return count
         }
     }
 
@@ -135,7 +133,29 @@ package struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral {
         Self.appendLength(value.count, to: &bytes)
         bytes.append(contentsOf: nameBytes)
         bytes.append(contentsOf: value)
-        count += 1
+    }
+
+    /// Where the last value given for `name` lies in `buffer` (the fields' bytes), or nil.
+    private func lastValue(of name: String, in buffer: UnsafeRawBufferPointer) -> Range<Int>? {
+        var name = name
+        return name.withUTF8 { wanted in
+            var found: Range<Int>?
+            Self.forEachField(in: buffer) { name, value in
+                if name.count == wanted.count, buffer[name].elementsEqual(wanted) { found = value }
+            }
+            return found
+        }
+    }
+
+    /// Calls `body` with where each field's name and value lie in `buffer`, in order.
+    private static func forEachField(in buffer: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>) -> Void) {
+        var offset = 0
+        while offset < buffer.count {
+            let nameStart = offset + 8
+            let valueStart = nameStart + Int(length(buffer, at: offset))
+            offset = valueStart + Int(length(buffer, at: offset + 4))
+            body(nameStart..<valueStart, valueStart..<offset)
+        }
     }
 
     private static func length(_ buffer: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {

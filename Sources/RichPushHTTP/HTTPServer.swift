@@ -525,7 +525,7 @@ private struct HeadReader {
     ) {
         head.headerFields += 1
         let name = HTTPServer.lowercasedName(key)
-        if head.repeated == nil, RequestHead.isSingleton(name), headers[name] != nil {
+        if head.repeated == nil, RequestHead.isSingleton(name), headers.contains(name) {
             head.repeated = name
         }
         headers.append(name: name, value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
