@@ -41,11 +41,28 @@ struct HostileURLTests {
         #expect(bed.origin.connectionCount == 0)
     }
 
+    /// A bed, and a listener on 127.0.0.2 at its origin's port. Another test's socket may hold that port on
+    /// 127.0.0.2 (its clients bind 127.0.0.2 to an ephemeral port, and its listeners there take one), which once
+    /// failed a full run with "address already in use": a new bed, on another port, is tried then, 8 at most.
+    static func bedWithDecoyOnItsPort() throws -> (TestBed, HTTPOrigin) {
+        var refusal: (any Error)?
+        for _ in 0..<8 {
+            let bed = try TestBed()
+            do {
+                let refused = try HTTPOrigin(
+                    host: "127.0.0.2", port: bed.origin.port, handler: { _ in .init(status: 500) })
+                return (bed, refused)
+            } catch {
+                refusal = error
+            }
+        }
+        throw refusal!
+    }
+
     @Test("a name resolving to a refused and an allowed address connects only to the allowed one")
     func severalAddresses() async throws {
-        let bed = try TestBed()
         // A second decoy on the refused 127.0.0.2, on the same port as the allowed origin.
-        let sameport = try HTTPOrigin(host: "127.0.0.2", port: bed.origin.port, handler: { _ in .init(status: 500) })
+        let (bed, sameport) = try Self.bedWithDecoyOnItsPort()
         defer { sameport.stop() }
         var configuration = bed.configuration
         configuration.network.resolve = ["multi.test:\(bed.origin.port):127.0.0.2,127.0.0.1"]
