@@ -45,8 +45,8 @@ package final class ResponseStream: Sendable {
 
     /// Appends bytes to send; dropped once the stream is abandoned.
     package func write(_ bytes: [UInt8]) {
-        state.withLock { state in
-            guard !state.abandoned else { return }
+        let suspended = state.withLock { state -> Connection? in
+            guard !state.abandoned else { return nil }
             if state.offset == state.buffer.count {
                 state.buffer.removeAll(keepingCapacity: true)
                 state.offset = 0
@@ -56,16 +56,18 @@ package final class ResponseStream: Sendable {
                 state.offset = 0
             }
             state.buffer += bytes
-            Self.wake(&state)
+            return Self.wake(&state)
         }
+        if let suspended { MHD_resume_connection(suspended.pointer) }
     }
 
     /// Ends the body once what was written is sent.
     package func finish() {
-        state.withLock { state in
+        let suspended = state.withLock { state -> Connection? in
             state.finished = true
-            Self.wake(&state)
+            return Self.wake(&state)
         }
+        if let suspended { MHD_resume_connection(suspended.pointer) }
     }
 
     /// Returns true at once while fewer than `capacity` bytes wait to be sent; otherwise waits until the reader has
@@ -115,12 +117,19 @@ package final class ResponseStream: Sendable {
         }
     }
 
-    /// Resumes the connection if the reader suspended it. Suspending and resuming both happen under the lock,
-    /// so a resume never comes before the suspend it answers.
-    private static func wake(_ state: inout State) {
-        guard state.suspended, let connection = state.connection else { return }
+    /// The connection to resume, if the reader suspended it: the caller resumes it once the lock is released.
+    ///
+    /// The reader suspends under the lock, so a writer that finds `suspended` set finds a suspend already made,
+    /// and the writer that clears the flag is the only one to resume it. The resume comes after the lock: called
+    /// under it, it woke libmicrohttpd's thread (`MHD_resume_connection` writes to its event descriptor), which
+    /// then preempted the writer and slept at once on the lock the writer still held, to read the bytes just
+    /// written (a context switch each way for most NDJSON flushes, in the service's scheduler profile). The
+    /// connection cannot go in between: libmicrohttpd neither processes nor closes a suspended connection
+    /// (stopping the daemon with one suspended is an error), so it stays until this resume is made and processed.
+    private static func wake(_ state: inout State) -> Connection? {
+        guard state.suspended, let connection = state.connection else { return nil }
         state.suspended = false
-        MHD_resume_connection(connection.pointer)
+        return connection
     }
 
     func attach(to connection: Connection) {

@@ -52,6 +52,28 @@ def process_cpu_parts(pid):
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
+# The name libmicrohttpd 0.9.75 gives its one internal thread (serve's transport: parsing, bodies, responses).
+TRANSPORT_THREAD = "MHD-single"
+
+
+def transport_cpu(pid):
+    """CPU seconds so far of process `pid`'s libmicrohttpd thread (`TRANSPORT_THREAD`), from its
+    /proc/PID/task/TID/stat; 0 if it has none. The rest of the process's CPU is the engine's threads' (the
+    cooperative pool, the fetch loop, the sniffers), the access log's and the connection gate's."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                if f.read().strip() != TRANSPORT_THREAD:
+                    continue
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def run_wrk(connections, seconds, target):
     """wrk with 2 threads at `connections` for `seconds` on `target` (a URL, or ["-s", script, URL]): requests a
     second, latency p50 and p99 (ms, of requests), non-2xx responses and requests made."""
@@ -83,7 +105,8 @@ def run_wrk(connections, seconds, target):
 def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False, arguments=(), token=None):
     """`richpush serve` under wrk: payloads per second, latency percentiles (wrk's, of requests), the server's
     peak RSS and its RSS once listening, before any request ("idle_rss"), and the CPU seconds the server and wrk each
-    used per payload. `batch` > 1 sends NDJSON bodies of that many payloads; `healthz` sends `GET /healthz` instead
+    used per payload, serve's divided between libmicrohttpd's thread ("transport_ms") and its other threads
+    ("engine_ms"). `batch` > 1 sends NDJSON bodies of that many payloads; `healthz` sends `GET /healthz` instead
     (the HTTP round trip alone: no body, no task, no suspended connection), each request counted as a payload.
     `arguments` are added to serve's; `token` is sent as a bearer token (JSON bodies)."""
     attachments = bench.runs.fresh_directory("serve")
@@ -103,11 +126,13 @@ def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False,
             f.write(f'local base = "{bench.base}"\n'
                     f'local headers = {{["Content-Type"] = "application/json"{authorization}}}\n' + WRK_SCRIPT)
     parts_before, wrk_before, load = process_cpu_parts(server.pid), children_cpu(), os.getloadavg()[0]
+    transport_before = transport_cpu(server.pid)
     target = ([f"http://127.0.0.1:{listen_port}/healthz"] if healthz
               else ["-s", script, f"http://127.0.0.1:{listen_port}"])
     found = run_wrk(connections, seconds, target)
     user, system = (after - before for after, before in zip(process_cpu_parts(server.pid), parts_before))
     cpu, wrk_cpu = user + system, children_cpu() - wrk_before
+    transport = transport_cpu(server.pid) - transport_before
     rss = resident_mib(server.pid, "VmHWM")
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=60)
@@ -115,7 +140,9 @@ def service(bench, connections, seconds=10, batch=1, binary=None, healthz=False,
     return {"rate": found["rate"] * batch, "p50": found["p50"], "p99": found["p99"], "rss": rss, "idle_rss": idle_rss,
             "errors": found["errors"], "load": load,
             "cpu_ms": 1000 * cpu / payloads, "user_ms": 1000 * user / payloads, "system_ms": 1000 * system / payloads,
-            "wrk_cpu_ms": 1000 * wrk_cpu / payloads}
+            "wrk_cpu_ms": 1000 * wrk_cpu / payloads,
+            # Of cpu_ms: libmicrohttpd's thread's share, and the rest (the engine's threads, the log's, the gate's).
+            "transport_ms": 1000 * transport / payloads, "engine_ms": 1000 * (cpu - transport) / payloads}
 
 
 def against_stream(runs, streams, count):
@@ -335,6 +362,7 @@ class Service(Scenario):
                     f"peak RSS {sv['rss']:.1f} MiB (goal < 64 MiB), {sv['errors']} non-200 responses; "
                     f"wrk {sv['wrk_cpu_ms']:.3f} ms CPU a payload; load average "
                     f"{sv['loads'][0]:.1f}-{sv['loads'][-1]:.1f} before the runs")
+        notes += self.split(bench, results, streams, count)
         for build in bench.builds:
             batches = results[("batch", build)]
             against_stream(batches, streams, count)
@@ -348,3 +376,26 @@ class Service(Scenario):
                 f"({normalized:.0%} CPU-normalized), p50 {sv['p50']:.1f} ms, p99 {sv['p99']:.1f} ms a request of "
                 f"100, peak RSS {sv['rss']:.1f} MiB, {sv['errors']} non-200")
         return rows, notes
+
+    def split(self, bench, results, streams, count):
+        """Where this build's CPU a payload goes, round by round: libmicrohttpd's thread (the transport) against
+        GET /healthz's whole request (a request's round trip, which the cap allows), and serve's other threads (the
+        engine's work, the log, the gate) against stream's whole payload (the same work without HTTP, which the
+        cap also allows): what each side costs beyond the cap's two parts."""
+        healthz = results[("healthz", bench.this)]
+        notes = []
+        for key, what in [(("serve", c), f"payloads at {c} connections") for c in self.connections] + [
+                ("batch", "NDJSON bodies of 100")]:
+            runs = results[(key, bench.this)]
+            transport, t_low, t_high = middle(1000 * r["transport_ms"] for r in runs)
+            engine, e_low, e_high = middle(1000 * r["engine_ms"] for r in runs)
+            over_engine, _, _ = middle(1000 * r["engine_ms"] - 1e6 * st["cpu"] / count for r, st in zip(runs, streams))
+            over = ""
+            if key != "batch":
+                over_transport, _, _ = middle(1000 * (r["transport_ms"] - h["cpu_ms"]) for r, h in zip(runs, healthz))
+                over = f"; {over_transport:+.1f} us over GET /healthz's whole request in the same round"
+            notes.append(f"(s) serve's CPU a payload, {what}: libmicrohttpd's thread {transport:.1f} us "
+                         f"({t_low:.1f}-{t_high:.1f}{over}), the other threads "
+                         f"{engine:.1f} us ({e_low:.1f}-{e_high:.1f}; {over_engine:+.1f} us over stream's whole payload "
+                         f"in the same round)")
+        return notes
