@@ -57,6 +57,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     /// connections and the handler refuse), and waited on by `untilQuiet`.
     private let active = WorkGate()
     private let gate: ConnectionGate
+    private let suspensions = Suspensions()
     /// The port listened on (as bound, when 0 was asked for).
     package let port: Int
 
@@ -79,8 +80,10 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
                 headerTimeout: .seconds(limits.headerTimeoutSeconds), idleTimeout: .seconds(limits.idleTimeoutSeconds),
                 minimumBodyRate: limits.minimumBodyRate, bufferedBodyBytes: limits.bufferedBodyBytes))
         port = SocketAddress.boundPort(of: listener)
-        // The callbacks' context is retained until the daemon is stopped (its thread joined) in deinit.
-        let box = Unmanaged.passRetained(Box(handler: handler, active: active, gate: gate, head: limits.head))
+        // The callbacks' context is retained until the daemon is stopped (its thread joined) in deinit, or for good
+        // when it cannot be.
+        let box = Unmanaged.passRetained(
+            Box(handler: handler, active: active, gate: gate, head: limits.head, suspensions: suspensions))
         // libmicrohttpd's own connection limit is only a backstop (the gate admits): twice ours, so that a
         // connection whose close the gate has counted and libmicrohttpd not yet never turns a new one away.
         var settings = cmhd_settings(
@@ -103,6 +106,10 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
 
     deinit {
         gate.stop()
+        // libmicrohttpd 0.9.75 aborts the process when its daemon is stopped with a connection suspended. A request
+        // whose work still runs holds its connection so; then the daemon is left serving, with the callbacks'
+        // context, until the process exits (which closes its sockets), as a drain's cut-off leaves it.
+        guard suspensions.stop() else { return }
         MHD_stop_daemon(daemon)
         box.release()
     }
@@ -141,11 +148,16 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         let active: WorkGate
         let gate: ConnectionGate
         let head: RequestHead.Limits
-        init(handler: any HTTPHandler, active: WorkGate, gate: ConnectionGate, head: RequestHead.Limits) {
+        let suspensions: Suspensions
+        init(
+            handler: any HTTPHandler, active: WorkGate, gate: ConnectionGate, head: RequestHead.Limits,
+            suspensions: Suspensions
+        ) {
             self.handler = handler
             self.active = active
             self.gate = gate
             self.head = head
+            self.suspensions = suspensions
         }
     }
 
@@ -264,30 +276,36 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
             return receive(UnsafeRawBufferPointer(start: upload, count: count), for: exchange, box)
         }
         if let response = exchange.takeReady() {
-            return queue(response, on: connection, for: exchange)
+            return queue(response, on: connection, for: exchange, box)
         }
         if exchange.overLimit, let tooLarge = exchange.tooLarge {
-            return queue(tooLarge, on: connection, for: exchange)
+            return queue(tooLarge, on: connection, for: exchange, box)
         }
         if exchange.overBudget {
-            return queue(noRoom, on: connection, for: exchange)
+            return queue(noRoom, on: connection, for: exchange, box)
         }
         guard !exchange.dispatched else { return cmhd_yes }
         exchange.dispatched = true
+        let suspended = Connection(pointer: connection, suspensions: box.suspensions)
+        guard suspended.suspend() else { return queue(stopping, on: connection, for: exchange, box) }
         if let tenant = exchange.tenant { box.gate.requestIn(tenant) }
-        MHD_suspend_connection(connection)
         let handler = box.handler
         var request = exchange.request!
         request.body = exchange.body
         // The task's copy is now the body's only holder: it goes when the task is done with it.
         exchange.body = []
-        let suspended = Connection(pointer: connection)
         Task {
             exchange.ready = await handler.respond(to: request)
-            MHD_resume_connection(suspended.pointer)
+            suspended.resume()
         }
         return cmhd_yes
     }
+
+    /// The answer to a request whose body came in as the server stopped: its work is not started (the
+    /// connection cannot wait for it).
+    private static let stopping = HTTPResponse.error(
+        503, .draining, "the server is stopping; retry on another", headers: [("Retry-After", "1")]
+    ).prepared()
 
     /// The request's head is in: it is checked, then its handler decides.
     private static func head(
@@ -311,7 +329,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         if var refusal = reader.head.refusal(box.head) {
             refusal.headers.append(("Connection", "close"))
             if let tenant { box.gate.headArrived(tenant, readingBody: false) }
-            return queue(refusal, on: connection, for: exchange)
+            return queue(refusal, on: connection, for: exchange, box)
         }
         exchange.declared = reader.head.declaredLength
         switch box.handler.head(request) {
@@ -340,7 +358,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         let announcesBody = exchange.declared.map { $0 != 0 } ?? (reader.head.transferEncoding != nil)
         if let tenant { box.gate.headArrived(tenant, readingBody: announcesBody && exchange.ready == nil) }
         if announcesBody || reader.headers["expect"] != nil, let response = exchange.takeReady() {
-            return queue(response, on: connection, for: exchange)
+            return queue(response, on: connection, for: exchange, box)
         }
         return cmhd_yes
     }
@@ -392,9 +410,9 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     }
 
     /// Queues `response` on `connection`.
-    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, for exchange: Exchange)
-        -> MHD_Result
-    {
+    private static func queue(
+        _ response: HTTPResponse, on connection: OpaquePointer, for exchange: Exchange, _ box: Box
+    ) -> MHD_Result {
         if let premade = response.premade?.pointer {
             exchange.status = response.status
             exchange.log = response.log
@@ -407,7 +425,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         case .file(let descriptor, let size):
             made = MHD_create_response_from_fd(size, descriptor)
         case .stream(let stream):
-            stream.attach(to: Connection(pointer: connection))
+            stream.attach(to: Connection(pointer: connection, suspensions: box.suspensions))
             made = MHD_create_response_from_callback(
                 cmhd_size_unknown, 32 * 1024, ResponseStream.reader, Unmanaged.passRetained(stream).toOpaque(),
                 ResponseStream.release)
@@ -456,9 +474,61 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     }
 }
 
-/// A libmicrohttpd connection pointer, handed to the task that will resume it.
+/// A libmicrohttpd connection pointer, handed to the task that will resume it, and its server's count of suspended
+/// connections, through which it is suspended and resumed.
 package struct Connection: @unchecked Sendable {
     let pointer: OpaquePointer
+    let suspensions: Suspensions
+
+    /// Suspends the connection (on libmicrohttpd's thread, in one of its callbacks); false, leaving it as it is,
+    /// once the server is stopping.
+    func suspend() -> Bool {
+        guard suspensions.enter() else { return false }
+        MHD_suspend_connection(pointer)
+        return true
+    }
+
+    /// Resumes the connection `suspend()` suspended; once for each.
+    func resume() {
+        MHD_resume_connection(pointer)
+        suspensions.leave()
+    }
+}
+
+/// The connections a server has suspended and not yet resumed, and whether it is stopping. libmicrohttpd 0.9.75
+/// aborts the process when its daemon is stopped with a connection suspended (`MHD_stop_daemon`), so the server
+/// stops its daemon only when `stop()` finds none, and none is suspended after that. A resume is counted once
+/// `MHD_resume_connection` has returned: the daemon's stop then takes the connection back before it closes it.
+/// Under a lock of its own, which no call into libmicrohttpd is made under.
+final class Suspensions: Sendable {
+    private struct State {
+        var suspended = 0
+        var stopping = false
+    }
+
+    private let state = LockedValue(State())
+
+    /// Counts a connection about to be suspended; false once `stop()` has been called.
+    func enter() -> Bool {
+        state.withLock { state in
+            guard !state.stopping else { return false }
+            state.suspended += 1
+            return true
+        }
+    }
+
+    /// A connection counted by `enter()` has been resumed.
+    func leave() {
+        state.withLock { $0.suspended -= 1 }
+    }
+
+    /// Whether the daemon may stop: no connection is suspended, and from now on none will be.
+    func stop() -> Bool {
+        state.withLock { state in
+            state.stopping = true
+            return state.suspended == 0
+        }
+    }
 }
 
 /// A request's header fields as libmicrohttpd parsed them: into `HTTPRequest`'s dictionary and a `RequestHead`.

@@ -45,8 +45,8 @@ package final class ResponseStream: Sendable {
 
     /// Appends bytes to send; dropped once the stream is abandoned.
     package func write(_ bytes: [UInt8]) {
-        let suspended = state.withLock { state -> Connection? in
-            guard !state.abandoned else { return nil }
+        state.withLock { state in
+            guard !state.abandoned else { return }
             if state.offset == state.buffer.count {
                 state.buffer.removeAll(keepingCapacity: true)
                 state.offset = 0
@@ -56,18 +56,16 @@ package final class ResponseStream: Sendable {
                 state.offset = 0
             }
             state.buffer += bytes
-            return Self.wake(&state)
+            Self.wake(&state)
         }
-        if let suspended { MHD_resume_connection(suspended.pointer) }
     }
 
     /// Ends the body once what was written is sent.
     package func finish() {
-        let suspended = state.withLock { state -> Connection? in
+        state.withLock { state in
             state.finished = true
-            return Self.wake(&state)
+            Self.wake(&state)
         }
-        if let suspended { MHD_resume_connection(suspended.pointer) }
     }
 
     /// Returns true at once while fewer than `capacity` bytes wait to be sent; otherwise waits until the reader has
@@ -117,19 +115,15 @@ package final class ResponseStream: Sendable {
         }
     }
 
-    /// The connection to resume, if the reader suspended it: the caller resumes it once the lock is released.
-    ///
-    /// The reader suspends under the lock, so a writer that finds `suspended` set finds a suspend already made,
-    /// and the writer that clears the flag is the only one to resume it. The resume comes after the lock: called
-    /// under it, it woke libmicrohttpd's thread (`MHD_resume_connection` writes to its event descriptor), which
-    /// then preempted the writer and slept at once on the lock the writer still held, to read the bytes just
-    /// written (a context switch each way for most NDJSON flushes, in the service's scheduler profile). The
-    /// connection cannot go in between: libmicrohttpd neither processes nor closes a suspended connection
-    /// (stopping the daemon with one suspended is an error), so it stays until this resume is made and processed.
-    private static func wake(_ state: inout State) -> Connection? {
-        guard state.suspended, let connection = state.connection else { return nil }
+    /// Resumes the connection if the reader suspended it. Suspending and resuming both happen under the lock,
+    /// so a resume never comes before the suspend it answers, and `finish()` returns with every suspend answered:
+    /// the drain ends the streams and then stops the server, which libmicrohttpd refuses (it aborts the process)
+    /// while a connection is suspended. Resuming after the lock instead (tried in issue 26, round fourteen) let
+    /// `finish()` return while a writer that had taken the connection had not yet resumed it; it saved no CPU.
+    private static func wake(_ state: inout State) {
+        guard state.suspended, let connection = state.connection else { return }
         state.suspended = false
-        return connection
+        connection.resume()
     }
 
     func attach(to connection: Connection) {
@@ -163,8 +157,10 @@ package final class ResponseStream: Sendable {
                 return cmhd_end_of_stream
             }
             if let connection = state.connection {
+                // The server is stopping (it never stops with a connection suspended): the body is cut here, and
+                // the connection closed, so that the client sees it incomplete.
+                guard connection.suspend() else { return cmhd_end_with_error }
                 state.suspended = true
-                MHD_suspend_connection(connection.pointer)
             }
             return 0
         }

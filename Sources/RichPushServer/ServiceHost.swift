@@ -69,7 +69,8 @@ package final class ServiceHost: LifecycleService {
         // Stopping a server closes its connections. libmicrohttpd refuses to stop (it aborts the process) while a
         // connection is suspended: the streams are ended first, which resumes theirs; a request whose work still
         // runs keeps its own, and then the servers are left to the process's exit, which closes their sockets all
-        // the same.
+        // the same. `HTTPServer` itself never stops its daemon with a connection suspended (a body that came in as
+        // it stopped, a resume on its way): it leaves the daemon then too.
         if service.endResponsesForClose() {
             Self.leftToExit.withLock { $0 += servers.withLock { $0 } }
         }

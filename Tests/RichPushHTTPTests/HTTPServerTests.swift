@@ -204,4 +204,71 @@ struct HTTPServerTests {
             }
         }
     }
+
+    /// A handler whose POST's work waits until the test lets it go: what a request whose work runs while its server
+    /// is released looks like.
+    final class Held: HTTPHandler {
+        let waiting = LockedValue<CheckedContinuation<Void, Never>?>(nil)
+
+        func head(_ request: HTTPRequest) -> HTTPHead {
+            .read(limit: 1 << 10, tooLarge: .error(413, .payloadTooLarge, "too large"))
+        }
+
+        /// The body of `POST /stream`'s response, which the test writes.
+        let stream = ResponseStream()
+
+        func respond(to request: HTTPRequest) async -> HTTPResponse {
+            if request.path == "/stream" {
+                stream.write(Array("first\n".utf8))
+                return HTTPResponse(status: 200, headers: [], body: .stream(stream))
+            }
+            await withCheckedContinuation { continuation in waiting.withLock { $0 = continuation } }
+            return .json(200, Array("{\"held\":true}".utf8))
+        }
+
+        func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {}
+
+        /// Lets the work go; false if none waits.
+        func release() -> Bool {
+            let continuation = waiting.withLock { state in
+                defer { state = nil }
+                return state
+            }
+            continuation?.resume()
+            return continuation != nil
+        }
+    }
+
+    @Test(
+        """
+        a server released while a request's work runs, or while a streamed body waits for bytes (each connection \
+        suspended), leaves its daemon serving, since libmicrohttpd aborts the process when a daemon stops with a \
+        connection suspended: the request is answered when its work ends, the body sent whole when it is written
+        """
+    )
+    func releasedWhileSuspended() async throws {
+        // Each on a server of its own, so that each alone holds a suspended connection when its server goes.
+        let held = Held()
+        var server: HTTPServer? = try HTTPServer(listening: "127.0.0.1:0", handler: held)
+        let working = try HTTPConnection(port: server!.port)
+        try working.send(Array("POST /work HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8))
+        try await waitUntil("the request's work began") { held.waiting.withLock { $0 != nil } }
+        server = nil
+        #expect(held.release())
+        let reply = try await offPool { try working.readResponse(within: .seconds(20)) }
+        #expect(reply.status == 200)
+        #expect(reply.text == "{\"held\":true}")
+
+        server = try HTTPServer(listening: "127.0.0.1:0", handler: held)
+        let streaming = try HTTPConnection(port: server!.port)
+        try streaming.send(Array("POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8))
+        try await waitUntil("the stream's reader suspended its connection") { held.stream.status.suspended }
+        server = nil
+        held.stream.write(Array("second\n".utf8))
+        held.stream.finish()
+        let streamed = try await offPool { try streaming.readResponse(within: .seconds(20)) }
+        #expect(streamed.status == 200)
+        #expect(streamed.text == "first\nsecond\n")
+        #expect(server == nil)
+    }
 }

@@ -65,6 +65,7 @@ const char *cmhd_argument(struct MHD_Connection *connection, const char *name);
 
 // libmicrohttpd's macros with casts, which Swift does not import.
 static const ssize_t cmhd_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
+static const ssize_t cmhd_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;
 static const uint64_t cmhd_size_unknown = MHD_SIZE_UNKNOWN;
 // And its enumerations' constants, named as the C names them.
 static const enum MHD_Result cmhd_yes = MHD_YES;
