@@ -302,9 +302,10 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     }
 
     /// The answer to a request whose body came in as the server stopped: its work is not started (the
-    /// connection cannot wait for it).
+    /// connection cannot wait for it), and the connection is closed, so that the client retries on a new one.
     private static let stopping = HTTPResponse.error(
-        503, .draining, "the server is stopping; retry on another", headers: [("Retry-After", "1")]
+        503, .draining, "the server is stopping; retry on another connection",
+        headers: [("Retry-After", "1"), ("Connection", "close")]
     ).prepared()
 
     /// The request's head is in: it is checked, then its handler decides.

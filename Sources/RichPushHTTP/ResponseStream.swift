@@ -175,7 +175,9 @@ package final class ResponseStream: Sendable {
 
     private func abandonUnlessEnded() {
         let (waiter, action) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, (@Sendable () -> Void)?) in
-            // The connection is gone either way: it is never resumed again.
+            // The connection is gone either way: it is never resumed again. libmicrohttpd releases a response only
+            // from a connection it processes, never a suspended one (whose count the server would keep forever).
+            assert(!state.suspended, "a suspended connection's response released")
             state.connection = nil
             state.suspended = false
             guard !state.ended, !state.abandoned else { return (nil, nil) }
