@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import RichPushCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -500,35 +501,36 @@ package struct Connection: @unchecked Sendable {
 /// aborts the process when its daemon is stopped with a connection suspended (`MHD_stop_daemon`), so the server
 /// stops its daemon only when `stop()` finds none, and none is suspended after that. A resume is counted once
 /// `MHD_resume_connection` has returned: the daemon's stop then takes the connection back before it closes it.
-/// Under a lock of its own, which no call into libmicrohttpd is made under.
+///
+/// One atomic word, the count above its low bit and `stopping` in it: a server-wide lock taken at every suspend
+/// and resume (by libmicrohttpd's thread and by the pool's) cost the payload route about 0.6 us a request, 2%, in
+/// two runs of 8 alternated rounds against the server without either; this word, 32.65 against 32.77 us.
 final class Suspensions: Sendable {
-    private struct State {
-        var suspended = 0
-        var stopping = false
-    }
-
-    private let state = LockedValue(State())
+    private let word = Atomic<Int>(0)
+    private static let stopping = 1
+    private static let one = 2
 
     /// Counts a connection about to be suspended; false once `stop()` has been called.
     func enter() -> Bool {
-        state.withLock { state in
-            guard !state.stopping else { return false }
-            state.suspended += 1
-            return true
+        var current = word.load(ordering: .relaxed)
+        while current & Self.stopping == 0 {
+            let (exchanged, found) = word.compareExchange(
+                expected: current, desired: current + Self.one, ordering: .acquiringAndReleasing)
+            if exchanged { return true }
+            current = found
         }
+        return false
     }
 
     /// A connection counted by `enter()` has been resumed.
     func leave() {
-        state.withLock { $0.suspended -= 1 }
+        word.subtract(Self.one, ordering: .releasing)
     }
 
     /// Whether the daemon may stop: no connection is suspended, and from now on none will be.
     func stop() -> Bool {
-        state.withLock { state in
-            state.stopping = true
-            return state.suspended == 0
-        }
+        let (_, now) = word.bitwiseOr(Self.stopping, ordering: .acquiringAndReleasing)
+        return now == Self.stopping
     }
 }
 
