@@ -36,8 +36,10 @@ MEDIA_VERSION = "2"
 
 def generate_media():
     marker = os.path.join(WWW, ".complete")
-    if os.path.exists(marker) and open(marker).read() == MEDIA_VERSION:
-        return
+    if os.path.exists(marker):
+        with open(marker) as f:
+            if f.read() == MEDIA_VERSION:
+                return
     shutil.rmtree(WWW, ignore_errors=True)
     for d in ("u", "c", "v"):
         os.makedirs(os.path.join(WWW, d))

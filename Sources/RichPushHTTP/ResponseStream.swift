@@ -179,7 +179,6 @@ package final class ResponseStream: Sendable {
             // from a connection it processes, never a suspended one (whose count the server would keep forever).
             assert(!state.suspended, "a suspended connection's response released")
             state.connection = nil
-            state.suspended = false
             guard !state.ended, !state.abandoned else { return (nil, nil) }
             state.abandoned = true
             state.buffer = []

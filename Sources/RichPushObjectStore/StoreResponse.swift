@@ -31,9 +31,10 @@ struct StoreError: Error {
         let message = Self.element("Message", in: document)
         // The code becomes a metric's label and a word in every message: only one that looks like S3's (letters,
         // digits, `.`, `_`, `-`; 64 at most) is taken; another is quoted in the detail, its status's code used.
-        self.code = given.flatMap { Self.isCode($0) ? $0 : nil } ?? Self.code(forStatus: response.status)
+        let accepted = given.flatMap { Self.isCode($0) ? $0 : nil }
+        self.code = accepted ?? Self.code(forStatus: response.status)
         let odd =
-            given.flatMap { Self.isCode($0) ? nil : " (its code, not one: \(TerminalText.withoutControls($0)))" } ?? ""
+            accepted == nil ? given.map { " (its code, not one: \(TerminalText.withoutControls($0)))" } ?? "" : ""
         let said = message.map { ": " + TerminalText.withoutControls($0) } ?? ""
         detail = "the store answered \(self.code)\(odd) (HTTP \(response.status) to \(method) \(url))\(said)"
         retryable =

@@ -138,13 +138,14 @@ public struct TemplateRenderer: Sendable {
 
     /// JavaScript's number shape, as Notification Hubs checks it for `#(prop)`: the text alone, no space around it
     /// (the JSON parser takes surrounding white space, which went into the output with the number, line breaks and
-    /// all, and broke its one line).
+    /// all, and broke its one line), and not negative: a JSON number that starts and ends with a digit, which rules
+    /// out both.
     static func isNumber(_ text: String) -> Bool {
-        guard let first = text.utf8.first, let last = text.utf8.last,
-            ![0x20, 0x09, 0x0A, 0x0D].contains(first), ![0x20, 0x09, 0x0A, 0x0D].contains(last),
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        guard let first = text.utf8.first, let last = text.utf8.last, digits.contains(first), digits.contains(last),
             let parsed = try? JSONParser().parse(Array(text.utf8)), case .number = parsed
         else { return false }
-        return !text.hasPrefix("-")
+        return true
     }
 
     static func percentEncoded(_ text: String) -> String {

@@ -66,10 +66,11 @@ struct ChunkStructure: StructureWalk {
     /// The bytes of the field being read, big-endian; the first bytes of the current chunk's data, big-endian.
     private var field: UInt64 = 0
     private var leading: UInt64 = 0
-    /// The current chunk: its id, where it starts, its size (as declared; nil: to the end of the file).
+    /// The current chunk: its id, where it starts, its size as declared (a media chunk that runs to the end of the
+    /// file is in `.body(left: nil)`, which never reads it).
     private var id: UInt32 = 0
     private var start = 0
-    private var size: Int?
+    private var size = 0
     /// Where the form ends, as declared (nil: it declares no end).
     private var formEnd: Int?
     /// Whether the format chunk came whole; where the media data starts and ends (nil: not yet, or at the end of
@@ -77,11 +78,9 @@ struct ChunkStructure: StructureWalk {
     private var formatWhole = false
     private var mediaStart: Int?
     private var mediaEnd: Int?
-    /// The chunk being read is the format or the media chunk; its LIST type, when it is a LIST.
-    private var role = Role.other
+    /// The chunk being read is the format chunk; its LIST type, when it is a LIST.
+    private var inFormatChunk = false
     private var listType: UInt32?
-
-    private enum Role { case other, format, media }
 
     private static let LIST: UInt32 = 0x4C49_5354
     /// Media data has come once more than the first 8 bytes of its chunk came: past an SSND's offset and block
@@ -190,24 +189,21 @@ struct ChunkStructure: StructureWalk {
     /// The chunk's first bytes came (`leading`, at most 8): tells what it is, checks a format chunk, then skips the
     /// rest; false on a fault.
     private mutating func enter() -> Bool {
-        let declared = size ?? 0
+        let declared = size
         let read = min(declared, 8)
         listType = id == Self.LIST && declared >= 4 ? UInt32(truncatingIfNeeded: leading >> (8 * (read - 4))) : nil
         let kind = listType ?? id
-        role = .other
         if kind == form.format, !formatWhole {
             if let fault = formatFault(declared) { return refuse(fault) }
-            role = .format
+            inFormatChunk = true
         } else if kind == form.media, mediaStart == nil {
             if form != .aiff, !formatWhole {
                 return refuse("its \(form.mediaName) at byte \(start) comes before its \(form.formatName)")
             }
-            role = .media
             let bodyStart = start + 8
             mediaStart = bodyStart + Self.mediaFrom
             // A media chunk of size 0 or 0xFFFFFFFF runs to the end of the file.
             if declared == 0 || declared == 0xFFFF_FFFF {
-                size = nil
                 state = .body(left: nil)
                 return false
             }
@@ -243,14 +239,15 @@ struct ChunkStructure: StructureWalk {
 
     /// Past the current chunk's data: its pad byte next when its size is odd, else the next chunk.
     private mutating func ended() -> Bool {
-        let declared = size ?? 0
-        if role == .format { formatWhole = true }
-        role = .other
-        if declared % 2 == 1 {
+        if inFormatChunk {
+            formatWhole = true
+            inFormatChunk = false
+        }
+        if size % 2 == 1 {
             state = .pad
             return true
         }
-        return next(at: start + 8 + declared)
+        return next(at: start + 8 + size)
     }
 
     /// At `position`, after a chunk: the next chunk, or the form's end when it is reached and what a player needs
@@ -326,9 +323,8 @@ struct ChunkStructure: StructureWalk {
         case .chunk:
             return damage("the \(form.name) is cut short at byte \(offset), in a chunk header", at: offset)
         case .leading, .body:
-            let declared = size ?? 0
             return damage(
-                "the \(form.name) is cut short: its \(chunkName) at byte \(start) declares \(declared) "
+                "the \(form.name) is cut short: its \(chunkName) at byte \(start) declares \(size) "
                     + "bytes, \(offset - start - 8) came",
                 at: offset)
         }

@@ -64,8 +64,6 @@ struct MP3Structure: StructureWalk {
     private var brokeAt: Int?
     private var junkBetween = 0
     private var firstJunk = 0
-    /// Whether the bytes being skipped are a tag's (else a frame's).
-    private var inTag = false
 
     /// The header's fields every frame of a stream shares: sync, version, layer, sample rate (ffmpeg's
     /// `SAME_HEADER_MASK`).
@@ -131,7 +129,6 @@ struct MP3Structure: StructureWalk {
                 state = .skip(left: left - taken)
                 return false
             }
-            inTag = false
             state = .unit(0)
         case .search:
             // The search is most of a junk file's walk: each 0xFF whose next 3 bytes are in the piece is judged here,
@@ -239,11 +236,10 @@ struct MP3Structure: StructureWalk {
         brokeAt = nil
     }
 
-    /// Skips a tag's `left` bytes after its header.
+    /// Skips a tag's `left` bytes after its header. A tag is skipped with no frame pending (the one before it was
+    /// counted or dropped), so the bytes skipped are a frame's exactly when one is.
     private mutating func skipTag(_ left: Int) {
-        inTag = true
         state = left > 0 ? .skip(left: left) : .unit(0)
-        if left == 0 { inTag = false }
     }
 
     /// The 4 bytes at `position` (in `window`) are no frame and no tag: the frame before them is not counted, and a
@@ -306,7 +302,7 @@ struct MP3Structure: StructureWalk {
         case .id3, .ape:
             break
         case .skip(let left):
-            if !inTag, let pending {
+            if let pending {
                 // A frame cut short: when it followed a frame, its bytes are audio a player plays.
                 if pending.chained {
                     ended.count(Frame(start: pending.start, length: pending.length - left, header: 0, chained: true))

@@ -40,9 +40,8 @@ struct MP4Structure: StructureWalk {
     private var sawTRAK = false
     /// Whether that `moov` came whole, with an `mvhd` and a `trak`.
     private var moovWhole = false
-    /// The bytes of `mdat` bodies that came, and whether the walk is in one.
+    /// The bytes of `mdat` bodies that came (a body is an `mdat`'s when its box, `type`, is one outside `moov`).
     private var mediaBytes = 0
-    private var inMDAT = false
 
     private static let moov: UInt32 = 0x6D6F_6F76
     private static let mdat: UInt32 = 0x6D64_6174
@@ -86,7 +85,7 @@ struct MP4Structure: StructureWalk {
         case .body(let left, let inMoov):
             let taken = min(left ?? Int.max, bytes.count - index)
             index += taken
-            if inMDAT { mediaBytes += taken }
+            if !inMoov, type == Self.mdat { mediaBytes += taken }
             guard let left, taken == left else {
                 state = .body(left: left.map { $0 - taken }, inMoov: inMoov)
                 return false
@@ -124,7 +123,6 @@ struct MP4Structure: StructureWalk {
             state = .header(0, inMoov: true)
             return true
         }
-        inMDAT = !inMoov && type == Self.mdat
         let left = size.map { $0 - header }
         if left == 0 { return ended(inMoov: inMoov) }
         state = .body(left: left, inMoov: inMoov)
@@ -133,7 +131,6 @@ struct MP4Structure: StructureWalk {
 
     /// Past the end of the current box's body, a top-level box's or a `moov` child's; false on a fault.
     private mutating func ended(inMoov: Bool) -> Bool {
-        inMDAT = false
         // A child ends inside the moov (its size was checked against the moov's end), or at it.
         if inMoov, let moovEnd, let size, start + size == moovEnd { return moovEnded() }
         state = .header(0, inMoov: inMoov)

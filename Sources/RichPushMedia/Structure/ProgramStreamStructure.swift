@@ -75,9 +75,7 @@ struct ProgramStreamStructure: StructureWalk {
                 state = .pack(seen + 1)
                 return true
             }
-            packs += 1
-            let stuffing = mpeg2 ? Int(byte & 0b111) : 0
-            state = stuffing > 0 ? .skip(left: stuffing) : .code(0)
+            packEnded(last: byte)
         case .length(let seen):
             field = field << 8 | UInt64(bytes[index])
             index += 1
@@ -85,10 +83,9 @@ struct ProgramStreamStructure: StructureWalk {
                 state = .length(1)
                 return true
             }
-            length = Int(field & 0xFFFF)
+            let declared = Int(field & 0xFFFF)
             field = 0
-            if length == 0 { return ended() }
-            state = .skip(left: length)
+            return packet(length: declared)
         case .skip(let left):
             let taken = min(left, bytes.count - index)
             index += taken
@@ -119,24 +116,36 @@ struct ProgramStreamStructure: StructureWalk {
             let isMPEG2 = version >> 6 == 0b01
             guard isMPEG2 || version >> 4 == 0b0010, left >= (isMPEG2 ? 14 : 12) else { return false }
             (start, code, mpeg2, length) = (offset + index, next, isMPEG2, 0)
-            packs += 1
-            let stuffing = isMPEG2 ? Int(bytes[index + 13] & 0b111) : 0
             index += isMPEG2 ? 14 : 12
-            state = stuffing > 0 ? .skip(left: stuffing) : .code(0)
+            packEnded(last: bytes[index - 1])
         case 0xBB...0xFF:
-            (start, code, length) = (offset + index, next, Int(bytes[index + 4]) << 8 | Int(bytes[index + 5]))
+            (start, code) = (offset + index, next)
+            let declared = Int(bytes[index + 4]) << 8 | Int(bytes[index + 5])
             index += 6
-            if length == 0 { return ended() }
-            state = .skip(left: length)
+            return packet(length: declared)
         default:
             return false
         }
         return true
     }
 
+    /// A pack header ended with `byte`: counted, then its stuffing (MPEG-2's, counted in its last byte) skipped.
+    private mutating func packEnded(last byte: UInt8) {
+        packs += 1
+        let stuffing = mpeg2 ? Int(byte & 0b111) : 0
+        state = stuffing > 0 ? .skip(left: stuffing) : .code(0)
+    }
+
+    /// A system header's or packet's length came: its bytes are skipped.
+    private mutating func packet(length: Int) -> Bool {
+        self.length = length
+        if length == 0 { return ended() }
+        state = .skip(left: length)
+        return true
+    }
+
     /// The start code's `code` came: a pack, a system header or packet, the end, or a fault.
     private mutating func begin() -> Bool {
-        field = 0
         length = 0
         switch code {
         case 0xBA:
