@@ -194,6 +194,10 @@ package struct HTTPResponse: Sendable {
         /// The name of the tenant whose token selected this response's request (`serve --tenants`), when the
         /// handler answered from the head.
         package var tenant: String? = nil
+        /// Set by the server, never by a handler: why the request ended before its response was sent whole
+        /// (`HTTPServer.incompleteReason`), nil when it was. A status says what was queued, not what arrived: a
+        /// streamed body cut off, or a client gone while its response was sent, still has the status queued.
+        package var incomplete: String? = nil
         package init() {}
     }
 

@@ -395,7 +395,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         return exchange.discarded > exchange.limit * discardFactor ? cmhd_no : cmhd_yes
     }
 
-    private static let finished: MHD_RequestCompletedCallback = { context, _, slot, _ in
+    private static let finished: MHD_RequestCompletedCallback = { context, _, slot, termination in
         guard let context, let stored = slot?.pointee else { return }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeRetainedValue()
@@ -407,8 +407,26 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         // The clock read once for the request's end.
         let now = ContinuousClock.now
         if let tenant = exchange.tenant { box.gate.requestOver(tenant, at: now) }
-        box.handler.completed(request, status: exchange.status, log: exchange.log, elapsed: now - exchange.started)
+        var log = exchange.log
+        log.incomplete = incompleteReason(termination)
+        box.handler.completed(request, status: exchange.status, log: log, elapsed: now - exchange.started)
         box.active.leave()
+    }
+
+    /// The access log's word for how libmicrohttpd says a request ended, nil when its response was sent whole:
+    /// `error` (the connection failed, or the server cut a streamed body: a drain's cut-off), `timeout` (idle past
+    /// `--idle-timeout`), `shutdown` (the server stopped with the request open), `read-error` (the connection broke
+    /// while the request came in), `client-closed` (the client closed its end first).
+    static func incompleteReason(_ termination: MHD_RequestTerminationCode) -> String? {
+        // The codes' values (microhttpd.h's enum, imported without names Swift can spell here).
+        switch termination.rawValue {
+        case 0: nil  // MHD_REQUEST_TERMINATED_COMPLETED_OK
+        case 2: "timeout"  // MHD_REQUEST_TERMINATED_TIMEOUT_REACHED
+        case 3: "shutdown"  // MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN
+        case 4: "read-error"  // MHD_REQUEST_TERMINATED_READ_ERROR
+        case 5: "client-closed"  // MHD_REQUEST_TERMINATED_CLIENT_ABORT
+        default: "error"  // MHD_REQUEST_TERMINATED_WITH_ERROR (1), or one a later version adds
+        }
     }
 
     /// Queues `response` on `connection`.

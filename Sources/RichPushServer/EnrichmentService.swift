@@ -363,8 +363,9 @@ package final class EnrichmentService: HTTPHandler {
             + Array(text.utf8)
     }
 
-    /// `{"method":...,"path":...,"status":...,"tenant":...,"request_id":...,"outcome":...,"elapsed_ms":...}` and a
-    /// newline (`tenant` under `--tenants`, once the token selected one),
+    /// `{"method":...,"path":...,"status":...,"tenant":...,"request_id":...,"outcome":...,"incomplete":...,
+    /// "elapsed_ms":...}` and a newline (`tenant` under `--tenants`, once the token selected one; `incomplete` when
+    /// the request ended before its response was sent whole),
     /// written straight into one buffer: this runs on the server's thread for every request, and the JSON tree
     /// it was built as before (an array of members, a copy for the newline) showed in the service's profile. The
     /// names and punctuation between the values are constants, copied as they are.
@@ -393,6 +394,10 @@ package final class EnrichmentService: HTTPHandler {
         if let outcome = entry.outcome {
             put(",\"outcome\":")
             JSONWriter.writeString(outcome, into: &line)
+        }
+        if let incomplete = entry.incomplete {
+            put(",\"incomplete\":")
+            JSONWriter.writeString(incomplete, into: &line)
         }
         put(",\"elapsed_ms\":")
         line += String(elapsed.inMilliseconds).utf8

@@ -272,4 +272,101 @@ struct HTTPServerTests {
         #expect(streamed.text == "first\n")
         #expect(server == nil)
     }
+
+    /// A handler whose every POST is answered with a streamed body of its own, which the test writes; each completed
+    /// request's path, status and the server's word for how it ended are recorded.
+    final class Streams: HTTPHandler {
+        let streams = LockedValue<[String: ResponseStream]>([:])
+        let completions = LockedValue<[String: (status: Int, incomplete: String?)]>([:])
+
+        func head(_ request: HTTPRequest) -> HTTPHead {
+            .read(limit: 1 << 10, tooLarge: .error(413, .payloadTooLarge, "too large"))
+        }
+
+        func respond(to request: HTTPRequest) async -> HTTPResponse {
+            let stream = ResponseStream()
+            streams.withLock { $0[request.path] = stream }
+            return HTTPResponse(status: 200, headers: [], body: .stream(stream))
+        }
+
+        func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {
+            completions.withLock { $0[request.path] = (status, log.incomplete) }
+        }
+
+        func stream(_ path: String) -> ResponseStream? { streams.withLock { $0[path] } }
+        func completion(_ path: String) -> (status: Int, incomplete: String?)? { completions.withLock { $0[path] } }
+    }
+
+    @Test(
+        """
+        a request that ends before its response is sent whole says why (the access log's `incomplete`): a client \
+        gone while its streamed body is sent, a body never received whole, a streamed body cut because its server is \
+        stopping; one sent whole says nothing
+        """
+    )
+    func incompleteEnds() async throws {
+        let streams = Streams()
+        var server: HTTPServer? = try HTTPServer(listening: "127.0.0.1:0", handler: streams)
+        let port = server!.port
+        func post(_ path: String) throws -> HTTPConnection {
+            let connection = try HTTPConnection(port: port)
+            try connection.send(Array("POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8))
+            return connection
+        }
+        func suspended(_ path: String) async throws -> ResponseStream {
+            try await waitUntil("\(path)'s reader suspended its connection") {
+                streams.stream(path)?.status.suspended == true
+            }
+            return try #require(streams.stream(path))
+        }
+
+        // Sent whole.
+        let whole = try post("/whole")
+        let wholeStream = try await suspended("/whole")
+        wholeStream.write(Array("all\n".utf8))
+        wholeStream.finish()
+        let reply = try await offPool { try whole.readResponse(within: .seconds(20)) }
+        #expect(reply.text == "all\n")
+        try await waitUntil("/whole completed") { streams.completion("/whole") != nil }
+        #expect(streams.completion("/whole")?.status == 200)
+        #expect(streams.completion("/whole")?.incomplete == nil)
+
+        // The client goes while its body waits for bytes; the next bytes find the connection gone.
+        let gone = try post("/gone")
+        let goneStream = try await suspended("/gone")
+        gone.disconnect()
+        // Written until the server finds out (the first writes may still be taken by the socket's buffers), at most
+        // 64 times.
+        for _ in 0..<64 where streams.completion("/gone") == nil {
+            goneStream.write([UInt8](repeating: 0x61, count: 256 << 10))
+            try await waitUntil("/gone's bytes taken, or the request over") {
+                streams.completion("/gone") != nil || goneStream.status.waiting == 0
+            }
+        }
+        try await waitUntil("/gone completed") { streams.completion("/gone") != nil }
+        #expect(streams.completion("/gone")?.status == 200)
+        // A failed send ("error"), or, when libmicrohttpd reads the socket first, its end or reset.
+        let goneEnd = streams.completion("/gone")?.incomplete
+        #expect(["error", "client-closed", "read-error"].contains(goneEnd), "\(String(describing: goneEnd))")
+
+        // A body that never comes whole: no response was queued.
+        let lost = try HTTPConnection(port: port)
+        try lost.send(Array("POST /lost HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}".utf8))
+        try await waitUntil("/lost's body begun") { server!.statistics.bufferedBodyBytes > 0 }
+        lost.disconnect()
+        try await waitUntil("/lost completed") { streams.completion("/lost") != nil }
+        #expect(streams.completion("/lost")?.status == 0)
+        #expect(streams.completion("/lost")?.incomplete == "client-closed")
+
+        // Cut: the server is released while the body waits for bytes; what is written next is sent, and the body,
+        // run dry with the server stopping, is cut.
+        let cut = try post("/cut")
+        let cutStream = try await suspended("/cut")
+        server = nil
+        cutStream.write(Array("some\n".utf8))
+        try await waitUntil("/cut completed") { streams.completion("/cut") != nil }
+        #expect(streams.completion("/cut")?.status == 200)
+        #expect(streams.completion("/cut")?.incomplete == "error")
+        withExtendedLifetime(cut) {}
+    }
 }

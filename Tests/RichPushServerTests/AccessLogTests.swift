@@ -23,6 +23,13 @@ import Testing
             #"{"method":"POST","path":"/v1/enrich","status":200,"request_id":"push-42","outcome":"complete","#
             + #""elapsed_ms":1234}"# + "\n"
         #expect(String(decoding: line, as: UTF8.self) == expected)
+        // A response not sent whole says why, before the time.
+        entry.incomplete = "client-closed"
+        let cut = EnrichmentService.accessLogLine(request, status: 200, entry: entry, elapsed: .milliseconds(7))
+        #expect(
+            String(decoding: cut, as: UTF8.self)
+                == #"{"method":"POST","path":"/v1/enrich","status":200,"request_id":"push-42","outcome":"complete","#
+                + #""incomplete":"client-closed","elapsed_ms":7}"# + "\n")
     }
 
     @Test("a path with quotes, backslashes and control characters stays one valid JSON line; no id, no outcome")

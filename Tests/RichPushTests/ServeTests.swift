@@ -550,6 +550,12 @@ extension ServeTests {
         #expect(done["drain"] as? String == "done")
         #expect(done["cut_off"] as? Int == 2)
         #expect((done["elapsed_ms"] as? Int ?? .max) < 3000 + 15_000)
+        // Its access log line says its status, and that its response was not sent whole.
+        let unreadLine = try #require(
+            server.logLines.first { $0["request_id"] as? String == "unread" && $0["status"] != nil }, "\(drain)")
+        #expect(unreadLine["status"] as? Int == 200)
+        // Stopped with the server ("shutdown"), or cut as it ran dry with the server stopping ("error").
+        #expect(["shutdown", "error"].contains(unreadLine["incomplete"] as? String), "\(unreadLine)")
         withExtendedLifetime(unread) {}
     }
 }
