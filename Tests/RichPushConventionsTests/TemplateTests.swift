@@ -61,6 +61,13 @@ struct TemplateTests {
         #expect(!rendered.contains("\n"), "one line")
     }
 
+    @Test("#(prop) of a negative number, or of digits around something that is no number, is a string")
+    func notNumbers() throws {
+        let rendered = try render(
+            ##"{"a":"#(n)","b":"#(m)","c":"#(k)","d":"#(z)"}"##, #"{"n":"-3","m":"1-2","k":"2.5","z":"0"}"#)
+        #expect(rendered == #"{"a":"-3","b":"1-2","c":2.5,"d":0}"#)
+    }
+
     @Test(
         "a malformed expression is always an error naming it",
         arguments: [
