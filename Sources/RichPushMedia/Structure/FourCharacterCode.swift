@@ -13,7 +13,7 @@ enum FourCharacterCode {
 
     /// `code` as a detail shows it: quoted when printable, else in hex.
     static func quoted(_ code: UInt32) -> String {
-        isPrintable(code) ? "'\(text(code))'" : "0x" + bytes(code).map { JPEGStructure.hex($0) }.joined()
+        isPrintable(code) ? "'\(text(code))'" : "0x" + bytes(code).map { $0.hexDigits }.joined()
     }
 
     private static func bytes(_ code: UInt32) -> [UInt8] {

@@ -86,7 +86,7 @@ struct GIFStructure: StructureWalk {
             default:
                 state = .broken(
                     damage(
-                        "the byte at \(offset + index - 1) (0x\(JPEGStructure.hex(byte))) starts no block; a decoder "
+                        "the byte at \(offset + index - 1) (0x\(byte.hexDigits)) starts no block; a decoder "
                             + "stops there"
                     ))
                 return false

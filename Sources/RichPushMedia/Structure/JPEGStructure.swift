@@ -79,7 +79,7 @@ struct JPEGStructure: StructureWalk {
             guard segment.length >= 2 else {
                 state = .broken(
                     damage(
-                        "its marker segment FF \(Self.hex(segment.marker)) at byte \(segment.start) declares a "
+                        "its marker segment FF \(segment.marker.hexDigits) at byte \(segment.start) declares a "
                             + "length of \(segment.length), less than 2"
                     ))
                 return false
@@ -134,7 +134,7 @@ struct JPEGStructure: StructureWalk {
         case 0xDA where frames == 0:
             state = .broken(.showsNothing("the JPEG has a scan (SOS at byte \(at)) before any frame header (SOF)"))
         case 0x02...0xBF:
-            state = .broken(damage("FF \(Self.hex(marker)) at byte \(at) is no JPEG marker"))
+            state = .broken(damage("FF \(marker.hexDigits) at byte \(at) is no JPEG marker"))
         default:
             // SOF0-15 but DHT (C4), JPG (C8) and DAC (CC).
             if (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC { frames += 1 }
@@ -161,7 +161,7 @@ struct JPEGStructure: StructureWalk {
         case .start: return .showsNothing("the JPEG is cut short at byte \(offset), in its start-of-image marker")
         case .length, .segment:
             let inside =
-                "inside its marker segment FF \(Self.hex(segment.marker)) at byte \(segment.start)"
+                "inside its marker segment FF \(segment.marker.hexDigits) at byte \(segment.start)"
                 + (segment.length > 0 ? ", which declares \(segment.length) bytes" : "")
             if scans == 0 {
                 return .showsNothing(
@@ -182,10 +182,5 @@ struct JPEGStructure: StructureWalk {
             let found = memchr(base + index, 0xFF, bytes.count - index)
         else { return nil }
         return UnsafeRawPointer(found) - base
-    }
-
-    static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
     }
 }

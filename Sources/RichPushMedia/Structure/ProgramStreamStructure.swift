@@ -163,7 +163,7 @@ struct ProgramStreamStructure: StructureWalk {
             state = .length(0)
         default:
             return fail(
-                "the start code 00 00 01 \(JPEGStructure.hex(code)) at byte \(start) starts no pack or packet")
+                "the start code 00 00 01 \(code.hexDigits) at byte \(start) starts no pack or packet")
         }
         return true
     }
@@ -188,7 +188,7 @@ struct ProgramStreamStructure: StructureWalk {
 
     /// The current pack or packet, as a detail names it.
     private var name: String {
-        code == 0xBA ? "pack header" : code == 0xBB ? "system header" : "packet (stream \(JPEGStructure.hex(code)))"
+        code == 0xBA ? "pack header" : code == 0xBB ? "system header" : "packet (stream \(code.hexDigits))"
     }
 
     var verdict: MediaStructure.Verdict {
