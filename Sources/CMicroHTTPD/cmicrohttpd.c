@@ -39,6 +39,11 @@ size_t cmhd_head_size(struct MHD_Connection *connection) {
     return info == NULL ? 0 : info->header_size;
 }
 
+unsigned int cmhd_queued_status(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS);
+    return info == NULL ? 0 : info->http_status;
+}
+
 const char *cmhd_header(struct MHD_Connection *connection, const char *name) {
     return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
 }

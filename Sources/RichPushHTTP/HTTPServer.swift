@@ -395,7 +395,7 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         return exchange.discarded > exchange.limit * discardFactor ? cmhd_no : cmhd_yes
     }
 
-    private static let finished: MHD_RequestCompletedCallback = { context, _, slot, termination in
+    private static let finished: MHD_RequestCompletedCallback = { context, connection, slot, termination in
         guard let context, let stored = slot?.pointee else { return }
         let box = Unmanaged<Box>.fromOpaque(context).takeUnretainedValue()
         let exchange = Unmanaged<Exchange>.fromOpaque(stored).takeRetainedValue()
@@ -409,23 +409,27 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         if let tenant = exchange.tenant { box.gate.requestOver(tenant, at: now) }
         var log = exchange.log
         log.incomplete = incompleteReason(termination)
-        box.handler.completed(request, status: exchange.status, log: log, elapsed: now - exchange.started)
+        // None of ours queued: libmicrohttpd may have answered itself (a malformed chunked body), with its status.
+        let status = exchange.status != 0 ? exchange.status : connection.map { Int(cmhd_queued_status($0)) } ?? 0
+        box.handler.completed(request, status: status, log: log, elapsed: now - exchange.started)
         box.active.leave()
     }
 
-    /// The access log's word for how libmicrohttpd says a request ended, nil when its response was sent whole:
-    /// `error` (the connection failed, or the server cut a streamed body: a drain's cut-off), `timeout` (idle past
-    /// `--idle-timeout`), `shutdown` (the server stopped with the request open), `read-error` (the connection broke
-    /// while the request came in), `client-closed` (the client closed its end first).
+    /// The access log's word for how libmicrohttpd (0.9.75) says a request ended, nil when its response was sent
+    /// whole: `client-closed` (the client closed its end before its request was in), `read-error` (the connection
+    /// broke while the request came in), `timeout` (idle past `--idle-timeout`), `shutdown` (the server stopped with
+    /// the request open), `error` (anything else: a send failed, so a client gone while its response was sent, for
+    /// libmicrohttpd reads nothing then; the server cut the connection: `--min-body-rate`, a body far past its
+    /// limit, a streamed body cut as the server stops; or libmicrohttpd refused the request itself, with its own
+    /// 400, 413 or 500, sent whole).
     static func incompleteReason(_ termination: MHD_RequestTerminationCode) -> String? {
-        // The codes' values (microhttpd.h's enum, imported without names Swift can spell here).
-        switch termination.rawValue {
-        case 0: nil  // MHD_REQUEST_TERMINATED_COMPLETED_OK
-        case 2: "timeout"  // MHD_REQUEST_TERMINATED_TIMEOUT_REACHED
-        case 3: "shutdown"  // MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN
-        case 4: "read-error"  // MHD_REQUEST_TERMINATED_READ_ERROR
-        case 5: "client-closed"  // MHD_REQUEST_TERMINATED_CLIENT_ABORT
-        default: "error"  // MHD_REQUEST_TERMINATED_WITH_ERROR (1), or one a later version adds
+        switch termination {
+        case cmhd_terminated_completed_ok: nil
+        case cmhd_terminated_timeout_reached: "timeout"
+        case cmhd_terminated_daemon_shutdown: "shutdown"
+        case cmhd_terminated_read_error: "read-error"
+        case cmhd_terminated_client_abort: "client-closed"
+        default: "error"  // cmhd_terminated_with_error, or a code a later version adds
         }
     }
 

@@ -57,6 +57,10 @@ void **cmhd_connection_context(struct MHD_Connection *connection);
 // (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE); 0 before the head is in.
 size_t cmhd_head_size(struct MHD_Connection *connection);
 
+// The status of the response queued on a connection (MHD_CONNECTION_INFO_HTTP_STATUS): ours, or one libmicrohttpd
+// queued itself (its own 400, 413 or 500 for a body it refused); 0 when none is.
+unsigned int cmhd_queued_status(struct MHD_Connection *connection);
+
 // A request header's value (NUL-terminated), or NULL.
 const char *cmhd_header(struct MHD_Connection *connection, const char *name);
 
@@ -75,5 +79,11 @@ static const enum MHD_ValueKind cmhd_argument_kind = MHD_GET_ARGUMENT_KIND;
 static const enum MHD_ResponseMemoryMode cmhd_must_copy = MHD_RESPMEM_MUST_COPY;
 static const enum MHD_ConnectionNotificationCode cmhd_connection_started = MHD_CONNECTION_NOTIFY_STARTED;
 static const enum MHD_ConnectionNotificationCode cmhd_connection_closed = MHD_CONNECTION_NOTIFY_CLOSED;
+static const enum MHD_RequestTerminationCode cmhd_terminated_completed_ok = MHD_REQUEST_TERMINATED_COMPLETED_OK;
+static const enum MHD_RequestTerminationCode cmhd_terminated_with_error = MHD_REQUEST_TERMINATED_WITH_ERROR;
+static const enum MHD_RequestTerminationCode cmhd_terminated_timeout_reached = MHD_REQUEST_TERMINATED_TIMEOUT_REACHED;
+static const enum MHD_RequestTerminationCode cmhd_terminated_daemon_shutdown = MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN;
+static const enum MHD_RequestTerminationCode cmhd_terminated_read_error = MHD_REQUEST_TERMINATED_READ_ERROR;
+static const enum MHD_RequestTerminationCode cmhd_terminated_client_abort = MHD_REQUEST_TERMINATED_CLIENT_ABORT;
 
 #endif
