@@ -59,7 +59,7 @@ struct ResponseHead {
             return Self.unrequestedCoding(value)
         } else if let value = Self.valueBytes(line, named: "content-type") {
             // Bounded before it becomes a String: the header bound alone would let it reach megabytes.
-            contentType = FetchedMedia.Provenance.contentType(sent: value)
+            contentType = FetchedMedia.Provenance.contentType(sent: UnsafeRawBufferPointer(rebasing: value))
         } else if let value = Self.headerValue(line, named: "etag") {
             etag = value
         } else if let value = Self.headerValue(line, named: "last-modified") {
