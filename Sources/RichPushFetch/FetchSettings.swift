@@ -38,8 +38,8 @@ package struct FetchSettings: Sendable {
     package var network: NetworkSettings { storage.network }
     /// Bounds on sizes: the bodies' caps, the sniffed head, the response head (`LimitSettings`).
     package var limits: LimitSettings { storage.limits }
-    /// Where bodies are written: attachment directories made ahead, off the loop's thread (none on a tmpfs:
-    /// `makesAhead`).
+    /// Where bodies are written: attachment directories made ahead, off the loop's thread (no spares on a tmpfs:
+    /// `makesSpares`).
     package var spares: SpareAttachments { storage.spares }
     /// How large bodies may grow, before and after their type is known.
     package var caps: BodyCaps { storage.caps }

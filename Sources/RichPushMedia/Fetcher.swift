@@ -44,8 +44,8 @@ public final class Fetcher: Sendable {
         } catch {
             throw FetcherError(detail: error.detail, field: "store.root")
         }
-        let spares = SpareAttachments(root: root, makesAhead: !root.isInMemory)
-        makesSpares = spares.makesAhead
+        let spares = SpareAttachments(root: root, makesSpares: !root.isInMemory)
+        makesSpares = spares.makesSpares
         digests = DigestService()
         statistics = StatisticsCounter()
         transferSettings = nil

@@ -28,10 +28,13 @@ import RichPushCore
 /// after the first link asks for one. Measured (bench (b)'s 10,000 payloads on a journaled ext4, three sets of 16
 /// alternated pairs): CPU 0.903x, 0.913x and 0.969x, wall 0.941x, 0.967x and 0.964x (docs/performance.md).
 ///
-/// A fetcher whose root is on a tmpfs (`AttachmentRoot.isInMemory`) makes none (`makesAhead` false: every `take()`
-/// is a `begin()`, every link makes its directory): there a spare's rename and second open cost the loop's thread
-/// more than the `mkdirat` and `openat` they save. Measured (bench (a), 12 alternated runs each): 0.375 s without
-/// spares against 0.407 s with them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s).
+/// A fetcher whose root is on a tmpfs (`AttachmentRoot.isInMemory`) makes no spares (`makesSpares` false: every
+/// `take()` is a `begin()`): there a spare's rename and second open cost the loop's thread more than the `mkdirat`
+/// and `openat` they save. Measured (bench (a), 12 alternated runs each): 0.375 s without spares against 0.407 s
+/// with them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s). It makes directories for links there
+/// too (`makesFolders`): they cost no rename, and made by the pool's threads their `mkdirat`s contended for the
+/// root's lock on a tmpfs as on a disk (`rwsem_spin_on_owner` 4-6% of `stream`'s and `serve`'s CPU on a campaign
+/// of cache hits).
 package final class SpareAttachments: Sendable {
     /// A partial attachment handed between the maker's thread and the taker's: owned by one thread at a time,
     /// and handed over only under the shelf's lock.
@@ -75,8 +78,11 @@ package final class SpareAttachments: Sendable {
     }
 
     private let root: AttachmentRoot
-    /// Whether spares are made at all; when not, `take()` makes each attachment then and no thread is started.
-    package let makesAhead: Bool
+    /// Whether spares are made at all; when not, `take()` makes each attachment then.
+    package let makesSpares: Bool
+    /// Whether directories for links are made ahead; when not, each link makes its own. (With neither, no thread
+    /// is started.)
+    package let makesFolders: Bool
     private let capacity: Int
     private let maximumAge: Duration
     /// How many empty directories for links are kept ready at most.
@@ -98,11 +104,12 @@ package final class SpareAttachments: Sendable {
     /// fewer leave less for `stop()` to remove). `maximumAge` (default 2 s) bounds how long a spare or a directory
     /// sits unused before it is replaced.
     package init(
-        root: AttachmentRoot, makesAhead: Bool = true, capacity: Int = 32, folders: Int = 64,
-        maximumAge: Duration = .seconds(2)
+        root: AttachmentRoot, makesSpares: Bool = true, makesFolders: Bool = true, capacity: Int = 32,
+        folders: Int = 64, maximumAge: Duration = .seconds(2)
     ) {
         self.root = root
-        self.makesAhead = makesAhead
+        self.makesSpares = makesSpares
+        self.makesFolders = makesFolders
         self.capacity = capacity
         folderCapacity = folders
         self.maximumAge = maximumAge
@@ -111,7 +118,7 @@ package final class SpareAttachments: Sendable {
     /// A new partial attachment: a spare when one is ready and fresh, else one made now (`AttachmentRoot.begin`).
     /// - Throws: `StoreError` from `begin()` when there is no spare and the store refuses.
     package func take() throws(StoreError) -> PartialAttachment {
-        guard makesAhead else { return try root.begin() }
+        guard makesSpares else { return try root.begin() }
         let now = ContinuousClock.now
         let (spare, refill) = shelf.withLock { shelf -> (Spare?, Bool) in
             let spare = Self.newest(of: &shelf.ready, discarding: &shelf.discarded, now: now, maximumAge: maximumAge)
@@ -133,7 +140,7 @@ package final class SpareAttachments: Sendable {
     package func link(_ name: String, in source: Directory, fileExtension: String) throws(StoreError) -> (
         directory: String, path: String
     ) {
-        guard makesAhead else { return try root.link(name, in: source, fileExtension: fileExtension) }
+        guard makesFolders else { return try root.link(name, in: source, fileExtension: fileExtension) }
         let now = ContinuousClock.now
         let (folder, refill) = shelf.withLock { shelf -> (Folder?, Bool) in
             let folder = Self.newest(

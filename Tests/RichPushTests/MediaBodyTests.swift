@@ -151,7 +151,8 @@ struct MediaBodyTests {
         body = nil
         #expect(held?.bytes == (0..<50).map { UInt8($0) } && held?.type == .jpeg && held?.provenance == provenance)
         #expect(memory.inUse == 50, "held until the fetching task is done with it")
-        let stored = try #require(try held?.store(in: SpareAttachments(root: root, makesAhead: false)).get())
+        let spares = SpareAttachments(root: root, makesSpares: false, makesFolders: false)
+        let stored = try #require(try held?.store(in: spares).get())
         #expect(stored.bytes == 50 && stored.path.hasSuffix(".jpg") && stored.identity?.bytes == 50)
         #expect(FileManager.default.contents(atPath: stored.path) == Data((0..<50).map { UInt8($0) }))
         // Given back once written, not when the fetching task lets go of it (after the transformation).
@@ -278,7 +279,7 @@ struct MediaBodyTests {
     func heldBuffersReused() throws {
         let memory = BodyMemory(bodyBytes: 1_000, totalBytes: 10_000)
         let provenance = FetchedMedia.Provenance(redirects: [], contentType: "image/jpeg")
-        let spares = SpareAttachments(root: root, makesAhead: false)
+        let spares = SpareAttachments(root: root, makesSpares: false, makesFolders: false)
         // Stored.
         let stored = body(memory: memory)
         #expect(fill(stored, count: 500, chunk: 100, declared: 500) == nil)

@@ -207,19 +207,18 @@ struct MediaCacheTests {
         #expect(Array(FileManager.default.contents(atPath: again.attachments[0].media.path)!) == fixture("logo.png"))
     }
 
-    @Test("hits' directories made ahead on a disk: after shutdown each payload's attachment, whole, and nothing else")
+    @Test("hits' directories made ahead: after shutdown each payload's attachment, whole, and nothing else")
     func hitsLeaveOnlyAttachments() async throws {
         let bed = try TestBed()
         let enricher = try Enricher(configuration: bed.configuration)
         let payload = try payload(bed, "/media/logo.png")
         var media: [FetchedMedia] = []
         for _ in 0..<2 { media += await enricher.enrich(payload, timeout: .seconds(5)).attachments.map(\.media) }
-        if enricher.fetcher.makesSpares {
-            // The second payload's link asked for directories ahead: empty, under attachment names.
-            try await waitUntil("directories made ahead") {
-                entries(bed.attachments).contains {
-                    RandomName.isUUID($0) && entries(bed.attachments + "/" + $0).isEmpty
-                }
+        // The second payload's link asked for directories ahead (on a disk or a tmpfs): empty, under attachment
+        // names.
+        try await waitUntil("directories made ahead") {
+            entries(bed.attachments).contains {
+                RandomName.isUUID($0) && entries(bed.attachments + "/" + $0).isEmpty
             }
         }
         for _ in 0..<10 { media += await enricher.enrich(payload, timeout: .seconds(5)).attachments.map(\.media) }

@@ -203,6 +203,28 @@ struct RootTests {
         }
     }
 
+    @Test(
+        "a root on a tmpfs still makes the media cache hits' directories ahead, on the spares' thread",
+        .enabled(if: canMountTmpfs))
+    func cacheDirectoriesAheadOnTmpfs() async throws {
+        try await withTmpfs(size: "16m") { point in
+            let root = point + "/attachments"
+            let bed = try TestBed { $0.store = AttachmentStore(root: root) }
+            try await withEnricher(bed.configuration) { enricher in
+                #expect(enricher.fetcher.root.isInMemory)
+                // The second is a hit: its link asks for directories ahead.
+                for _ in 0..<2 {
+                    let result = await enricher.enrich(
+                        TestBed.adobePayload(bed.url("/media/logo.png")), timeout: .seconds(5))
+                    #expect(result.outcome == .complete)
+                }
+                try await waitUntil("directories made ahead on the tmpfs") {
+                    entries(root).contains { RandomName.isUUID($0) && entries(root + "/" + $0).isEmpty }
+                }
+            }
+        }
+    }
+
     @Test("a media cache directory swapped for a symbolic link: no file is made in the link's target")
     func swappedCacheDirectory() async throws {
         let bed = try TestBed()

@@ -10,7 +10,7 @@ extension TestBed {
     func fetchLoop(
         sniffer: any BodySniffer, sniffingAtOnce: Duration = FetchLoop.defaultSniffingAtOnce
     ) throws -> FetchLoop {
-        let spares = SpareAttachments(root: try configuration.store.open(), makesAhead: false)
+        let spares = SpareAttachments(root: try configuration.store.open(), makesSpares: false, makesFolders: false)
         return FetchLoop(
             settings: FetchSettings(
                 network: configuration.network, limits: configuration.limits, spares: spares,
