@@ -33,7 +33,7 @@ import RichPushCore
 /// and `openat` they save. Measured (bench (a), 12 alternated runs each): 0.375 s without spares against 0.407 s
 /// with them on a tmpfs; on ext4 spares stayed ahead (0.60 against 0.63 s). It makes directories for links there
 /// too (`makesFolders`): they cost no rename, and made by the pool's threads their `mkdirat`s contended for the
-/// root's lock on a tmpfs as on a disk (`rwsem_spin_on_owner` 4-6% of `stream`'s and `serve`'s CPU on a campaign
+/// root's lock on a tmpfs as on a disk (`rwsem_spin_on_owner` 1-6% of `stream`'s and `serve`'s CPU on a campaign
 /// of cache hits).
 package final class SpareAttachments: Sendable {
     /// A partial attachment handed between the maker's thread and the taker's: owned by one thread at a time,
