@@ -11,11 +11,10 @@ package protocol HTTPHandler: Sendable {
     /// Called on the server's thread when a request whose head came in is over: its response sent (`status` and
     /// `log` are the response's; `status` is libmicrohttpd's own when it answered a body it refused itself), or the
     /// connection lost first (status 0 when no response was queued); `log.incomplete` says how it ended otherwise
-    /// than with a response sent whole. Also for a
-    /// request the server refused itself, before `head` (a malformed head, or one over a limit: 400, 414, 431,
-    /// 501), so that every request reaches the access log; and for one whose body was refused or lost after
-    /// `head` answered `.read` (413, 503 when bodies fill the memory bound, status 0), where `respond(to:)` is
-    /// never called.
+    /// than with a response sent whole. Also for a request the server refused itself, before `head` (a malformed
+    /// head, or one over a limit: 400, 414, 431, 501), so that every request reaches the access log; and for one
+    /// whose body was refused or lost after `head` answered `.read` (413, 503 when bodies fill the memory bound,
+    /// status 0), where `respond(to:)` is never called.
     func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration)
 }
 

@@ -429,7 +429,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         case cmhd_terminated_daemon_shutdown: "shutdown"
         case cmhd_terminated_read_error: "read-error"
         case cmhd_terminated_client_abort: "client-closed"
-        default: "error"  // cmhd_terminated_with_error, or a code a later version adds
+        case cmhd_terminated_with_error: "error"
+        default: "error"  // a code a later version adds
         }
     }
 

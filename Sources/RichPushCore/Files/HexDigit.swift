@@ -8,3 +8,12 @@
     default: return nil
     }
 }
+
+extension UInt8 {
+    /// The byte as two uppercase hex digits (`hexValue`'s other way), as the media walks' verdicts name a marker, a
+    /// code or a byte: for messages, not for a hot path.
+    package var hexDigits: String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(self >> 4)], digits[Int(self & 0xF)]])
+    }
+}

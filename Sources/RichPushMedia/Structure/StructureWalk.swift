@@ -24,11 +24,3 @@ extension StructureWalk {
         offset += bytes.count
     }
 }
-
-extension UInt8 {
-    /// The byte as two uppercase hex digits, as the walks' verdicts name a marker, a code or a byte.
-    var hexDigits: String {
-        let digits = Array("0123456789ABCDEF")
-        return String([digits[Int(self >> 4)], digits[Int(self & 0xF)]])
-    }
-}
