@@ -13,7 +13,9 @@ import RichPushCore
 /// until then no listing, `gc` or `remove` sees an attachment in it. Nothing else about an attachment changes
 /// but the thread that makes its directory and file. Spares are made only after the first `take()` (an idle fetcher
 /// makes none, and starts no thread), by one refill at a time, at most `capacity` at once; a spare older than
-/// `maximumAge` is discarded rather than used (an old directory is what `gc` removes); `stop()` removes every one left.
+/// `maximumAge` is discarded rather than used (an old directory is what `gc` removes); how many are kept ready follows
+/// the pace of the takes (`Fill`: none while they come further apart than `maximumAge`); `stop()` removes every one
+/// left.
 ///
 /// The media cache's links get empty attachment directories made ahead the same way (`link(_:in:fileExtension:)`):
 /// a cache hit costs a `mkdirat` in the root and a `linkat` into the new directory, and every `mkdirat` in the root
@@ -58,19 +60,20 @@ package final class SpareAttachments: Sendable {
         var folders: [Folder] = []
         /// Directories to remove, handed to the maker's thread (stale ones).
         var discardedFolders: [Folder] = []
-        /// Whether a link has asked for a directory (the maker then keeps `folders` filled).
-        var foldersWanted = false
-        /// Whether a take has asked for a spare (the maker then keeps `ready` filled).
-        var sparesWanted = false
+        /// How many spares the maker keeps ready (none until a take asked for one).
+        var spareFill: Fill
+        /// How many directories for links the maker keeps ready (none until a link asked for one).
+        var folderFill: Fill
         /// Whether a refill is queued or running (a `take()` or a link asked for more since the last refill ended).
         var wanted = false
         /// How many times a `take()` or a link asked the maker for more.
         var asked = 0
         var stopped = false
 
-        /// Whether to queue a refill now (`low`: a shelf is at or below its refill mark); records the ask.
-        mutating func askRefill(_ low: Bool) -> Bool {
-            guard !stopped, !wanted, low else { return false }
+        /// Whether to queue a refill now (`due`: a shelf is at or below its refill mark, or has stale items to
+        /// remove); records the ask.
+        mutating func askRefill(_ due: Bool) -> Bool {
+            guard !stopped, !wanted, due else { return false }
             wanted = true
             asked += 1
             return true
@@ -83,11 +86,10 @@ package final class SpareAttachments: Sendable {
     /// Whether directories for links are made ahead; when not, each link makes its own. (With neither, no thread
     /// is started.)
     package let makesFolders: Bool
-    private let capacity: Int
     private let maximumAge: Duration
-    /// How many empty directories for links are kept ready at most.
-    private let folderCapacity: Int
-    private let shelf = LockedValue(Shelf())
+    private let shelf: LockedValue<Shelf>
+    /// The time a spare or a directory is made and taken, for its age (the continuous clock's; tests move their own).
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let maker = WorkerThreads(name: "rp-spares")
 
     /// How many times a `take()` asked the maker for more spares (started it, or woke it).
@@ -97,33 +99,43 @@ package final class SpareAttachments: Sendable {
     /// disk may not be yet: the maker's thread hands it over after making it).
     var shelved: (spares: Int, folders: Int) { shelf.withLock { ($0.ready.count, $0.folders.count) } }
 
+    /// Whether a refill is queued or running: once false, the maker has made and removed all it was asked to.
+    var refilling: Bool { shelf.withLock { $0.wanted } }
+
+    /// How many spares and directories for links the maker keeps ready now (`Fill.target`).
+    var targets: (spares: Int, folders: Int) { shelf.withLock { ($0.spareFill.target, $0.folderFill.target) } }
+
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
     /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)), and
     /// at most `folders` empty directories for links (a default of 64, refilled once half are taken: 32 directories
     /// are about 1.3 ms of the maker's time on a journaled ext4, and 16 or 256 measured the same in bench (b);
     /// fewer leave less for `stop()` to remove). `maximumAge` (default 2 s) bounds how long a spare or a directory
-    /// sits unused before it is replaced.
+    /// sits unused before it is replaced, and how far apart takes (or links) may come for the maker to keep any
+    /// ready for them (`Fill`). `now` reads the time (tests pass a clock of their own).
     package init(
         root: AttachmentRoot, makesSpares: Bool = true, makesFolders: Bool = true, capacity: Int = 32,
-        folders: Int = 64, maximumAge: Duration = .seconds(2)
+        folders: Int = 64, maximumAge: Duration = .seconds(2),
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.root = root
         self.makesSpares = makesSpares
         self.makesFolders = makesFolders
-        self.capacity = capacity
-        folderCapacity = folders
         self.maximumAge = maximumAge
+        self.now = now
+        shelf = LockedValue(
+            Shelf(spareFill: Fill(capacity: capacity), folderFill: Fill(capacity: folders)))
     }
 
     /// A new partial attachment: a spare when one is ready and fresh, else one made now (`AttachmentRoot.begin`).
     /// - Throws: `StoreError` from `begin()` when there is no spare and the store refuses.
     package func take() throws(StoreError) -> PartialAttachment {
         guard makesSpares else { return try root.begin() }
-        let now = ContinuousClock.now
+        let now = now()
         let (spare, refill) = shelf.withLock { shelf -> (Spare?, Bool) in
-            let spare = Self.newest(of: &shelf.ready, discarding: &shelf.discarded, now: now, maximumAge: maximumAge)
-            shelf.sparesWanted = true
-            return (spare, shelf.askRefill(shelf.ready.count <= capacity / 2))
+            let (spare, stale) = Self.newest(
+                of: &shelf.ready, discarding: &shelf.discarded, now: now, maximumAge: maximumAge)
+            shelf.spareFill.took(found: spare != nil, stale: stale, at: now, maximumAge: maximumAge)
+            return (spare, shelf.askRefill(shelf.spareFill.isLow(shelf.ready.count) || stale))
         }
         if refill { submitRefill() }
         if let spare {
@@ -141,12 +153,12 @@ package final class SpareAttachments: Sendable {
         directory: String, path: String
     ) {
         guard makesFolders else { return try root.link(name, in: source, fileExtension: fileExtension) }
-        let now = ContinuousClock.now
+        let now = now()
         let (folder, refill) = shelf.withLock { shelf -> (Folder?, Bool) in
-            let folder = Self.newest(
+            let (folder, stale) = Self.newest(
                 of: &shelf.folders, discarding: &shelf.discardedFolders, now: now, maximumAge: maximumAge)
-            shelf.foldersWanted = true
-            return (folder, shelf.askRefill(shelf.folders.count <= folderCapacity / 2))
+            shelf.folderFill.took(found: folder != nil, stale: stale, at: now, maximumAge: maximumAge)
+            return (folder, shelf.askRefill(shelf.folderFill.isLow(shelf.folders.count) || stale))
         }
         if refill { submitRefill() }
         if let folder, let linked = try? root.link(name, in: source, into: folder.name, fileExtension: fileExtension) {
@@ -175,15 +187,16 @@ package final class SpareAttachments: Sendable {
     }
 
     /// Takes the newest of `ready` when it is at most `maximumAge` old at `now`. When it is older, so is every one:
-    /// all go to `discarded` (the maker removes them and makes fresh ones) and nil is returned.
+    /// all go to `discarded` (the maker removes them), nil is returned, and `stale` is true.
     private static func newest<Item: MadeAhead>(
         of ready: inout [Item], discarding discarded: inout [Item], now: ContinuousClock.Instant, maximumAge: Duration
-    ) -> Item? {
+    ) -> (item: Item?, stale: Bool) {
         if let newest = ready.last, now - newest.made > maximumAge {
             discarded += ready
             ready = []
+            return (nil, true)
         }
-        return ready.popLast()
+        return (ready.popLast(), false)
     }
 
     /// Queues a refill on the maker's thread.
@@ -218,15 +231,15 @@ package final class SpareAttachments: Sendable {
         case spare, folder
     }
 
-    /// Makes spares, then directories, until both shelves are full (removing the stale ones first), or the service
-    /// stops.
+    /// Makes spares, then directories, until both shelves hold their targets (removing the stale ones first), or the
+    /// service stops.
     private func refill() {
         while true {
             let work = shelf.withLock { shelf -> (stale: [Spare], staleFolders: [Folder], next: Next?)? in
                 // Spares first: the fetch loop's thread waits on a missing one; each shelf once it was asked for.
                 let next: Next? =
-                    shelf.sparesWanted && shelf.ready.count < capacity
-                    ? .spare : shelf.foldersWanted && shelf.folders.count < folderCapacity ? .folder : nil
+                    shelf.ready.count < shelf.spareFill.target
+                    ? .spare : shelf.folders.count < shelf.folderFill.target ? .folder : nil
                 guard !shelf.stopped, next != nil || !shelf.discarded.isEmpty || !shelf.discardedFolders.isEmpty
                 else {
                     shelf.wanted = false
@@ -245,12 +258,12 @@ package final class SpareAttachments: Sendable {
             case .spare:
                 let made = make(
                     { () throws(StoreError) in try root.beginSpare() },
-                    shelve: { $0.ready.append(Spare(partial: $1, made: .now)) }, remove: { $0.discard() })
+                    shelve: { $0.ready.append(Spare(partial: $1, made: now())) }, remove: { $0.discard() })
                 guard made else { return }
             case .folder:
                 let made = make(
                     { () throws(StoreError) in try root.makeAttachmentDirectory() },
-                    shelve: { $0.folders.append(Folder(name: $1, made: .now)) },
+                    shelve: { $0.folders.append(Folder(name: $1, made: now())) },
                     remove: { root.removeEmptyDirectory($0) })
                 guard made else { return }
             case nil:
@@ -263,4 +276,46 @@ package final class SpareAttachments: Sendable {
 /// Something the spares' maker made, and when (a spare, a directory for a link).
 private protocol MadeAhead {
     var made: ContinuousClock.Instant { get }
+}
+
+/// How many of one kind (spares, directories for links) the maker keeps ready, following the takes: none before the
+/// first, then `capacity` (a run starts with a burst); none once the ones ready went stale unused (the takes came
+/// further apart than the maximum age: each would find its item stale, and the maker would make and remove them for
+/// nothing); from there doubled, from one up to `capacity`, each time a take finds none ready when it comes within
+/// the maximum age of the one before (one made ahead would have been used while fresh).
+///
+/// Before, the maker kept `capacity` ready whatever the pace: below one take every maximum age, each found them all
+/// stale, so each take cost the maker `capacity` removals and as many new ones (64 `rmdir` and 64 `mkdir` for a cache
+/// hit's link), and at a few takes a second they went stale in turns. Now an idle stretch costs one discard, and
+/// at any steady pace the maker keeps about what is used before it goes stale.
+package struct Fill: Sendable {
+    /// The most kept ready.
+    package let capacity: Int
+    /// How many the maker keeps ready now.
+    package private(set) var target = 0
+    /// When the last take came, if one has.
+    private var lastTake: ContinuousClock.Instant?
+
+    package init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// Records a take at `now`: whether it `found` one ready and fresh, and whether the ones ready were `stale`.
+    package mutating func took(found: Bool, stale: Bool, at now: ContinuousClock.Instant, maximumAge: Duration) {
+        defer { lastTake = now }
+        guard let lastTake else {
+            target = capacity
+            return
+        }
+        if stale {
+            target = 0
+        } else if !found, now - lastTake <= maximumAge {
+            target = min(capacity, max(1, target * 2))
+        }
+    }
+
+    /// Whether a shelf holding `count` is at or below its refill mark (half its target).
+    package func isLow(_ count: Int) -> Bool {
+        target > 0 && count <= target / 2
+    }
 }

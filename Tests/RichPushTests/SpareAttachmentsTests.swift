@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import RichPush
@@ -25,6 +26,13 @@ private func withSpares(
     // On the disk and on the shelf: the maker's thread may wait between making one and handing it over.
     try await waitUntil("\(ready) spares") { spares(in: path).count == ready && shelf.shelved.spares == ready }
     try await body(path, shelf)
+}
+
+/// A clock the test moves: the shelf reads it for each directory's age and each link's time.
+private final class TestClock: Sendable {
+    private let instant = Mutex(ContinuousClock.now)
+    var now: ContinuousClock.Instant { instant.withLock { $0 } }
+    func advance(_ duration: Duration) { instant.withLock { $0 += duration } }
 }
 
 /// An age no loaded machine reaches between making a spare and taking it.
@@ -181,6 +189,77 @@ struct SpareAttachmentsTests {
                 stale.isDisjoint(with: entries(path))
             }
         }
+    }
+
+    @Test("how many the maker keeps ready follows the takes: all at first, none once stale, doubled from one")
+    func fillFollowsTakes() {
+        let age = Duration.seconds(2)
+        let start = ContinuousClock.now
+        var fill = Fill(capacity: 8)
+        #expect(fill.target == 0 && !fill.isLow(0), "kept ready before any take")
+        fill.took(found: false, stale: false, at: start, maximumAge: age)
+        #expect(fill.target == 8 && fill.isLow(4) && !fill.isLow(5))
+        // Found fresh ones: the target stays.
+        fill.took(found: true, stale: false, at: start + .seconds(1), maximumAge: age)
+        #expect(fill.target == 8)
+        // The ones ready went stale: none kept.
+        fill.took(found: false, stale: true, at: start + .seconds(5), maximumAge: age)
+        #expect(fill.target == 0 && !fill.isLow(0))
+        // Takes further apart than the maximum age: still none.
+        fill.took(found: false, stale: false, at: start + .seconds(8), maximumAge: age)
+        #expect(fill.target == 0)
+        // Closer: one, then doubled each time a take finds none, up to the capacity.
+        var at = start + .seconds(9)
+        for expected in [1, 2, 4, 8, 8] {
+            fill.took(found: false, stale: false, at: at, maximumAge: age)
+            #expect(fill.target == expected)
+            at += .milliseconds(1)
+        }
+        // A take that finds one does not double it.
+        fill.took(found: true, stale: false, at: at, maximumAge: age)
+        #expect(fill.target == 8 && fill.isLow(3))
+    }
+
+    @Test("after an idle stretch the maker removes the stale directories and makes none until links come closer")
+    func idleShelfStaysEmpty() async throws {
+        let path = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let root = try AttachmentRoot(opening: path)
+        let clock = TestClock()
+        let shelf = SpareAttachments(root: root, folders: 4, maximumAge: .seconds(2), now: { clock.now })
+        defer { shelf.stop() }
+        let cache = try root.makeCacheDirectory(RandomName.uuid())
+        #expect(FileManager.default.createFile(atPath: cache.path + "/cached.jpg", contents: Data([1, 2, 3])))
+        func link() throws -> String {
+            String(try shelf.link("cached.jpg", in: cache, fileExtension: "jpg").directory.dropFirst(path.count + 1))
+        }
+        func settled(_ made: Int) async throws {
+            try await waitUntil("\(made) directories made ahead, the refill ended") {
+                !shelf.refilling && shelf.shelved.folders == made && emptyAttachmentDirectories(in: path).count == made
+            }
+        }
+        _ = try link()
+        try await settled(4)
+        let stale = Set(emptyAttachmentDirectories(in: path))
+        // Idle past the maximum age: the next link finds them stale; the maker removes them and makes none.
+        clock.advance(.seconds(3))
+        #expect(!stale.contains(try link()))
+        try await settled(0)
+        #expect(shelf.targets.folders == 0)
+        // Another link further apart than the maximum age: it asks the maker for nothing.
+        let asked = shelf.timesAsked
+        clock.advance(.seconds(3))
+        _ = try link()
+        #expect(shelf.timesAsked == asked, "a link after an idle stretch asked the maker for directories")
+        // One within the maximum age of it: the maker keeps one ready, and the next link uses it.
+        clock.advance(.seconds(1))
+        _ = try link()
+        try await settled(1)
+        let ahead = emptyAttachmentDirectories(in: path)
+        clock.advance(.seconds(1))
+        #expect(ahead == [try link()])
+        try await settled(1)
+        #expect(shelf.targets.folders == 1)
     }
 
     @Test("gc removes a spare a killed process left, and only an old one")
