@@ -67,6 +67,10 @@ int ccurl_easy_alpn_is_h2(CURL *handle) {
     return length == 2 && memcmp(protocol, "h2", 2) == 0;
 }
 
+const char *ccurl_default_cainfo(void) {
+    return curl_version_info(CURLVERSION_NOW)->cainfo;
+}
+
 int ccurl_easy_input_waiting(CURL *handle, curl_socket_t socket) {
     struct curl_tlssessioninfo *session = NULL;
     if (curl_easy_getinfo(handle, CURLINFO_TLS_SSL_PTR, &session) == CURLE_OK && session != NULL &&

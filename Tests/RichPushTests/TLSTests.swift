@@ -33,7 +33,13 @@ final class TLSOrigin: @unchecked Sendable {
     /// (seen: 1 or 3 of 4 resumed; s_server's `-trace` showed their ClientHellos without a pre_shared_key, which this
     /// comment once put down to s_server taking each ticket once). TLS 1.3 is for what only its tickets show: a ticket
     /// arrives after the handshake, where TLS 1.2's session is there at its end.
-    init(responses: [String: String]? = nil, connections: Int? = nil, version: Version = .tls12) throws {
+    ///
+    /// Without `resumption`, s_server keeps no session and sends no ticket (`-no_cache -no_ticket`): every connection
+    /// is a full handshake, its certificate checked.
+    init(
+        responses: [String: String]? = nil, connections: Int? = nil, version: Version = .tls12,
+        resumption: Bool = true
+    ) throws {
         directory = try temporaryDirectory()
         let made = try makeCertificate(in: directory)
         certificate = made.certificate
@@ -53,7 +59,8 @@ final class TLSOrigin: @unchecked Sendable {
             [
                 "s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key,
                 responses == nil ? "-WWW" : "-HTTP",
-            ] + (connections.map { ["-naccept", String($0), version.flag] } ?? []),
+            ] + (connections.map { ["-naccept", String($0), version.flag] } ?? [])
+                + (resumption ? [] : ["-no_cache", "-no_ticket"]),
             directory: responses == nil ? FixtureRoutes.fixturesDirectory + "/media" : directory)
         server.standardOutput = try ChildProcess.outputFile(output)
         server.standardError = try ChildProcess.outputFile(errors)
@@ -165,6 +172,46 @@ struct TLSTests {
             }
             #expect(failure.code == .tls)
             #expect((try? FileManager.default.contentsOfDirectory(atPath: configuration.store.root))?.isEmpty ?? true)
+        }
+    }
+
+    /// Each file s_server -WWW sends ends its connection, and this one resumes no session: each fetch is a full
+    /// handshake, its certificate checked against the certificates trusted. The fetch loop reads the bundle once and
+    /// keeps what it read (`EasyHandle.caCacheSeconds`); before, libcurl's default CA directory beside the bundle
+    /// kept it from keeping any, and each connection read the file again (for the system's bundle, ~13 ms of the
+    /// loop's CPU a connection). So a fetch after the file changed is still checked against the certificates read
+    /// first, and a loop started after it reads the file as it is now.
+    @Test("the CA bundle is read once by a fetch loop and kept: a later connection is checked against what was read")
+    func bundleReadOnce() async throws {
+        let origin = try await offPool { try TLSOrigin(resumption: false) }
+        var configuration = try configuration(origin, trust: true)
+        let directory = try temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(atPath: configuration.store.root)
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        let bundle = directory + "/bundle.pem"
+        try FileManager.default.copyItem(atPath: origin.certificate, toPath: bundle)
+        configuration.network.caBundle = bundle
+        let url = { (name: String) in "https://media.test:\(origin.port)/\(name)" }
+        try await withFetcher(configuration) { fetcher in
+            _ = try await fetcher.fetch(url("photo.jpg"), timeout: .seconds(10)).get()
+            // Another CA's certificate in the file's place: read again, the file would not trust the origin.
+            let otherDirectory = directory + "/other"
+            try FileManager.default.createDirectory(atPath: otherDirectory, withIntermediateDirectories: false)
+            let other = try await offPool { try makeCertificate(in: otherDirectory) }
+            try FileManager.default.removeItem(atPath: bundle)
+            try FileManager.default.copyItem(atPath: other.certificate, toPath: bundle)
+            let media = try await fetcher.fetch(url("logo.png"), timeout: .seconds(10)).get()
+            #expect(media.type == .png)
+        }
+        try await withFetcher(configuration) { fetcher in
+            let result = await fetcher.fetch(url("anim.gif"), timeout: .seconds(10))
+            guard case .failure(let failure) = result else {
+                Issue.record("a new fetch loop trusted a bundle that no longer holds the origin's CA: \(result)")
+                return
+            }
+            #expect(failure.code == .tls)
         }
     }
 

@@ -35,6 +35,10 @@ CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **val
 // another protocol, no ALPN, no connection, a connection without TLS, or a libcurl built on another TLS library.
 int ccurl_easy_alpn_is_h2(CURL *handle);
 
+// The CA bundle this libcurl trusts when CURLOPT_CAINFO is not set (curl_version_info's cainfo, a macro's
+// version Swift cannot name); NULL when it was built without one.
+const char *ccurl_default_cainfo(void);
+
 // Whether the connection of `handle`, about to carry a request (curl's pre-request callback), has bytes waiting that
 // no request asked for: decrypted bytes OpenSSL holds (SSL_pending on CURLINFO_TLS_SSL_PTR's SSL), or `socket`
 // readable now (poll without waiting: bytes, or the peer's FIN). An idle HTTP/1.x connection has none; an origin

@@ -32,7 +32,8 @@ struct FetchOptions: ParsableArguments {
     var resolve: [String] = []
 
     @Option(
-        "ca-bundle", .text("file"), help: "Trust the CA certificates in this PEM file.", default: "the system's",
+        "ca-bundle", .text("file"), help: "Trust the CA certificates in this PEM file instead of the system's.",
+        default: "the system's",
         field: "network.caBundle")
     var caBundle: String?
 
