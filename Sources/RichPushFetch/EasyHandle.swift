@@ -139,20 +139,7 @@ package final class EasyHandle {
         try apply(hop)
         try set(CURLOPT_RESOLVE, list: options.network.resolve)
         try set(CURLOPT_HTTPHEADER, list: options.headers)
-        // The certificates trusted: the bundle given, else the system's bundle (libcurl's default CAINFO), and no
-        // directory. libcurl's default CAPATH (Debian's /etc/ssl/certs, the system's CAs one a file) added the
-        // system's CAs to a given bundle, which is to replace them, and kept libcurl from keeping the store it
-        // read (it keeps one only for a file alone): each new TLS connection read the whole bundle again,
-        // 139 certificates and ~13 ms of the loop's CPU for the system's. Read once, the store is kept by the
-        // multi handle for `caCacheSeconds`. (A libcurl built with a CA directory alone keeps it, else it would
-        // trust nothing.)
-        if let bundle = options.network.caBundle {
-            try set(CURLOPT_CAINFO, bundle)
-            try set(CURLOPT_CAPATH, pointer: nil)
-        } else if Self.hasDefaultBundle {
-            try set(CURLOPT_CAPATH, pointer: nil)
-        }
-        try set(CURLOPT_CA_CACHE_TIMEOUT, EasyHandle.caCacheSeconds)
+        try trust(options.network.caBundle)
         // CURLOPT_ACCEPT_ENCODING stays unset: no Accept-Encoding is sent and nothing is ever decoded.
     }
 
@@ -165,6 +152,23 @@ package final class EasyHandle {
     /// Whether this libcurl was built with a default CA bundle (`ccurl_default_cainfo`; Debian's is
     /// /etc/ssl/certs/ca-certificates.crt).
     static let hasDefaultBundle = ccurl_default_cainfo() != nil
+
+    /// Sets the certificates trusted: `bundle`'s, else the system's bundle (libcurl's default CAINFO), and no
+    /// directory. libcurl's default CAPATH (Debian's /etc/ssl/certs, the system's CAs one a file) added the system's
+    /// CAs to a given bundle, which is to replace them, and kept libcurl from keeping the store it read (it keeps one
+    /// only for a file alone): each new TLS connection read the whole bundle again, 139 certificates and ~13 ms of
+    /// CPU for the system's. Read once, the store is kept (by the multi handle, or the easy handle's own for
+    /// curl_easy_perform) for `caCacheSeconds`. A libcurl built with a CA directory alone keeps it: without it, it
+    /// would trust nothing.
+    package func trust(_ bundle: String?) throws(CurlOptionError) {
+        if let bundle {
+            try set(CURLOPT_CAINFO, bundle)
+            try set(CURLOPT_CAPATH, pointer: nil)
+        } else if Self.hasDefaultBundle {
+            try set(CURLOPT_CAPATH, pointer: nil)
+        }
+        try set(CURLOPT_CA_CACHE_TIMEOUT, Self.caCacheSeconds)
+    }
 
     /// Sets the options that change with each hop: its URL, the time left and whether it needs a new connection
     /// (CURLOPT_PIPEWAIT is set as the hop goes into the multi handle: `AdmissionQueue.pipeWait(for:)`).
