@@ -106,12 +106,13 @@ package final class SpareAttachments: Sendable {
     var targets: (spares: Int, folders: Int) { shelf.withLock { ($0.spareFill.target, $0.folderFill.target) } }
 
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
-    /// refilled once half are taken, keeps one ready for every body started between two refills in bench (a)), and
-    /// at most `folders` empty directories for links (a default of 64, refilled once half are taken: 32 directories
+    /// refilled once half of the target are taken, keeps one ready for every body started between two refills in
+    /// bench (a)), and at most `folders` empty directories for links (a default of 64, likewise: 32 directories
     /// are about 1.3 ms of the maker's time on a journaled ext4, and 16 or 256 measured the same in bench (b);
-    /// fewer leave less for `stop()` to remove). `maximumAge` (default 2 s) bounds how long a spare or a directory
-    /// sits unused before it is replaced, and how far apart takes (or links) may come for the maker to keep any
-    /// ready for them (`Fill`). `now` reads the time (tests pass a clock of their own).
+    /// fewer leave less for `stop()` to remove); how many of each are kept ready follows the takes (`Fill`).
+    /// `maximumAge` (default 2 s) bounds how long a spare or a directory sits unused before it is discarded, and how
+    /// far apart takes (or links) may come for the maker to keep any ready for them. `now` reads the time (tests pass
+    /// a clock of their own).
     package init(
         root: AttachmentRoot, makesSpares: Bool = true, makesFolders: Bool = true, capacity: Int = 32,
         folders: Int = 64, maximumAge: Duration = .seconds(2),
@@ -132,10 +133,10 @@ package final class SpareAttachments: Sendable {
         guard makesSpares else { return try root.begin() }
         let now = now()
         let (spare, refill) = shelf.withLock { shelf -> (Spare?, Bool) in
-            let (spare, stale) = Self.newest(
+            let (spare, dropped) = Self.newest(
                 of: &shelf.ready, discarding: &shelf.discarded, now: now, maximumAge: maximumAge)
-            shelf.spareFill.took(found: spare != nil, stale: stale, at: now, maximumAge: maximumAge)
-            return (spare, shelf.askRefill(shelf.spareFill.isLow(shelf.ready.count) || stale))
+            shelf.spareFill.took(found: spare != nil, dropped: dropped, at: now, maximumAge: maximumAge)
+            return (spare, shelf.askRefill(shelf.spareFill.isLow(shelf.ready.count) || dropped > 0))
         }
         if refill { submitRefill() }
         if let spare {
@@ -155,10 +156,10 @@ package final class SpareAttachments: Sendable {
         guard makesFolders else { return try root.link(name, in: source, fileExtension: fileExtension) }
         let now = now()
         let (folder, refill) = shelf.withLock { shelf -> (Folder?, Bool) in
-            let (folder, stale) = Self.newest(
+            let (folder, dropped) = Self.newest(
                 of: &shelf.folders, discarding: &shelf.discardedFolders, now: now, maximumAge: maximumAge)
-            shelf.folderFill.took(found: folder != nil, stale: stale, at: now, maximumAge: maximumAge)
-            return (folder, shelf.askRefill(shelf.folderFill.isLow(shelf.folders.count) || stale))
+            shelf.folderFill.took(found: folder != nil, dropped: dropped, at: now, maximumAge: maximumAge)
+            return (folder, shelf.askRefill(shelf.folderFill.isLow(shelf.folders.count) || dropped > 0))
         }
         if refill { submitRefill() }
         if let folder, let linked = try? root.link(name, in: source, into: folder.name, fileExtension: fileExtension) {
@@ -174,7 +175,17 @@ package final class SpareAttachments: Sendable {
         _ make: () throws(StoreError) -> Item, shelve: (inout Shelf, Item) -> Void, remove: (Item) -> Void
     ) -> Bool {
         guard let item = try? make() else {
-            shelf.withLock { $0.wanted = false }
+            // Stale ones a take discarded meanwhile are removed now: it asked for no refill, one being under way.
+            let (stale, staleFolders) = shelf.withLock { shelf -> ([Spare], [Folder]) in
+                shelf.wanted = false
+                defer {
+                    shelf.discarded = []
+                    shelf.discardedFolders = []
+                }
+                return (shelf.discarded, shelf.discardedFolders)
+            }
+            for spare in stale { spare.partial.discard() }
+            for folder in staleFolders { root.removeEmptyDirectory(folder.name) }
             return false
         }
         let shelved = shelf.withLock { shelf -> Bool in
@@ -186,17 +197,20 @@ package final class SpareAttachments: Sendable {
         return true
     }
 
-    /// Takes the newest of `ready` when it is at most `maximumAge` old at `now`. When it is older, so is every one:
-    /// all go to `discarded` (the maker removes them), nil is returned, and `stale` is true.
+    /// Takes the newest of `ready` when it is at most `maximumAge` old at `now`, after moving those older than that
+    /// to `discarded` (the maker removes them); returns how many were moved. `ready` is in the order made, oldest
+    /// first: takes use the newest, so under a steady pace the oldest age at the bottom while the maker keeps the
+    /// top filled, and go as they pass `maximumAge` rather than all at once when a take reaches them.
     private static func newest<Item: MadeAhead>(
         of ready: inout [Item], discarding discarded: inout [Item], now: ContinuousClock.Instant, maximumAge: Duration
-    ) -> (item: Item?, stale: Bool) {
-        if let newest = ready.last, now - newest.made > maximumAge {
-            discarded += ready
-            ready = []
-            return (nil, true)
+    ) -> (item: Item?, dropped: Int) {
+        var dropped = 0
+        if let oldest = ready.first, now - oldest.made > maximumAge {
+            dropped = ready.firstIndex { now - $0.made <= maximumAge } ?? ready.count
+            discarded += ready[..<dropped]
+            ready.removeFirst(dropped)
         }
-        return (ready.popLast(), false)
+        return (ready.popLast(), dropped)
     }
 
     /// Queues a refill on the maker's thread.
@@ -279,10 +293,11 @@ private protocol MadeAhead {
 }
 
 /// How many of one kind (spares, directories for links) the maker keeps ready, following the takes: none before the
-/// first, then `capacity` (a run starts with a burst); none once the ones ready went stale unused (the takes came
-/// further apart than the maximum age: each would find its item stale, and the maker would make and remove them for
-/// nothing); from there doubled, from one up to `capacity`, each time a take finds none ready when it comes within
-/// the maximum age of the one before (one made ahead would have been used while fresh).
+/// first, then `capacity` (a run starts with a burst); none once every one ready went stale unused (the takes came
+/// further apart than the maximum age, or stopped after a burst: each would find its item stale, and the maker would
+/// make and remove them for nothing); halved (to one at least) when some went stale while a fresh one was there (the
+/// shelf held more than the takes used while fresh); doubled, from one up to `capacity`, each time a take finds none
+/// ready when it comes within the maximum age of the one before (one made ahead would have been used while fresh).
 ///
 /// Before, the maker kept `capacity` ready whatever the pace: below one take every maximum age, each found them all
 /// stale, so each take cost the maker `capacity` removals and as many new ones (64 `rmdir` and 64 `mkdir` for a cache
@@ -300,15 +315,15 @@ package struct Fill: Sendable {
         self.capacity = capacity
     }
 
-    /// Records a take at `now`: whether it `found` one ready and fresh, and whether the ones ready were `stale`.
-    package mutating func took(found: Bool, stale: Bool, at now: ContinuousClock.Instant, maximumAge: Duration) {
+    /// Records a take at `now`: whether it `found` one ready and fresh, and how many it `dropped` as stale.
+    package mutating func took(found: Bool, dropped: Int, at now: ContinuousClock.Instant, maximumAge: Duration) {
         defer { lastTake = now }
         guard let lastTake else {
             target = capacity
             return
         }
-        if stale {
-            target = 0
+        if dropped > 0 {
+            target = found ? max(1, target / 2) : 0
         } else if !found, now - lastTake <= maximumAge {
             target = min(capacity, max(1, target * 2))
         }

@@ -191,33 +191,76 @@ struct SpareAttachmentsTests {
         }
     }
 
-    @Test("how many the maker keeps ready follows the takes: all at first, none once stale, doubled from one")
+    @Test("how many the maker keeps ready follows the takes: all at first, none once all stale, halved, doubled")
     func fillFollowsTakes() {
         let age = Duration.seconds(2)
         let start = ContinuousClock.now
         var fill = Fill(capacity: 8)
         #expect(fill.target == 0 && !fill.isLow(0), "kept ready before any take")
-        fill.took(found: false, stale: false, at: start, maximumAge: age)
+        fill.took(found: false, dropped: 0, at: start, maximumAge: age)
         #expect(fill.target == 8 && fill.isLow(4) && !fill.isLow(5))
         // Found fresh ones: the target stays.
-        fill.took(found: true, stale: false, at: start + .seconds(1), maximumAge: age)
+        fill.took(found: true, dropped: 0, at: start + .seconds(1), maximumAge: age)
         #expect(fill.target == 8)
-        // The ones ready went stale: none kept.
-        fill.took(found: false, stale: true, at: start + .seconds(5), maximumAge: age)
+        // Some went stale under a fresh one: the shelf held more than was used while fresh.
+        fill.took(found: true, dropped: 3, at: start + .seconds(2), maximumAge: age)
+        #expect(fill.target == 4)
+        // All the ones ready went stale: none kept.
+        fill.took(found: false, dropped: 4, at: start + .seconds(5), maximumAge: age)
         #expect(fill.target == 0 && !fill.isLow(0))
         // Takes further apart than the maximum age: still none.
-        fill.took(found: false, stale: false, at: start + .seconds(8), maximumAge: age)
+        fill.took(found: false, dropped: 0, at: start + .seconds(8), maximumAge: age)
         #expect(fill.target == 0)
         // Closer: one, then doubled each time a take finds none, up to the capacity.
         var at = start + .seconds(9)
         for expected in [1, 2, 4, 8, 8] {
-            fill.took(found: false, stale: false, at: at, maximumAge: age)
+            fill.took(found: false, dropped: 0, at: at, maximumAge: age)
             #expect(fill.target == expected)
             at += .milliseconds(1)
         }
-        // A take that finds one does not double it.
-        fill.took(found: true, stale: false, at: at, maximumAge: age)
+        // A take that finds one does not double it; halving stops at one.
+        fill.took(found: true, dropped: 0, at: at, maximumAge: age)
         #expect(fill.target == 8 && fill.isLow(3))
+        for expected in [4, 2, 1, 1] {
+            fill.took(found: true, dropped: 1, at: at, maximumAge: age)
+            #expect(fill.target == expected)
+        }
+    }
+
+    @Test("a directory gone stale under fresher ones is removed as it ages, and the maker keeps fewer ready")
+    func staleUnderFreshIsRemoved() async throws {
+        let path = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let root = try AttachmentRoot(opening: path)
+        let clock = TestClock()
+        let shelf = SpareAttachments(root: root, folders: 4, maximumAge: .seconds(2), now: { clock.now })
+        defer { shelf.stop() }
+        let cache = try root.makeCacheDirectory(RandomName.uuid())
+        #expect(FileManager.default.createFile(atPath: cache.path + "/cached.jpg", contents: Data([1, 2, 3])))
+        func link() throws -> String {
+            String(try shelf.link("cached.jpg", in: cache, fileExtension: "jpg").directory.dropFirst(path.count + 1))
+        }
+        func settled(_ made: Int) async throws {
+            try await waitUntil("\(made) directories made ahead, the refill ended") {
+                !shelf.refilling && shelf.shelved.folders == made && emptyAttachmentDirectories(in: path).count == made
+            }
+        }
+        _ = try link()
+        try await settled(4)
+        let first = Set(emptyAttachmentDirectories(in: path))
+        // A second later two links take the two newest, the second at the refill mark (half of 4): the maker puts
+        // two fresh ones above the two oldest.
+        clock.advance(.seconds(1))
+        for _ in 0..<2 { _ = try link() }
+        try await settled(4)
+        let oldest = first.intersection(emptyAttachmentDirectories(in: path))
+        #expect(oldest.count == 2)
+        // The oldest are now past the maximum age, the others not: the next link takes a fresh one, the oldest go.
+        clock.advance(.milliseconds(1500))
+        let linked = try link()
+        #expect(!oldest.contains(linked))
+        try await waitUntil("the stale directory removed") { oldest.isDisjoint(with: entries(path)) }
+        #expect(shelf.targets.folders == 2)
     }
 
     @Test("after an idle stretch the maker removes the stale directories and makes none until links come closer")
