@@ -65,6 +65,37 @@ private func withFolders(
     try await body(path, shelf, cache)
 }
 
+/// Runs `body` with a shelf of at most 4 directories for links, a maximum age of 2 s and a clock the test moves,
+/// over a new root at `path` (removed afterwards) with a cache directory in it holding `cached.jpg`, once a first
+/// link has started the maker and its 4 are made. `link` links the cached file (the name of the directory it went
+/// into); `settled(n)` waits until the refill has ended with `n` made ahead.
+private func withClockedShelf(
+    _ body: (
+        _ path: String, _ shelf: SpareAttachments, _ clock: TestClock, _ link: () throws -> String,
+        _ settled: (Int) async throws -> Void
+    ) async throws -> Void
+) async throws {
+    let path = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let root = try AttachmentRoot(opening: path)
+    let clock = TestClock()
+    let shelf = SpareAttachments(root: root, folders: 4, maximumAge: .seconds(2), now: { clock.now })
+    defer { shelf.stop() }
+    let cache = try root.makeCacheDirectory(RandomName.uuid())
+    #expect(FileManager.default.createFile(atPath: cache.path + "/cached.jpg", contents: Data([1, 2, 3])))
+    func link() throws -> String {
+        String(try shelf.link("cached.jpg", in: cache, fileExtension: "jpg").directory.dropFirst(path.count + 1))
+    }
+    func settled(_ made: Int) async throws {
+        try await waitUntil("\(made) directories made ahead, the refill ended") {
+            !shelf.refilling && shelf.shelved.folders == made && emptyAttachmentDirectories(in: path).count == made
+        }
+    }
+    _ = try link()
+    try await settled(4)
+    try await body(path, shelf, clock, link, settled)
+}
+
 @Suite("Spare attachments: made ahead off the fetch loop, hidden until taken, none left at the end")
 struct SpareAttachmentsTests {
     @Test(
@@ -229,80 +260,48 @@ struct SpareAttachmentsTests {
 
     @Test("a directory gone stale under fresher ones is removed as it ages, and the maker keeps fewer ready")
     func staleUnderFreshIsRemoved() async throws {
-        let path = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let root = try AttachmentRoot(opening: path)
-        let clock = TestClock()
-        let shelf = SpareAttachments(root: root, folders: 4, maximumAge: .seconds(2), now: { clock.now })
-        defer { shelf.stop() }
-        let cache = try root.makeCacheDirectory(RandomName.uuid())
-        #expect(FileManager.default.createFile(atPath: cache.path + "/cached.jpg", contents: Data([1, 2, 3])))
-        func link() throws -> String {
-            String(try shelf.link("cached.jpg", in: cache, fileExtension: "jpg").directory.dropFirst(path.count + 1))
+        try await withClockedShelf { path, shelf, clock, link, settled in
+            let first = Set(emptyAttachmentDirectories(in: path))
+            // A second later two links take the two newest, the second at the refill mark (half of 4): the maker puts
+            // two fresh ones above the two oldest.
+            clock.advance(.seconds(1))
+            for _ in 0..<2 { _ = try link() }
+            try await settled(4)
+            let oldest = first.intersection(emptyAttachmentDirectories(in: path))
+            #expect(oldest.count == 2)
+            // The oldest are now past the maximum age, the others not: the next link takes a fresh one, the oldest go.
+            clock.advance(.milliseconds(1500))
+            let linked = try link()
+            #expect(!oldest.contains(linked))
+            try await waitUntil("the stale directory removed") { oldest.isDisjoint(with: entries(path)) }
+            #expect(shelf.targets.folders == 2)
         }
-        func settled(_ made: Int) async throws {
-            try await waitUntil("\(made) directories made ahead, the refill ended") {
-                !shelf.refilling && shelf.shelved.folders == made && emptyAttachmentDirectories(in: path).count == made
-            }
-        }
-        _ = try link()
-        try await settled(4)
-        let first = Set(emptyAttachmentDirectories(in: path))
-        // A second later two links take the two newest, the second at the refill mark (half of 4): the maker puts
-        // two fresh ones above the two oldest.
-        clock.advance(.seconds(1))
-        for _ in 0..<2 { _ = try link() }
-        try await settled(4)
-        let oldest = first.intersection(emptyAttachmentDirectories(in: path))
-        #expect(oldest.count == 2)
-        // The oldest are now past the maximum age, the others not: the next link takes a fresh one, the oldest go.
-        clock.advance(.milliseconds(1500))
-        let linked = try link()
-        #expect(!oldest.contains(linked))
-        try await waitUntil("the stale directory removed") { oldest.isDisjoint(with: entries(path)) }
-        #expect(shelf.targets.folders == 2)
     }
 
     @Test("after an idle stretch the maker removes the stale directories and makes none until links come closer")
     func idleShelfStaysEmpty() async throws {
-        let path = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let root = try AttachmentRoot(opening: path)
-        let clock = TestClock()
-        let shelf = SpareAttachments(root: root, folders: 4, maximumAge: .seconds(2), now: { clock.now })
-        defer { shelf.stop() }
-        let cache = try root.makeCacheDirectory(RandomName.uuid())
-        #expect(FileManager.default.createFile(atPath: cache.path + "/cached.jpg", contents: Data([1, 2, 3])))
-        func link() throws -> String {
-            String(try shelf.link("cached.jpg", in: cache, fileExtension: "jpg").directory.dropFirst(path.count + 1))
+        try await withClockedShelf { path, shelf, clock, link, settled in
+            let stale = Set(emptyAttachmentDirectories(in: path))
+            // Idle past the maximum age: the next link finds them stale; the maker removes them and makes none.
+            clock.advance(.seconds(3))
+            #expect(!stale.contains(try link()))
+            try await settled(0)
+            #expect(shelf.targets.folders == 0)
+            // Another link further apart than the maximum age: it asks the maker for nothing.
+            let asked = shelf.timesAsked
+            clock.advance(.seconds(3))
+            _ = try link()
+            #expect(shelf.timesAsked == asked, "a link after an idle stretch asked the maker for directories")
+            // One within the maximum age of it: the maker keeps one ready, and the next link uses it.
+            clock.advance(.seconds(1))
+            _ = try link()
+            try await settled(1)
+            let ahead = emptyAttachmentDirectories(in: path)
+            clock.advance(.seconds(1))
+            #expect(ahead == [try link()])
+            try await settled(1)
+            #expect(shelf.targets.folders == 1)
         }
-        func settled(_ made: Int) async throws {
-            try await waitUntil("\(made) directories made ahead, the refill ended") {
-                !shelf.refilling && shelf.shelved.folders == made && emptyAttachmentDirectories(in: path).count == made
-            }
-        }
-        _ = try link()
-        try await settled(4)
-        let stale = Set(emptyAttachmentDirectories(in: path))
-        // Idle past the maximum age: the next link finds them stale; the maker removes them and makes none.
-        clock.advance(.seconds(3))
-        #expect(!stale.contains(try link()))
-        try await settled(0)
-        #expect(shelf.targets.folders == 0)
-        // Another link further apart than the maximum age: it asks the maker for nothing.
-        let asked = shelf.timesAsked
-        clock.advance(.seconds(3))
-        _ = try link()
-        #expect(shelf.timesAsked == asked, "a link after an idle stretch asked the maker for directories")
-        // One within the maximum age of it: the maker keeps one ready, and the next link uses it.
-        clock.advance(.seconds(1))
-        _ = try link()
-        try await settled(1)
-        let ahead = emptyAttachmentDirectories(in: path)
-        clock.advance(.seconds(1))
-        #expect(ahead == [try link()])
-        try await settled(1)
-        #expect(shelf.targets.folders == 1)
     }
 
     @Test("gc removes a spare a killed process left, and only an old one")
