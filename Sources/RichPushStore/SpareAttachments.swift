@@ -133,7 +133,7 @@ package final class SpareAttachments: Sendable {
         guard makesSpares else { return try root.begin() }
         let now = now()
         let (spare, refill) = shelf.withLock { shelf -> (Spare?, Bool) in
-            let (spare, dropped) = Self.newest(
+            let (spare, dropped) = Self.oldestFresh(
                 of: &shelf.ready, discarding: &shelf.discarded, now: now, maximumAge: maximumAge)
             shelf.spareFill.took(found: spare != nil, dropped: dropped, at: now, maximumAge: maximumAge)
             return (spare, shelf.askRefill(shelf.spareFill.isLow(shelf.ready.count) || dropped > 0))
@@ -156,7 +156,7 @@ package final class SpareAttachments: Sendable {
         guard makesFolders else { return try root.link(name, in: source, fileExtension: fileExtension) }
         let now = now()
         let (folder, refill) = shelf.withLock { shelf -> (Folder?, Bool) in
-            let (folder, dropped) = Self.newest(
+            let (folder, dropped) = Self.oldestFresh(
                 of: &shelf.folders, discarding: &shelf.discardedFolders, now: now, maximumAge: maximumAge)
             shelf.folderFill.took(found: folder != nil, dropped: dropped, at: now, maximumAge: maximumAge)
             return (folder, shelf.askRefill(shelf.folderFill.isLow(shelf.folders.count) || dropped > 0))
@@ -197,11 +197,14 @@ package final class SpareAttachments: Sendable {
         return true
     }
 
-    /// Takes the newest of `ready` when it is at most `maximumAge` old at `now`, after moving those older than that
-    /// to `discarded` (the maker removes them); returns how many were moved. `ready` is in the order made, oldest
-    /// first: takes use the newest, so under a steady pace the oldest age at the bottom while the maker keeps the
-    /// top filled, and go as they pass `maximumAge` rather than all at once when a take reaches them.
-    private static func newest<Item: MadeAhead>(
+    /// Takes the oldest of `ready` that is at most `maximumAge` old at `now`, after moving those older than that to
+    /// `discarded` (the maker removes them); returns how many were moved. `ready` is in the order made, and used in
+    /// that order: one sits at most as long as the takes need to use those made before it, so one passes
+    /// `maximumAge` only when the shelf holds more than the takes use in that time. (Taking the newest left the
+    /// oldest at the bottom while the maker kept the top filled: under any steady pace they aged there, and either
+    /// went all at once when a take with the maker behind reached them, or, dropped as they aged, read as a shelf too
+    /// large at 60,000 takes a second.)
+    private static func oldestFresh<Item: MadeAhead>(
         of ready: inout [Item], discarding discarded: inout [Item], now: ContinuousClock.Instant, maximumAge: Duration
     ) -> (item: Item?, dropped: Int) {
         var dropped = 0
@@ -210,7 +213,7 @@ package final class SpareAttachments: Sendable {
             discarded += ready[..<dropped]
             ready.removeFirst(dropped)
         }
-        return (ready.popLast(), dropped)
+        return (ready.isEmpty ? nil : ready.removeFirst(), dropped)
     }
 
     /// Queues a refill on the maker's thread.

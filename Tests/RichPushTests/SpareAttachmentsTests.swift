@@ -258,7 +258,7 @@ struct SpareAttachmentsTests {
         }
     }
 
-    @Test("a directory gone stale under fresher ones is removed as it ages, and the maker keeps fewer ready")
+    @Test("directories made ahead are used in the order made; one gone stale under fresher ones goes, and fewer are kept")
     func staleUnderFreshIsRemoved() async throws {
         try await withClockedShelf { path, shelf, clock, link, settled in
             let first = Set(emptyAttachmentDirectories(in: path))
@@ -267,10 +267,16 @@ struct SpareAttachmentsTests {
             clock.advance(.seconds(1))
             for _ in 0..<2 { _ = try link() }
             try await settled(4)
-            let oldest = first.intersection(emptyAttachmentDirectories(in: path))
+            var oldest = first.intersection(emptyAttachmentDirectories(in: path))
             #expect(oldest.count == 2)
-            // The oldest are now past the maximum age, the others not: the next link takes a fresh one, the oldest go.
-            clock.advance(.milliseconds(1500))
+            // They are used in the order made: the next link goes into one of the oldest.
+            clock.advance(.milliseconds(500))
+            let used = try link()
+            #expect(oldest.contains(used), "a link skipped the oldest directories made ahead")
+            oldest.remove(used)
+            // The other oldest is now past the maximum age, the rest not: the next link takes a fresh one, and the
+            // stale one goes.
+            clock.advance(.seconds(1))
             let linked = try link()
             #expect(!oldest.contains(linked))
             try await waitUntil("the stale directory removed") { oldest.isDisjoint(with: entries(path)) }
