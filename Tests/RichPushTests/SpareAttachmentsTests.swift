@@ -258,7 +258,7 @@ struct SpareAttachmentsTests {
         }
     }
 
-    @Test("directories made ahead are used in the order made; one gone stale under fresher ones goes, and fewer are kept")
+    @Test("directories made ahead are used in the order made; one stale under fresher ones goes, fewer are kept")
     func staleUnderFreshIsRemoved() async throws {
         try await withClockedShelf { path, shelf, clock, link, settled in
             let first = Set(emptyAttachmentDirectories(in: path))
