@@ -25,8 +25,6 @@ public final class Fetcher: Sendable {
     private let transformStep: TransformStep?
     /// The attachments root, opened once for every transfer (and the media cache).
     package let root: AttachmentRoot
-    /// Whether attachment directories are made ahead (`SpareAttachments`): not for a root on a tmpfs.
-    package let makesSpares: Bool
     /// Counts for operators; the media cache records its lookups here too.
     package let statistics: StatisticsCounter
 
@@ -45,7 +43,6 @@ public final class Fetcher: Sendable {
             throw FetcherError(detail: error.detail, field: "store.root")
         }
         let spares = SpareAttachments(root: root, makesSpares: !root.isInMemory)
-        makesSpares = spares.makesSpares
         digests = DigestService()
         statistics = StatisticsCounter()
         transferSettings = nil
@@ -85,7 +82,6 @@ public final class Fetcher: Sendable {
         loop = base.loop
         digests = base.digests
         root = base.root
-        makesSpares = base.makesSpares
         statistics = base.statistics
         ownsLoop = false
         transferSettings = FetchSettings(
@@ -103,6 +99,9 @@ public final class Fetcher: Sendable {
 
     /// Where this fetcher's transfers write their bodies, and the media cache's links get their directories.
     package var spares: SpareAttachments { (transferSettings ?? loop.settings).spares }
+
+    /// Whether attachment directories are made ahead (`SpareAttachments`): not for a root on a tmpfs.
+    package var makesSpares: Bool { spares.makesSpares }
 
     /// The bytes of bodies held in memory now, received or not yet stored (`LimitSettings.heldBodyBytes`).
     package var heldBodyBytes: Int { loop.bodyMemory.inUse }
