@@ -135,6 +135,44 @@ struct ServeTenantsTests {
         #expect(try await server.terminate() == 0)
     }
 
+    /// Tenants with different CA bundles share the fetch loop (only `resolve` splits it): libcurl keeps a kept
+    /// connection, a TLS session and the CA store it read apart by the certificates trusted, so none that alpha's
+    /// bundle trusted is reused for beta. Over nginx speaking HTTP/2, whose connection alpha keeps.
+    @Test(
+        """
+        a tenant's CA bundle is its own on the shared fetch loop: beta, trusting another CA, is refused (tls) the \
+        origin alpha's bundle trusts and whose connection alpha keeps; alpha is served on that connection after
+        """
+    )
+    func caBundleIsolation() async throws {
+        let bed = try TestBed()
+        let front = try await offPool { try NginxFront(upstream: bed.origin.port) }
+        let otherDirectory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: otherDirectory) }
+        let other = try await offPool { try makeCertificate(in: otherDirectory) }
+        let alpha = TestTenant("alpha")
+        let beta = TestTenant("beta", ["ca_bundle": other.certificate])
+        let server = try await ServeProcess(
+            bed.cliOptions + [
+                "--resolve", "media.test:\(front.port):127.0.0.1", "--ca-bundle", front.certificate, "--tenants",
+                try Self.file([alpha, beta]),
+            ])
+        let base = "https://media.test:\(front.port)/media/"
+        let first = try await Self.enrich(server, base + "photo.jpg", as: alpha)
+        #expect(first.json["outcome"] as? String == "complete")
+        let refused = try await Self.enrich(server, base + "photo.jpg", as: beta)
+        #expect(refused.json["outcome"] as? String == "failed")
+        #expect(Self.codes(refused) == ["tls"])
+        let again = try await Self.enrich(server, base + "logo.png", as: alpha)
+        #expect(again.json["outcome"] as? String == "complete")
+        // nginx saw alpha's two requests, on one connection; beta's never got past the handshake.
+        try await waitUntil("nginx's log of alpha's two requests") { front.requests().count >= 2 }
+        let requests = front.requests()
+        #expect(requests.map(\.target) == ["/media/photo.jpg", "/media/logo.png"])
+        #expect(Set(requests.map(\.connection)).count == 1, "\(requests)")
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test(
         """
         a tenant that pins names of its own (resolve) fetches on a loop of its own: another tenant never reaches a \
