@@ -53,17 +53,10 @@ package final class SpareAttachments: Sendable {
     }
 
     private struct Shelf {
-        var ready: [Spare] = []
-        /// Spares to remove, handed to the maker's thread (stale ones).
-        var discarded: [Spare] = []
+        /// Spares made ahead, once a take asked for one.
+        var spares: Stock<Spare>
         /// Directories made ahead for links, once a link asked for one.
-        var folders: [Folder] = []
-        /// Directories to remove, handed to the maker's thread (stale ones).
-        var discardedFolders: [Folder] = []
-        /// How many spares the maker keeps ready (none until a take asked for one).
-        var spareFill: Fill
-        /// How many directories for links the maker keeps ready (none until a link asked for one).
-        var folderFill: Fill
+        var folders: Stock<Folder>
         /// Whether a refill is queued or running (a `take()` or a link asked for more since the last refill ended).
         var wanted = false
         /// How many times a `take()` or a link asked the maker for more.
@@ -77,6 +70,11 @@ package final class SpareAttachments: Sendable {
             wanted = true
             asked += 1
             return true
+        }
+
+        /// The stale spares and directories, handed to the maker's thread to remove.
+        mutating func takeDiscarded() -> (spares: [Spare], folders: [Folder]) {
+            (spares.takeDiscarded(), folders.takeDiscarded())
         }
     }
 
@@ -97,13 +95,13 @@ package final class SpareAttachments: Sendable {
 
     /// How many spares and directories for links are on the shelves now: made and handed over (one already on the
     /// disk may not be yet: the maker's thread hands it over after making it).
-    var shelved: (spares: Int, folders: Int) { shelf.withLock { ($0.ready.count, $0.folders.count) } }
+    var shelved: (spares: Int, folders: Int) { shelf.withLock { ($0.spares.ready.count, $0.folders.ready.count) } }
 
     /// Whether a refill is queued or running: once false, the maker has made and removed all it was asked to.
     var refilling: Bool { shelf.withLock { $0.wanted } }
 
     /// How many spares and directories for links the maker keeps ready now (`Fill.target`).
-    var targets: (spares: Int, folders: Int) { shelf.withLock { ($0.spareFill.target, $0.folderFill.target) } }
+    var targets: (spares: Int, folders: Int) { shelf.withLock { ($0.spares.fill.target, $0.folders.fill.target) } }
 
     /// Spares in `root`, at most `capacity` ready at once (a default of 32: half the fetch loop's 64 connections,
     /// refilled once half of the target are taken, keeps one ready for every body started between two refills in
@@ -123,8 +121,7 @@ package final class SpareAttachments: Sendable {
         self.makesFolders = makesFolders
         self.maximumAge = maximumAge
         self.now = now
-        shelf = LockedValue(
-            Shelf(spareFill: Fill(capacity: capacity), folderFill: Fill(capacity: folders)))
+        shelf = LockedValue(Shelf(spares: Stock(capacity: capacity), folders: Stock(capacity: folders)))
     }
 
     /// A new partial attachment: a spare when one is ready and fresh, else one made now (`AttachmentRoot.begin`).
@@ -133,10 +130,8 @@ package final class SpareAttachments: Sendable {
         guard makesSpares else { return try root.begin() }
         let now = now()
         let (spare, refill) = shelf.withLock { shelf -> (Spare?, Bool) in
-            let (spare, dropped) = Self.oldestFresh(
-                of: &shelf.ready, discarding: &shelf.discarded, now: now, maximumAge: maximumAge)
-            shelf.spareFill.took(found: spare != nil, dropped: dropped, at: now, maximumAge: maximumAge)
-            return (spare, shelf.askRefill(shelf.spareFill.isLow(shelf.ready.count) || dropped > 0))
+            let (spare, due) = shelf.spares.take(at: now, maximumAge: maximumAge)
+            return (spare, shelf.askRefill(due))
         }
         if refill { submitRefill() }
         if let spare {
@@ -156,10 +151,8 @@ package final class SpareAttachments: Sendable {
         guard makesFolders else { return try root.link(name, in: source, fileExtension: fileExtension) }
         let now = now()
         let (folder, refill) = shelf.withLock { shelf -> (Folder?, Bool) in
-            let (folder, dropped) = Self.oldestFresh(
-                of: &shelf.folders, discarding: &shelf.discardedFolders, now: now, maximumAge: maximumAge)
-            shelf.folderFill.took(found: folder != nil, dropped: dropped, at: now, maximumAge: maximumAge)
-            return (folder, shelf.askRefill(shelf.folderFill.isLow(shelf.folders.count) || dropped > 0))
+            let (folder, due) = shelf.folders.take(at: now, maximumAge: maximumAge)
+            return (folder, shelf.askRefill(due))
         }
         if refill { submitRefill() }
         if let folder, let linked = try? root.link(name, in: source, into: folder.name, fileExtension: fileExtension) {
@@ -176,16 +169,11 @@ package final class SpareAttachments: Sendable {
     ) -> Bool {
         guard let item = try? make() else {
             // Stale ones a take discarded meanwhile are removed now: it asked for no refill, one being under way.
-            let (stale, staleFolders) = shelf.withLock { shelf -> ([Spare], [Folder]) in
+            let stale = shelf.withLock { shelf in
                 shelf.wanted = false
-                defer {
-                    shelf.discarded = []
-                    shelf.discardedFolders = []
-                }
-                return (shelf.discarded, shelf.discardedFolders)
+                return shelf.takeDiscarded()
             }
-            for spare in stale { spare.partial.discard() }
-            for folder in staleFolders { root.removeEmptyDirectory(folder.name) }
+            self.remove(stale.spares, stale.folders)
             return false
         }
         let shelved = shelf.withLock { shelf -> Bool in
@@ -197,23 +185,10 @@ package final class SpareAttachments: Sendable {
         return true
     }
 
-    /// Takes the oldest of `ready` that is at most `maximumAge` old at `now`, after moving those older than that to
-    /// `discarded` (the maker removes them); returns how many were moved. `ready` is in the order made, and used in
-    /// that order: one sits at most as long as the takes need to use those made before it, so one passes
-    /// `maximumAge` only when the shelf holds more than the takes use in that time. (Taking the newest left the
-    /// oldest at the bottom while the maker kept the top filled: under any steady pace they aged there, and either
-    /// went all at once when a take with the maker behind reached them, or, dropped as they aged, read as a shelf too
-    /// large at 60,000 takes a second.)
-    private static func oldestFresh<Item: MadeAhead>(
-        of ready: inout [Item], discarding discarded: inout [Item], now: ContinuousClock.Instant, maximumAge: Duration
-    ) -> (item: Item?, dropped: Int) {
-        var dropped = 0
-        if let oldest = ready.first, now - oldest.made > maximumAge {
-            dropped = ready.firstIndex { now - $0.made <= maximumAge } ?? ready.count
-            discarded += ready[..<dropped]
-            ready.removeFirst(dropped)
-        }
-        return (ready.isEmpty ? nil : ready.removeFirst(), dropped)
+    /// Removes spares and directories made ahead (stale ones, or those left at the stop).
+    private func remove(_ spares: [Spare], _ folders: [Folder]) {
+        for spare in spares { spare.partial.discard() }
+        for folder in folders { root.removeEmptyDirectory(folder.name) }
     }
 
     /// Queues a refill on the maker's thread.
@@ -227,18 +202,11 @@ package final class SpareAttachments: Sendable {
     /// Removes every spare left and ends the thread; returns once no spare is being made, so that nothing is
     /// left behind when the process exits right after.
     package func stop() {
-        let (ready, discarded, folders) = shelf.withLock { shelf -> ([Spare], [Spare], [Folder]) in
+        let (spares, folders) = shelf.withLock { shelf in
             shelf.stopped = true
-            defer {
-                shelf.ready = []
-                shelf.discarded = []
-                shelf.folders = []
-                shelf.discardedFolders = []
-            }
-            return (shelf.ready, shelf.discarded, shelf.folders + shelf.discardedFolders)
+            return (shelf.spares.takeAll(), shelf.folders.takeAll())
         }
-        for spare in ready + discarded { spare.partial.discard() }
-        for folder in folders { root.removeEmptyDirectory(folder.name) }
+        remove(spares, folders)
         // A refill under way sees the stop after the spare or directory it is making, and removes that one itself.
         maker.shutdownAndWait(.refuse)
     }
@@ -252,35 +220,27 @@ package final class SpareAttachments: Sendable {
     /// service stops.
     private func refill() {
         while true {
-            let work = shelf.withLock { shelf -> (stale: [Spare], staleFolders: [Folder], next: Next?)? in
+            let work = shelf.withLock { shelf -> (stale: (spares: [Spare], folders: [Folder]), next: Next?)? in
                 // Spares first: the fetch loop's thread waits on a missing one; each shelf once it was asked for.
-                let next: Next? =
-                    shelf.ready.count < shelf.spareFill.target
-                    ? .spare : shelf.folders.count < shelf.folderFill.target ? .folder : nil
-                guard !shelf.stopped, next != nil || !shelf.discarded.isEmpty || !shelf.discardedFolders.isEmpty
-                else {
+                let next: Next? = shelf.spares.isShort ? .spare : shelf.folders.isShort ? .folder : nil
+                guard !shelf.stopped, next != nil || shelf.spares.hasDiscarded || shelf.folders.hasDiscarded else {
                     shelf.wanted = false
                     return nil
                 }
-                defer {
-                    shelf.discarded = []
-                    shelf.discardedFolders = []
-                }
-                return (shelf.discarded, shelf.discardedFolders, next)
+                return (shelf.takeDiscarded(), next)
             }
             guard let work else { return }
-            for spare in work.stale { spare.partial.discard() }
-            for folder in work.staleFolders { root.removeEmptyDirectory(folder.name) }
+            remove(work.stale.spares, work.stale.folders)
             switch work.next {
             case .spare:
                 let made = make(
                     { () throws(StoreError) in try root.beginSpare() },
-                    shelve: { $0.ready.append(Spare(partial: $1, made: now())) }, remove: { $0.discard() })
+                    shelve: { $0.spares.ready.append(Spare(partial: $1, made: now())) }, remove: { $0.discard() })
                 guard made else { return }
             case .folder:
                 let made = make(
                     { () throws(StoreError) in try root.makeAttachmentDirectory() },
-                    shelve: { $0.folders.append(Folder(name: $1, made: now())) },
+                    shelve: { $0.folders.ready.append(Folder(name: $1, made: now())) },
                     remove: { root.removeEmptyDirectory($0) })
                 guard made else { return }
             case nil:
@@ -293,6 +253,55 @@ package final class SpareAttachments: Sendable {
 /// Something the spares' maker made, and when (a spare, a directory for a link).
 private protocol MadeAhead {
     var made: ContinuousClock.Instant { get }
+}
+
+/// One kind made ahead (spares, or directories for links): those ready, in the order made, those discarded as stale
+/// (for the maker's thread to remove), and how many the maker keeps ready.
+private struct Stock<Item: MadeAhead> {
+    var ready: [Item] = []
+    var discarded: [Item] = []
+    var fill: Fill
+
+    init(capacity: Int) {
+        fill = Fill(capacity: capacity)
+    }
+
+    /// Whether the maker should make one more.
+    var isShort: Bool { ready.count < fill.target }
+
+    /// Whether stale ones wait for the maker to remove them.
+    var hasDiscarded: Bool { !discarded.isEmpty }
+
+    /// Takes the oldest ready that is at most `maximumAge` old at `now`, after moving those older than that to
+    /// `discarded`, and records the take in `fill`; `due` when the maker has work: the stock is at or below its refill
+    /// mark, or stale ones wait to be removed. `ready` is used in the order made: one sits at most as long as the
+    /// takes need to use those made before it, so one passes `maximumAge` only when the stock holds more than the takes
+    /// use in that time. (Taking the newest left the oldest at the bottom while the maker kept the top filled: under
+    /// any steady pace they aged there, and either went all at once when a take with the maker behind reached them,
+    /// or, dropped as they aged, read as a stock too large at 60,000 takes a second.)
+    mutating func take(at now: ContinuousClock.Instant, maximumAge: Duration) -> (item: Item?, due: Bool) {
+        var dropped = 0
+        if let oldest = ready.first, now - oldest.made > maximumAge {
+            dropped = ready.firstIndex { now - $0.made <= maximumAge } ?? ready.count
+            discarded += ready[..<dropped]
+            ready.removeFirst(dropped)
+        }
+        let item = ready.isEmpty ? nil : ready.removeFirst()
+        fill.took(found: item != nil, dropped: dropped, at: now, maximumAge: maximumAge)
+        return (item, fill.isLow(ready.count) || dropped > 0)
+    }
+
+    /// The stale ones, now the caller's to remove.
+    mutating func takeDiscarded() -> [Item] {
+        defer { discarded = [] }
+        return discarded
+    }
+
+    /// Every one left, ready or stale, now the caller's to remove.
+    mutating func takeAll() -> [Item] {
+        defer { ready = [] }
+        return ready + takeDiscarded()
+    }
 }
 
 /// How many of one kind (spares, directories for links) the maker keeps ready, following the takes: none before the
