@@ -1,5 +1,9 @@
 import RichPushCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension ObjectStorePublisher {
     /// Where and how attachments are published to an S3-compatible store. Every field has a documented default but
     /// the bucket, the public URL and the credentials, which only the operator knows.
@@ -17,6 +21,11 @@ extension ObjectStorePublisher {
         /// The store's endpoint, `http` or `https`, no path; nil (the default) is AWS's regional endpoint,
         /// `https://s3.<region>.amazonaws.com`.
         public var endpoint: String?
+        /// The PEM file of the CA certificates the store's certificate is checked against over https, in place of
+        /// the system's (a store with a private CA: MinIO, SeaweedFS or Ceph on an internal network); nil (the
+        /// default) trusts the system's bundle. Read once by each upload thread's handle and kept an hour, as the
+        /// fetch loop keeps `--ca-bundle`; a file changed meanwhile is read by a new publisher.
+        public var caBundle: String?
         /// The region requests are signed for. Default `us-east-1`: AWS's first region, and what most other
         /// stores (MinIO, SeaweedFS, Ceph) accept whatever they are.
         public var region = "us-east-1"
@@ -151,6 +160,9 @@ extension ObjectStorePublisher {
                 guard Self.isHTTPURL(endpoint, pathAllowed: false) else {
                     throw fail("endpoint", "'\(endpoint)' is not an http or https URL of a host (no path, no user)")
                 }
+            }
+            if let caBundle, access(caBundle, R_OK) != 0 || FileSystem.isDirectory(caBundle) {
+                throw fail("caBundle", "cannot read '\(caBundle)'", .unreadable)
             }
             guard !region.isEmpty, region.utf8.count <= 64,
                 region.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })

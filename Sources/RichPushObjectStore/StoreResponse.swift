@@ -12,7 +12,7 @@ struct StoreResponse {
 }
 
 /// Why a request to the store failed: the store's error code (from its XML error document, else from the status) or
-/// `network`, `expired`, `cancelled`, `unreadable`; and whether trying again may succeed.
+/// `network`, `tls`, `expired`, `cancelled`, `unreadable`; and whether trying again may succeed.
 struct StoreError: Error {
     let code: String
     let detail: String
@@ -45,13 +45,18 @@ struct StoreError: Error {
     }
 
     /// curl failed with `curl` (`message` is its error buffer): `expired` when the deadline ended it, `cancelled`
-    /// when it was stopped, else `network` (retryable for a refused, reset or dropped connection).
+    /// when it was stopped, `tls` when the store's certificate is not trusted or the handshake failed, else `network`
+    /// (retryable for a refused, reset or dropped connection).
     init(curl: CURLcode, message: String, url: String, stop: StopFlag) {
         switch curl {
         case CURLE_ABORTED_BY_CALLBACK where stop.isSet:
             self.init(code: "cancelled", detail: "the upload to \(url) was stopped")
         case CURLE_OPERATION_TIMEDOUT:
             self.init(code: "expired", detail: "the deadline came before the store answered (\(url): \(message))")
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
+            // Not retried: a certificate not trusted now is not trusted a moment later.
+            self.init(code: "tls", detail: "the store's TLS failed at \(url): \(message)")
         default:
             let transient: [CURLcode] = [
                 CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,

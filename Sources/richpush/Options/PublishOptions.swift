@@ -32,6 +32,13 @@ struct PublishOptions: ParsableArguments {
         default: "https://s3.<region>.amazonaws.com")
     var s3Endpoint: String?
 
+    @Option(
+        "s3-ca-bundle", .text("file"),
+        help: "Check an https store's certificate against the CA certificates in this PEM file instead of the "
+            + "system's (a store with a private CA).",
+        default: "the system's")
+    var s3CABundle: String?
+
     @Option("s3-region", .text("region"), help: "The region requests are signed for.")
     var s3Region: String = "us-east-1"
 
@@ -63,7 +70,7 @@ struct PublishOptions: ParsableArguments {
     /// The publisher these options describe; nil when nothing publishes.
     func publisher() throws(UsageError) -> (any MediaPublisher)? {
         let s3Options: [any NamedOption] = [
-            $s3Endpoint, $s3Region, $s3PathStyle, $s3CredentialsFile, $s3CacheControl, $s3Uploads,
+            $s3Endpoint, $s3CABundle, $s3Region, $s3PathStyle, $s3CredentialsFile, $s3CacheControl, $s3Uploads,
             $s3ExistenceCheck,
         ]
         if publishS3 == nil, let given = s3Options.first(where: \.isGiven) {
@@ -105,6 +112,7 @@ struct PublishOptions: ParsableArguments {
             var configuration = try ObjectStorePublisher.Configuration(
                 location: location, publicBaseURL: url, credentials: credentials)
             configuration.endpoint = s3Endpoint
+            configuration.caBundle = s3CABundle
             configuration.region = s3Region
             configuration.pathStyle = s3PathStyle
             configuration.cacheControl = s3CacheControl
@@ -117,6 +125,7 @@ struct PublishOptions: ParsableArguments {
                 case "location", "bucket", "prefix": $publishS3.flag
                 case "publicBaseURL": $publishURL.flag
                 case "endpoint": $s3Endpoint.flag
+                case "caBundle": $s3CABundle.flag
                 case "region": $s3Region.flag
                 case "cacheControl": $s3CacheControl.flag
                 case "credentials":
