@@ -64,11 +64,27 @@ struct CurlFailure {
                 .badResponse, "a line of the response's head is longer than libcurl's 100 KB bound (curl: \(message))")
         case CURLE_URL_MALFORMAT:
             return FetchFailure(.badURL, message)
+        case CURLE_SSL_CONNECT_ERROR where CurlMessage.isDroppedConnection(message):
+            return FetchFailure(.network, message, cause: .connectionDropped)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_CLIENTCERT:
             return FetchFailure(.tls, message)
         default:
             return FetchFailure(.network, message)
         }
+    }
+}
+
+/// What libcurl's messages say beyond their code.
+package enum CurlMessage {
+    /// Whether the message of a failed TLS handshake (CURLE_SSL_CONNECT_ERROR) says the connection went during it,
+    /// reset or closed by the other end, rather than TLS refusing it: libcurl 7.88 with OpenSSL 3 says "Recv failure:
+    /// Connection reset by peer" (or "Send failure: ...") for a reset, "SSL_ERROR_SYSCALL" for a close, and "unexpected
+    /// eof while reading" where OpenSSL names the close itself (each seen with the curl tool against a server that
+    /// accepted and then reset or closed). A server restarting, or a balancer dropping the connection, is then the
+    /// connection's failure, as a drop after the handshake is, not the certificate's.
+    package static func isDroppedConnection(_ message: String) -> Bool {
+        message.contains("Recv failure") || message.contains("Send failure") || message.contains("SSL_ERROR_SYSCALL")
+            || message.contains("unexpected eof")
     }
 }

@@ -24,7 +24,8 @@ extension ObjectStorePublisher {
         /// The PEM file of the CA certificates the store's certificate is checked against over https, in place of
         /// the system's (a store with a private CA: MinIO, SeaweedFS or Ceph on an internal network); nil (the
         /// default) trusts the system's bundle. Read once by each upload thread's handle and kept an hour, as the
-        /// fetch loop keeps `--ca-bundle`; a file changed meanwhile is read by a new publisher.
+        /// fetch loop keeps `--ca-bundle`; a file changed meanwhile is read by a new publisher. Only with an https
+        /// `endpoint`.
         public var caBundle: String?
         /// The region requests are signed for. Default `us-east-1`: AWS's first region, and what most other
         /// stores (MinIO, SeaweedFS, Ceph) accept whatever they are.
@@ -161,8 +162,15 @@ extension ObjectStorePublisher {
                     throw fail("endpoint", "'\(endpoint)' is not an http or https URL of a host (no path, no user)")
                 }
             }
-            if let caBundle, access(caBundle, R_OK) != 0 || FileSystem.isDirectory(caBundle) {
-                throw fail("caBundle", "cannot read '\(caBundle)'", .unreadable)
+            if let caBundle {
+                guard access(caBundle, R_OK) == 0, !FileSystem.isDirectory(caBundle) else {
+                    throw fail("caBundle", "cannot read '\(caBundle)'", .unreadable)
+                }
+                // Trust given for a store that is not asked over https would be set and never used: a mistake.
+                guard resolvedEndpoint.hasPrefix("https://") else {
+                    throw fail(
+                        "caBundle", "the endpoint '\(resolvedEndpoint)' is not https: it has no certificate to check")
+                }
             }
             guard !region.isEmpty, region.utf8.count <= 64,
                 region.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })

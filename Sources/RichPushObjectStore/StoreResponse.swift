@@ -1,5 +1,6 @@
 internal import CCurl
 import RichPushCore
+import RichPushFetch
 import RichPushMedia
 
 /// A response of the store: its status, its `Content-Length` (a `HEAD`'s length of the object) and the start of its
@@ -53,8 +54,13 @@ struct StoreError: Error {
             self.init(code: "cancelled", detail: "the upload to \(url) was stopped")
         case CURLE_OPERATION_TIMEDOUT:
             self.init(code: "expired", detail: "the deadline came before the store answered (\(url): \(message))")
+        case CURLE_SSL_CONNECT_ERROR where CurlMessage.isDroppedConnection(message):
+            // The connection went during the handshake (the store restarting, a balancer dropping it): tried again,
+            // as a connection dropped after it is.
+            self.init(
+                code: "network", detail: "cannot reach the store at \(url): \(message)", retryable: true)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CLIENTCERT:
             // Not retried: a certificate not trusted now is not trusted a moment later.
             self.init(code: "tls", detail: "the store's TLS failed at \(url): \(message)")
         default:

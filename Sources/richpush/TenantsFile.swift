@@ -18,7 +18,7 @@ struct TenantsFile {
     /// The options of publishing: a tenant that gives none of them publishes under the server's, in a prefix of its
     /// own (its name).
     static let publishing: Set<String> = [
-        "publish-dir", "publish-s3", "publish-url", "s3-endpoint", "s3-ca-bundle", "s3-region", "s3-path-style",
+        "publish-dir", "publish-s3", "publish-url", "s3-endpoint", "s3-region", "s3-path-style",
         "s3-credentials-file", "s3-cache-control", "s3-uploads",
     ]
     /// The largest tenants file read: 16 MiB, some thousands of tenants with long network lists.

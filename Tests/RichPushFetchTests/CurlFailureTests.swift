@@ -69,7 +69,8 @@ struct CurlFailureTests {
             (CURLE_TOO_MANY_REDIRECTS, "too-many-redirects"), (CURLE_FILESIZE_EXCEEDED, "too-large"),
             (CURLE_PARTIAL_FILE, "bad-response"), (CURLE_WEIRD_SERVER_REPLY, "bad-response"),
             (CURLE_HTTP2_STREAM, "bad-response"), (CURLE_URL_MALFORMAT, "bad-url"),
-            (CURLE_PEER_FAILED_VERIFICATION, "tls"), (CURLE_SSL_CACERT_BADFILE, "tls"),
+            (CURLE_PEER_FAILED_VERIFICATION, "tls"), (CURLE_SSL_CACERT_BADFILE, "tls"), (CURLE_SSL_CLIENTCERT, "tls"),
+            (CURLE_SSL_CONNECT_ERROR, "tls"),
             (CURLE_COULDNT_RESOLVE_HOST, "network"),
         ])
     func mapped(code: CURLcode, expected: String) {
@@ -87,6 +88,25 @@ struct CurlFailureTests {
             Self.failure(CURLE_UNSUPPORTED_PROTOCOL, connected: false) == FetchFailure(.blockedScheme, "curl says"))
         #expect(
             Self.failure(CURLE_UNSUPPORTED_PROTOCOL, requested: true) == FetchFailure(.badResponse, "curl says"))
+    }
+
+    @Test(
+        """
+        a handshake the other end reset or closed is the connection's, dropped (libcurl 7.88's messages for it, seen \
+        with the curl tool); one TLS refused stays tls
+        """)
+    func handshakeDropped() {
+        for message in [
+            "Recv failure: Connection reset by peer", "Send failure: Broken pipe",
+            "OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:443 ",
+            "error:0A000126:SSL routines::unexpected eof while reading",
+        ] {
+            #expect(
+                Self.failure(CURLE_SSL_CONNECT_ERROR, message: message)
+                    == FetchFailure(.network, message, cause: .connectionDropped))
+        }
+        let refused = "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number"
+        #expect(Self.failure(CURLE_SSL_CONNECT_ERROR, message: refused) == FetchFailure(.tls, refused))
     }
 
     @Test("what the transport saw goes with it, for the retry policy")

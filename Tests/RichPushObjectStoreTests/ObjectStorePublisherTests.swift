@@ -26,6 +26,16 @@ struct ObjectStorePublisherTests {
         return try ObjectStorePublisher(configuration)
     }
 
+    /// A publisher into bucket `media` of a store at `endpoint` (one no test starts: nothing is stored there).
+    static func publisher(endpoint: String) throws -> ObjectStorePublisher {
+        var configuration = try ObjectStorePublisher.Configuration(
+            location: "s3://media/push", publicBaseURL: base,
+            credentials: ObjectStoreCredentials(accessKeyID: "AKIDTEST", secretAccessKey: "secret"))
+        configuration.endpoint = endpoint
+        configuration.pathStyle = true
+        return try ObjectStorePublisher(configuration)
+    }
+
     /// `bytes` in a file of their own, described as an attachment of `type` named by their SHA-256 (or by `sha256`).
     static func media(_ bytes: [UInt8], type: MediaType, sha256: String? = nil) throws -> FetchedMedia {
         let path = try temporaryDirectory() + "/attachment." + type.fileExtension
@@ -301,6 +311,18 @@ struct ObjectStorePublisherTests {
         #expect(try await store.object("media", key).body == fixture("photo.jpg"))
         #expect(trusting.statistics?.uploads == 1 && trusting.statistics?.failures == [:])
 
+        #expect {
+            var configuration = try ObjectStorePublisher.Configuration(
+                location: "s3://media/push", publicBaseURL: Self.base,
+                credentials: ObjectStoreCredentials(accessKeyID: "AKIDTEST", secretAccessKey: "secret"))
+            configuration.endpoint = "http://127.0.0.1:9"
+            configuration.caBundle = ca
+            try configuration.validate()
+        } throws: { error in
+            let error = error as? ConfigurationError
+            return error?.field == "caBundle" && error?.code == .malformed
+                && error?.detail.contains("'http://127.0.0.1:9' is not https") == true
+        }
         for unreadable in [elsewhere + "/missing.pem", elsewhere] {
             #expect {
                 _ = try Self.publisher(store) { $0.caBundle = unreadable }
@@ -310,6 +332,53 @@ struct ObjectStorePublisherTests {
                     && error?.detail.contains(unreadable) == true
             }
         }
+    }
+
+    /// A listener on loopback that resets every connection once the client's first bytes (its ClientHello) arrive,
+    /// counting them; on a thread of its own, which ends when the listener is closed.
+    final class HandshakeDropper: @unchecked Sendable {
+        let port: Int
+        private let listener: Int32
+        private let accepted = LockedValue(0)
+        var connections: Int { accepted.withLock { $0 } }
+
+        init() throws {
+            (listener, port) = try loopbackSocket()
+            guard listen(listener, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+            let (listener, accepted) = (listener, accepted)
+            Thread.detachNewThread {
+                while true {
+                    let connection = accept(listener, nil, nil)
+                    guard connection >= 0 else { return }
+                    var buffer = [UInt8](repeating: 0, count: 16)
+                    _ = recv(connection, &buffer, buffer.count, 0)
+                    var reset = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(connection, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+                    accepted.withLock { $0 += 1 }
+                    close(connection)
+                }
+            }
+        }
+
+        deinit {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+    }
+
+    @Test(
+        """
+        an https store that resets the connection in the handshake (restarting, a balancer dropping it) is \
+        unreachable, network, tried again as a dropped connection is: not tls
+        """)
+    func handshakeDropped() async throws {
+        let dropper = try HandshakeDropper()
+        let publisher = try Self.publisher(endpoint: "https://127.0.0.1:\(dropper.port)")
+        let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let failure = try #require(await Self.publish(publisher, media).failure)
+        #expect(failure.code == "network", "\(failure.detail)")
+        #expect(failure.detail.contains("after 3 attempts"), "\(failure.detail)")
+        #expect(dropper.connections == 3)
     }
 
     @Test("the store stopped: reported as unreachable after the retries; once it is back, the same media publishes")

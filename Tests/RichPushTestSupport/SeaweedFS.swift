@@ -94,7 +94,8 @@ package final class SeaweedFS: @unchecked Sendable {
         directory = NSTemporaryDirectory() + "richpush-seaweedfs-" + UUID().uuidString
         ports = Ports(master: 0, masterGRPC: 0, volume: 0, volumeGRPC: 0, filer: 0, filerGRPC: 0, s3: 0, s3GRPC: 0)
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
-        caCertificate = tls ? try Self.makeCertificates(in: directory) : nil
+        let made = directory
+        caCertificate = tls ? try await offPool { try Self.makeCertificates(in: made) } : nil
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: directory + "/s3.json"))
         // One start at a time in the process: a start costs about half a second of CPU in a few seconds (the
         // master's election), and a dozen at once starved the timing tests of the suites running beside them.

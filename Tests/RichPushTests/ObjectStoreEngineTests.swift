@@ -147,7 +147,8 @@ struct ObjectStoreEngineTests {
         #expect((line["content"] as? [String: Any])?["adb_media"] as? String == bed.url("/media/photo.jpg"))
         let problem = try #require((line["problems"] as? [[String: Any]])?.first)
         #expect(problem["code"] as? String == "publish-failed")
-        #expect((problem["detail"] as? String)?.contains("TLS") == true, "\(problem)")
+        // The detail of the publish failure code tls, and no other.
+        #expect((problem["detail"] as? String)?.contains("the store's TLS failed at") == true, "\(problem)")
         #expect(try await store.keys(in: "media") == [], "nothing stored")
 
         let trusted = try await enrich(["--s3-ca-bundle", ca])
@@ -246,6 +247,47 @@ struct ObjectStoreEngineTests {
         }
         let keys = try await store.keys(in: bucket)
         #expect(Set(keys) == ["push/alpha/\(digest).jpg", "push/beta/\(digest).jpg"], "\(keys)")
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test(
+        """
+        serve --tenants over an https store: a tenant's s3_ca_bundle is its own trust of the store, and it still \
+        publishes in its own prefix; one trusting another CA fails tls while the others publish
+        """)
+    func tenantCABundle() async throws {
+        let store = try await SeaweedFS(tls: true)
+        try await store.createBucket("media")
+        let ca = try #require(store.caCertificate)
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let copy = directory + "/store-ca.pem"
+        try FileManager.default.copyItem(atPath: ca, toPath: copy)
+        let other = try await offPool { try makeCertificate(in: directory).certificate }
+        let bed = try TestBed()
+        let tenants = [
+            ServeTenantsTests.TestTenant("alpha"), ServeTenantsTests.TestTenant("beta", ["s3_ca_bundle": other]),
+            ServeTenantsTests.TestTenant("gamma", ["s3_ca_bundle": copy]),
+        ]
+        let server = try await ServeProcess(
+            bed.cliOptions + Self.options(store, bucket: "media")
+                + ["--s3-ca-bundle", ca, "--tenants", try ServeTenantsTests.file(tenants)],
+            environment: Array(Self.credentials(store.publisher).dropFirst()))
+        let digest = TransformStepTests.sha256(of: "photo.jpg")
+        for tenant in tenants {
+            let reply = try await ServeTenantsTests.enrich(server, bed.url("/media/photo.jpg"), as: tenant)
+            #expect(reply.status == 200, "\(reply.text)")
+            let field = (reply.json["content"] as? [String: Any])?["adb_media"] as? String
+            if tenant.name == "beta" {
+                #expect(field == bed.url("/media/photo.jpg"), "\(reply.text)")
+                #expect(ServeTenantsTests.codes(reply) == ["publish-failed"], "\(reply.text)")
+                #expect(reply.text.contains("the store's TLS failed at"), "\(reply.text)")
+            } else {
+                #expect(field == "\(Self.base)/push/\(tenant.name)/\(digest).jpg", "\(reply.text)")
+            }
+        }
+        let keys = try await store.keys(in: "media")
+        #expect(Set(keys) == ["push/alpha/\(digest).jpg", "push/gamma/\(digest).jpg"], "\(keys)")
         #expect(try await server.terminate() == 0)
     }
 }
