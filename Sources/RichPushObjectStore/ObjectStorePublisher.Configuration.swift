@@ -1,9 +1,5 @@
 import RichPushCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension ObjectStorePublisher {
     /// Where and how attachments are published to an S3-compatible store. Every field has a documented default but
     /// the bucket, the public URL and the credentials, which only the operator knows.
@@ -163,8 +159,8 @@ extension ObjectStorePublisher {
                 }
             }
             if let caBundle {
-                guard access(caBundle, R_OK) == 0, !FileSystem.isDirectory(caBundle) else {
-                    throw fail("caBundle", "cannot read '\(caBundle)'", .unreadable)
+                if let problem = FileSystem.certificateBundleProblem(caBundle) {
+                    throw fail("caBundle", problem.detail, problem.code)
                 }
                 // Trust given for a store that is not asked over https would be set and never used: a mistake.
                 guard resolvedEndpoint.hasPrefix("https://") else {

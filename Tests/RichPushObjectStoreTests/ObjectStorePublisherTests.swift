@@ -323,6 +323,11 @@ struct ObjectStorePublisherTests {
             return error?.field == "caBundle" && error?.code == .malformed
                 && error?.detail.contains("'http://127.0.0.1:9' is not https") == true
         }
+        #expect {
+            _ = try Self.publisher(store) { $0.caBundle = elsewhere + "/other.key" }
+        } throws: { error in
+            (error as? ConfigurationError)?.field == "caBundle" && (error as? ConfigurationError)?.code == .malformed
+        }
         for unreadable in [elsewhere + "/missing.pem", elsewhere] {
             #expect {
                 _ = try Self.publisher(store) { $0.caBundle = unreadable }

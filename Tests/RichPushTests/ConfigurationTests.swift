@@ -1,3 +1,4 @@
+import FixtureOrigin
 import Foundation
 import Testing
 
@@ -22,6 +23,11 @@ struct ConfigurationTests {
             ({ $0.network.resolve = [":443:127.0.0.1"] }, "network.resolve[0]", .malformed),
             ({ $0.network.caBundle = "/nonexistent.pem" }, "network.caBundle", .unreadable),
             ({ $0.network.caBundle = "/" }, "network.caBundle", .unreadable),
+            // A JPEG given as the CA bundle: no certificate in it.
+            (
+                { $0.network.caBundle = FixtureRoutes.fixturesDirectory + "/media/photo.jpg" }, "network.caBundle",
+                .malformed
+            ),
             ({ $0.network.maximumURLLength = 0 }, "network.maximumURLLength", .outOfRange),
             ({ $0.network.maximumConnections = 0 }, "network.maximumConnections", .outOfRange),
             ({ $0.network.maximumConnectionsPerHost = -3 }, "network.maximumConnectionsPerHost", .outOfRange),
@@ -68,6 +74,44 @@ struct ConfigurationTests {
         // Nothing was started: the attachments root was not even made.
         #expect(!FileManager.default.fileExists(atPath: bed.attachments))
         #expect(throws: ConfigurationError.self) { try Fetcher(configuration: configuration) }
+    }
+
+    @Test(
+        """
+        network.caBundle is checked for a certificate before anything starts: a bundle through a link, or with its \
+        first certificate across the reading's 64 KiB steps, is taken; a FIFO is refused at once, not waited on; a \
+        file of no certificate is malformed
+        """)
+    func caBundleChecked() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let certificate = try makeCertificate(in: directory).certificate
+        let pem = try String(contentsOfFile: certificate, encoding: .utf8)
+        var configuration = Enricher.Configuration()
+        func problem(_ path: String) -> ConfigurationError? {
+            configuration.network.caBundle = path
+            do {
+                try configuration.validate()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let link = directory + "/link.pem"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: certificate)
+        #expect(problem(link) == nil)
+        // "-----BEGIN CERTIFICATE-----" from byte 65,526: its first 10 bytes in the first read, the rest in the next.
+        let straddling = directory + "/straddling.pem"
+        try Data((String(repeating: "#", count: 65_526) + "\n" + pem).utf8).write(to: URL(fileURLWithPath: straddling))
+        #expect(problem(straddling) == nil)
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(problem(fifo)?.code == .unreadable)
+        #expect(problem(fifo)?.detail == "cannot read '\(fifo)': not a regular file")
+        let text = directory + "/notes.txt"
+        try Data(String(repeating: "CERTIFICATE-----\n", count: 10_000).utf8).write(to: URL(fileURLWithPath: text))
+        #expect(problem(text)?.code == .malformed)
+        #expect(problem(text)?.detail == "'\(text)' holds no PEM certificate (no BEGIN CERTIFICATE line)")
     }
 
     @Test("the defaults, the test bed's and the ends of each range are valid")

@@ -193,8 +193,8 @@ extension Enricher.Configuration.Network {
                     + "\(ports.lowerBound)-\(ports.upperBound)"
             )
         }
-        if let caBundle, access(caBundle, R_OK) != 0 || FileSystem.isDirectory(caBundle) {
-            throw ConfigurationError(field: "network.caBundle", code: .unreadable, detail: "cannot read '\(caBundle)'")
+        if let caBundle, let problem = FileSystem.certificateBundleProblem(caBundle) {
+            throw ConfigurationError(field: "network.caBundle", code: problem.code, detail: problem.detail)
         }
         try Enricher.Configuration.check("network.maximumURLLength", maximumURLLength, atLeast: 1)
         try Enricher.Configuration.check("network.maximumConnections", maximumConnections, atLeast: 1)

@@ -60,6 +60,46 @@ package enum FileSystem {
         return mkdir(path, mode) == 0 || (errno == EEXIST && isDirectory(path))
     }
 
+    /// Why the file at `path` cannot be a bundle of CA certificates for libcurl and OpenSSL, or nil when it can:
+    /// `unreadable` when it is not a regular file that can be read (a directory, a FIFO, missing, not permitted), or
+    /// `malformed` when it holds no PEM certificate (`-----BEGIN CERTIFICATE-----`, or OpenSSL's `TRUSTED` and
+    /// `X509` forms) in its first `certificateBundleSearch` bytes. Links are followed (a system's bundle is often
+    /// one). Read up to its first certificate only.
+    /// Without this, a bundle that is not one was taken at start, and every https transfer failed `tls` after.
+    package static func certificateBundleProblem(_ path: String) -> (code: EnrichmentProblem.Code, detail: String)? {
+        let unreadable = (EnrichmentProblem.Code.unreadable, "cannot read '\(path)'")
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return unreadable }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return (.unreadable, "cannot read '\(path)': not a regular file")
+        }
+        let markers = [
+            "-----BEGIN CERTIFICATE-----", "-----BEGIN TRUSTED CERTIFICATE-----", "-----BEGIN X509 CERTIFICATE-----",
+        ].map { Array($0.utf8) }
+        let carried = markers.map(\.count).max()! - 1
+        var window: [UInt8] = []
+        var buffer = readBuffer(count: 64 * 1024)
+        var searched = 0
+        while searched < certificateBundleSearch {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return unreadable }
+            guard count > 0 else { break }
+            searched += count
+            window += buffer[..<count]
+            if markers.contains(where: { window.firstRange(of: $0) != nil }) { return nil }
+            window.removeFirst(max(0, window.count - carried))
+        }
+        let within = searched >= certificateBundleSearch ? " in its first \(certificateBundleSearch >> 20) MiB" : ""
+        return (.malformed, "'\(path)' holds no PEM certificate (no BEGIN CERTIFICATE line)\(within)")
+    }
+
+    /// How far into a CA bundle `certificateBundleProblem` looks for a certificate: 64 MiB, some hundred times a
+    /// system's bundle (Debian 12's: 139 certificates in 214 KB).
+    package static let certificateBundleSearch = 64 << 20
+
     /// Whether `path` is a directory (following links).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
