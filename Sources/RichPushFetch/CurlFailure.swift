@@ -26,6 +26,11 @@ struct CurlFailure {
 
     /// The failure reported.
     var failure: FetchFailure {
+        switch CurlTLSFailure(code: code.rawValue, message: message) {
+        case .refused?: return FetchFailure(.tls, message)
+        case .dropped?: return FetchFailure(.network, message, cause: .connectionDropped)
+        case nil: break
+        }
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             if now >= deadline - .milliseconds(2) {
@@ -64,27 +69,35 @@ struct CurlFailure {
                 .badResponse, "a line of the response's head is longer than libcurl's 100 KB bound (curl: \(message))")
         case CURLE_URL_MALFORMAT:
             return FetchFailure(.badURL, message)
-        case CURLE_SSL_CONNECT_ERROR where CurlMessage.isDroppedConnection(message):
-            return FetchFailure(.network, message, cause: .connectionDropped)
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_CLIENTCERT:
-            return FetchFailure(.tls, message)
         default:
             return FetchFailure(.network, message)
         }
     }
 }
 
-/// What libcurl's messages say beyond their code.
-package enum CurlMessage {
-    /// Whether the message of a failed TLS handshake (CURLE_SSL_CONNECT_ERROR) says the connection went during it,
-    /// reset or closed by the other end, rather than TLS refusing it: libcurl 7.88 with OpenSSL 3 says "Recv failure:
-    /// Connection reset by peer" (or "Send failure: ...") for a reset, "SSL_ERROR_SYSCALL" for a close, and "unexpected
-    /// eof while reading" where OpenSSL names the close itself (each seen with the curl tool against a server that
-    /// accepted and then reset or closed). A server restarting, or a balancer dropping the connection, is then the
-    /// connection's failure, as a drop after the handshake is, not the certificate's.
-    package static func isDroppedConnection(_ message: String) -> Bool {
-        message.contains("Recv failure") || message.contains("Send failure") || message.contains("SSL_ERROR_SYSCALL")
-            || message.contains("unexpected eof")
+/// What a failed libcurl transfer says of TLS, for every transfer of ours (the fetch loop's and the S3 publisher's):
+/// `refused` when TLS refused the peer (an untrusted or invalid certificate, a handshake TLS failed), `dropped` when
+/// the connection went during the handshake, reset or closed by the other end (a server restarting, a balancer
+/// dropping it: the connection's failure, as a drop after the handshake is, retried as one), nil for another failure.
+package enum CurlTLSFailure: Sendable {
+    case refused, dropped
+
+    /// libcurl 7.88 gives a dropped handshake CURLE_SSL_CONNECT_ERROR, as a refused one; its message tells them
+    /// apart. With OpenSSL 3 it says "Recv failure: Connection reset by peer" (or "Send failure: ...") for a reset,
+    /// "SSL_ERROR_SYSCALL" for a close, and "unexpected eof while reading" where OpenSSL names the close itself (each
+    /// seen with the curl tool against a server that accepted and then reset or closed). `code` is the CURLcode's raw
+    /// value (the modules that call this import CCurl privately).
+    package init?(code: UInt32, message: String) {
+        switch CURLcode(rawValue: code) {
+        case CURLE_SSL_CONNECT_ERROR
+        where message.contains("Recv failure") || message.contains("Send failure")
+            || message.contains("SSL_ERROR_SYSCALL") || message.contains("unexpected eof"):
+            self = .dropped
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_CLIENTCERT:
+            self = .refused
+        default:
+            return nil
+        }
     }
 }

@@ -49,20 +49,22 @@ struct StoreError: Error {
     /// when it was stopped, `tls` when the store's certificate is not trusted or the handshake failed, else `network`
     /// (retryable for a refused, reset or dropped connection).
     init(curl: CURLcode, message: String, url: String, stop: StopFlag) {
+        switch CurlTLSFailure(code: curl.rawValue, message: message) {
+        case .refused?:
+            // Not retried: a certificate not trusted now is not trusted a moment later.
+            self.init(code: "tls", detail: "the store's TLS failed at \(url): \(message)")
+            return
+        case .dropped?:
+            self.init(code: "network", detail: "cannot reach the store at \(url): \(message)", retryable: true)
+            return
+        case nil:
+            break
+        }
         switch curl {
         case CURLE_ABORTED_BY_CALLBACK where stop.isSet:
             self.init(code: "cancelled", detail: "the upload to \(url) was stopped")
         case CURLE_OPERATION_TIMEDOUT:
             self.init(code: "expired", detail: "the deadline came before the store answered (\(url): \(message))")
-        case CURLE_SSL_CONNECT_ERROR where CurlMessage.isDroppedConnection(message):
-            // The connection went during the handshake (the store restarting, a balancer dropping it): tried again,
-            // as a connection dropped after it is.
-            self.init(
-                code: "network", detail: "cannot reach the store at \(url): \(message)", retryable: true)
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CLIENTCERT:
-            // Not retried: a certificate not trusted now is not trusted a moment later.
-            self.init(code: "tls", detail: "the store's TLS failed at \(url): \(message)")
         default:
             let transient: [CURLcode] = [
                 CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,

@@ -285,14 +285,7 @@ struct ObjectStorePublisherTests {
 
         let elsewhere = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: elsewhere) }
-        let other = elsewhere + "/other-ca.pem"
-        let made = try ChildProcess.runToEnd(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", elsewhere + "/other.key", "-out", other,
-                "-days", "1", "-subj", "/CN=another CA",
-            ])
-        #expect(made.status == 0, "\(made.errorsText)")
+        let (other, otherKey) = try makeCertificate(in: elsewhere)
         for bundle in [nil, other] {
             let publisher = try Self.publisher(store) { $0.caBundle = bundle }
             let start = ContinuousClock.now
@@ -324,7 +317,7 @@ struct ObjectStorePublisherTests {
                 && error?.detail.contains("'http://127.0.0.1:9' is not https") == true
         }
         #expect {
-            _ = try Self.publisher(store) { $0.caBundle = elsewhere + "/other.key" }
+            _ = try Self.publisher(store) { $0.caBundle = otherKey }
         } throws: { error in
             (error as? ConfigurationError)?.field == "caBundle" && (error as? ConfigurationError)?.code == .malformed
         }

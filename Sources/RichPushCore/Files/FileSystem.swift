@@ -29,6 +29,13 @@ package enum FileSystem {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return errno }
         defer { close(descriptor) }
+        return readChunks(descriptor, buffer: &buffer, body)
+    }
+
+    /// `readChunks(_:buffer:_:)` of a file the caller opened, from where it stands.
+    package static func readChunks(
+        _ descriptor: Int32, buffer: inout [UInt8], _ body: (UnsafeRawBufferPointer) -> Bool
+    ) -> Int32? {
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
@@ -82,16 +89,16 @@ package enum FileSystem {
         var window: [UInt8] = []
         var buffer = readBuffer(count: 64 * 1024)
         var searched = 0
-        while searched < certificateBundleSearch {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return unreadable }
-            guard count > 0 else { break }
-            searched += count
-            window += buffer[..<count]
-            if markers.contains(where: { window.firstRange(of: $0) != nil }) { return nil }
+        var found = false
+        let failed = readChunks(descriptor, buffer: &buffer) { chunk in
+            searched += chunk.count
+            window += chunk
+            found = markers.contains { window.firstRange(of: $0) != nil }
             window.removeFirst(max(0, window.count - carried))
+            return !found && searched < certificateBundleSearch
         }
+        if failed != nil { return unreadable }
+        if found { return nil }
         let within = searched >= certificateBundleSearch ? " in its first \(certificateBundleSearch >> 20) MiB" : ""
         return (.malformed, "'\(path)' holds no PEM certificate (no BEGIN CERTIFICATE line)\(within)")
     }
