@@ -15,12 +15,11 @@ struct TenantsFile {
     /// The options a tenant may not override: the attachments root every tenant's engine shares (the service serves
     /// attachments from one root), and how many lines of one NDJSON request run at once (the server's).
     static let serverOnly: Set<String> = ["attachments-dir", "concurrency"]
-    /// The options of publishing: a tenant that gives none of them publishes under the server's, in a prefix of its
-    /// own (its name).
-    static let publishing: Set<String> = [
-        "publish-dir", "publish-s3", "publish-url", "s3-endpoint", "s3-region", "s3-path-style",
-        "s3-credentials-file", "s3-cache-control", "s3-uploads",
-    ]
+    /// The options that say where a tenant publishes: the directory, the store (its location, endpoint and region,
+    /// which names the endpoint by default) and the URL. A tenant that gives none of them publishes under the
+    /// server's, in a prefix of its own (its name), with its other publishing options (how: its credentials, trust,
+    /// path style, Cache-Control, uploads at once, existence check) applied there.
+    static let publishing: Set<String> = ["publish-dir", "publish-s3", "publish-url", "s3-endpoint", "s3-region"]
     /// The largest tenants file read: 16 MiB, some thousands of tenants with long network lists.
     static let maximumBytes = 16 << 20
     /// `rate.per_second` and `rate.burst`: up to a million.

@@ -252,10 +252,10 @@ struct ObjectStoreEngineTests {
 
     @Test(
         """
-        serve --tenants over an https store: a tenant's s3_ca_bundle is its own trust of the store, and it still \
-        publishes in its own prefix; one trusting another CA fails tls while the others publish
+        serve --tenants over an https store: a tenant's options saying how it publishes (s3_ca_bundle, s3_uploads, \
+        s3_cache_control) apply in its own prefix; one trusting another CA fails tls while the others publish
         """)
-    func tenantCABundle() async throws {
+    func tenantPublishingHows() async throws {
         let store = try await SeaweedFS(tls: true)
         try await store.createBucket("media")
         let ca = try #require(store.caCertificate)
@@ -268,6 +268,8 @@ struct ObjectStoreEngineTests {
         let tenants = [
             ServeTenantsTests.TestTenant("alpha"), ServeTenantsTests.TestTenant("beta", ["s3_ca_bundle": other]),
             ServeTenantsTests.TestTenant("gamma", ["s3_ca_bundle": copy]),
+            ServeTenantsTests.TestTenant("delta", ["s3_uploads": 2]),
+            ServeTenantsTests.TestTenant("epsilon", ["s3_cache_control": "no-cache"]),
         ]
         let server = try await ServeProcess(
             bed.cliOptions + Self.options(store, bucket: "media")
@@ -287,7 +289,13 @@ struct ObjectStoreEngineTests {
             }
         }
         let keys = try await store.keys(in: "media")
-        #expect(Set(keys) == ["push/alpha/\(digest).jpg", "push/gamma/\(digest).jpg"], "\(keys)")
+        #expect(
+            Set(keys) == Set(["alpha", "gamma", "delta", "epsilon"].map { "push/\($0)/\(digest).jpg" }), "\(keys)")
+        // Each tenant's how applied in its prefix: epsilon's Cache-Control, the server's for the others.
+        let stored = try await store.object("media", "push/epsilon/\(digest).jpg", method: "HEAD")
+        #expect(stored.headers["cache-control"] == "no-cache", "\(stored.headers)")
+        let alpha = try await store.object("media", "push/alpha/\(digest).jpg", method: "HEAD")
+        #expect(alpha.headers["cache-control"] == "public, max-age=31536000, immutable", "\(alpha.headers)")
         #expect(try await server.terminate() == 0)
     }
 }
