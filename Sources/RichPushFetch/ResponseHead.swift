@@ -40,6 +40,8 @@ struct ResponseHead {
     private(set) var retryAfter: String?
     /// The Content-Type as kept for the media's provenance (`FetchedMedia.Provenance.contentType(sent:)`).
     private(set) var contentType: String?
+    /// The latest response's Content-Length, as its first such header gave it (digits alone).
+    private var contentLength: [UInt8]?
 
     init(maximumBytes: Int) {
         self.maximumBytes = maximumBytes
@@ -57,6 +59,8 @@ struct ResponseHead {
             forgetResponse()
         } else if let value = Self.valueBytes(line, named: "transfer-encoding") {
             return Self.unrequestedCoding(value)
+        } else if let value = Self.valueBytes(line, named: "content-length") {
+            return takeContentLength(value)
         } else if let value = Self.valueBytes(line, named: "content-type") {
             // Bounded before it becomes a String: the header bound alone would let it reach megabytes.
             contentType = FetchedMedia.Provenance.contentType(sent: UnsafeRawBufferPointer(rebasing: value))
@@ -86,8 +90,33 @@ struct ResponseHead {
             .badResponse, "Transfer-Encoding '\(text)' was not asked for: only chunked is read, nothing decoded")
     }
 
+    /// Takes a Content-Length header: refused (RFC 9110, 8.6) when it is not a length, or when it, or another of
+    /// the same response, says another length. libcurl 7.88 reads the last of two: where two disagreed the body was
+    /// taken to whichever came last, complete or cut short.
+    private mutating func takeContentLength(_ value: UnsafeRawBufferPointer.SubSequence) -> FetchFailure? {
+        // A list of the same length (`42, 42`) is one length.
+        let lengths = value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
+            Array($0.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed())
+        }
+        let text = String(decoding: value.prefix(100), as: UTF8.self)
+        guard let first = lengths.first, !first.isEmpty, first.allSatisfy({ (0x30...0x39).contains($0) }),
+            lengths.allSatisfy({ $0 == first })
+        else {
+            return FetchFailure(.badResponse, "Content-Length '\(text)' is not one length: the body's end is not known")
+        }
+        if let earlier = contentLength, earlier != first {
+            let said = String(decoding: earlier.prefix(40), as: UTF8.self)
+            return FetchFailure(
+                .badResponse,
+                "two Content-Length headers say \(said) and \(text) bytes: the body's end is not known")
+        }
+        contentLength = first
+        return nil
+    }
+
     /// Forgets the latest response's values (a new response, or a new hop); the byte count goes on.
     mutating func forgetResponse() {
+        contentLength = nil
         etag = nil
         lastModified = nil
         location = nil

@@ -6,9 +6,12 @@
 /// Conservative, on the raw bytes: any `href` whose value is not a fragment (`#id`), any CSS `url(...)` of the same
 /// kind, any `@import`, and any DTD (`<!DOCTYPE` with an internal subset or an external identifier, `<!ENTITY`).
 /// Case is ignored; entity and character escapes in attribute names are not expanded by SVG renderers, so they
-/// cannot hide an `href`. A `data:` URI is refused too: librsvg hands an embedded image to gdk-pixbuf, whose
-/// loaders (XPM, PNM, TGA, ICO, ANI, ...) would read bytes libmagic never judged, at a size `maximumPixels` never
-/// saw (a 10 x 10 document holding a 20,000 x 20,000 PNG took 2.8 GB).
+/// cannot hide an `href`. CSS is searched twice: as written, and as the renderer reads it (`unescaped`: XML's
+/// character references expanded, then CSS's escapes), since librsvg's CSS parser un-escapes names:
+/// `u\rl(data:...)`, `u\72 l(...)` and `@\69mport` were rendered, the `data:` documents behind them loaded. A
+/// `data:` URI is refused too: librsvg hands an embedded image to gdk-pixbuf, whose loaders (XPM, PNM, TGA, ICO,
+/// ANI, ...) would read bytes libmagic never judged, at a size `maximumPixels` never saw (a 10 x 10 document
+/// holding a 20,000 x 20,000 PNG took 2.8 GB).
 ///
 /// Also refused, what librsvg would render without end: `feTurbulence` with more than `maximumOctaves` octaves
 /// (its cost grows with each, and librsvg never looks at libvips's stop while it renders a filter).
@@ -22,10 +25,15 @@ struct SVGReferences {
     /// both checks.
     private let document: [UInt8]
     private let text: [UInt8]
+    /// `text` as CSS reads it (`unescaping`); nil when the document holds no `&` or backslash, so that it is `text`.
+    private let unescaped: [UInt8]?
 
     init(_ document: [UInt8]) {
         self.document = document
-        text = document.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        text = document.map(Self.lowercased)
+        unescaped =
+            document.contains(UInt8(ascii: "&")) || document.contains(UInt8(ascii: "\\"))
+            ? Self.unescaping(document) : nil
     }
 
     /// Why the document asks for more than librsvg renders in bounded time, or nil.
@@ -49,11 +57,13 @@ struct SVGReferences {
         return nil
     }
 
-    /// The first external reference, as written, or nil when there is none.
+    /// The first external reference, as written (as un-escaped, in lowercase, when escapes hid it), or nil when there
+    /// is none.
     var firstExternal: String? {
         for marker in ["<!entity", "@import"] where text.firstRange(of: Array(marker.utf8)) != nil {
             return marker
         }
+        if let unescaped, unescaped.firstRange(of: Array("@import".utf8)) != nil { return "@import" }
         if let doctype = text.firstRange(of: Array("<!doctype".utf8)) {
             let rest = text[doctype.upperBound...].prefix { $0 != UInt8(ascii: ">") }
             if rest.contains(UInt8(ascii: "[")) || rest.firstRange(of: Array("system".utf8)) != nil
@@ -62,35 +72,149 @@ struct SVGReferences {
                 return "<!DOCTYPE" + String(decoding: rest.prefix(80), as: UTF8.self)
             }
         }
-        for (marker, closers) in [("href", Array("\"'".utf8)), ("url(", Array(")".utf8))] {
-            var start = text.startIndex
-            while let found = text[start...].firstRange(of: Array(marker.utf8)) {
-                start = found.upperBound
-                var index = found.upperBound
-                if marker == "href" {
-                    // `href` (any prefix, `xlink:href`) then its quoted value.
-                    guard let (valueStart, _) = quotedValue(after: index) else { continue }
-                    index = valueStart
-                } else {
-                    while index < text.endIndex,
-                        text[index] == 0x20 || text[index] == UInt8(ascii: "\"") || text[index] == UInt8(ascii: "'")
-                    {
-                        index += 1
-                    }
-                }
-                let value = text[index...].prefix {
-                    !closers.contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'")
-                }
-                if value.drop(while: Self.isSpace).first == UInt8(ascii: "#") { continue }
-                return String(decoding: document[index..<(index + min(value.count, 200))], as: UTF8.self)
-            }
+        if let found = firstNotFragment("href", in: text, quoted: true) {
+            return String(decoding: document[found], as: UTF8.self)
+        }
+        if let found = firstNotFragment("url(", in: text, quoted: false) {
+            return String(decoding: document[found], as: UTF8.self)
+        }
+        if let unescaped, let found = firstNotFragment("url(", in: unescaped, quoted: false) {
+            return String(decoding: unescaped[found], as: UTF8.self)
         }
         return nil
     }
 
+    /// Where in `text` (the first 200 bytes of) the first value of `marker` that is not a fragment lies: `href`'s
+    /// quoted value (`quoted`; any prefix, `xlink:href`), or what `url(` holds, after spaces and quotes.
+    private func firstNotFragment(_ marker: String, in text: [UInt8], quoted: Bool) -> Range<Int>? {
+        let closers = quoted ? Array("\"'".utf8) : Array(")".utf8)
+        var start = text.startIndex
+        while let found = text[start...].firstRange(of: Array(marker.utf8)) {
+            start = found.upperBound
+            var index = found.upperBound
+            if quoted {
+                guard let (valueStart, _) = Self.quotedValue(in: text, after: index) else { continue }
+                index = valueStart
+            } else {
+                while index < text.endIndex,
+                    text[index] == 0x20 || text[index] == UInt8(ascii: "\"") || text[index] == UInt8(ascii: "'")
+                {
+                    index += 1
+                }
+            }
+            let value = text[index...].prefix {
+                !closers.contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'")
+            }
+            if value.drop(while: Self.isSpace).first == UInt8(ascii: "#") { continue }
+            return index..<(index + min(value.count, 200))
+        }
+        return nil
+    }
+
+    /// `document` as librsvg's CSS parser reads it, in ASCII lowercase: XML's character references (`&#117;`,
+    /// `&#x75;`) and predefined entities expanded (the XML parser does it in attribute values and text), then CSS's
+    /// escapes (CSS Syntax 3: a backslash and up to six hex digits, with one white space after them, is that code
+    /// point; a backslash and a line break, nothing; a backslash and any other character, that character). A code
+    /// point outside ASCII becomes one byte 0x80: no keyword searched for holds one. Expanding everywhere, not only in
+    /// CSS, may find what the renderer would not: the search only refuses more.
+    static func unescaping(_ document: [UInt8]) -> [UInt8] {
+        var xml: [UInt8] = []
+        xml.reserveCapacity(document.count)
+        var index = 0
+        while index < document.count {
+            if document[index] == UInt8(ascii: "&"), let (scalar, end) = reference(in: document, at: index) {
+                xml.append(scalar < 0x80 ? UInt8(scalar) : 0x80)
+                index = end
+            } else {
+                xml.append(document[index])
+                index += 1
+            }
+        }
+        var css: [UInt8] = []
+        css.reserveCapacity(xml.count)
+        index = 0
+        while index < xml.count {
+            let byte = xml[index]
+            index += 1
+            guard byte == UInt8(ascii: "\\") else {
+                css.append(lowercased(byte))
+                continue
+            }
+            guard index < xml.count else { break }
+            var scalar: UInt32 = 0
+            var digits = 0
+            while digits < 6, index < xml.count, let digit = hexValue(xml[index]) {
+                scalar = scalar << 4 | digit
+                digits += 1
+                index += 1
+            }
+            if digits > 0 {
+                // One white space ends the escape (a CR LF counts as one).
+                if index < xml.count, isSpace(xml[index]) || xml[index] == 0x0C {
+                    index += xml[index] == 0x0D && index + 1 < xml.count && xml[index + 1] == 0x0A ? 2 : 1
+                }
+                css.append(scalar < 0x80 && scalar > 0 ? lowercased(UInt8(scalar)) : 0x80)
+            } else if xml[index] == 0x0A || xml[index] == 0x0D || xml[index] == 0x0C {
+                index += xml[index] == 0x0D && index + 1 < xml.count && xml[index + 1] == 0x0A ? 2 : 1
+            } else {
+                css.append(lowercased(xml[index]))
+                index += 1
+            }
+        }
+        return css
+    }
+
+    /// The code point an XML reference starting at `start` (its `&`) stands for, and where it ends; nil when none
+    /// does (another entity needs a DTD, which is refused before).
+    private static func reference(in bytes: [UInt8], at start: Int) -> (UInt32, Int)? {
+        let body = bytes[(start + 1)...].prefix(12)
+        guard let semicolon = body.firstIndex(of: UInt8(ascii: ";")) else { return nil }
+        let name = bytes[(start + 1)..<semicolon]
+        let end = semicolon + 1
+        switch Array(name) {
+        case Array("lt".utf8): return (0x3C, end)
+        case Array("gt".utf8): return (0x3E, end)
+        case Array("amp".utf8): return (0x26, end)
+        case Array("quot".utf8): return (0x22, end)
+        case Array("apos".utf8): return (0x27, end)
+        default: break
+        }
+        guard name.first == UInt8(ascii: "#"), name.count > 1 else { return nil }
+        let hex = name.dropFirst().first.map { $0 | 0x20 } == UInt8(ascii: "x")
+        let digits = name.dropFirst(hex ? 2 : 1)
+        guard !digits.isEmpty else { return nil }
+        var value: UInt32 = 0
+        for byte in digits {
+            let digit: UInt32
+            if hex {
+                guard let found = hexValue(byte) else { return nil }
+                digit = found
+            } else {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                digit = UInt32(byte - 0x30)
+            }
+            value = min(value * (hex ? 16 : 10) + digit, 0x11_0000)
+        }
+        return (value, end)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case 0x30...0x39: return UInt32(byte - 0x30)
+        case 0x41...0x46, 0x61...0x66: return UInt32((byte | 0x20) - 0x61 + 10)
+        default: return nil
+        }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+
     /// Where the value of the attribute whose name ends at `index` starts (after spaces, `=`, spaces and a quote),
     /// and its quote; nil when no `=` and quote follow (the name was text, not an attribute).
     private func quotedValue(after index: Int) -> (start: Int, quote: UInt8)? {
+        Self.quotedValue(in: text, after: index)
+    }
+
+    private static func quotedValue(in text: [UInt8], after index: Int) -> (start: Int, quote: UInt8)? {
         var index = index
         while index < text.endIndex, Self.isSpace(text[index]) { index += 1 }
         guard index < text.endIndex, text[index] == UInt8(ascii: "=") else { return nil }

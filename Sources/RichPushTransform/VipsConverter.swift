@@ -39,9 +39,17 @@ public struct VipsConverter: ImageConverter {
     /// first image to convert or check does it.
     public func prepare() { _ = cvips_start() }
 
-    /// The header, read by the loader of `type` alone (so its `decoder` is `type`).
+    /// The header, read by the loader of `type` alone (so its `decoder` is `type`); a BMP's from its bytes
+    /// (`ImageDimensions.bmp`, `BMPHeader`), since ImageMagick's BMP coder decodes the whole image to say its size
+    /// (a 10,000 x 10,000 RLE BMP of 821 KB held 1 GB before the pixel limit could refuse it).
     public func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader {
-        try probe(path, type: type).header
+        if type == .bmp {
+            let source = try Source(path: path, type: type)
+            return ImageHeader(
+                width: source.size.width, height: source.size.height, pages: 1, hasAlpha: !source.opaque,
+                decoder: .bmp)
+        }
+        return try probe(path, type: type).header
     }
 
     /// The header, and the name libvips gives the loader that read it (`jpegload`, `svgload_buffer`, ...): what the
@@ -131,6 +139,8 @@ private struct Source {
     let loader: cvips_loader
     let document: [UInt8]
     let opaque: Bool
+    /// A BMP's width and height, from its header (zero for other types).
+    let size: ImageSize
 
     init(path: String, type: MediaType) throws(TransformFailure) {
         guard let loader = VipsConverter.loaders[type] else {
@@ -164,7 +174,21 @@ private struct Source {
         } else {
             document = []
         }
-        opaque = type == .bmp && !BMPHeader.hasAlpha(ImageFile.bytes(path, count: 70))
+        if type == .bmp {
+            // No BMP goes to ImageMagick without its size read first: its coder decodes the whole image for it.
+            let head = ImageFile.bytes(path, count: 70)
+            guard let size = ImageDimensions.bmp(head) else {
+                throw TransformFailure(
+                    .transformFailed,
+                    "the BMP's header gives no width and height (a 'BM' file header, then a 12-byte header or one of "
+                        + "40 bytes or more, each above 0); not decoded")
+            }
+            self.size = size
+            opaque = !BMPHeader.hasAlpha(head)
+        } else {
+            size = ImageSize(width: 0, height: 0)
+            opaque = false
+        }
     }
 
     /// Runs `body` (a cvips call) with the input and an error buffer; throws its failure, with `action` before the
@@ -191,6 +215,11 @@ private struct Source {
             var reason = message.isEmpty ? "libvips's \(loaderName) failed and gave no reason" : message
             if type == .tiff, let layout = TIFFLayout.unreadable(path) {
                 reason = "the TIFF uses \(layout), which libvips 8.14 does not read (\(reason))"
+            }
+            if type == .bmp, message.contains("cache resources exhausted") {
+                reason =
+                    "the BMP's \(size.width) x \(size.height) pixels need more memory than ImageMagick's policy gives "
+                    + "it (policy.xml's memory resource), and it may keep none on disk (\(reason))"
             }
             throw TransformFailure(.transformFailed, action.map { "\($0): \(reason)" } ?? reason)
         }

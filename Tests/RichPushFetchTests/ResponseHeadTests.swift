@@ -50,6 +50,36 @@ struct ResponseHeadTests {
         #expect(Self.taking(["HTTP/1.1 200 OK", "X-Transfer-Encoding: gzip"], into: &head) == nil)
     }
 
+    @Test(
+        """
+        a response's Content-Length headers must say one length (RFC 9110, 8.6): two that differ, a list of \
+        different lengths or one that is not a length are refused; the same length twice, or a new response's, passes
+        """)
+    func contentLengths() {
+        let refused: [[String]] = [
+            ["Content-Length: 100", "Content-Length: 5905"], ["Content-Length: 5905", "content-length: 100"],
+            ["Content-Length: 100, 5905"], ["Content-Length: -1"], ["Content-Length: 1e3"], ["Content-Length: "],
+            ["Content-Length: 100,"], ["Content-Length: 0x10"],
+        ]
+        for lines in refused {
+            var head = ResponseHead(maximumBytes: 10_000)
+            let failure = Self.taking(["HTTP/1.1 200 OK"] + lines, into: &head)
+            #expect(failure?.code == .badResponse, "\(lines)")
+            #expect(
+                failure?.detail.contains("the body's end is not known") == true,
+                "\(lines): \(String(describing: failure))")
+        }
+        let passed: [[String]] = [
+            ["Content-Length: 100", "Content-Length: 100"], ["Content-Length: 100 , 100"], ["Content-Length:\t42 "],
+            ["Content-Length: 100", "HTTP/1.1 200 OK", "Content-Length: 5905"],
+            ["X-Content-Length: 7", "Content-Length: 100"],
+        ]
+        for lines in passed {
+            var head = ResponseHead(maximumBytes: 10_000)
+            #expect(Self.taking(["HTTP/1.1 200 OK"] + lines, into: &head) == nil, "\(lines)")
+        }
+    }
+
     @Test("the final response's Content-Type is kept as sent, trimmed; a status line or a new hop forgets it")
     func contentType() {
         var head = ResponseHead(maximumBytes: 10_000)

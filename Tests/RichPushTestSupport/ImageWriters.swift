@@ -165,6 +165,28 @@ package enum ImageWriters {
         return Array("BM".utf8) + le32(offset + pixels.count) + le32(0) + le32(offset) + info + pixels
     }
 
+    /// An 8-bit run-length-encoded BMP (BI_RLE8) of `width` x `height` pixels of one grey, a few hundred KB for
+    /// tens of megapixels; with `rows` fewer than `height`, the pixel data stops after them (the header still
+    /// declares `height`).
+    package static func rleBMP(width: Int, height: Int, rows: Int? = nil) -> [UInt8] {
+        var row: [UInt8] = []
+        var left = width
+        while left > 0 {
+            let run = min(left, 255)
+            row += [UInt8(run), 1]
+            left -= run
+        }
+        row += [0, 0]  // end of line
+        var pixels = Array(repeating: row, count: rows ?? height).flatMap { $0 }
+        pixels += [0, 1]  // end of bitmap
+        let palette = [0, 0, 0, 0, 128, 128, 128, 0].map(UInt8.init)
+        let info =
+            le32(40) + le32(width) + le32(height) + le16(1) + le16(8) + le32(1) + le32(pixels.count)
+            + le32(2835) + le32(2835) + le32(2) + le32(0)
+        let offset = 14 + info.count + palette.count
+        return Array("BM".utf8) + le32(offset + pixels.count) + le32(0) + le32(offset) + info + palette + pixels
+    }
+
     // MARK: SVG
 
     /// An SVG document whose `<svg>` root comes after `padding` bytes of comment (past the 1,000 bytes libvips's

@@ -177,10 +177,12 @@ struct RetryTests {
     @Test(
         """
         a malformed answer is bad-response, asked for once: a chunked body without its size, a head line over \
-        libcurl's 100 KB bound, a Transfer-Encoding not asked for (refused at its header, nothing decoded)
+        libcurl's 100 KB bound, a Transfer-Encoding not asked for (refused at its header, nothing decoded), two \
+        Content-Lengths that differ (libcurl took the last)
         """,
         arguments: [
             ("Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", "in chunked-encoding"),
+            ("Content-Length: 3\r\nContent-Length: 6\r\n\r\nabcdef", "two Content-Length headers say 3 and 6"),
             ("X-Big: \(String(repeating: "x", count: 120_000))\r\nContent-Length: 3\r\n\r\nabc", "100 KB"),
             ("Transfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", "only chunked"),
         ])

@@ -233,6 +233,28 @@ struct TransformStepTests {
         }
     }
 
+    @Test(
+        """
+        a BMP declaring more pixels than allowed is refused from its header as it is fetched, before ImageMagick's \
+        coder (which decoded the whole image to say its size)
+        """)
+    func bmpPixelBomb() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // 10,000 x 10,000 declared, one row of pixels: ImageMagick would have failed on the rest, not counted it.
+        try Data(ImageWriters.rleBMP(width: 10_000, height: 10_000, rows: 1)).write(
+            to: URL(fileURLWithPath: directory + "/bomb.bmp"))
+        let bed = try TestBed(media: directory) { $0.transform.converter = VipsConverter() }
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/bomb.bmp")))
+            #expect(result.problems.map(\.code) == [.tooManyPixels], "\(result.problems)")
+            #expect(
+                result.problems.first?.detail.contains("the header declares 10000 x 10000 pixels") == true,
+                "\(result.problems)")
+            #expect(bed.entriesOnDisk().isEmpty)
+        }
+    }
+
     /// A GIF of a `screen` x `screen` logical screen holding one `frame` x `frame` image, whose LZW data is a clear
     /// code and the end code alone (decoders fill the rest).
     static func gif(screen: Int, frame: Int) -> [UInt8] {

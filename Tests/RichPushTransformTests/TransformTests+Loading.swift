@@ -74,8 +74,8 @@ extension TransformTests {
         }
         #expect(refused.detail.contains("external resource"), "\(refused.detail)")
         #expect(!refused.detail.contains(trap), "the detail names the local file: \(refused.detail)")
-        // The same document read as a BMP (a type mismatch) goes to ImageMagick's BMP coder alone: refused, and
-        // the FIFO is not opened either.
+        // The same document read as a BMP (a type mismatch) is refused by the BMP header check before ImageMagick's
+        // BMP coder (the only decoder a BMP goes to), and the FIFO is not opened either.
         // (ImageMagick's SVG coder, given it, failed with "unable to open file" naming the FIFO: it had looked.)
         let asBMP = try await convertBounded(
             String(decoding: ImageWriters.lateSVG(content: image), as: UTF8.self), type: .bmp, trap: trap)
@@ -84,7 +84,8 @@ extension TransformTests {
             return
         }
         #expect(
-            notBMP.detail.contains("improper image header") && !notBMP.detail.contains("unable to open"),
+            notBMP.detail.contains("the BMP's header gives no width and height")
+                && !notBMP.detail.contains("unable to open"),
             "\(notBMP.detail)")
         // Without a reference, libvips's own SVG loader renders it, from memory.
         let clean = try write(late, "late.svg")
@@ -142,6 +143,13 @@ extension TransformTests {
         #expect(try VipsConverter().probe(Self.media("photo.avif"), type: .avif).loader == "heifload")
     }
 
+    /// A BMP whose header gives its size, 4 x 4, and then 238 bits a pixel: ImageMagick's coder refuses it.
+    static var brokenBMP: [UInt8] {
+        var bytes = ImageWriters.rleBMP(width: 4, height: 4)
+        bytes[28] = 0xEE
+        return bytes
+    }
+
     @Test("conversions failing side by side each report their own failure: never empty, never a path")
     func failuresAreTheirOwn() async throws {
         // Three broken files, each failing inside libvips with messages of its own: a GIF with no frame (gifload),
@@ -158,7 +166,7 @@ extension TransformTests {
                     ]),
                     "planes.tiff"), .tiff, "tiff2vips"
             ),
-            (try write(Array("BM".utf8) + [UInt8](repeating: 0xEE, count: 200), "broken.bmp"), .bmp, "magick"),
+            (try write(Self.brokenBMP, "broken.bmp"), .bmp, "magick"),
         ]
         let rounds = 25
         let details = LockedValue<[Int: [String]]>([:])
@@ -242,6 +250,63 @@ extension TransformTests {
         let ojpeg = try #require(failure(old))
         #expect(
             ojpeg.detail.hasPrefix("the TIFF uses old-style JPEG compression (TIFF compression 6"), "\(ojpeg.detail)")
+    }
+
+    @Test(
+        """
+        a BMP's size is read from its header, never by ImageMagick's coder (it decodes the whole image to say it); \
+        a BMP whose header gives none is not decoded
+        """)
+    func bmpHeaderOnly() throws {
+        // 10,000 x 10,000 declared, one row of pixels: ImageMagick would decode (or fail on) the rest first.
+        let declared = try write(ImageWriters.rleBMP(width: 10_000, height: 10_000, rows: 1), "declared.bmp")
+        let read = try header(declared)
+        #expect(read.width == 10_000 && read.height == 10_000 && read.pages == 1 && !read.hasAlpha)
+        // A top-down BMP (negative height) and a core header's 16-bit size.
+        var topDown = ImageWriters.bmp(width: 3, height: 2, bgra: [0, 0, 255, 0])
+        topDown.replaceSubrange(22..<26, with: [0xFE, 0xFF, 0xFF, 0xFF])
+        #expect(try header(write(topDown, "top-down.bmp")).height == 2)
+        let core = Array("BM".utf8) + [UInt8](repeating: 0, count: 12) + [12, 0, 0, 0, 0x10, 0x27, 0x20, 0x4E]
+        let coreHeader = try header(write(core + [UInt8](repeating: 0, count: 40), "core.bmp"))
+        #expect(coreHeader.width == 10_000 && coreHeader.height == 20_000)
+        for (name, bytes) in [
+            ("garbage.bmp", Array("BM".utf8) + [UInt8](repeating: 0xEE, count: 200)),
+            (
+                "short-header.bmp",
+                Array("BM".utf8) + [UInt8](repeating: 0, count: 12) + [20, 0, 0, 0] + [UInt8](repeating: 1, count: 60)
+            ),
+            ("zero-width.bmp", ImageWriters.rleBMP(width: 0, height: 4)),
+            ("array.bmp", Array("BA".utf8) + ImageWriters.rleBMP(width: 4, height: 4).dropFirst(2)),
+        ] {
+            let path = try write(bytes, name)
+            let refused = failure(path, type: .bmp)
+            #expect(refused?.detail.contains("the BMP's header gives no width and height") == true, "\(name)")
+            #expect(throws: TransformFailure.self, "\(name)") { try header(path, type: .bmp) }
+        }
+    }
+
+    @Test(
+        """
+        a BMP ImageMagick's policy holds in memory converts; one that needs more is refused, never kept on disk \
+        (ImageMagick's pixel cache in /tmp outlived a process ending in the middle of its read)
+        """)
+    func bmpNeverOnDisk() throws {
+        let small = try write(ImageWriters.rleBMP(width: 1_000, height: 1_000), "small.bmp")
+        #expect(try convert(small, to: "small.jpg", as: .jpeg) == .init(width: 1_000, height: 1_000))
+        func cacheFiles() -> Set<String> {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+            return Set(names.filter { $0.hasPrefix("magick-") })
+        }
+        let before = cacheFiles()
+        // 49 megapixels, under the default pixel limit: 392 MB of ImageMagick's 16-bit pixels, over Debian's policy
+        // of 256 MiB in memory (it then went to a 1 GiB file in /tmp).
+        let large = try write(ImageWriters.rleBMP(width: 7_000, height: 7_000), "large.bmp")
+        let refused = try #require(failure(large))
+        #expect(refused.code == .transformFailed)
+        #expect(
+            refused.detail.hasPrefix("the BMP's 7000 x 7000 pixels need more memory than ImageMagick's policy"),
+            "\(refused.detail)")
+        #expect(cacheFiles().subtracting(before).isEmpty, "ImageMagick kept pixels in /tmp")
     }
 
     @Test("a 32-bit BI_RGB BMP is opaque whatever its unused byte holds; one whose header declares alpha keeps it")

@@ -279,6 +279,46 @@ import Testing
         #expect(origin.exchanges.isEmpty, "the SVG loader fetched \(origin.requestLog)")
     }
 
+    @Test(
+        """
+        SVG: escapes hide no url() or @import from the check: librsvg's CSS parser un-escapes names (CSS escapes), \
+        and its XML parser character references, before it loads what they name
+        """)
+    func svgEscapes() async throws {
+        let trap = directory + "/unused-escapes"
+        let data = "data:image/png;base64,iVBORw0KGgo="
+        func document(fill: String = "#00f", style: String = "") -> String {
+            """
+            <svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><style>\(style)</style>\
+            <linearGradient id="g"><stop offset="0" stop-color="#f00"/></linearGradient>\
+            <rect width="20" height="20" fill="\(fill)"/></svg>
+            """
+        }
+        // Each of these was rendered, its data: document loaded (a helper's probe: the pixels showed it).
+        for (escaped, detail) in [
+            (document(fill: #"u\rl(\#(data)) #00f"#), "embeds another file ('data:image/png"),
+            (document(fill: #"u\72 l(\#(data)) #00f"#), "embeds another file ('data:image/png"),
+            (document(fill: #"\000055\52L(\#(data))"#), "embeds another file ('data:image/png"),
+            (document(fill: "&#117;rl(\(data))"), "embeds another file ('data:image/png"),
+            (document(fill: "&#x5C;75 rl(\(data))"), "embeds another file ('data:image/png"),
+            (document(style: #"rect { fill: U\RL(\#(data)) #00f; }"#), "embeds another file ('data:image/png"),
+            (document(style: #"@\69mport "data:text/css;base64,cmVjdHt9";"#), "external resource ('@import')"),
+            (document(style: "&#64;import 'other.css';"), "external resource ('@import')"),
+        ] {
+            let refused = try await convertBounded(escaped, trap: trap)
+            guard case .failure(let failure) = refused else {
+                Issue.record("rendered \(escaped)")
+                continue
+            }
+            #expect(failure.detail.contains(detail), "\(escaped): \(failure.detail)")
+        }
+        // A fragment stays the document's own, `url` escaped or not: rendered. (An escaped value, `url(\23 g)`, is
+        // refused: the check as written finds no `#` there.)
+        for fill in [#"u\72 l(#g)"#, "&#117;rl(#g)"] {
+            #expect(try await convertBounded(document(fill: fill), trap: trap).get() == .init(width: 20, height: 20))
+        }
+    }
+
     @Test("SVG noise of more octaves than show is refused before librsvg renders it without end")
     func svgTurbulence() async throws {
         let trap = directory + "/unused"

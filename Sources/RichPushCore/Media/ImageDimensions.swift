@@ -1,15 +1,42 @@
 /// An image's width and height read from its first bytes, for the types whose header says them early: PNG (the
-/// IHDR chunk, bytes 16 to 24) and JPEG (the first start-of-frame segment, after any EXIF or ICC segments that fit
-/// in the bytes given). Lets the transformation step pass a JPEG or PNG that needs nothing through without
-/// decoding anything or leaving the caller's thread. Nil when the bytes do not say (a GIF's frames are counted
-/// by the converter instead).
+/// IHDR chunk, bytes 16 to 24), JPEG (the first start-of-frame segment, after any EXIF or ICC segments that fit
+/// in the bytes given) and BMP (its info header). Lets the transformation step pass a JPEG or PNG that needs nothing
+/// through without decoding anything or leaving the caller's thread, and refuse a BMP over the pixel limit before
+/// ImageMagick's BMP coder, which decodes the whole image to say its size. Nil when the bytes do not say (a GIF's
+/// frames are counted by the converter instead).
 package enum ImageDimensions {
     package static func parse(_ head: [UInt8], type: MediaType) -> ImageSize? {
         switch type {
         case .png: return png(head)
         case .jpeg: return jpeg(head)
+        case .bmp: return bmp(head)
         default: return nil
         }
+    }
+
+    /// A BMP's size as ImageMagick's coder reads it: after the 14-byte file header (`BM`), the info header's size,
+    /// then a 12-byte core header's 16-bit width and height, or a larger header's (40 bytes or more) 32-bit ones,
+    /// little-endian, the height negative for rows stored top-down. Nil for any other start, a header size between,
+    /// or a width or height that is not above 0 (ImageMagick refuses those too).
+    package static func bmp(_ head: [UInt8]) -> ImageSize? {
+        guard head.count >= 26, head[0] == UInt8(ascii: "B"), head[1] == UInt8(ascii: "M") else { return nil }
+        func little(_ offset: Int, _ count: Int) -> UInt32 {
+            head[offset..<(offset + count)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        let headerSize = little(14, 4)
+        let width: Int
+        let height: Int
+        if headerSize == 12 {
+            width = Int(Int16(truncatingIfNeeded: little(18, 2)))
+            height = Int(Int16(truncatingIfNeeded: little(20, 2)))
+        } else if headerSize >= 40 {
+            width = Int(Int32(bitPattern: little(18, 4)))
+            height = abs(Int(Int32(bitPattern: little(22, 4))))
+        } else {
+            return nil
+        }
+        guard width > 0, height > 0 else { return nil }
+        return ImageSize(width: width, height: height)
     }
 
     private static func bigEndian(_ bytes: ArraySlice<UInt8>) -> Int {
