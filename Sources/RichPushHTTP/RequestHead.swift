@@ -35,6 +35,8 @@ package struct RequestHead: Sendable {
     /// The Content-Length and Transfer-Encoding fields' values, if present.
     package var contentLength: String? = nil
     package var transferEncoding: String? = nil
+    /// Whether the request line's version is HTTP/1.0.
+    package var http10 = false
 
     package init() {}
 
@@ -78,6 +80,11 @@ package struct RequestHead: Sendable {
             return .error(400, .badRequest, "Content-Length '\(contentLength)' is not a decimal length")
         }
         if let coding = transferEncoding {
+            // RFC 9112, 6.1: an HTTP/1.0 hop knows no Transfer-Encoding, so a proxy in front may read no body where
+            // libmicrohttpd reads a chunked one (and the chunks as the next request).
+            if http10 {
+                return .error(400, .badRequest, "Transfer-Encoding is not HTTP/1.0: its body cannot be framed")
+            }
             if contentLength != nil {
                 return .error(400, .badRequest, "both Content-Length and Transfer-Encoding are given")
             }

@@ -200,7 +200,6 @@ struct ServeCommand: ParsableCommand {
                 Output.error("richpush serve: \(error)")
                 return 70
             }
-            var reloads: TerminationSignals?
             if let tenants = plan.tenants {
                 do {
                     try host.service.replaceTenants(tenants.definitions)
@@ -208,10 +207,11 @@ struct ServeCommand: ParsableCommand {
                     Output.error("richpush serve: --tenants: \(error)")
                     return 70
                 }
-                // Taken over before the listeners are announced, as SIGTERM is: a SIGHUP would end the process.
-                reloads = TerminationSignals(signals: [SIGHUP], everyTime: true) {
-                    accessLog.append(Self.reload(tenants.file, host.service))
-                }
+            }
+            // Taken over before the listeners are announced, as SIGTERM is, with or without a tenants file: a SIGHUP
+            // (a service manager's reload, an operator's habit) would end the process at once, with no drain.
+            let reloads = TerminationSignals(signals: [SIGHUP], everyTime: true) {
+                accessLog.append(plan.tenants.map { Self.reload($0.file, host.service) } ?? Self.nothingToReload)
             }
             for (address, port) in zip(addresses, host.ports) {
                 Output.listening(address, port: port)
@@ -227,6 +227,12 @@ struct ServeCommand: ParsableCommand {
             return 0
         }
     }
+
+    /// The log line of a SIGHUP without `--tenants`: nothing is read again, and the server goes on.
+    static let nothingToReload =
+        JSONWriter.bytes(
+            .object(JSONObject([("reload", .text("nothing")), ("detail", .text("no --tenants file to read again"))])))
+        + [0x0A]
 
     /// Reads the tenants file again and puts its tenants in place (SIGHUP): the log line saying so,
     /// `{"reload":"done","tenants":N}`, or `{"reload":"refused","error":...}` when the file does not validate, and

@@ -120,8 +120,13 @@ struct WorkerCommand: ParsableCommand {
 
     static func run(_ plan: Plan) async -> Int32 {
         let (configuration, settings, metricsAddress) = (plan.configuration, plan.settings, plan.metricsAddress)
-        // SIGTERM and SIGINT are taken over before the metrics listener is announced, as `serve` does.
+        // SIGTERM and SIGINT are taken over before the metrics listener is announced, as `serve` does; SIGHUP too
+        // (a service manager's reload would end the process at once, with no drain): said, and nothing else.
         let runner = ServiceRunner(drainTimeout: settings.drainTimeout)
+        let hangups = TerminationSignals(signals: [SIGHUP], everyTime: true) {
+            Output.error("richpush worker: SIGHUP: nothing to read again; going on")
+        }
+        defer { withExtendedLifetime(hangups) {} }
         return await withEnricher(configuration) { enricher in
             let worker = StreamWorker(settings: settings, enricher: enricher, log: { Output.error($0) })
             // The health listener first: it answers (/readyz 503) until the worker's drain is done.

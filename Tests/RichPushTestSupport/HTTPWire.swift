@@ -64,6 +64,13 @@ package enum HTTPWire {
             "two equal Content-Lengths",
             "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400
         ),
+        (
+            // RFC 9112, 6.1: an HTTP/1.0 proxy reads no body here, and the chunks after the head as a request.
+            "Transfer-Encoding in HTTP/1.0",
+            "POST /v1/enrich HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+            400
+        ),
         ("Transfer-Encoding gzip", "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
         (
             "Transfer-Encoding gzip, chunked",

@@ -47,6 +47,25 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test(
+        """
+        SIGHUP without --tenants is said in the log and changes nothing: the server goes on serving, and drains at \
+        SIGTERM (it ended at once, with no drain)
+        """)
+    func hangupWithoutTenants() async throws {
+        let bed = try TestBed()
+        let server = try await ServeProcess(bed.cliOptions)
+        server.process.signal(SIGHUP)
+        try await waitUntil("the SIGHUP's log line") { server.logLines.contains { $0["reload"] != nil } }
+        let line = try #require(server.logLines.first { $0["reload"] != nil })
+        #expect(line["reload"] as? String == "nothing", "\(line)")
+        #expect(line["detail"] as? String == "no --tenants file to read again", "\(line)")
+        let reply = try await server.request(
+            "POST", "/v1/enrich", body: Self.payload(bed.url("/media/photo.jpg")))
+        #expect(reply.status == 200 && reply.json["outcome"] as? String == "complete", "\(reply.text)")
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("one payload: the result as enrich prints it, its request id, and its attachment served with type and ETag")
     func enrichOne() async throws {
         let bed = try TestBed()

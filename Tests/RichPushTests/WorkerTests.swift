@@ -423,7 +423,11 @@ struct WorkerTests {
         #expect(try redis.entries("out").count == 1)
     }
 
-    @Test("SIGTERM drains: entries in flight are finished and written, nothing left pending, exit 0")
+    @Test(
+        """
+        SIGTERM drains: entries in flight are finished and written, nothing left pending, exit 0; SIGHUP changes \
+        nothing
+        """)
     func drain() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
@@ -432,6 +436,9 @@ struct WorkerTests {
             _ = try redis.add("in", [("payload", Self.payload(bed.url("/slow/photo.jpg?ms=1000&n=\(index)")))])
         }
         try await waitUntil("three entries in flight") { bed.origin.exchanges.count == 3 }
+        // A SIGHUP is said and changes nothing (it ended the worker at once, with no drain).
+        worker.signal(SIGHUP)
+        try await waitUntil("the SIGHUP's line") { worker.stderr.contains("SIGHUP: nothing to read again") }
         worker.signal(SIGTERM)
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
         let results = try redis.entries("out")
