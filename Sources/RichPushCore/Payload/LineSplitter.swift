@@ -10,6 +10,10 @@ package struct LineSplitter: Sendable {
     private let limit: Int
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Where the search for the next newline resumes: the bytes from `start` up to here hold none. Without it, a
+    /// long line arriving in small writes was searched again from its start at each one (an 8 MB line in writes of
+    /// 512 bytes: 1.9 s of CPU).
+    private var scanned = 0
     private var skipping = false
     private var skipped = 0
 
@@ -23,12 +27,13 @@ package struct LineSplitter: Sendable {
     }
 
     /// Whether a whole line is buffered (the next `next` returns one without more input).
-    package var hasLine: Bool { buffer[start...].contains(0x0A) }
+    package var hasLine: Bool { buffer[max(start, scanned)...].contains(0x0A) }
 
     /// Adds the next bytes of the input.
     package mutating func append(_ bytes: some Collection<UInt8>) {
         if start > 0 {
             buffer.removeSubrange(0..<start)
+            scanned = max(0, scanned - start)
             start = 0
         }
         buffer += bytes
@@ -37,22 +42,26 @@ package struct LineSplitter: Sendable {
     /// The next whole line without its newline, or nil when none is buffered. At the end of the input
     /// (`atEnd`), a final line without a newline counts.
     package mutating func next(atEnd: Bool) -> Line? {
-        if let newline = buffer[start...].firstIndex(of: 0x0A) {
+        if let newline = buffer[max(start, scanned)...].firstIndex(of: 0x0A) {
             let count = newline - start
             let line = Array(buffer[start..<newline])
             start = newline + 1
+            scanned = start
             return finish(line, count: count)
         }
+        scanned = buffer.count
         if buffer.count - start > limit {
             skipping = true
             skipped += buffer.count - start
             buffer = []
             start = 0
+            scanned = 0
         }
         guard atEnd, start < buffer.count || skipping else { return nil }
         let line = Array(buffer[start...])
         buffer = []
         start = 0
+        scanned = 0
         return finish(line, count: line.count)
     }
 
