@@ -327,11 +327,11 @@ final class EnrichmentRun: Sendable {
             let attached = attachedURLs(attachments)
             for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
         }
-        var published: [String: String] = [:]
+        var published: [ExactString: String] = [:]
         // By index: `for attachment in attachments` copied each attachment (a retain of each of its strings).
         for index in attachments.indices {
             if case .published(let url)? = attachments[index].media.publication {
-                published[attachments[index].source] = url
+                published[ExactString(attachments[index].source)] = url
             }
         }
         PublishedRewrite.apply(published, to: &content)
@@ -380,10 +380,10 @@ extension EnrichmentRun {
         overrides: [AlertOverride]
     ) -> PushPayload {
         let attached = attachedURLs(attachments)
-        var published: [DevicePlatform: [String: String]] = [:]
+        var published: [DevicePlatform: [ExactString: String]] = [:]
         for attachment in attachments {
             if case .published(let url)? = attachment.media.publication {
-                published[attachment.platform, default: [:]][attachment.source] = url
+                published[attachment.platform, default: [:]][ExactString(attachment.source)] = url
             }
         }
         // Nothing to change: the message as it came, byte for byte (rewriting it set every member of a key given

@@ -102,7 +102,8 @@ public struct Preflight: Sendable {
         var problems = result.problems
         verdicts = references.map { reference in
             let mine = { (problem: EnrichmentProblem) in
-                problem.source == reference.url && (problem.platform == nil || problem.platform == reference.platform)
+                ExactString.same(problem.source, reference.url)
+                    && (problem.platform == nil || problem.platform == reference.platform)
             }
             let notes = problems.filter(mine)
             problems.removeAll(where: mine)

@@ -23,10 +23,11 @@ public struct AlertOverride: Sendable, Hashable {
     }
 
     /// Whether the override applies once the URLs `attached` are attached: every required URL is among them, and
-    /// some missing URL (when there are any) is not.
+    /// some missing URL (when there are any) is not; URLs compared byte for byte (`ExactString`).
     package func applies(attached: [String]) -> Bool {
-        requiredURLs.allSatisfy { attached.contains($0) }
-            && (missingURLs.isEmpty || missingURLs.contains { !attached.contains($0) })
+        let attached = Set(attached.map(ExactString.init))
+        return requiredURLs.allSatisfy { attached.contains(ExactString($0)) }
+            && (missingURLs.isEmpty || missingURLs.contains { !attached.contains(ExactString($0)) })
     }
 
     /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string

@@ -219,7 +219,9 @@ extension ConventionScan {
 
     /// `merge` of one reference by comparing it with each held: the same rules without the indexes.
     private mutating func mergeOne(_ added: MediaReference) {
-        if let first = references.firstIndex(where: { $0.url == added.url && $0.platform == added.platform }) {
+        if let first = references.firstIndex(where: {
+            ExactString.same($0.url, added.url) && $0.platform == added.platform
+        }) {
             if let later = added.thumbnail {
                 let earlier = references[first].thumbnail
                 references[first].thumbnail = earlier?.filled(from: later) ?? later
@@ -237,11 +239,11 @@ extension ConventionScan {
 }
 
 extension MediaReference {
-    /// What makes two references one attachment: the same URL for the same platform.
+    /// What makes two references one attachment: the same URL, byte for byte, for the same platform.
     package struct Key: Hashable {
-        var url: String
+        var url: ExactString
         var platform: DevicePlatform
     }
 
-    package var key: Key { Key(url: url, platform: platform) }
+    package var key: Key { Key(url: ExactString(url), platform: platform) }
 }

@@ -22,7 +22,8 @@ struct CacheState<Waiter> {
     }
 
     let settings: CacheSettings
-    private var slots: [String: Slot] = [:]
+    /// By URL, byte for byte (`ExactString`).
+    private var slots: [ExactString: Slot] = [:]
     /// The bytes and number of the ready entries.
     private(set) var bytes = 0
     private(set) var entries = 0
@@ -35,19 +36,19 @@ struct CacheState<Waiter> {
     /// What a payload asking for `url` at `now` does: use a fresh entry, wait for the fetch in flight, or lead
     /// one (the URL is then in flight, with its stale entry kept until the fetch settles).
     mutating func plan(_ url: String, now: ContinuousClock.Instant) -> Plan {
-        switch slots[url] {
+        switch slots[ExactString(url)] {
         case .ready(var entry)?:
             if now - entry.fetchedAt < settings.timeToLive {
                 entry.lastUsed = now
-                slots[url] = .ready(entry)
+                slots[ExactString(url)] = .ready(entry)
                 return .use(entry)
             }
-            slots[url] = .inFlight(waiters: [:], stale: entry)
+            slots[ExactString(url)] = .inFlight(waiters: [:], stale: entry)
             return .lead(stale: entry)
         case .inFlight?:
             return .wait
         case nil:
-            slots[url] = .inFlight(waiters: [:], stale: nil)
+            slots[ExactString(url)] = .inFlight(waiters: [:], stale: nil)
             return .lead(stale: nil)
         }
     }
@@ -60,24 +61,25 @@ struct CacheState<Waiter> {
 
     /// Adds `waiter` to the fetch in flight for `url`; false when there is none (it settled first).
     mutating func addWaiter(_ waiter: Waiter, id: UInt64, for url: String) -> Bool {
-        guard case .inFlight(var waiters, let stale)? = slots[url] else { return false }
+        guard case .inFlight(var waiters, let stale)? = slots[ExactString(url)] else { return false }
         waiters[id] = waiter
-        slots[url] = .inFlight(waiters: waiters, stale: stale)
+        slots[ExactString(url)] = .inFlight(waiters: waiters, stale: stale)
         return true
     }
 
     /// Takes the waiter `id` off the fetch in flight for `url` (it gave up); nil when it was told already.
     mutating func removeWaiter(id: UInt64, for url: String) -> Waiter? {
-        guard case .inFlight(var waiters, let stale)? = slots[url], let waiter = waiters.removeValue(forKey: id) else {
+        let key = ExactString(url)
+        guard case .inFlight(var waiters, let stale)? = slots[key], let waiter = waiters.removeValue(forKey: id) else {
             return nil
         }
-        slots[url] = .inFlight(waiters: waiters, stale: stale)
+        slots[key] = .inFlight(waiters: waiters, stale: stale)
         return waiter
     }
 
     /// Whether payloads wait for the fetch in flight for `url` (the URL is wanted a second time).
     func hasWaiters(_ url: String) -> Bool {
-        if case .inFlight(let waiters, _)? = slots[url] { return !waiters.isEmpty }
+        if case .inFlight(let waiters, _)? = slots[ExactString(url)] { return !waiters.isEmpty }
         return false
     }
 
@@ -93,7 +95,7 @@ struct CacheState<Waiter> {
     /// fetch began with; least recently used entries go when a bound is passed. Nothing happens when `url` is not in
     /// flight (`removeAll` dropped it).
     mutating func settle(_ url: String, entry: CacheEntry?, replacing stale: CacheEntry?) -> Settled {
-        guard case .inFlight(let waiters, _)? = slots[url] else { return Settled(unlink: [], waiters: []) }
+        guard case .inFlight(let waiters, _)? = slots[ExactString(url)] else { return Settled(unlink: [], waiters: []) }
         var unlink: [String] = []
         if let stale {
             bytes -= stale.media.bytes
@@ -101,7 +103,7 @@ struct CacheState<Waiter> {
             // Revalidated in place (the same file) is counted again below; a replaced link goes.
             if entry?.media.path != stale.media.path, let link = stale.link { unlink.append(link) }
         }
-        slots[url] = entry.map { .ready($0) }
+        slots[ExactString(url)] = entry.map { .ready($0) }
         if let entry {
             bytes += entry.media.bytes
             entries += 1
@@ -117,8 +119,9 @@ struct CacheState<Waiter> {
         guard entries > settings.maximumEntries || bytes > settings.maximumBytes else { return [] }
         let entryTarget = settings.maximumEntries - settings.maximumEntries / 10
         let byteTarget = settings.maximumBytes - settings.maximumBytes / 10
-        let candidates = slots.compactMap { key, slot -> (String, CacheEntry)? in
-            if case .ready(let entry) = slot, key != keeping { return (key, entry) }
+        let kept = ExactString(keeping)
+        let candidates = slots.compactMap { key, slot -> (ExactString, CacheEntry)? in
+            if case .ready(let entry) = slot, key != kept { return (key, entry) }
             return nil
         }.sorted { $0.1.lastUsed < $1.1.lastUsed }
         var removed: [String] = []
@@ -134,8 +137,8 @@ struct CacheState<Waiter> {
 
     /// Drops the ready entry of `url` (its file is gone); returns its link to unlink, if it had one.
     mutating func forget(_ url: String) -> String? {
-        guard case .ready(let entry)? = slots[url] else { return nil }
-        slots[url] = nil
+        guard case .ready(let entry)? = slots[ExactString(url)] else { return nil }
+        slots[ExactString(url)] = nil
         entries -= 1
         bytes -= entry.media.bytes
         return entry.link
@@ -144,16 +147,16 @@ struct CacheState<Waiter> {
     /// Records the cache's own link `media` for the entry of `url` that pointed at the first payload's file
     /// `firstPath`; false when the entry changed meanwhile (or another payload linked it first).
     mutating func recordLink(_ media: FetchedMedia, for url: String, replacing firstPath: String) -> Bool {
-        guard case .ready(var current)? = slots[url], current.media.path == firstPath else { return false }
+        guard case .ready(var current)? = slots[ExactString(url)], current.media.path == firstPath else { return false }
         current.media = media
         current.linked = true
-        slots[url] = .ready(current)
+        slots[ExactString(url)] = .ready(current)
         return true
     }
 
     /// The ready entry of `url`, if any.
     func entry(_ url: String) -> CacheEntry? {
-        if case .ready(let entry)? = slots[url] { return entry }
+        if case .ready(let entry)? = slots[ExactString(url)] { return entry }
         return nil
     }
 
