@@ -36,8 +36,18 @@ struct RenderCommand: ParsableCommand {
     static func run(_ plan: Plan) async -> Int32 {
         do {
             let renderer = try TemplateRenderer(properties: plan.params, strict: plan.strict)
-            let rendered = try renderer.render(plan.template)
-            Output.write(JSONWriter.bytes(rendered) + [0x0A])
+            let rendered = JSONWriter.bytes(try renderer.render(plan.template))
+            // What is printed is what `enrich` and `stream` read, within their payload limit: the renderer's bound
+            // counts its expressions' text, and escaping (a control character is six bytes, more inside a JSON
+            // string) can write more.
+            let limit = JSONParser.Limits().maximumBytes
+            guard rendered.count <= limit else {
+                Output.error(
+                    "richpush render: the payload is \(rendered.count) bytes once written; the payload limit is "
+                        + "\(limit)")
+                return 1
+            }
+            Output.write(rendered + [0x0A])
             return 0
         } catch {
             Output.error("richpush render: \(error.detail)")

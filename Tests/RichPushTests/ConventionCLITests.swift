@@ -92,6 +92,34 @@ struct ConventionCLITests {
         #expect(missing.status == 64)
         #expect(missing.stderr.contains("--params"))
     }
+
+    @Test(
+        """
+        render prints nothing past the payload limit once written: expressions within their 1 MiB whose control \
+        characters are escaped to six bytes each are refused (exit 1), not printed for enrich to refuse
+        """)
+    func renderWrittenSize() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let template = directory + "/template.json"
+        let params = directory + "/params.json"
+        try Data(#"{"aps":{"alert":"$(a)"},"b":"$(a)"}"#.utf8).write(to: URL(fileURLWithPath: template))
+        func write(_ count: Int) throws {
+            let value = String(repeating: "\\u0001", count: count)
+            try Data(#"{"a":"\#(value)"}"#.utf8).write(to: URL(fileURLWithPath: params))
+        }
+        // 2 x 100,000 characters: 200,000 bytes of expressions, 1.2 MB written.
+        try write(100_000)
+        let refused = try await CLI.run(["render", "--template", template, "--params", params])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("bytes once written; the payload limit is 1048576"), "\(refused.stderr)")
+        // 2 x 80,000: 960,000 bytes written, printed and read back.
+        try write(80_000)
+        let printed = try await CLI.run(["render", "--template", template, "--params", params])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        #expect((try? PushPayload(parsing: Array(printed.stdout.utf8.dropLast()))) != nil)
+    }
 }
 
 /// Issue 24: round three's conventions through the CLI, against the loopback origin.
