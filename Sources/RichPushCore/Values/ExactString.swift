@@ -11,7 +11,9 @@ package struct ExactString: Hashable, Sendable {
 
     package func hash(into hasher: inout Hasher) {
         // The same bytes whichever path: contiguous UTF-8 (every native string), else copied out.
-        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let hashed: Void? = text.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0))
+        }
         if hashed == nil { Array(text.utf8).withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 
