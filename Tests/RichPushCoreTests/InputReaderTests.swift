@@ -30,3 +30,31 @@ import Testing
         #expect(try read.get() == [])
     }
 }
+
+/// Reading a file in chunks by its path.
+@Suite struct ReadChunksTests {
+    @Test(
+        """
+        a FIFO at the path is refused at once (EINVAL), never waited on: one raced onto a published name after its \
+        lstat blocked the publisher's thread for ever; a regular file is read whole
+        """)
+    func fifoRefused() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/name.jpg"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let outcome = try await result(of: "readChunks on the FIFO to return", within: .seconds(10), unblocking: fifo) {
+            FileSystem.readChunks(fifo) { _ in true }
+        }
+        #expect(outcome == EINVAL)
+        let file = directory + "/file.jpg"
+        try Data(repeating: 7, count: 300_000).write(to: URL(fileURLWithPath: file))
+        var total = 0
+        let failed = FileSystem.readChunks(file) { chunk in
+            total += chunk.count
+            return true
+        }
+        #expect(failed == nil)
+        #expect(total == 300_000)
+    }
+}

@@ -5,9 +5,9 @@
 /// The few file-system operations the store and the CLI need, on POSIX calls directly, so that neither needs
 /// Foundation (FoundationEssentials alone costs about 1.5 MB of resident memory per process).
 package enum FileSystem {
-    /// Reads the file at `path` (never through a link) in chunks of 256 KiB, handing each to `body`, which returns
-    /// false to stop. Returns nil when it was read to the end or `body` stopped, else the errno of the open or read
-    /// that failed.
+    /// Reads the file at `path` (never through a link; a regular file alone, else EINVAL) in chunks of 256 KiB,
+    /// handing each to `body`, which returns false to stop. Returns nil when it was read to the end or `body`
+    /// stopped, else the errno of the open or read that failed.
     package static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) -> Bool) -> Int32? {
         var buffer = readBuffer(count: 256 * 1024)
         return readChunks(path, buffer: &buffer, body)
@@ -26,9 +26,14 @@ package enum FileSystem {
         _ path: String, buffer: inout [UInt8], _ body: (UnsafeRawBufferPointer) -> Bool
     ) -> Int32? {
         precondition(!buffer.isEmpty, "readChunks needs a buffer to read into")
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Opened without blocking, and read only when it is a regular file: a FIFO put at the name (raced in after
+        // a caller's `lstat`, in a published directory others may write) blocked the open, and its thread, for ever.
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return errno }
         defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return errno }
+        guard info.st_mode & S_IFMT == S_IFREG else { return EINVAL }
         return readChunks(descriptor, buffer: &buffer, body)
     }
 
