@@ -333,6 +333,35 @@ struct MediaCacheTests {
         }
     }
 
+    @Test(
+        """
+        a cache directory removed under a running cache (richpush gc past its age) is made again and refilled: one \
+        fetch more, then hits, where every payload fetched again
+        """)
+    func cacheDirectoryRemoved() async throws {
+        let bed = try TestBed()
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/media/logo.png")
+            for _ in 1...2 { #expect(await enricher.enrich(payload, timeout: .seconds(10)).outcome == .complete) }
+            #expect(requests(bed, "/media/logo.png") == 1)
+            let caches = try FileManager.default.contentsOfDirectory(atPath: bed.attachments).filter {
+                $0.hasPrefix(".cache-")
+            }
+            #expect(caches.count == 1)
+            // As gc removes it: the directory and its links.
+            for cache in caches { try FileManager.default.removeItem(atPath: bed.attachments + "/" + cache) }
+            for round in 1...4 {
+                let result = await enricher.enrich(payload, timeout: .seconds(10))
+                #expect(result.outcome == .complete)
+                #expect(
+                    Array(FileManager.default.contents(atPath: result.attachments[0].media.path) ?? Data())
+                        == fixture("logo.png"), "round \(round)")
+            }
+            #expect(requests(bed, "/media/logo.png") == 2, "the cache was not refilled: each payload fetched")
+            #expect(bed.cacheFiles().count == 1)
+        }
+    }
+
     @Test("a 304 keeps its entry counted once: revalidating one URL again and again evicts no other")
     func revalidationCountsOnce() async throws {
         // Stale at once, so every ask after the first revalidates; room for exactly the two URLs.

@@ -193,12 +193,23 @@ package final class MediaCache: Sendable {
         }
     }
 
-    /// The cache directory, made and opened once; nil when it cannot be (the cache then keeps nothing).
+    /// The cache directory, made and opened at the first entry, and again once it is gone; nil when it cannot be
+    /// made (the cache then keeps nothing).
     private func cacheDirectory() -> Directory? {
         linksDirectory.withLock { directory in
             if directory == nil { directory = try? store.makeCacheDirectory(id) }
             return directory
         }
+    }
+
+    /// Whether `directory`, the cache directory, was removed (`richpush gc` takes one older than its age: an idle
+    /// night at an hourly timer's setting); then it is let go of, and the next entry makes it again. Asked when a
+    /// link in it failed: before, every link failed from then on, and each payload fetched its URL again.
+    private func forgetIfRemoved(_ directory: Directory) -> Bool {
+        var info = stat()
+        guard fstat(directory.descriptor, &info) == 0, info.st_nlink == 0 else { return false }
+        linksDirectory.withLock { if $0 === directory { $0 = nil } }
+        return true
     }
 
     /// The name of a cached file in the cache directory (`<root>/.cache-<id>/<name>`).
@@ -216,14 +227,19 @@ package final class MediaCache: Sendable {
     /// Keeps a hard link to a freshly fetched file in the cache directory; nil when the disk refuses.
     private func cache(_ media: FetchedMedia) -> FetchedMedia? {
         let root = store.directory.path + "/"
-        guard let directory = cacheDirectory(), media.path.hasPrefix(root) else { return nil }
+        guard let opened = cacheDirectory(), media.path.hasPrefix(root) else { return nil }
         // One link per entry, not per content hash: evicting one URL must not unlink another URL's bytes.
         let name = RandomName.uuid() + "." + media.type.fileExtension
         // The fetched file is `<root>/<uuid>/<name>`: linked from the root's descriptor, not by its path.
+        var directory = opened
         do {
             try directory.link(String(media.path.dropFirst(root.count)), from: store.directory, as: name)
         } catch {
-            return nil
+            // Once more in a new cache directory when the old one was removed.
+            guard forgetIfRemoved(directory), let made = cacheDirectory(),
+                (try? made.link(String(media.path.dropFirst(root.count)), from: store.directory, as: name)) != nil
+            else { return nil }
+            directory = made
         }
         var cached = media
         cached.path = directory.path + "/" + name
@@ -253,9 +269,13 @@ package final class MediaCache: Sendable {
 
     /// A new attachment for one payload, linked to the cached file; nil when the cached file is gone.
     private func link(_ cached: FetchedMedia) -> FetchedMedia? {
-        guard let cache = cacheDirectory(),
-            let (directory, path) = try? linkAttachment(cachedName(cached.path), in: cache, cached.type.fileExtension)
-        else { return nil }
+        guard let cache = cacheDirectory() else { return nil }
+        guard let (directory, path) = try? linkAttachment(cachedName(cached.path), in: cache, cached.type.fileExtension)
+        else {
+            // The cached file is gone: with its directory, perhaps, which the next entry then makes again.
+            _ = forgetIfRemoved(cache)
+            return nil
+        }
         var media = cached
         media.path = path
         media.directory = directory
