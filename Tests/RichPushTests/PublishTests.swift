@@ -145,8 +145,8 @@ struct PublishTests {
 
     @Test(
         """
-        a directory others may write to is refused, at the command's start and before each file; one group may \
-        write to, or a link to a directory, is used
+        a directory others may write to, or another user's, is refused, at the command's start and before each \
+        file; one group may write to, or a link to a directory, is used
         """)
     func directoryChecked() async throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
@@ -176,6 +176,22 @@ struct PublishTests {
             #expect(run.stderr.contains("--publish-dir: " + reason), "\(run.stderr)")
         }
         chmod(directory, 0o775)
+        // Another user's directory (even one made in a sticky /tmp) is theirs to fill: refused. The tests run as
+        // root here, which may give it away.
+        if geteuid() == 0 {
+            #expect(chown(directory, 65534, 65534) == 0)
+            #expect(throws: PublishFailure.self) { try publisher.publish(media) }
+            do {
+                try publisher.check()
+                Issue.record("another user's directory passed")
+            } catch {
+                #expect(
+                    error.detail.hasPrefix("\(directory) is owned by uid 65534, not by this process's uid 0 or root"),
+                    "\(error.detail)")
+            }
+            #expect(!published().contains { $0.hasPrefix(sha) }, "nothing written in another user's directory")
+            #expect(chown(directory, 0, 0) == 0)
+        }
         #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
         // Through a link to the directory: what it leads to is judged, and used.
         let link = directory + "-link"

@@ -66,11 +66,11 @@ public struct DirectoryPublisher: MediaPublisher {
         return url
     }
 
-    /// Refuses a directory that others may write to (mode `o+w`, sticky or not): anyone on the machine could then
-    /// put their own file at a published name, or one not yet published, and the web server would serve it as the
-    /// image. The directory may be a link (to a web root, say): what it leads to is judged. A missing directory
-    /// passes (it is made, mode 0755, at the first publication). Checked before each file is written, and by the
-    /// command line at its start.
+    /// Refuses a directory that others may write to (mode `o+w`, sticky or not), or that another user than this
+    /// process's (or root) owns: anyone on the machine, or its owner, could then put their own file at a published
+    /// name, or one not yet published, and the web server would serve it as the image. The directory may be a link
+    /// (to a web root, say): what it leads to is judged. A missing directory passes (it is made, mode 0755, at the
+    /// first publication). Checked before each file is written, and by the command line at its start.
     /// - Throws: `PublishFailure` naming the directory and why.
     public func check() throws(PublishFailure) {
         var info = stat()
@@ -86,6 +86,13 @@ public struct DirectoryPublisher: MediaPublisher {
             throw PublishFailure(
                 "\(directory) is writable by others (mode \(mode)): anyone on this machine could put a file of theirs "
                     + "at a published name")
+        }
+        // Its owner may always write in it (and make it writable): another user's directory, even one made in a
+        // sticky /tmp, is theirs to fill.
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw PublishFailure(
+                "\(directory) is owned by uid \(info.st_uid), not by this process's uid \(geteuid()) or root: its "
+                    + "owner could put a file of theirs at a published name")
         }
     }
 
