@@ -71,6 +71,29 @@ struct PublishTests {
         }
         #expect(FileManager.default.contents(atPath: elsewhere) == Data("victim".utf8))
         #expect(published() == ["\(sha).jpg"], "no temporary file is left")
+        // The right bytes, in a file not as this publisher leaves one (others may write to it, it is linked
+        // elsewhere, or another user's: rewritable in place after the check): replaced by a file of our own.
+        let hardLink = directory + "/elsewhere.jpg"
+        defer { try? FileManager.default.removeItem(atPath: hardLink) }
+        let owners: [(String, () throws -> Void)] = [
+            ("mode 0666", { chmod(target, 0o666) }),
+            ("hard-linked", { #expect(link(target, hardLink) == 0) }),
+            ("another user's", { #expect(geteuid() != 0 || chown(target, 65534, 65534) == 0) }),
+        ]
+        for (name, plant) in owners {
+            try? FileManager.default.removeItem(atPath: hardLink)
+            try Data(bytes).write(to: URL(fileURLWithPath: target))
+            chmod(target, 0o644)
+            let planted = try inode()
+            try plant()
+            #expect(try publisher.publish(media) == "\(Self.base)/\(sha).jpg")
+            #expect(try inode() != planted, "\(name): kept")
+            let attributes = try FileManager.default.attributesOfItem(atPath: target)
+            #expect(attributes[.posixPermissions] as? Int == 0o644, "\(name)")
+            #expect(attributes[.ownerAccountID] as? Int == Int(geteuid()), "\(name)")
+            #expect(FileManager.default.contents(atPath: target) == Data(bytes))
+        }
+        try? FileManager.default.removeItem(atPath: hardLink)
         // Without a hash to name it by, nothing is published.
         var unnamed = media
         unnamed.sha256 = "../../etc/passwd"

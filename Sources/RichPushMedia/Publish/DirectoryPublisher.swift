@@ -96,10 +96,15 @@ public struct DirectoryPublisher: MediaPublisher {
         }
     }
 
-    /// Whether `target` is `media` published: a regular file (never followed if a link) of its size and SHA-256.
+    /// Whether `target` is `media` published: a regular file (never followed if a link) of its size and SHA-256,
+    /// as this publisher leaves one: this process's user's, mode 0644, one link. Another user's file, one others may
+    /// write to, or one hard-linked elsewhere could be rewritten in place after the check (which is then trusted
+    /// while its inode, size and modification time stay): replaced instead.
     private func holds(_ media: FetchedMedia, at target: String) -> Bool {
         var info = stat()
-        guard lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == media.bytes else {
+        guard lstat(target, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == media.bytes,
+            info.st_uid == geteuid(), info.st_mode & 0o7777 == 0o644, info.st_nlink == 1
+        else {
             return false
         }
         let identity = FileIdentity(
