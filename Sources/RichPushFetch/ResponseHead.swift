@@ -96,7 +96,7 @@ struct ResponseHead {
     private mutating func takeContentLength(_ value: UnsafeRawBufferPointer.SubSequence) -> FetchFailure? {
         // A list of the same length (`42, 42`) is one length.
         let lengths = value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
-            Array($0.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed())
+            Array(Self.trimmed($0))
         }
         let text = String(decoding: value.prefix(100), as: UTF8.self)
         guard let first = lengths.first, !first.isEmpty, first.allSatisfy({ (0x30...0x39).contains($0) }),
@@ -136,8 +136,13 @@ struct ResponseHead {
         let count = name.utf8.count
         guard line.count > count, line[count] == UInt8(ascii: ":") else { return nil }
         for (index, byte) in name.utf8.enumerated() where (line[index] | 0x20) != byte { return nil }
+        return trimmed(line[(count + 1)...])
+    }
+
+    /// `bytes` without the spaces, tabs, CRs and LFs at either end.
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer.SubSequence) -> UnsafeRawBufferPointer.SubSequence {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
-        var value = line[(count + 1)...]
+        var value = bytes
         while let first = value.first, isSpace(first) { value = value.dropFirst() }
         while let last = value.last, isSpace(last) { value = value.dropLast() }
         return value

@@ -1,3 +1,5 @@
+import RichPushCore
+
 /// What a BMP's header says about alpha. ImageMagick (6.9.11, the BMP coder libvips 8.14 reads BMP through) takes
 /// the fourth byte of a 32-bit BI_RGB pixel as alpha whenever one of them is not zero, though Microsoft's format
 /// says that byte is unused: such files came out partly transparent. Alpha is real only where the header declares
@@ -6,9 +8,7 @@ enum BMPHeader {
     /// Whether the BMP starting with `head` (its first 70 bytes at least) has a real alpha channel.
     static func hasAlpha(_ head: [UInt8]) -> Bool {
         guard head.count >= 70, head[0] == UInt8(ascii: "B"), head[1] == UInt8(ascii: "M") else { return false }
-        func little(_ offset: Int, _ count: Int) -> UInt32 {
-            head[offset..<(offset + count)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
-        }
+        let little = { ImageDimensions.littleEndian(head, at: $0, count: $1) }
         let headerSize = little(14, 4)
         let compression = little(30, 4)
         // BI_BITFIELDS (3) with a header that has an alpha mask field (56 bytes or more), or BI_ALPHABITFIELDS (6),

@@ -1,3 +1,5 @@
+import RichPushCore
+
 /// Finds what in an SVG document would make a renderer reach outside it. librsvg (Debian 12's 2.54), given the
 /// document from memory with no base location, still opened an absolute `file://` image reference (seen in a
 /// test: it blocked on a FIFO), so RichPush does not rely on the renderer's policy: a document with any such
@@ -143,8 +145,8 @@ struct SVGReferences {
             guard index < xml.count else { break }
             var scalar: UInt32 = 0
             var digits = 0
-            while digits < 6, index < xml.count, let digit = hexValue(xml[index]) {
-                scalar = scalar << 4 | digit
+            while digits < 6, index < xml.count, let digit = RichPushCore.hexValue(xml[index], lowercaseOnly: false) {
+                scalar = scalar << 4 | UInt32(digit)
                 digits += 1
                 index += 1
             }
@@ -187,8 +189,8 @@ struct SVGReferences {
         for byte in digits {
             let digit: UInt32
             if hex {
-                guard let found = hexValue(byte) else { return nil }
-                digit = found
+                guard let found = RichPushCore.hexValue(byte, lowercaseOnly: false) else { return nil }
+                digit = UInt32(found)
             } else {
                 guard (0x30...0x39).contains(byte) else { return nil }
                 digit = UInt32(byte - 0x30)

@@ -25,9 +25,8 @@ public struct AlertOverride: Sendable, Hashable {
     /// Whether the override applies once the URLs `attached` are attached: every required URL is among them, and
     /// some missing URL (when there are any) is not; URLs compared byte for byte (`ExactString`).
     package func applies(attached: [String]) -> Bool {
-        let attached = Set(attached.map(ExactString.init))
-        return requiredURLs.allSatisfy { attached.contains(ExactString($0)) }
-            && (missingURLs.isEmpty || missingURLs.contains { !attached.contains(ExactString($0)) })
+        let isAttached = { (url: String) in attached.contains { ExactString.same($0, url) } }
+        return requiredURLs.allSatisfy(isAttached) && (missingURLs.isEmpty || missingURLs.contains { !isAttached($0) })
     }
 
     /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string

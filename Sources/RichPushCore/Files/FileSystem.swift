@@ -26,15 +26,34 @@ package enum FileSystem {
         _ path: String, buffer: inout [UInt8], _ body: (UnsafeRawBufferPointer) -> Bool
     ) -> Int32? {
         precondition(!buffer.isEmpty, "readChunks needs a buffer to read into")
-        // Opened without blocking, and read only when it is a regular file: a FIFO put at the name (raced in after
-        // a caller's `lstat`, in a published directory others may write) blocked the open, and its thread, for ever.
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return errno }
+        let descriptor: Int32
+        switch openRegularFile(path, followingLinks: false) {
+        case .success(let opened): descriptor = opened
+        case .failure(let failed): return failed.code
+        }
         defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return errno }
-        guard info.st_mode & S_IFMT == S_IFREG else { return EINVAL }
         return readChunks(descriptor, buffer: &buffer, body)
+    }
+
+    /// The errno of a failed `openRegularFile`.
+    package struct OpenFailure: Error {
+        package let code: Int32
+    }
+
+    /// Opens `path` for reading, without blocking, when it is a regular file (links followed only with
+    /// `followingLinks`): the descriptor, to close, else the errno (EINVAL when it is no regular file). A FIFO put at
+    /// the name (raced in after a caller's `lstat`, in a published directory others may write) blocked an open, and
+    /// its thread, for ever; its reads would block too.
+    package static func openRegularFile(_ path: String, followingLinks: Bool) -> Result<Int32, OpenFailure> {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else { return .failure(OpenFailure(code: errno)) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            let code = info.st_mode & S_IFMT == S_IFREG ? errno : EINVAL
+            close(descriptor)
+            return .failure(OpenFailure(code: code))
+        }
+        return .success(descriptor)
     }
 
     /// `readChunks(_:buffer:_:)` of a file the caller opened, from where it stands.
@@ -80,13 +99,14 @@ package enum FileSystem {
     /// Without this, a bundle that is not one was taken at start, and every https transfer failed `tls` after.
     package static func certificateBundleProblem(_ path: String) -> (code: EnrichmentProblem.Code, detail: String)? {
         let unreadable = (EnrichmentProblem.Code.unreadable, "cannot read '\(path)'")
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return unreadable }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        let descriptor: Int32
+        switch openRegularFile(path, followingLinks: true) {
+        case .success(let opened): descriptor = opened
+        case .failure(let failed) where failed.code == EINVAL:
             return (.unreadable, "cannot read '\(path)': not a regular file")
+        case .failure: return unreadable
         }
+        defer { close(descriptor) }
         let markers = [
             "-----BEGIN CERTIFICATE-----", "-----BEGIN TRUSTED CERTIFICATE-----", "-----BEGIN X509 CERTIFICATE-----",
         ].map { Array($0.utf8) }

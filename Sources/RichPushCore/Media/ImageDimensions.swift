@@ -20,9 +20,7 @@ package enum ImageDimensions {
     /// or a width or height that is not above 0 (ImageMagick refuses those too).
     package static func bmp(_ head: [UInt8]) -> ImageSize? {
         guard head.count >= 26, head[0] == UInt8(ascii: "B"), head[1] == UInt8(ascii: "M") else { return nil }
-        func little(_ offset: Int, _ count: Int) -> UInt32 {
-            head[offset..<(offset + count)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
-        }
+        let little = { littleEndian(head, at: $0, count: $1) }
         let headerSize = little(14, 4)
         let width: Int
         let height: Int
@@ -37,6 +35,11 @@ package enum ImageDimensions {
         }
         guard width > 0, height > 0 else { return nil }
         return ImageSize(width: width, height: height)
+    }
+
+    /// The `count` bytes of `bytes` at `offset`, little-endian (a BMP's fields).
+    package static func littleEndian(_ bytes: [UInt8], at offset: Int, count: Int) -> UInt32 {
+        bytes[offset..<(offset + count)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     private static func bigEndian(_ bytes: ArraySlice<UInt8>) -> Int {

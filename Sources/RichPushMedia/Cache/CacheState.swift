@@ -36,19 +36,20 @@ struct CacheState<Waiter> {
     /// What a payload asking for `url` at `now` does: use a fresh entry, wait for the fetch in flight, or lead
     /// one (the URL is then in flight, with its stale entry kept until the fetch settles).
     mutating func plan(_ url: String, now: ContinuousClock.Instant) -> Plan {
-        switch slots[ExactString(url)] {
+        let key = ExactString(url)
+        switch slots[key] {
         case .ready(var entry)?:
             if now - entry.fetchedAt < settings.timeToLive {
                 entry.lastUsed = now
-                slots[ExactString(url)] = .ready(entry)
+                slots[key] = .ready(entry)
                 return .use(entry)
             }
-            slots[ExactString(url)] = .inFlight(waiters: [:], stale: entry)
+            slots[key] = .inFlight(waiters: [:], stale: entry)
             return .lead(stale: entry)
         case .inFlight?:
             return .wait
         case nil:
-            slots[ExactString(url)] = .inFlight(waiters: [:], stale: nil)
+            slots[key] = .inFlight(waiters: [:], stale: nil)
             return .lead(stale: nil)
         }
     }
@@ -61,9 +62,10 @@ struct CacheState<Waiter> {
 
     /// Adds `waiter` to the fetch in flight for `url`; false when there is none (it settled first).
     mutating func addWaiter(_ waiter: Waiter, id: UInt64, for url: String) -> Bool {
-        guard case .inFlight(var waiters, let stale)? = slots[ExactString(url)] else { return false }
+        let key = ExactString(url)
+        guard case .inFlight(var waiters, let stale)? = slots[key] else { return false }
         waiters[id] = waiter
-        slots[ExactString(url)] = .inFlight(waiters: waiters, stale: stale)
+        slots[key] = .inFlight(waiters: waiters, stale: stale)
         return true
     }
 
@@ -95,7 +97,8 @@ struct CacheState<Waiter> {
     /// fetch began with; least recently used entries go when a bound is passed. Nothing happens when `url` is not in
     /// flight (`removeAll` dropped it).
     mutating func settle(_ url: String, entry: CacheEntry?, replacing stale: CacheEntry?) -> Settled {
-        guard case .inFlight(let waiters, _)? = slots[ExactString(url)] else { return Settled(unlink: [], waiters: []) }
+        let key = ExactString(url)
+        guard case .inFlight(let waiters, _)? = slots[key] else { return Settled(unlink: [], waiters: []) }
         var unlink: [String] = []
         if let stale {
             bytes -= stale.media.bytes
@@ -103,7 +106,7 @@ struct CacheState<Waiter> {
             // Revalidated in place (the same file) is counted again below; a replaced link goes.
             if entry?.media.path != stale.media.path, let link = stale.link { unlink.append(link) }
         }
-        slots[ExactString(url)] = entry.map { .ready($0) }
+        slots[key] = entry.map { .ready($0) }
         if let entry {
             bytes += entry.media.bytes
             entries += 1
@@ -137,8 +140,9 @@ struct CacheState<Waiter> {
 
     /// Drops the ready entry of `url` (its file is gone); returns its link to unlink, if it had one.
     mutating func forget(_ url: String) -> String? {
-        guard case .ready(let entry)? = slots[ExactString(url)] else { return nil }
-        slots[ExactString(url)] = nil
+        let key = ExactString(url)
+        guard case .ready(let entry)? = slots[key] else { return nil }
+        slots[key] = nil
         entries -= 1
         bytes -= entry.media.bytes
         return entry.link
@@ -147,10 +151,11 @@ struct CacheState<Waiter> {
     /// Records the cache's own link `media` for the entry of `url` that pointed at the first payload's file
     /// `firstPath`; false when the entry changed meanwhile (or another payload linked it first).
     mutating func recordLink(_ media: FetchedMedia, for url: String, replacing firstPath: String) -> Bool {
-        guard case .ready(var current)? = slots[ExactString(url)], current.media.path == firstPath else { return false }
+        let key = ExactString(url)
+        guard case .ready(var current)? = slots[key], current.media.path == firstPath else { return false }
         current.media = media
         current.linked = true
-        slots[ExactString(url)] = .ready(current)
+        slots[key] = .ready(current)
         return true
     }
 

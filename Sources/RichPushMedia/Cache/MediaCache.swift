@@ -231,13 +231,12 @@ package final class MediaCache: Sendable {
         // One link per entry, not per content hash: evicting one URL must not unlink another URL's bytes.
         let name = RandomName.uuid() + "." + media.type.fileExtension
         // The fetched file is `<root>/<uuid>/<name>`: linked from the root's descriptor, not by its path.
+        let fetched = String(media.path.dropFirst(root.count))
         var directory = opened
-        do {
-            try directory.link(String(media.path.dropFirst(root.count)), from: store.directory, as: name)
-        } catch {
+        if (try? directory.link(fetched, from: store.directory, as: name)) == nil {
             // Once more in a new cache directory when the old one was removed.
             guard forgetIfRemoved(directory), let made = cacheDirectory(),
-                (try? made.link(String(media.path.dropFirst(root.count)), from: store.directory, as: name)) != nil
+                (try? made.link(fetched, from: store.directory, as: name)) != nil
             else { return nil }
             directory = made
         }
