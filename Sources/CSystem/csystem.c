@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -95,6 +96,20 @@ int csystem_die_with_parent(int parent) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return errno;
     // A parent that ended before the request was made sent nothing: the child was handed to another.
     return getppid() == parent ? 0 : ESRCH;
+}
+
+int csystem_open_unnamed(const char *directory, unsigned int mode) {
+    if (access("/proc/self/fd", X_OK) != 0) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+}
+
+int csystem_link_unnamed(int descriptor, const char *path) {
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", descriptor);
+    return linkat(AT_FDCWD, name, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
 }
 
 int csystem_pipe(int ends[2]) {

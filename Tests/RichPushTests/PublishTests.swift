@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushMedia
 @testable import RichPushTransform
 
 /// Publishing: attachments written content-addressed to a directory devices fetch from, and the vendor's field in
@@ -100,6 +101,32 @@ struct PublishTests {
         #expect(throws: PublishFailure.self) { try publisher.publish(unnamed) }
     }
 
+    @Test(
+        """
+        a copy on its way into the directory has no name there (a process killed mid-copy leaves nothing), is \
+        named only when linked, and replaces a file through a hidden name it does not leave
+        """)
+    func stagedWithoutName() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let staged = try DirectoryPublisher.Staged(in: directory, for: "a.jpg")
+        defer { staged.discard() }
+        #expect(!staged.named, "this file system makes unnamed files")
+        #expect(Array("whole".utf8).withUnsafeBytes { FileSystem.writeAll(staged.descriptor, $0) } == nil)
+        #expect(published() == [], "nothing in the directory while the copy is written")
+        #expect(staged.link(as: directory + "/a.jpg") == 0)
+        #expect(staged.link(as: directory + "/a.jpg") == EEXIST)
+        try Data("other".utf8).write(to: URL(fileURLWithPath: directory + "/b.jpg"))
+        #expect(staged.replace(directory + "/b.jpg") == 0)
+        #expect(published() == ["a.jpg", "b.jpg"], "no hidden name left")
+        #expect(FileManager.default.contents(atPath: directory + "/b.jpg") == Data("whole".utf8))
+        // Closed without a name, a copy is gone.
+        let dropped = try DirectoryPublisher.Staged(in: directory, for: "c.jpg")
+        #expect(Array("half".utf8).withUnsafeBytes { FileSystem.writeAll(dropped.descriptor, $0) } == nil)
+        dropped.discard()
+        #expect(published() == ["a.jpg", "b.jpg"])
+    }
+
     @Test("the vendor's field is rewritten to the published URL; the attachment records it")
     func rewrite() async throws {
         let bed = try bed()
@@ -127,6 +154,50 @@ struct PublishTests {
             #expect(inner["call_id"] as? String == "8f2c", "the rest of the string kept")
             // Everything outside it as it came.
             #expect(result.content?.root["aps"] == (try bed.fixturePayload("zego-string.json")).root["aps"])
+        }
+    }
+
+    @Test(
+        """
+        a custom convention's URL inside a JSON string at any key is rewritten there, as are strings equal to it in \
+        JSON strings nested deeper and in arrays; each stays a string, and a string merely containing the URL is kept
+        """)
+    func customJSONString() async throws {
+        let directory = directory
+        let bed = try TestBed { configuration in
+            configuration.publisher = DirectoryPublisher(directory: directory, baseURL: Self.base + "/")
+            configuration.conventions.register(
+                KeyPathConvention(name: "legacy", path: ["extra", "@json", "image"], identifier: "legacy"))
+        }
+        let url = bed.url("/media/photo.jpg")
+        let sha = TransformStepTests.sha256(of: "photo.jpg")
+        let published = "\(Self.base)/\(sha).jpg"
+        func encoded(_ value: Any) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
+        }
+        let deep = try encoded(["link": url, "note": "see \(url)"])
+        let extra = try encoded(["image": url, "deep": deep, "list": [url, 7], "title": "Caf\u{e9}"])
+        let payload = try PushPayload(
+            parsing: JSONSerialization.data(withJSONObject: [
+                "aps": ["alert": "hi", "mutable-content": 1], "extra": extra,
+                "elsewhere": try encoded([url]), "mention": "\(url) ",
+            ]))
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(payload)
+            #expect(result.problems.isEmpty, "\(result.problems)")
+            #expect(result.attachments.map(\.convention) == ["legacy"])
+            let root = try #require(result.content?.root)
+            let text = try #require(root["extra"]?.stringValue, "extra is still a string")
+            let inner = try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            #expect(inner["image"] as? String == published)
+            #expect(inner["title"] as? String == "Caf\u{e9}", "the rest of the string kept")
+            #expect((inner["list"] as? [Any])?.first as? String == published)
+            let deeper = try #require(inner["deep"] as? String, "a string inside the string stays one")
+            let link = try #require(JSONSerialization.jsonObject(with: Data(deeper.utf8)) as? [String: Any])
+            #expect(link["link"] as? String == published)
+            #expect(link["note"] as? String == "see \(url)", "a string containing the URL is not the URL")
+            #expect(root["elsewhere"]?.stringValue == "[\"\(published)\"]", "a JSON array in a string")
+            #expect(root["mention"]?.stringValue == "\(url) ")
         }
     }
 

@@ -39,6 +39,16 @@ int csystem_spawn_default_signals(posix_spawnattr_t *attributes, const int *sign
 // process another thread spawns meanwhile inherits them; 0, or an errno.
 int csystem_pipe(int ends[2]);
 
+// Opens a new regular file in `directory` that has no name (O_TMPFILE), write-only and close-on-exec, created with
+// `mode` (less the umask): it is gone when closed or when the process dies, even by SIGKILL, until
+// `csystem_link_unnamed` gives it a name. The descriptor, or -1 with errno: EOPNOTSUPP (or EISDIR, EINVAL) when the
+// file system or kernel makes none, and EOPNOTSUPP too when /proc/self/fd, through which it is named, is missing.
+int csystem_open_unnamed(const char *directory, unsigned int mode);
+
+// Gives the file `csystem_open_unnamed` opened at `descriptor` the name `path` (linkat of /proc/self/fd/N, which
+// needs no privilege where AT_EMPTY_PATH does); fails with EEXIST when `path` exists. 0, or an errno.
+int csystem_link_unnamed(int descriptor, const char *path);
+
 // The resource limits a process may set on itself with `csystem_set_limit`.
 enum csystem_limit {
     CSYSTEM_LIMIT_ADDRESS_SPACE,  // RLIMIT_AS, in bytes

@@ -56,7 +56,8 @@ public struct TemplateRenderer: Sendable {
     /// - Throws: `TemplateError` naming a malformed expression, or (strict) a missing property.
     public func render(_ template: PushPayload.JSON) throws(TemplateError) -> PushPayload.JSON {
         var budget = maximumBytes
-        return try template.replacingStrings(insideJSONStringsAt: Self.jsonStringKeys) { (text) throws(TemplateError) in
+        let descent = PushPayload.JSON.JSONStringDescent.topLevel(Self.jsonStringKeys)
+        return try template.replacingStrings(insideJSONStrings: descent) { (text) throws(TemplateError) in
             try evaluate(text.value, budget: &budget)
         } ?? template
     }

@@ -1,18 +1,29 @@
 extension PushPayload.JSON {
+    /// Which strings holding JSON `replacingStrings` searches inside.
+    package enum JSONStringDescent: Sendable {
+        /// The top-level members with these names whose string holds a JSON object (ZEGOCLOUD's `payload`,
+        /// Notifee's `notifee_options`), and no string inside those.
+        case topLevel(Set<String>)
+        /// Every string, at any level, whose text is a JSON object or array, and the strings inside those, up to
+        /// `levels` strings deep (each level escapes the one inside it again, so a payload's size bounds it too).
+        case everywhere(levels: Int)
+    }
+
     /// This value with its strings replaced, through objects and arrays: `replacement` is asked for each string, and
-    /// nil keeps it. At the top level, a member named in `jsonStringKeys` whose string holds a JSON object
-    /// (ZEGOCLOUD's `payload`, Notifee's `notifee_options`) has its strings replaced inside instead, and is encoded
-    /// again only when something in it changed. Returns nil when nothing changed, so that what was not touched keeps
-    /// its text as parsed. Shared by the template renderer and the publisher's URL rewrite.
+    /// nil keeps it. A string that `descent` names and that holds JSON has its strings replaced inside instead, and
+    /// is encoded again only when something in it changed. Returns nil when nothing changed, so that what was not
+    /// touched keeps its text as parsed. Shared by the template renderer (top-level strings: it renders only what
+    /// ZEGOCLOUD and Notifee read) and the publisher's URL rewrite (everywhere: a custom convention's `@json` step
+    /// can read a JSON string at any key).
     package func replacingStrings<Failure: Error>(
-        insideJSONStringsAt jsonStringKeys: Set<String> = [],
+        insideJSONStrings descent: JSONStringDescent = .topLevel([]),
         _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?
     ) throws(Failure) -> PushPayload.JSON? {
-        try replacing(replacement, jsonStringKeys: jsonStringKeys)
+        try replacing(replacement, descent: descent, atRoot: true)
     }
 
     private func replacing<Failure: Error>(
-        _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?, jsonStringKeys: Set<String>
+        _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?, descent: JSONStringDescent, atRoot: Bool
     ) throws(Failure) -> PushPayload.JSON? {
         switch self {
         case .object(let object):
@@ -20,14 +31,16 @@ extension PushPayload.JSON {
             var changed = false
             for index in members.indices {
                 let member = members[index]
-                if jsonStringKeys.contains(member.key.value), case .string(let text) = member.value,
-                    case .object(let inner)? = try? JSONParser().parse(Array(text.value.utf8))
+                let replaced: PushPayload.JSON?
+                if case .topLevel(let keys) = descent, atRoot, keys.contains(member.key.value),
+                    case .string(let text) = member.value,
+                    let inside = try Self.replacingInside(text, replacement, descent: .topLevel([]))
                 {
-                    if let replaced = try PushPayload.JSON.object(inner).replacing(replacement, jsonStringKeys: []) {
-                        members[index].value = .text(JSONWriter.string(replaced))
-                        changed = true
-                    }
-                } else if let replaced = try member.value.replacing(replacement, jsonStringKeys: []) {
+                    replaced = inside
+                } else {
+                    replaced = try member.value.replacing(replacement, descent: descent, atRoot: false)
+                }
+                if let replaced {
                     members[index].value = replaced
                     changed = true
                 }
@@ -37,16 +50,51 @@ extension PushPayload.JSON {
             var elements = Array(items)
             var changed = false
             for index in elements.indices {
-                if let replaced = try elements[index].replacing(replacement, jsonStringKeys: []) {
+                if let replaced = try elements[index].replacing(replacement, descent: descent, atRoot: false) {
                     elements[index] = replaced
                     changed = true
                 }
             }
             return changed ? .array(elements) : nil
         case .string(let text):
+            if case .everywhere(let levels) = descent, levels > 0,
+                let inside = try Self.replacingInside(text, replacement, descent: .everywhere(levels: levels - 1))
+            {
+                return inside
+            }
             return try replacement(text)
         default:
             return nil
         }
+    }
+
+    /// The string `text` encoded again with its strings replaced, when it holds a JSON object (or, searched
+    /// everywhere, an array) and something in it changed: `.some(nil)` when it holds one and nothing changed, nil
+    /// when it holds none.
+    private static func replacingInside<Failure: Error>(
+        _ text: JSONString, _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?,
+        descent: JSONStringDescent
+    ) throws(Failure) -> PushPayload.JSON?? {
+        let value = text.value
+        // Only a text that opens a container is parsed: most strings (URLs, titles) are not.
+        guard let first = value.utf8.first(where: { !Self.isWhitespace($0) }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        else { return nil }
+        let parsed: PushPayload.JSON
+        switch try? JSONParser().parse(Array(value.utf8)) {
+        case .object(let inner)?: parsed = .object(inner)
+        case .array(let inner)?:
+            guard case .everywhere = descent else { return nil }
+            parsed = .array(inner)
+        default: return nil
+        }
+        guard let replaced = try parsed.replacing(replacement, descent: descent, atRoot: false) else {
+            return .some(nil)
+        }
+        return .some(.text(JSONWriter.string(replaced)))
+    }
+
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 }

@@ -1,3 +1,4 @@
+internal import CSystem
 import RichPushCore
 
 #if canImport(Glibc)
@@ -5,7 +6,8 @@ import RichPushCore
 #endif
 
 /// The built-in publisher: each attachment copied, content-addressed, to `directory/<sha256>.<ext>` (mode 0644,
-/// written under a hidden temporary name and linked into place, so a file there is always whole; one already
+/// written as a file without a name, or under a hidden temporary one, and linked into place, so a file there is
+/// always whole; one already
 /// there is kept when it is the same bytes: a regular file, not a link, of the attachment's size and SHA-256; any
 /// other thing at the name is replaced), and published as `baseURL/<sha256>.<ext>`. Point a web server or CDN
 /// origin at the directory.
@@ -48,19 +50,21 @@ public struct DirectoryPublisher: MediaPublisher {
             throw PublishFailure("cannot make \(directory): \(String(cString: strerror(errno)))")
         }
         try check()
-        let temporary = directory + "/." + name + "." + RandomName.uuid() + ".tmp"
-        defer { unlink(temporary) }
-        try Self.copy(media.path, to: temporary)
+        let staged = try Staged(in: directory, for: name)
+        defer { staged.discard() }
+        try Self.copy(media.path, to: staged)
         // link, not rename: a file already in place (another process published the same bytes) stays as it was.
-        if link(temporary, target) == 0 { return url }
-        guard errno == EEXIST else {
-            throw PublishFailure("cannot link \(target): \(String(cString: strerror(errno)))")
+        let linked = staged.link(as: target)
+        if linked == 0 { return url }
+        guard linked == EEXIST else {
+            throw PublishFailure("cannot link \(target): \(String(cString: strerror(linked)))")
         }
         if holds(media, at: target) { return url }
         // Something else has the name (a file of other bytes, a link, a directory's entry): the copy replaces it,
         // whole, never writing through a link.
-        guard rename(temporary, target) == 0 else {
-            throw PublishFailure("cannot replace \(target): \(String(cString: strerror(errno)))")
+        let replaced = staged.replace(target)
+        guard replaced == 0 else {
+            throw PublishFailure("cannot replace \(target): \(String(cString: strerror(replaced)))")
         }
         verified.withLock { $0[target] = nil }
         return url
@@ -122,28 +126,82 @@ public struct DirectoryPublisher: MediaPublisher {
         return true
     }
 
-    /// Copies `source` to a new file `destination` (mode 0644), flushed to disk before it is linked into place.
-    static func copy(_ source: String, to destination: String) throws(PublishFailure) {
-        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard output >= 0 else {
-            throw PublishFailure("cannot create \(destination): \(String(cString: strerror(errno)))")
-        }
+    /// Copies `source` into `staged` (mode 0644), flushed to disk before it is linked into place.
+    static func copy(_ source: String, to staged: Staged) throws(PublishFailure) {
         var failure: PublishFailure?
         let readFailed = FileSystem.readChunks(source) { chunk in
-            guard let failed = FileSystem.writeAll(output, chunk) else { return true }
-            failure = PublishFailure("cannot write \(destination): \(String(cString: strerror(failed)))")
+            guard let failed = FileSystem.writeAll(staged.descriptor, chunk) else { return true }
+            failure = PublishFailure("cannot write \(staged): \(String(cString: strerror(failed)))")
             return false
         }
         if let readFailed, failure == nil {
             failure = PublishFailure("cannot read \(source): \(String(cString: strerror(readFailed)))")
         }
         // Modes are masked by the umask at creation: world-readable is what publishing means.
-        if failure == nil, fchmod(output, 0o644) != 0 || fsync(output) != 0 {
-            failure = PublishFailure("cannot finish \(destination): \(String(cString: strerror(errno)))")
-        }
-        if close(output) != 0, failure == nil {
-            failure = PublishFailure("cannot close \(destination): \(String(cString: strerror(errno)))")
+        if failure == nil, fchmod(staged.descriptor, 0o644) != 0 || fsync(staged.descriptor) != 0 {
+            failure = PublishFailure("cannot finish \(staged): \(String(cString: strerror(errno)))")
         }
         if let failure { throw failure }
+    }
+
+    /// A copy on its way into the directory: a file without a name where the file system makes one (O_TMPFILE:
+    /// a process that dies mid-copy, even by SIGKILL, leaves nothing behind), else one under a hidden temporary
+    /// name (`.<sha256>.<ext>.<uuid>.tmp`), removed when the copy fails or is linked into place.
+    struct Staged: CustomStringConvertible {
+        let descriptor: Int32
+        /// The hidden name: the file's own when it has one from the start, else the name it takes for a moment
+        /// to replace another file (an unnamed file can be linked, not renamed).
+        let hidden: String
+        /// Whether the file has `hidden` as its name from the start.
+        let named: Bool
+
+        /// A new file in `directory` for the published `name`, mode 0644.
+        /// - Throws: `PublishFailure` when neither kind can be made.
+        init(in directory: String, for name: String) throws(PublishFailure) {
+            hidden = directory + "/." + name + "." + RandomName.uuid() + ".tmp"
+            let unnamed = csystem_open_unnamed(directory, 0o644)
+            if unnamed >= 0 {
+                descriptor = unnamed
+                named = false
+                return
+            }
+            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
+                throw PublishFailure("cannot create a file in \(directory): \(String(cString: strerror(errno)))")
+            }
+            descriptor = open(hidden, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw PublishFailure("cannot create \(hidden): \(String(cString: strerror(errno)))")
+            }
+            named = true
+        }
+
+        var description: String { named ? hidden : "a new file for \(hidden)" }
+
+        /// Links the file at `target`, which must not exist: 0, or an errno (EEXIST when it does).
+        func link(as target: String) -> Int32 {
+            if named { return Glibc.link(hidden, target) == 0 ? 0 : errno }
+            return csystem_link_unnamed(descriptor, target)
+        }
+
+        /// Puts the file at `target` in place of what is there, whole (a rename: never written through a link):
+        /// 0, or an errno.
+        func replace(_ target: String) -> Int32 {
+            if !named {
+                let linked = csystem_link_unnamed(descriptor, hidden)
+                guard linked == 0 else { return linked }
+            }
+            guard rename(hidden, target) == 0 else {
+                let failed = errno
+                if !named { unlink(hidden) }
+                return failed
+            }
+            return 0
+        }
+
+        /// Closes the file, and removes its hidden name if it still has one.
+        func discard() {
+            close(descriptor)
+            if named { unlink(hidden) }
+        }
     }
 }
