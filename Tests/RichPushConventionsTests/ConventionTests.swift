@@ -217,6 +217,19 @@ struct VendorConventionTests {
         #expect(mixed.problems.map(\.source) == ["att.b"])
     }
 
+    @Test("an OneSignal id written twice is read once, its last value, as the phone's dictionary keeps it")
+    func oneSignalDuplicateIds() throws {
+        let result = try scan(
+            #"{"att":{"k":"https://o/1.png","j":"https://o/2.png","\u006b":"https://o/3.png","k":7}}"#)
+        #expect(result.references.map(\.identifier) == ["j"])
+        #expect(result.problems.map(\.source) == ["att.k"], "the last k is not a URL")
+        // Ids differing in their scalars are two, as two NSString keys are (composed and decomposed).
+        let twice = try scan(
+            #"{"att":{"k":"https://o/1.png","k":"https://o/2.png","caf\u00e9":"https://o/3.png","#
+                + #""cafe\u0301":"https://o/4.png"}}"#)
+        #expect(twice.references.map(\.url) == ["https://o/2.png", "https://o/3.png", "https://o/4.png"])
+    }
+
     @Test("an alert override turns a string alert into an object and keeps other keys")
     func alertOverride() throws {
         var payload = try PushPayload(parsing: Array(#"{"aps":{"sound":"x","alert":"Sale","badge":1},"k":2}"#.utf8))

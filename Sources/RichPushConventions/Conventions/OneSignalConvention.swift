@@ -7,7 +7,7 @@ import RichPushCore
 ///
 /// As OneSignal's attachment handler does, a value is trimmed of surrounding spaces and tabs, and one without a
 /// scheme names a file in the app's bundle (`sale.png`), which only the device has: it is reported as
-/// `on-device`, not fetched.
+/// `on-device`, not fetched. An id written twice is read once, its last value, as the phone's dictionary holds it.
 public struct OneSignalConvention: MediaConvention {
     public var name: String { "onesignal" }
 
@@ -55,7 +55,11 @@ public struct OneSignalConvention: MediaConvention {
                     detail: "\(field) holds \(value.kindDescription); OneSignal sends an object of id to URL"))
             return scan
         }
-        for member in attachments.members {
+        // An id given twice is one entry on the phone (the dictionary keeps the last): only its last is read.
+        let members = attachments.members
+        var lastIndex: [ExactString: Int] = [:]
+        for (index, member) in members.enumerated() { lastIndex[ExactString(member.key.value)] = index }
+        for (index, member) in members.enumerated() where lastIndex[ExactString(member.key.value)] == index {
             let identifier = member.key.value
             var value = member.value
             if let text = value.stringValue {
