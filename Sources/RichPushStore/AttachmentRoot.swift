@@ -56,6 +56,18 @@ package final class AttachmentRoot: Sendable {
         self.directory = directory
     }
 
+    /// Refuses to hand back a path under a root that is no longer at its path: renamed, removed or swapped for
+    /// another directory or a link while the process runs, it goes on through its descriptor, and a path under the
+    /// old name would name another file, or none. Checked as each attachment is completed (an `lstat`).
+    /// - Throws: `StoreError` naming the root and what to do.
+    package func checkInPlace() throws(StoreError) {
+        guard directory.isAtItsPath else {
+            throw StoreError(
+                detail: "the attachments root \(directory.path) was moved, removed or replaced while in use: a path "
+                    + "under it would name another file; restart with the root in place")
+        }
+    }
+
     /// Opens and checks the root; nil when it does not exist.
     private static func open(_ path: String) throws(StoreError) -> Directory? {
         let directory: Directory
@@ -136,7 +148,9 @@ package final class AttachmentRoot: Sendable {
         let file = folder + "/" + RandomName.uuid() + "." + fileExtension
         do {
             try directory.link(name, from: source, as: file)
+            try checkInPlace()
         } catch {
+            unlinkat(directory.descriptor, file, 0)
             unlinkat(directory.descriptor, folder, AT_REMOVEDIR)
             throw error
         }

@@ -19,6 +19,8 @@ package final class Directory: Sendable {
     package let path: String
     /// The device it is on, as `fstat` found it when it was opened.
     let device: UInt64
+    /// Its inode, as `fstat` found it.
+    let inode: UInt64
     /// The mount it is on (statx's mount id), when the kernel says: a bind mount of the same file system has the
     /// same device.
     let mount: UInt64?
@@ -47,6 +49,7 @@ package final class Directory: Sendable {
         self.descriptor = descriptor
         self.path = path
         device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
         var mountID: UInt64 = 0
         mount = csystem_mount_id(descriptor, &mountID) == 0 ? mountID : nil
         owner = info.st_uid
@@ -54,6 +57,13 @@ package final class Directory: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// Whether `path` still names this directory (`lstat`: the same device and inode), not another file, a link or
+    /// nothing after a rename or a swap.
+    package var isAtItsPath: Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
 
     /// Makes the directory `name` in this one (`mkdirat`).
     /// - Throws: `StoreError` with errno (`EEXIST` included).

@@ -111,6 +111,13 @@ package final class PartialAttachment {
             remove()
             throw error
         }
+        do {
+            try root.checkInPlace()
+        } catch {
+            unlinkat(at, complete, 0)
+            remove()
+            throw error
+        }
         return root.directory.path + "/" + complete
     }
 
