@@ -157,6 +157,14 @@ extension ObjectStorePublisher {
                 guard Self.isHTTPURL(endpoint, pathAllowed: false) else {
                     throw fail("endpoint", "'\(endpoint)' is not an http or https URL of a host (no path, no user)")
                 }
+                // Virtual-hosted style names `<bucket>.<host>`: of an address, a name the resolver is asked for
+                // (outside the machine, most likely) and never finds.
+                guard pathStyle || !Self.isAddress(endpoint) else {
+                    throw fail(
+                        "endpoint",
+                        "'\(endpoint)' is an IP address: a bucket is named under it only with path style "
+                            + "(pathStyle, --s3-path-style)")
+                }
             }
             if let caBundle {
                 if let problem = FileSystem.certificateBundleProblem(caBundle) {
@@ -194,6 +202,14 @@ extension ObjectStorePublisher {
         }
 
         /// `http://` or `https://` with a host, no user part, no space; a path only when `pathAllowed`.
+        /// Whether the host of `url` (an `isHTTPURL` one) is an IP address, v4 or bracketed v6.
+        static func isAddress(_ url: String) -> Bool {
+            guard let schemeEnd = url.firstRange(of: "://") else { return false }
+            let authority = url[schemeEnd.upperBound...].prefix { $0 != "/" }
+            if authority.hasPrefix("[") { return true }
+            return IPAddress(String(authority.prefix { $0 != ":" })) != nil
+        }
+
         static func isHTTPURL(_ url: String, pathAllowed: Bool) -> Bool {
             guard let schemeEnd = url.firstRange(of: "://"), ["http", "https"].contains(url[..<schemeEnd.lowerBound])
             else { return false }

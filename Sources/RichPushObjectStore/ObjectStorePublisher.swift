@@ -193,6 +193,11 @@ public final class ObjectStorePublisher: MediaPublisher {
         }
     }
 
+    /// The secret key and the session token, which no error code taken from the store may hold.
+    private var secrets: [String] {
+        [configuration.credentials.secretAccessKey, configuration.credentials.sessionToken ?? ""]
+    }
+
     /// `text` (a store's message quoted) with the secret key, the session token and any SigV4 signature hidden: a
     /// store may echo the request it refused (a probe's did, its `<Message>` holding the headers), and the detail
     /// goes to results and logs.
@@ -240,13 +245,14 @@ public final class ObjectStorePublisher: MediaPublisher {
         {
         case .failure(let failure):
             return .failed(failure.publishFailure, retryable: failure.retryable)
-        case .success(let response) where (200..<300).contains(response.status):
+        case .success(let response)
+        where (200..<300).contains(response.status) && !StoreError.isErrorDocument(response.body):
             return .stored
         case .success(let response) where response.status == 412 && conditional:
             existence.withLock { $0.found() }
             return .present
         case .success(let response):
-            let failure = StoreError(response: response, method: "PUT", url: url)
+            let failure = StoreError(response: response, method: "PUT", url: url, secrets: secrets)
             return .failed(failure.publishFailure, retryable: failure.retryable)
         }
     }
@@ -263,7 +269,7 @@ public final class ObjectStorePublisher: MediaPublisher {
             existence.withLock { $0.found() }
             return .present
         case .success(let response) where response.status >= 500 || response.status == 429:
-            let failure = StoreError(response: response, method: "HEAD", url: url)
+            let failure = StoreError(response: response, method: "HEAD", url: url, secrets: secrets)
             return .failed(failure.publishFailure, retryable: true)
         case .success:
             // 404 (absent), 403 (an identity that may write but not list sees a missing key as forbidden), 200
@@ -352,7 +358,8 @@ public final class ObjectStorePublisher: MediaPublisher {
         let code = curl_easy_perform(handle.raw)
         defer { handle.reset() }
         guard code == CURLE_OK else {
-            return .failure(StoreError(curl: code, message: handle.errorMessage(code), url: url, stop: stop))
+            return .failure(
+                StoreError(curl: code, message: handle.errorMessage(code), url: url, stop: stop, deadline: deadline))
         }
         let body = Array(
             UnsafeRawBufferPointer(start: UnsafeRawPointer(buffer), count: buffer.pointee.length))

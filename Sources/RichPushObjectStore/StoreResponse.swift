@@ -25,14 +25,18 @@ struct StoreError: Error {
         self.retryable = retryable
     }
 
-    /// The store answered `response` with an error: its `<Code>` and `<Message>`, or the status alone.
-    init(response: StoreResponse, method: String, url: String) {
+    /// The store answered `response` with an error: its `<Code>` and `<Message>`, or the status alone. A `<Code>`
+    /// holding one of `secrets` (4 characters at least: the secret key, the session token) is not taken: a store
+    /// may echo the request, and the code becomes a metric's label and a log field.
+    init(response: StoreResponse, method: String, url: String, secrets: [String]) {
         let document = String(decoding: response.body, as: UTF8.self)
         let given = Self.element("Code", in: document)
         let message = Self.element("Message", in: document)
         // The code becomes a metric's label and a word in every message: only one that looks like S3's (letters,
         // digits, `.`, `_`, `-`; 64 at most) is taken; another is quoted in the detail, its status's code used.
-        let accepted = given.flatMap { Self.isCode($0) ? $0 : nil }
+        let accepted = given.flatMap { given in
+            Self.isCode(given) && !secrets.contains(where: { $0.count >= 4 && given.contains($0) }) ? given : nil
+        }
         self.code = accepted ?? Self.code(forStatus: response.status)
         let odd =
             accepted == nil ? given.map { " (its code, not one: \(TerminalText.withoutControls($0)))" } ?? "" : ""
@@ -47,8 +51,9 @@ struct StoreError: Error {
 
     /// curl failed with `curl` (`message` is its error buffer): `expired` when the deadline ended it, `cancelled`
     /// when it was stopped, `tls` when the store's certificate is not trusted or the handshake failed, else `network`
-    /// (retryable for a refused, reset or dropped connection).
-    init(curl: CURLcode, message: String, url: String, stop: StopFlag) {
+    /// (retryable for a refused, reset or dropped connection, and a connection not made within the connect timeout
+    /// while the deadline leaves time).
+    init(curl: CURLcode, message: String, url: String, stop: StopFlag, deadline: ContinuousClock.Instant) {
         switch CurlTLSFailure(code: curl.rawValue, message: message) {
         case .refused?:
             // Not retried: a certificate not trusted now is not trusted a moment later.
@@ -63,8 +68,13 @@ struct StoreError: Error {
         switch curl {
         case CURLE_ABORTED_BY_CALLBACK where stop.isSet:
             self.init(code: "cancelled", detail: "the upload to \(url) was stopped")
-        case CURLE_OPERATION_TIMEDOUT:
+        // libcurl's timeout is the deadline's, less the time it takes to see it: within 10 ms, the deadline's.
+        case CURLE_OPERATION_TIMEDOUT where deadline - ContinuousClock.now <= .milliseconds(10):
             self.init(code: "expired", detail: "the deadline came before the store answered (\(url): \(message))")
+        case CURLE_OPERATION_TIMEDOUT:
+            // The connect timeout (10 s at most), with the deadline still ahead: another connection may be made.
+            self.init(
+                code: "network", detail: "cannot reach the store at \(url) in time: \(message)", retryable: true)
         default:
             let transient: [CURLcode] = [
                 CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
@@ -76,6 +86,18 @@ struct StoreError: Error {
     }
 
     var publishFailure: PublishFailure { PublishFailure(detail, code: code) }
+
+    /// Whether `body`, a success's, is an S3 error document (`<Error>` first): S3 answers some failures 200 with
+    /// one (CopyObject, CompleteMultipartUpload), and a store may do so for a `PUT`.
+    static func isErrorDocument(_ body: [UInt8]) -> Bool {
+        var rest = body[...]
+        // An XML declaration, then whitespace, then the root element.
+        if rest.starts(with: Array("<?xml".utf8)), let end = rest.firstIndex(of: UInt8(ascii: ">")) {
+            rest = rest[(end + 1)...]
+        }
+        rest = rest.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        return rest.starts(with: Array("<Error>".utf8)) || rest.starts(with: Array("<Error ".utf8))
+    }
 
     /// The text of the first `<name>...</name>` of `document`, unescaped of XML's five entities; nil when absent.
     static func element(_ name: String, in document: String) -> String? {
@@ -105,7 +127,8 @@ struct StoreError: Error {
     /// S3's code for a status that came without an error document (a `HEAD`'s answer has no body).
     static func code(forStatus status: Int) -> String {
         switch status {
-        case 301, 307: "PermanentRedirect"
+        case 301, 308: "PermanentRedirect"
+        case 302, 303, 307: "TemporaryRedirect"
         case 400: "BadRequest"
         case 403: "AccessDenied"
         case 404: "NoSuchKey"

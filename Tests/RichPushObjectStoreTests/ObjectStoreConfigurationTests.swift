@@ -1,4 +1,6 @@
+import CCurl
 import RichPushCore
+import RichPushFetch
 import RichPushMedia
 import RichPushTestSupport
 import Testing
@@ -48,6 +50,12 @@ struct ObjectStoreConfigurationTests {
         // Dots within a part are a name's.
         configuration.prefix = "a.b/..c/d.."
         #expect(throws: Never.self) { try configuration.validate() }
+        // An address is an endpoint with path style only (`<bucket>.<address>` is a name no resolver has); a
+        // host name is one either way.
+        configuration.pathStyle = false
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.endpoint = "http://store.internal:8333"
+        #expect(throws: Never.self) { try configuration.validate() }
     }
 
     @Test(
@@ -56,7 +64,8 @@ struct ObjectStoreConfigurationTests {
             ("bucket", "Media_Bucket"), ("bucket", "ab"), ("prefix", "a b"), ("prefix", "a//b"), ("prefix", "ü"),
             ("prefix", "../other-bucket"), ("prefix", "a/./b"), ("prefix", "a/.."), ("prefix", "."),
             ("publicBaseURL", "cdn.example"), ("publicBaseURL", "https://"), ("endpoint", "http://h/path"),
-            ("endpoint", "http://user:pw@h"), ("endpoint", "ftp://h"), ("region", "EU West"),
+            ("endpoint", "http://user:pw@h"), ("endpoint", "ftp://h"), ("endpoint", "http://127.0.0.1:8333"),
+            ("endpoint", "https://[::1]:8333"), ("endpoint", "http://10.0.0.7"), ("region", "EU West"),
             ("cacheControl", "public\r\nX-Evil: 1"), ("concurrentUploads", "0"), ("retries", "11"),
         ])
     func invalid(field: String, value: String) throws {
@@ -102,18 +111,72 @@ struct ObjectStoreConfigurationTests {
             <Error><Code>AccessDenied</Code><Message>Access &amp; &quot;denied&quot;</Message></Error>
             """.utf8)
         let error = StoreError(
-            response: StoreResponse(status: 403, contentLength: -1, body: body), method: "PUT", url: "http://s/b/k")
+            response: StoreResponse(status: 403, contentLength: -1, body: body), method: "PUT", url: "http://s/b/k",
+            secrets: [])
         #expect(error.code == "AccessDenied")
         #expect(error.detail == "the store answered AccessDenied (HTTP 403 to PUT http://s/b/k): Access & \"denied\"")
         #expect(!error.retryable)
         let slow = StoreError(
             response: StoreResponse(status: 503, contentLength: -1, body: Array("<Code>SlowDown</Code>".utf8)),
-            method: "PUT", url: "u")
+            method: "PUT", url: "u", secrets: [])
         #expect(slow.code == "SlowDown" && slow.retryable)
         let bare = StoreError(
-            response: StoreResponse(status: 404, contentLength: -1, body: []), method: "HEAD", url: "u")
+            response: StoreResponse(status: 404, contentLength: -1, body: []), method: "HEAD", url: "u", secrets: [])
         #expect(bare.code == "NoSuchKey" && !bare.retryable)
         #expect(StoreError.element("Code", in: "<Code></Code>") == nil)
+        for (status, code) in [(301, "PermanentRedirect"), (308, "PermanentRedirect"), (307, "TemporaryRedirect")] {
+            #expect(StoreError.code(forStatus: status) == code)
+        }
+    }
+
+    @Test(
+        """
+        A store's code holding the secret key or the session token is not taken (it would be a metric's label and a \
+        log field): the status's code is, and the detail quotes it for the publisher to hide
+        """)
+    func codeHoldingSecret() {
+        let token = "ToKeNpRoBe3SESSIONabc987"
+        for given in [token, "X" + token, "wJalrXUtnFEMI"] {
+            let error = StoreError(
+                response: StoreResponse(status: 403, contentLength: -1, body: Array("<Code>\(given)</Code>".utf8)),
+                method: "PUT", url: "u", secrets: ["wJalrXUtnFEMI", token])
+            #expect(error.code == "AccessDenied", "\(given)")
+        }
+        let short = StoreError(
+            response: StoreResponse(status: 403, contentLength: -1, body: Array("<Code>AccessDenied</Code>".utf8)),
+            method: "PUT", url: "u", secrets: ["", "Acc"])
+        #expect(short.code == "AccessDenied", "secrets under 4 characters are not looked for")
+    }
+
+    @Test(
+        """
+        libcurl's timeout is expired only at the deadline; the connect timeout (10 s at most) before it is a \
+        network failure, tried again
+        """)
+    func timeoutBeforeDeadline() {
+        let stop = StopFlag()
+        let early = StoreError(
+            curl: CURLE_OPERATION_TIMEDOUT, message: "Failed to connect after 10001 ms", url: "u", stop: stop,
+            deadline: .now + .seconds(5))
+        #expect(early.code == "network" && early.retryable)
+        #expect(early.detail.contains("in time"))
+        let due = StoreError(
+            curl: CURLE_OPERATION_TIMEDOUT, message: "Operation timed out", url: "u", stop: stop,
+            deadline: .now + .milliseconds(2))
+        #expect(due.code == "expired" && !due.retryable)
+    }
+
+    @Test("A 2xx whose body is an S3 error document is not a success")
+    func errorDocumentInSuccess() {
+        for body in [
+            #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<Error><Code>InternalError</Code></Error>",
+            "<Error><Code>InternalError</Code></Error>", "  \r\n<Error xmlns=\"x\"><Code>X</Code></Error>",
+        ] {
+            #expect(StoreError.isErrorDocument(Array(body.utf8)), "\(body)")
+        }
+        for body in ["", "<PutObjectResult/>", #"<?xml version="1.0"?><CopyObjectResult/>"#, "Error"] {
+            #expect(!StoreError.isErrorDocument(Array(body.utf8)), "\(body)")
+        }
     }
 
     @Test(
@@ -125,7 +188,7 @@ struct ObjectStoreConfigurationTests {
         let answer = { (status: Int, body: String) in
             StoreError(
                 response: StoreResponse(status: status, contentLength: -1, body: Array(body.utf8)), method: "PUT",
-                url: "u")
+                url: "u", secrets: [])
         }
         let crlf = answer(403, "<Code>Access\r\nDenied</Code><Message>line\r\nFAKE \u{1B}[2J\u{7}</Message>")
         #expect(crlf.code == "AccessDenied")

@@ -309,6 +309,7 @@ struct ObjectStorePublisherTests {
                 location: "s3://media/push", publicBaseURL: Self.base,
                 credentials: ObjectStoreCredentials(accessKeyID: "AKIDTEST", secretAccessKey: "secret"))
             configuration.endpoint = "http://127.0.0.1:9"
+            configuration.pathStyle = true
             configuration.caBundle = ca
             try configuration.validate()
         } throws: { error in
@@ -332,27 +333,23 @@ struct ObjectStorePublisherTests {
         }
     }
 
-    /// A listener on loopback that resets every connection once the client's first bytes (its ClientHello) arrive,
-    /// counting them; on a thread of its own, which ends when the listener is closed.
-    final class HandshakeDropper: @unchecked Sendable {
+    /// A listener on loopback that hands each connection, one at a time, to `handle` (which returns whether it
+    /// counts), then closes it; on a thread of its own, which ends when the listener is closed.
+    final class LoopbackListener: @unchecked Sendable {
         let port: Int
         private let listener: Int32
-        private let accepted = LockedValue(0)
-        var connections: Int { accepted.withLock { $0 } }
+        private let counted = LockedValue(0)
+        var count: Int { counted.withLock { $0 } }
 
-        init() throws {
+        init(_ handle: @escaping @Sendable (Int32) -> Bool) throws {
             (listener, port) = try loopbackSocket()
             guard listen(listener, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-            let (listener, accepted) = (listener, accepted)
+            let (listener, counted) = (listener, counted)
             Thread.detachNewThread {
                 while true {
                     let connection = accept(listener, nil, nil)
                     guard connection >= 0 else { return }
-                    var buffer = [UInt8](repeating: 0, count: 16)
-                    _ = recv(connection, &buffer, buffer.count, 0)
-                    var reset = linger(l_onoff: 1, l_linger: 0)
-                    setsockopt(connection, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
-                    accepted.withLock { $0 += 1 }
+                    if handle(connection) { counted.withLock { $0 += 1 } }
                     close(connection)
                 }
             }
@@ -362,6 +359,100 @@ struct ObjectStorePublisherTests {
             shutdown(listener, Int32(SHUT_RDWR))
             close(listener)
         }
+
+        /// Resets every connection once the client's first bytes (its ClientHello) arrive, counting them.
+        static func handshakeDropper() throws -> LoopbackListener {
+            try LoopbackListener { connection in
+                var buffer = [UInt8](repeating: 0, count: 16)
+                _ = recv(connection, &buffer, buffer.count, 0)
+                var reset = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+                return true
+            }
+        }
+
+        /// A store that answers every `HEAD` 404 and every `PUT` with `answer` (its status line, headers and body
+        /// after the request's whole body was read, `100 Continue` first when asked), one request a connection,
+        /// counting the `PUT`s.
+        static func cannedStore(answer: String) throws -> LoopbackListener {
+            try LoopbackListener { connection in
+                var timeout = timeval(tv_sec: 20, tv_usec: 0)
+                setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                return serve(connection, answer: answer)
+            }
+        }
+
+        private static func serve(_ connection: Int32, answer: String) -> Bool {
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            func read() -> Bool {
+                let count = recv(connection, &buffer, buffer.count, 0)
+                guard count > 0 else { return false }
+                received += buffer[..<count]
+                return true
+            }
+            let end = Array("\r\n\r\n".utf8)
+            // At most 64 reads for a head: a client that sends less is dropped.
+            for _ in 0..<64 where received.firstRange(of: end) == nil { guard read() else { return false } }
+            guard let headEnd = received.firstRange(of: end)?.upperBound else { return false }
+            let head = String(decoding: received[..<headEnd], as: UTF8.self).lowercased()
+            func send(_ text: String) {
+                _ = text.utf8CString.withUnsafeBytes { write(connection, $0.baseAddress, $0.count - 1) }
+            }
+            guard head.hasPrefix("put ") else {
+                send("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return false
+            }
+            let field = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+            let value = field.map { $0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces) }
+            let length = value.flatMap { Int($0) } ?? 0
+            if head.contains("expect: 100-continue") { send("HTTP/1.1 100 Continue\r\n\r\n") }
+            // The whole body, in at most 4,096 reads.
+            for _ in 0..<4_096 where received.count - headEnd < length { guard read() else { return true } }
+            send(answer)
+            return true
+        }
+    }
+
+    @Test(
+        """
+        a PUT answered 200 with an S3 error document is not stored: the store's code, tried again as the code says, \
+        and no URL; a code holding the session token is counted by its status's code, the token hidden
+        """)
+    func cannedAnswers() async throws {
+        let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
+        let token = "ToKeNpRoBe3SESSIONabc987"
+        let cases: [(answer: (String) -> String, code: String, puts: Int)] = [
+            (
+                { _ in Self.answer(200, "<?xml version=\"1.0\"?>\n<Error><Code>InternalError</Code></Error>") },
+                "InternalError", 3
+            ),
+            (
+                { _ in Self.answer(200, "<Error><Code>AccessDenied</Code><Message>no</Message></Error>") },
+                "AccessDenied", 1
+            ),
+            ({ Self.answer(403, "<Error><Code>\($0)</Code><Message>\($0)</Message></Error>") }, "AccessDenied", 1),
+        ]
+        for (answer, code, puts) in cases {
+            let store = try LoopbackListener.cannedStore(answer: answer(token))
+            var configuration = try ObjectStorePublisher.Configuration(
+                location: "s3://media/push", publicBaseURL: Self.base,
+                credentials: ObjectStoreCredentials(
+                    accessKeyID: "AKIDTEST", secretAccessKey: "secret-key-0123", sessionToken: token))
+            configuration.endpoint = "http://127.0.0.1:\(store.port)"
+            configuration.pathStyle = true
+            let publisher = try ObjectStorePublisher(configuration)
+            let failure = try #require(await Self.publish(publisher, media).failure, "published on \(answer(token))")
+            #expect(failure.code == code, "\(failure.detail)")
+            #expect(!failure.detail.contains(token), "\(failure.detail)")
+            #expect(store.count == puts, "\(failure.detail)")
+            #expect(publisher.statistics?.failures == [code: 1])
+        }
+    }
+
+    static func answer(_ status: Int, _ body: String) -> String {
+        "HTTP/1.1 \(status) X\r\nContent-Type: application/xml\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Connection: close\r\n\r\n\(body)"
     }
 
     @Test(
@@ -370,13 +461,13 @@ struct ObjectStorePublisherTests {
         unreachable, network, tried again as a dropped connection is: not tls
         """)
     func handshakeDropped() async throws {
-        let dropper = try HandshakeDropper()
+        let dropper = try LoopbackListener.handshakeDropper()
         let publisher = try Self.publisher(endpoint: "https://127.0.0.1:\(dropper.port)")
         let media = try Self.media(fixture("photo.jpg"), type: .jpeg)
         let failure = try #require(await Self.publish(publisher, media).failure)
         #expect(failure.code == "network", "\(failure.detail)")
         #expect(failure.detail.contains("after 3 attempts"), "\(failure.detail)")
-        #expect(dropper.connections == 3)
+        #expect(dropper.count == 3)
     }
 
     @Test("the store stopped: reported as unreachable after the retries; once it is back, the same media publishes")
