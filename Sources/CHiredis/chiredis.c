@@ -1,6 +1,11 @@
 #include "chiredis.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 redisContext *chiredis_connect(const char *host, int port, int timeout_ms) {
     struct timeval timeout = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
@@ -13,8 +18,32 @@ redisContext *chiredis_connect(const char *host, int port, int timeout_ms) {
     return context;
 }
 
-redisReply *chiredis_command(redisContext *context, int count, const char **arguments, const size_t *lengths) {
-    return (redisReply *)redisCommandArgv(context, count, arguments, lengths);
+static long long chiredis_now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+redisReply *chiredis_command(
+    redisContext *context, int count, const char **arguments, const size_t *lengths, int timeout_ms) {
+    if (chiredis_send(context, count, arguments, lengths) != 0) return NULL;
+    long long deadline = chiredis_now_ms() + timeout_ms;
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(context, &reply) != REDIS_OK) return NULL;
+        if (reply != NULL) return (redisReply *)reply;
+        long long left = deadline - chiredis_now_ms();
+        struct pollfd socket = {.fd = context->fd, .events = POLLIN};
+        int ready = left > 0 ? poll(&socket, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) {
+            context->err = REDIS_ERR_IO;
+            snprintf(context->errstr, sizeof context->errstr, "%s",
+                     ready == 0 ? "timed out reading the reply" : strerror(errno));
+            return NULL;
+        }
+        if (redisBufferRead(context) != REDIS_OK) return NULL;
+    }
 }
 
 int chiredis_send(redisContext *context, int count, const char **arguments, const size_t *lengths) {

@@ -29,7 +29,8 @@ struct RESPReader<Source: RESPSource> {
     static var lineLimit: Int { 64 * 1024 }
 
     /// The largest length or count taken: 2^40, a terabyte or a trillion values, beyond what Redis sends (its
-    /// `proto-max-bulk-len` is 512 MB by default) and far from overflowing a count of values to skip.
+    /// `proto-max-bulk-len` is 512 MB by default); the values a skip has still to read are held to it too (nested
+    /// counts summed, which millions of 2^40 headers would overflow).
     static var countLimit: Int { 1 << 40 }
 
     private var source: Source
@@ -100,7 +101,12 @@ struct RESPReader<Source: RESPSource> {
         var next = header
         while true {
             switch next {
-            case .array(let count): values += count
+            case .array(let count):
+                // Each count is at most `countLimit`, and so is their sum: no overflow.
+                values += count
+                guard values <= Self.countLimit else {
+                    throw Self.protocolError("a reply of over \(Self.countLimit) values")
+                }
             case .bulk(let length): _ = try body(length, keep: false)
             default: break
             }
@@ -172,12 +178,19 @@ struct RESPReader<Source: RESPSource> {
     }
 }
 
-/// A socket, read with its own timeout (hiredis sets SO_RCVTIMEO to the connection's timeout).
+/// A socket, its reply read whole by `deadline`: each read waits (`poll`) only the time left, so a server that
+/// trickles a reply byte by byte is cut there (the socket's SO_RCVTIMEO, which hiredis sets, bounds one read).
 struct SocketSource: RESPSource {
     let descriptor: Int32
+    let deadline: ContinuousClock.Instant
 
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(RedisError) -> Int {
         while true {
+            let left = (deadline - .now).inMilliseconds
+            var socket = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = left > 0 ? poll(&socket, 1, Int32(clamping: left)) : 0
+            if ready < 0, errno == EINTR { continue }
+            if ready == 0 { throw RedisError(.io, detail: "timed out reading the reply") }
             let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
             if count >= 0 { return count }
             if errno == EINTR { continue }

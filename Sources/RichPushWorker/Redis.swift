@@ -207,7 +207,7 @@ package final class RedisConnection: @unchecked Sendable {
     @discardableResult
     package func run(bytes arguments: [[UInt8]]) throws(RedisError) -> RedisValue {
         let context = try connected()
-        let reply = Self.send(context, arguments)
+        let reply = Self.send(context, arguments, within: timeoutMilliseconds)
         guard let reply else { throw failure(context) }
         if case .error(let message) = reply { throw failure(RedisError(reply: message)) }
         return reply
@@ -233,7 +233,10 @@ package final class RedisConnection: @unchecked Sendable {
             chiredis_send(context, count, pointers, lengths) == 0
         }
         guard sent else { throw failure(context) }
-        var reader = RESPReader(SocketSource(descriptor: chiredis_descriptor(context)))
+        var reader = RESPReader(
+            SocketSource(
+                descriptor: chiredis_descriptor(context),
+                deadline: .now + .milliseconds(Int64(timeoutMilliseconds))))
         do throws(RedisError) {
             let entries: [StreamEntry]
             switch reply {
@@ -323,9 +326,11 @@ package final class RedisConnection: @unchecked Sendable {
         }
     }
 
-    private static func send(_ context: UnsafeMutablePointer<redisContext>, _ arguments: [[UInt8]]) -> RedisValue? {
+    private static func send(
+        _ context: UnsafeMutablePointer<redisContext>, _ arguments: [[UInt8]], within milliseconds: Int32
+    ) -> RedisValue? {
         let reply = withArguments(arguments) { count, pointers, lengths in
-            chiredis_command(context, count, pointers, lengths)
+            chiredis_command(context, count, pointers, lengths, milliseconds)
         }
         guard let reply else { return nil }
         defer { freeReplyObject(reply) }

@@ -1086,4 +1086,70 @@ struct StreamEntryReadingTests {
         let thrown = #expect(throws: RedisError.self) { try reader.streamsReply(payloadLimit: 10, most: 1) }
         #expect(thrown?.kind == kind)
     }
+
+    @Test("nested counts each within the limit are refused once their sum to skip passes it (millions had trapped)")
+    func skippedCountsSummed() {
+        let text =
+            "*1\r\n*2\r\n$2\r\nin\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nx\r\n"
+            + String(repeating: "*1099511627776\r\n", count: 3)
+        var reader = Self.reader(text, chunk: 5)
+        let thrown = #expect(throws: RedisError.self) { try reader.streamsReply(payloadLimit: 10, most: 1) }
+        #expect(thrown?.kind == .connection)
+        let detail = thrown?.detail ?? ""
+        #expect(detail.contains("a reply of over 1099511627776 values"), "\(detail)")
+    }
+
+    /// Writes `reply` (its first 60 bytes) on `connection` a byte every 150 ms, after reading the request.
+    static func trickle(_ reply: String, on connection: Int32) {
+        var request = [UInt8](repeating: 0, count: 4_096)
+        _ = recv(connection, &request, request.count, 0)
+        for byte in Array(reply.utf8).prefix(60) {
+            guard send(connection, [byte], 1, Int32(MSG_NOSIGNAL)) == 1 else { return }
+            usleep(150_000)
+        }
+    }
+
+    @Test(
+        """
+        a reply trickled a byte at a time, each within the socket's timeout, is cut at the reply's deadline: the \
+        entries' reader and hiredis's commands (at most 60 bytes, 150 ms apart)
+        """)
+    func trickledReply() throws {
+        // The entries' reader, on one end of a socket pair.
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]) }
+        let writer = ends[1]
+        let reply = "*1\r\n*2\r\n$2\r\nin\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$7\r\npayload\r\n$5\r\nhello\r\n"
+        _ = send(ends[0], "x", 1, 0)
+        Thread.detachNewThread {
+            Self.trickle(reply, on: writer)
+            close(writer)
+        }
+        var reader = RESPReader(SocketSource(descriptor: ends[0], deadline: .now + .milliseconds(400)))
+        let start = ContinuousClock.now
+        let thrown = #expect(throws: RedisError.self) { try reader.streamsReply(payloadLimit: 10, most: 1) }
+        #expect(thrown?.detail.contains("timed out") == true, "\(String(describing: thrown))")
+        #expect(ContinuousClock.now - start < .seconds(5), "cut near its deadline, not when the server ended")
+
+        // hiredis's commands, against a listener trickling `+PONG` and more.
+        let (listener, port) = try loopbackSocket()
+        #expect(listen(listener, 4) == 0)
+        defer {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+        Thread.detachNewThread {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            Self.trickle("+PONG" + String(repeating: "G", count: 50) + "\r\n", on: connection)
+            close(connection)
+        }
+        let connection = RedisConnection(
+            try RedisAddress(parsing: "redis://127.0.0.1:\(port)"), timeout: .milliseconds(400))
+        let commandStart = ContinuousClock.now
+        let failed = #expect(throws: RedisError.self) { try connection.run(["PING"]) }
+        #expect(failed?.detail.contains("timed out") == true, "\(String(describing: failed))")
+        #expect(ContinuousClock.now - commandStart < .seconds(5), "cut near its deadline, not when the server ended")
+    }
 }

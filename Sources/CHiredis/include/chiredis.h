@@ -11,9 +11,11 @@
 // the connection and for every command after; NULL only when out of memory (else check `err`).
 redisContext *chiredis_connect(const char *host, int port, int timeout_ms);
 
-// Sends one command (binary-safe arguments) and reads its reply; NULL on an I/O or protocol error (the
-// context's `err` and `errstr` say which; the context is then unusable).
-redisReply *chiredis_command(redisContext *context, int count, const char **arguments, const size_t *lengths);
+// Sends one command (binary-safe arguments) and reads its reply, whole within `timeout_ms` of the sending (the
+// socket's own timeout bounds each read, not a reply a server trickles); NULL on an I/O or protocol error, or
+// when the time ran out (the context's `err` and `errstr` say which; the context is then unusable).
+redisReply *chiredis_command(
+    redisContext *context, int count, const char **arguments, const size_t *lengths, int timeout_ms);
 
 // Sends one command (binary-safe arguments) without reading its reply, for a caller that reads the reply from
 // the socket itself (`chiredis_descriptor`); 0, or -1 on an error (`err` and `errstr` say which). hiredis's
