@@ -92,9 +92,17 @@ struct ConsumerGroup: Sendable {
     /// lose them): one attempt, as the process is ending; another worker removes it later otherwise.
     func removeOwnConsumer(_ connection: RedisConnection) {
         do throws(RedisError) {
-            try connection.run([
+            let removed = try connection.run([
                 "EVAL", StreamWorker.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer,
             ])
+            // Entries pending for it that this worker never saw: delivered to a read whose reply was lost (the
+            // connection dropped at its timeout while Redis stalled). They wait for another consumer's claim.
+            if removed == .integer(0) {
+                log(
+                    "richpush worker: consumer '\(settings.consumer)' kept in the group: entries are pending for it "
+                        + "that this worker never received (a read whose reply was lost); another consumer claims "
+                        + "them after --claim-idle (\(settings.claimIdle))")
+            }
         } catch {
             log(
                 "richpush worker: could not remove consumer '\(settings.consumer)' from the group: \(error.description)"

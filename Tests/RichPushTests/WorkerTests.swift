@@ -450,6 +450,32 @@ struct WorkerTests {
 
     @Test(
         """
+        an entry pending for the worker's consumer that the worker never received (a read whose reply was lost) \
+        keeps the consumer at the drain, and a line says so
+        """)
+    func drainWithLostRead() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
+        let first = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the first result") { try redis.entries("out").count == 1 }
+        // Added and delivered to consumer `a` in one step, on another connection: the worker's own reads never
+        // see it.
+        let script = """
+            redis.call('XADD', 'in', '*', 'payload', ARGV[1])
+            return redis.call('XREADGROUP', 'GROUP', 'g', 'a', 'COUNT', '1', 'STREAMS', 'in', '>')
+            """
+        let delivered = try redis.client().run(["EVAL", script, "0", Self.payload(bed.url("/media/photo.jpg"))])
+        #expect(delivered != .null)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        #expect(worker.stderr.contains("consumer 'a' kept in the group"), "\(worker.stderr)")
+        #expect(try redis.consumers("in", "g")["a"]?.pending == 1)
+        #expect(try redis.entries("out").map { $0.fields["source"] } == [first])
+    }
+
+    @Test(
+        """
         SIGTERM while writes fail (Redis down): the process exits at --drain-timeout, status 75, saying what it left \
         pending
         """
