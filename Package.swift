@@ -177,7 +177,10 @@ let testTargets: [Target] = [
     // The object store publisher's own suites: its parsing without I/O, its uploads against a real SeaweedFS.
     .testTarget(
         name: "RichPushObjectStoreTests",
-        dependencies: ["RichPushCore", "RichPushMedia", "RichPushObjectStore", "RichPushTestSupport"]
+        // CCurl and RichPushFetch for the curl codes and the stop flag `StoreError` classifies.
+        dependencies: [
+            "RichPushCore", "RichPushFetch", "RichPushMedia", "RichPushObjectStore", "RichPushTestSupport", "CCurl",
+        ]
     ),
     // The worker's own suites: its state machine's decisions, without Redis.
     .testTarget(name: "RichPushWorkerTests", dependencies: ["RichPushCore", "RichPushWorker", "RichPushTestSupport"]),
