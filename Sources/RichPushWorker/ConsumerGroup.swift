@@ -89,12 +89,22 @@ struct ConsumerGroup: Sendable {
     }
 
     /// At a clean exit, removes this consumer from the group unless entries are pending for it (removing it would
-    /// lose them): one attempt, as the process is ending; another worker removes it later otherwise.
+    /// lose them): one attempt, and a second on a new connection when the first failed on its connection (one left
+    /// idle, which Redis's `timeout` or a restart closed), as the process is ending; another worker removes it later
+    /// otherwise.
     func removeOwnConsumer(_ connection: RedisConnection) {
+        let command = [
+            "EVAL", StreamWorker.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer,
+        ]
         do throws(RedisError) {
-            let removed = try connection.run([
-                "EVAL", StreamWorker.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer,
-            ])
+            let removed: RedisValue
+            do throws(RedisError) {
+                removed = try connection.run(command)
+            } catch  where error.connection {
+                // The connection was dropped with the failure: the script (which removes nothing twice) runs on a
+                // new one.
+                removed = try connection.run(command)
+            }
             // Entries pending for it that this worker never saw: delivered to a read whose reply was lost (the
             // connection dropped at its timeout while Redis stalled). They wait for another consumer's claim.
             if removed == .integer(0) {

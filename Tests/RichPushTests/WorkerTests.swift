@@ -474,6 +474,22 @@ struct WorkerTests {
         #expect(try redis.entries("out").map { $0.fields["source"] } == [first])
     }
 
+    @Test("the drain removes the consumer though Redis closed the worker's idle connections (CLIENT KILL)")
+    func drainAfterConnectionsClosed() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
+        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the result") { try redis.entries("out").count == 1 }
+        let client = redis.client()
+        let killed = try client.run(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
+        #expect(killed != .integer(0), "the worker's connections were closed")
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        #expect(!worker.stderr.contains("could not remove consumer"), "\(worker.stderr)")
+        #expect(try redis.consumers("in", "g")["a"] == nil, "removed")
+    }
+
     @Test(
         """
         SIGTERM while writes fail (Redis down): the process exits at --drain-timeout, status 75, saying what it left \
