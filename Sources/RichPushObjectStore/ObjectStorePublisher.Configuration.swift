@@ -201,7 +201,6 @@ extension ObjectStorePublisher {
             }
         }
 
-        /// `http://` or `https://` with a host, no user part, no space; a path only when `pathAllowed`.
         /// Whether the host of `url` (an `isHTTPURL` one) is an IP address, v4 or bracketed v6.
         static func isAddress(_ url: String) -> Bool {
             guard let schemeEnd = url.firstRange(of: "://") else { return false }
@@ -210,6 +209,7 @@ extension ObjectStorePublisher {
             return IPAddress(String(authority.prefix { $0 != ":" })) != nil
         }
 
+        /// `http://` or `https://` with a host, no user part, no space; a path only when `pathAllowed`.
         static func isHTTPURL(_ url: String, pathAllowed: Bool) -> Bool {
             guard let schemeEnd = url.firstRange(of: "://"), ["http", "https"].contains(url[..<schemeEnd.lowerBound])
             else { return false }

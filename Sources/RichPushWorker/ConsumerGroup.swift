@@ -89,8 +89,8 @@ struct ConsumerGroup: Sendable {
     }
 
     /// At a clean exit, removes this consumer from the group unless entries are pending for it (removing it would
-    /// lose them): one attempt, and a second on a new connection when the first failed on its connection (one left
-    /// idle, which Redis's `timeout` or a restart closed), as the process is ending; another worker removes it later
+    /// lose them): one attempt, and a second on a new connection when the server had closed the first's (left idle:
+    /// Redis's `timeout`, CLIENT KILL, a restart), as the process is ending; another worker removes it later
     /// otherwise.
     func removeOwnConsumer(_ connection: RedisConnection) {
         let command = [
@@ -100,7 +100,7 @@ struct ConsumerGroup: Sendable {
             let removed: RedisValue
             do throws(RedisError) {
                 removed = try connection.run(command)
-            } catch  where error.connection {
+            } catch  where error.code == .closed {
                 // The connection was dropped with the failure: the script (which removes nothing twice) runs on a
                 // new one.
                 removed = try connection.run(command)

@@ -178,21 +178,41 @@ struct RESPReader<Source: RESPSource> {
     }
 }
 
-/// A socket, its reply read whole by `deadline`: each read waits (`poll`) only the time left, so a server that
-/// trickles a reply byte by byte is cut there (the socket's SO_RCVTIMEO, which hiredis sets, bounds one read).
+/// A socket whose reply must keep coming: each `window` (the connection's timeout) must bring `leastBytes`, or the
+/// rest of a shorter reply, else the read is cut. Each read waits (`poll`) only until the window's end, so a server
+/// that trickles a reply a byte at a time (each read within the socket's own SO_RCVTIMEO, which hiredis sets) is
+/// cut there, and a large reply over a slow link (30 MB at 4 MB/s) is read whole.
 struct SocketSource: RESPSource {
     let descriptor: Int32
-    let deadline: ContinuousClock.Instant
+    let window: Duration
+    /// 64 KiB: a link slower than 13 KB/s over a 5 s window is not one Redis serves a worker over.
+    static let leastBytes = 64 * 1024
+    private var windowEnd: ContinuousClock.Instant
+    private var windowBytes = 0
+
+    /// Reads `descriptor`, the first window starting now (the command was just sent).
+    init(descriptor: Int32, window: Duration) {
+        self.descriptor = descriptor
+        self.window = window
+        windowEnd = .now + window
+    }
 
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws(RedisError) -> Int {
         while true {
-            let left = (deadline - .now).inMilliseconds
+            let left = (windowEnd - .now).inMilliseconds
             var socket = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = left > 0 ? poll(&socket, 1, Int32(clamping: left)) : 0
             if ready < 0, errno == EINTR { continue }
             if ready == 0 { throw RedisError(.io, detail: "timed out reading the reply") }
             let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-            if count >= 0 { return count }
+            if count >= 0 {
+                windowBytes += count
+                if windowBytes >= Self.leastBytes {
+                    windowBytes = 0
+                    windowEnd = .now + window
+                }
+                return count
+            }
             if errno == EINTR { continue }
             let reason =
                 errno == EAGAIN || errno == EWOULDBLOCK

@@ -235,8 +235,7 @@ package final class RedisConnection: @unchecked Sendable {
         guard sent else { throw failure(context) }
         var reader = RESPReader(
             SocketSource(
-                descriptor: chiredis_descriptor(context),
-                deadline: .now + .milliseconds(Int64(timeoutMilliseconds))))
+                descriptor: chiredis_descriptor(context), window: .milliseconds(Int64(timeoutMilliseconds))))
         do throws(RedisError) {
             let entries: [StreamEntry]
             switch reply {

@@ -196,13 +196,13 @@ struct WorkerCommand: ParsableCommand {
     {
         let entries = unwritten == 1 ? "1 entry" : "\(unwritten) entries"
         let cause = failure.map { "; writes were failing: \($0)" } ?? ""
-        // Every entry taken was written, but a command was still waiting on Redis (a read Redis may yet answer
-        // with entries, which nothing here will process).
+        // Every entry taken was written, but a command was still waiting on Redis: a read Redis may yet answer
+        // with entries, which nothing here will process, or the removal of the consumer.
         guard unwritten > 0 else {
             return "richpush worker: the drain timeout (\(settings.drainTimeout)) passed with every entry taken "
-                + "written, but a command still waiting on Redis (at most the Redis timeout)\(cause). Entries Redis "
-                + "hands that read stay pending for consumer '\(settings.consumer)'; another consumer claims them "
-                + "after --claim-idle (\(settings.claimIdle))."
+                + "written, but a command still waiting on Redis (a read, or the consumer's removal from the "
+                + "group)\(cause). Entries Redis hands such a read stay pending for consumer '\(settings.consumer)'; "
+                + "another consumer claims them after --claim-idle (\(settings.claimIdle))."
         }
         return "richpush worker: the drain timeout (\(settings.drainTimeout)) passed with \(entries) not written "
             + "(\(computed) with a result ready, \(unwritten - computed) still in process)\(cause). "

@@ -333,41 +333,44 @@ struct ObjectStorePublisherTests {
         }
     }
 
-    /// A listener on loopback that hands each connection, one at a time, to `handle` (which returns whether it
-    /// counts), then closes it; on a thread of its own, which ends when the listener is closed.
+    /// A listener on loopback that hands each connection, one at a time, to `handle` (with a function that counts
+    /// it, called before the client can see the answer), then closes it; on a thread of its own, which ends when the
+    /// listener is closed.
     final class LoopbackListener: @unchecked Sendable {
         let port: Int
         private let listener: Int32
         private let counted = LockedValue(0)
         var count: Int { counted.withLock { $0 } }
 
-        init(_ handle: @escaping @Sendable (Int32) -> Bool) throws {
+        init(_ handle: @escaping @Sendable (Int32, _ count: () -> Void) -> Void) throws {
             (listener, port) = try loopbackSocket()
             guard listen(listener, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
             let (listener, counted) = (listener, counted)
             Thread.detachNewThread {
                 while true {
                     let connection = accept(listener, nil, nil)
-                    guard connection >= 0 else { return }
-                    if handle(connection) { counted.withLock { $0 += 1 } }
+                    guard connection >= 0 else {
+                        // Closed here, not in deinit: a descriptor closed under the thread's accept could be
+                        // another test's listener by the time it calls accept again.
+                        close(listener)
+                        return
+                    }
+                    handle(connection) { counted.withLock { $0 += 1 } }
                     close(connection)
                 }
             }
         }
 
-        deinit {
-            shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
-        }
+        deinit { shutdown(listener, Int32(SHUT_RDWR)) }
 
         /// Resets every connection once the client's first bytes (its ClientHello) arrive, counting them.
         static func handshakeDropper() throws -> LoopbackListener {
-            try LoopbackListener { connection in
+            try LoopbackListener { connection, count in
                 var buffer = [UInt8](repeating: 0, count: 16)
                 _ = recv(connection, &buffer, buffer.count, 0)
                 var reset = linger(l_onoff: 1, l_linger: 0)
                 setsockopt(connection, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
-                return true
+                count()
             }
         }
 
@@ -375,14 +378,14 @@ struct ObjectStorePublisherTests {
         /// after the request's whole body was read, `100 Continue` first when asked), one request a connection,
         /// counting the `PUT`s.
         static func cannedStore(answer: String) throws -> LoopbackListener {
-            try LoopbackListener { connection in
+            try LoopbackListener { connection, count in
                 var timeout = timeval(tv_sec: 20, tv_usec: 0)
                 setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                return serve(connection, answer: answer)
+                serve(connection, answer: answer, count: count)
             }
         }
 
-        private static func serve(_ connection: Int32, answer: String) -> Bool {
+        private static func serve(_ connection: Int32, answer: String, count: () -> Void) {
             var received: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65_536)
             func read() -> Bool {
@@ -393,24 +396,24 @@ struct ObjectStorePublisherTests {
             }
             let end = Array("\r\n\r\n".utf8)
             // At most 64 reads for a head: a client that sends less is dropped.
-            for _ in 0..<64 where received.firstRange(of: end) == nil { guard read() else { return false } }
-            guard let headEnd = received.firstRange(of: end)?.upperBound else { return false }
+            for _ in 0..<64 where received.firstRange(of: end) == nil { guard read() else { return } }
+            guard let headEnd = received.firstRange(of: end)?.upperBound else { return }
             let head = String(decoding: received[..<headEnd], as: UTF8.self).lowercased()
             func send(_ text: String) {
                 _ = text.utf8CString.withUnsafeBytes { write(connection, $0.baseAddress, $0.count - 1) }
             }
             guard head.hasPrefix("put ") else {
                 send("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                return false
+                return
             }
+            count()
             let field = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
             let value = field.map { $0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces) }
             let length = value.flatMap { Int($0) } ?? 0
             if head.contains("expect: 100-continue") { send("HTTP/1.1 100 Continue\r\n\r\n") }
             // The whole body, in at most 4,096 reads.
-            for _ in 0..<4_096 where received.count - headEnd < length { guard read() else { return true } }
+            for _ in 0..<4_096 where received.count - headEnd < length { guard read() else { return } }
             send(answer)
-            return true
         }
     }
 

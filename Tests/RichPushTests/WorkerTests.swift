@@ -1149,6 +1149,36 @@ struct StreamEntryReadingTests {
         #expect(detail.contains("a reply of over 1099511627776 values"), "\(detail)")
     }
 
+    @Test(
+        """
+        a large reply that keeps coming (64 KiB and more each window) is read whole however long it takes: 700 KB in \
+        70 KB pieces 150 ms apart, over a 400 ms window
+        """)
+    func slowLargeReply() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]) }
+        let writer = ends[1]
+        let payload = String(repeating: "p", count: 700_000)
+        let reply = Array(("*1\r\n*2\r\n" + Self.bulk("in") + "*1\r\n" + Self.entry("1-0", ["payload", payload])).utf8)
+        Thread.detachNewThread {
+            var offset = 0
+            while offset < reply.count {
+                let piece = min(70_000, reply.count - offset)
+                let sent = reply[offset..<(offset + piece)].withUnsafeBytes { send(writer, $0.baseAddress, piece, 0) }
+                guard sent > 0 else { break }
+                offset += sent
+                usleep(150_000)
+            }
+            close(writer)
+        }
+        var reader = RESPReader(SocketSource(descriptor: ends[0], window: .milliseconds(400)))
+        let start = ContinuousClock.now
+        let entries = try reader.streamsReply(payloadLimit: 1 << 20, most: 1)
+        #expect(entries.map(\.id) == ["1-0"])
+        #expect(ContinuousClock.now - start > .milliseconds(400), "longer than one window")
+    }
+
     /// Writes `reply` (its first 60 bytes) on `connection` a byte every 150 ms, after reading the request.
     static func trickle(_ reply: String, on connection: Int32) {
         var request = [UInt8](repeating: 0, count: 4_096)
@@ -1176,7 +1206,7 @@ struct StreamEntryReadingTests {
             Self.trickle(reply, on: writer)
             close(writer)
         }
-        var reader = RESPReader(SocketSource(descriptor: ends[0], deadline: .now + .milliseconds(400)))
+        var reader = RESPReader(SocketSource(descriptor: ends[0], window: .milliseconds(400)))
         let start = ContinuousClock.now
         let thrown = #expect(throws: RedisError.self) { try reader.streamsReply(payloadLimit: 10, most: 1) }
         #expect(thrown?.detail.contains("timed out") == true, "\(String(describing: thrown))")

@@ -31,6 +31,21 @@ public struct JSONString: Sendable, Hashable {
         }
     }
 
+    /// Whether the decoded text may begin with `{` or `[` after JSON's whitespace, judged without decoding a
+    /// parsed string: its first byte is one of those, whitespace, or an escape (which may stand for any).
+    var mayOpenContainer: Bool {
+        let first: UInt8?
+        switch storage {
+        case .text(let text): first = text.utf8.first
+        case .parsed(let document, let index):
+            let range = document.contents(index)
+            first = range.isEmpty ? nil : document.text[range.lowerBound]
+        }
+        guard let first else { return false }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\\")
+            || first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D
+    }
+
     /// The source text between the quotes, when it differs from `value` (it had escapes).
     public var literal: String? {
         guard case .parsed(let document, let index) = storage, document.isEscaped(index) else { return nil }

@@ -75,8 +75,10 @@ extension PushPayload.JSON {
         _ text: JSONString, _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?,
         descent: JSONStringDescent
     ) throws(Failure) -> PushPayload.JSON?? {
+        // Only a text that opens a container is parsed: most strings (URLs, titles) are not, and are not decoded
+        // here (the replacement decodes them).
+        guard text.mayOpenContainer else { return nil }
         let value = text.value
-        // Only a text that opens a container is parsed: most strings (URLs, titles) are not.
         guard let first = value.utf8.first(where: { !Self.isWhitespace($0) }),
             first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
         else { return nil }

@@ -155,17 +155,18 @@ public struct DirectoryPublisher: MediaPublisher {
         /// Whether the file has `hidden` as its name from the start.
         let named: Bool
 
-        /// A new file in `directory` for the published `name`, mode 0644.
+        /// A new file in `directory` for the published `name`, mode 0644; a named one from the start when not
+        /// `unnamed` (the fallback, which tests take on any file system).
         /// - Throws: `PublishFailure` when neither kind can be made.
-        init(in directory: String, for name: String) throws(PublishFailure) {
+        init(in directory: String, for name: String, unnamed: Bool = true) throws(PublishFailure) {
             hidden = directory + "/." + name + "." + RandomName.uuid() + ".tmp"
-            let unnamed = csystem_open_unnamed(directory, 0o644)
-            if unnamed >= 0 {
-                descriptor = unnamed
+            let opened = unnamed ? csystem_open_unnamed(directory, 0o644) : -1
+            if opened >= 0 {
+                descriptor = opened
                 named = false
                 return
             }
-            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
+            guard !unnamed || errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else {
                 throw PublishFailure("cannot create a file in \(directory): \(String(cString: strerror(errno)))")
             }
             descriptor = open(hidden, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
