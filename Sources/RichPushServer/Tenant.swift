@@ -40,9 +40,10 @@ package final class Tenant: Sendable {
     /// Its engine, sharing the service's fetch loop.
     package let enricher: Enricher
     /// Its requests admitted, from their headers to the end of their work (`max_in_flight`, when it has one).
+    /// Kept across reloads while its bound is the same: the requests it admitted go on counting.
     let admission: WorkGate
-    /// Its rate, when it has one.
-    private let bucket: LockedValue<TokenBucket>?
+    /// Its rate, when it has one; kept across reloads while the rate is the same.
+    let bucket: LockedValue<TokenBucket>?
     /// Its payloads' outcomes, problems and durations (by name: kept across reloads).
     let metrics: ServiceMetrics
     /// What was stored for it: all `GET /v1/attachments/...` serves it (by name: kept across reloads).
@@ -50,17 +51,27 @@ package final class Tenant: Sendable {
     /// Its requests refused with 429, by code (by name: kept across reloads).
     let rejections: TenantRejections
 
+    /// A tenant of `definition`; its admission gate and rate bucket are `kept` (the tenant's before a reload, when
+    /// its bounds are the same), else new.
     init(
         _ definition: Definition, enricher: Enricher, metrics: ServiceMetrics, attachments: ServedAttachments,
-        rejections: TenantRejections
+        rejections: TenantRejections, kept: Tenant? = nil
     ) {
         self.definition = definition
         // 32 bytes: the tenants file gives 64 hex digits (a definition made otherwise with a wrong count matches no
         // token: all zeros is no SHA-256 anyone can find a token for).
         tokenDigest = Digest(bytes: definition.tokenSHA256) ?? Digest(bytes: [UInt8](repeating: 0, count: 32))!
         self.enricher = enricher
-        admission = WorkGate(limit: definition.maximumInFlight)
-        bucket = definition.rate.map { LockedValue(TokenBucket($0, now: .now)) }
+        if let kept, kept.definition.maximumInFlight == definition.maximumInFlight {
+            admission = kept.admission
+        } else {
+            admission = WorkGate(limit: definition.maximumInFlight)
+        }
+        if let kept, kept.definition.rate == definition.rate {
+            bucket = kept.bucket
+        } else {
+            bucket = definition.rate.map { LockedValue(TokenBucket($0, now: .now)) }
+        }
         self.metrics = metrics
         self.attachments = attachments
         self.rejections = rejections
@@ -96,6 +107,9 @@ package struct TokenBucket: Sendable {
         }
     }
 
+    /// The longest wait `take` says: a year (in seconds).
+    static let longestWait = 365.0 * 86_400
+
     let rate: Rate
     private var tokens: Double
     private var updated: ContinuousClock.Instant
@@ -117,7 +131,8 @@ package struct TokenBucket: Sendable {
             tokens -= 1
             return nil
         }
-        return .seconds((1 - tokens) / rate.perSecond)
+        // At most a year: a rate made in code below the tenants file's least would overflow Duration.
+        return .seconds(min((1 - tokens) / rate.perSecond, Self.longestWait))
     }
 }
 
@@ -151,16 +166,18 @@ final class TenantTable: Sendable {
     }
 
     /// Replaces the tenants with `definitions`: a tenant whose definition has not changed is kept as it is (its
-    /// engine and media cache); another gets a new engine. Requests in flight keep the tenant they started with.
+    /// engine and media cache); another gets a new engine, and keeps its admission gate and rate bucket while those
+    /// bounds are the same. Requests in flight keep the tenant they started with. What is kept by name of a tenant
+    /// no longer defined (its metrics, attachments, 429 counts) is let go: a new tenant given the name later starts
+    /// afresh, serving nothing stored for the old one.
     /// - Throws: what making an engine throws (nothing is replaced then).
     func replace(with definitions: [Tenant.Definition]) throws {
-        let current = state.withLock { $0.tenants }
+        let current = Dictionary(state.withLock { $0.tenants }.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         var made: [Tenant] = []
         for definition in definitions {
-            if let kept = current.first(where: {
-                $0.name == definition.name && $0.definition.source == definition.source
-            }) {
-                made.append(kept)
+            let previous = current[definition.name]
+            if let previous, previous.definition.source == definition.source {
+                made.append(previous)
                 continue
             }
             let enricher = try Enricher(configuration: definition.configuration, sharingLoopOf: base)
@@ -177,8 +194,15 @@ final class TenantTable: Sendable {
             }
             made.append(
                 Tenant(
-                    definition, enricher: enricher, metrics: metrics, attachments: attachments, rejections: rejections))
+                    definition, enricher: enricher, metrics: metrics, attachments: attachments, rejections: rejections,
+                    kept: previous))
         }
-        state.withLock { $0.tenants = made }
+        let names = Set(definitions.map(\.name))
+        state.withLock { state in
+            state.tenants = made
+            state.metrics = state.metrics.filter { names.contains($0.key) }
+            state.attachments = state.attachments.filter { names.contains($0.key) }
+            state.rejections = state.rejections.filter { names.contains($0.key) }
+        }
     }
 }

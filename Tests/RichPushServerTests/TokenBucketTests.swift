@@ -16,6 +16,13 @@ import Testing
         #expect(bucket.take(at: start) == .milliseconds(500))
     }
 
+    @Test("a rate made in code far below the tenants file's least says a wait of a year at most, never traps")
+    func tinyRate() {
+        var bucket = TokenBucket(TokenBucket.Rate(perSecond: 1e-30, burst: 1), now: start)
+        #expect(bucket.take(at: start) == nil)
+        #expect(bucket.take(at: start) == .seconds(TokenBucket.longestWait))
+    }
+
     @Test("tokens come back at the rate, never beyond the burst")
     func refill() {
         var bucket = TokenBucket(TokenBucket.Rate(perSecond: 10, burst: 2), now: start)

@@ -466,6 +466,78 @@ struct ServeTenantsTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test(
+        """
+        a reload that changes a tenant but not its bounds keeps its in-flight count and its rate's bucket; a name \
+        removed and given to another tenant later serves nothing stored for the first
+        """)
+    func reloadKeepsBounds() async throws {
+        let bed = try TestBed()
+        let narrow = TestTenant("narrow", ["max_in_flight": 1, "rate": ["per_second": 0.01, "burst": 2]])
+        let shop = TestTenant("shop")
+        let file = try Self.file([narrow, shop])
+        let server = try await ServeProcess(bed.cliOptions + ["--tenants", file])
+        let stored = try await Self.enrich(server, bed.url("/media/photo.jpg"), as: shop)
+        let path = try #require((stored.json["attachments"] as? [[String: Any]])?.first?["path"] as? String)
+        let name = path.split(separator: "/").suffix(2).joined(separator: "/")
+        let slow = Task { try await Self.enrich(server, bed.url("/slow/photo.jpg?ms=2000"), as: narrow) }
+        try await waitUntil("the slow payload to be in flight") { bed.origin.exchanges.count == 2 }
+        // narrow's deadline changes (a new engine), its bounds do not; shop is removed.
+        var changed = narrow
+        changed.fields["deadline"] = 20
+        _ = try Self.file([changed], at: file)
+        server.process.signal(SIGHUP)
+        try await waitUntil("the reload's log line") { server.logLines.contains { $0["reload"] != nil } }
+        let refused = try await Self.enrich(server, bed.url("/media/logo.png"), as: narrow)
+        #expect(refused.status == 429, "the request in flight still counts")
+        #expect(refused.json["code"] as? String == "tenant-in-flight")
+        #expect(try await slow.value.status == 200)
+        // The slow payload took one of the burst of 2 before the reload (the refusal maybe another): the same bucket
+        // lets one more through at most, where a new one would let two.
+        var after: [Int] = []
+        for _ in 1...2 { after.append(try await Self.enrich(server, bed.url("/media/logo.png"), as: narrow).status) }
+        #expect(after.contains(429), "the bucket kept: \(after)")
+        // `shop` again, another app's token: the first shop's attachment is not its.
+        let newShop = TestTenant("shop")
+        _ = try Self.file([changed, newShop], at: file)
+        server.process.signal(SIGHUP)
+        try await waitUntil("the second reload's log line") {
+            server.logLines.filter { $0["reload"] != nil }.count == 2
+        }
+        let old = try await server.request("GET", "/v1/attachments/\(name)", headers: newShop.authorization)
+        #expect(old.status == 404)
+        let metrics = try await server.request("GET", "/metrics").text
+        #expect(!metrics.contains(#"richpush_payloads_total{tenant="shop",outcome="complete"} 1"#), "counts afresh")
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("a tenants file that is a FIFO, held open by a writer, is refused at once at the start and at a reload")
+    func fifoFile() async throws {
+        let path = NSTemporaryDirectory() + "tenants-\(UUID().uuidString).fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        // A writer holding it open (O_RDWR: opens without waiting for a reader), as long as the test.
+        let writer = open(path, O_RDWR | O_NONBLOCK)
+        #expect(writer >= 0)
+        defer { close(writer) }
+        let run = try await ServeTokenTests.serve(["--listen", "127.0.0.1:0", "--tenants", path])
+        #expect(run.status == 64, "status \(run.status) (124: it started or hung)")
+        #expect(run.stderr.contains("--tenants: \(path): not a regular file"), "\(run.stderr)")
+
+        let bed = try TestBed()
+        let alpha = TestTenant("alpha")
+        let file = try Self.file([alpha])
+        let server = try await ServeProcess(bed.cliOptions + ["--tenants", file])
+        #expect(rename(path, file) == 0)
+        server.process.signal(SIGHUP)
+        try await waitUntil("the reload's log line") { server.logLines.contains { $0["reload"] != nil } }
+        let line = try #require(server.logLines.first { $0["reload"] != nil })
+        #expect(line["reload"] as? String == "refused")
+        #expect((line["error"] as? String)?.contains("not a regular file") == true, "\(line)")
+        #expect(try await Self.enrich(server, bed.url("/media/photo.jpg"), as: alpha).status == 200)
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("a reload whose file does not validate is refused with a log line naming the error; the old tenants stay")
     func badReload() async throws {
         let bed = try TestBed()
@@ -519,6 +591,10 @@ struct ServeTenantsTests {
         BadFile(
             label: "a bad rate", entries: { [$0.entry.merging(["rate": ["per_second": 0, "burst": 1]]) { $1 }] },
             message: "tenant 'alpha': rate: expected {"),
+        BadFile(
+            label: "a rate too small to wait for (it overflowed a Duration, ending the process)",
+            entries: { [$0.entry.merging(["rate": ["per_second": 1e-30, "burst": 1]]) { $1 }] },
+            message: "tenant 'alpha': rate: expected {\"per_second\": a number from 0.000001"),
         BadFile(
             label: "a bad max_in_flight", entries: { [$0.entry.merging(["max_in_flight": 0]) { $1 }] },
             message: "tenant 'alpha': max_in_flight: expected a whole number"),
