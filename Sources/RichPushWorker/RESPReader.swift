@@ -203,7 +203,7 @@ struct SocketSource: RESPSource {
             var socket = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = left > 0 ? poll(&socket, 1, Int32(clamping: left)) : 0
             if ready < 0, errno == EINTR { continue }
-            if ready == 0 { throw RedisError(.io, detail: "timed out reading the reply") }
+            if ready == 0 { throw RedisError(.io, detail: RedisError.replyTimeout) }
             let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
             if count >= 0 {
                 windowBytes += count

@@ -148,6 +148,12 @@ package struct RedisError: Error, CustomStringConvertible {
     /// Whether the connection failed (an outage: waited out), not the server's answer.
     package var connection: Bool { kind == .connection }
 
+    /// The detail of a reply that did not keep coming (`SocketSource`).
+    static let replyTimeout = "timed out reading the reply"
+
+    /// Whether a reply read off the socket was cut for not coming fast enough.
+    var isReplyTimeout: Bool { code == .io && detail.hasSuffix(Self.replyTimeout) }
+
     /// Whether the failure is waited out with the backoff, at the start as later: the connection failed, or the server
     /// is not ready to serve yet (`Kind.unavailable`). Anything else at the start is a mistake to report.
     package var waitedOut: Bool { kind == .connection || kind == .unavailable }

@@ -242,13 +242,18 @@ package final class StreamWorker: LifecycleService {
                     core.withLock { $0.machine.connectionChecked(now: .now) }
                     delay.reset()
                 case .claim(let count):
-                    try group.claim(
-                        connection, count: count,
-                        claimed: { _ in core.withLock { $0.machine.redisAnswered() } },
-                        each: { entry, deliveries in
-                            metrics.count(\.claimed)
-                            dispatch([entry], deliveries: deliveries)
-                        })
+                    do throws(RedisError) {
+                        try group.claim(
+                            connection, count: count,
+                            claimed: { _ in core.withLock { $0.machine.redisAnswered() } },
+                            each: { entry, deliveries in
+                                metrics.count(\.claimed)
+                                dispatch([entry], deliveries: deliveries)
+                            })
+                    } catch  where error.isReplyTimeout {
+                        core.withLock { $0.machine.claimCut(count: count, now: .now) }
+                        throw error
+                    }
                     core.withLock { $0.machine.claimed(now: .now) }
                     try group.removeIdleConsumers(connection)
                 case .read(let count):

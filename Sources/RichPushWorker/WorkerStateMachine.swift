@@ -93,6 +93,9 @@ struct WorkerStateMachine {
     private var readerStopped = false
     private var writerStopped = false
     private var nextClaim: ContinuousClock.Instant
+    /// The most entries the next claim asks for: halved by each claim whose reply was too slow to read (cut), back
+    /// to every free slot after one that is read; nil for every free slot.
+    private var claimLimit: Int? = nil
     private var nextCheck: ContinuousClock.Instant
     /// No read before this: set when a read came back empty sooner than its block.
     private var nextRead: ContinuousClock.Instant? = nil
@@ -125,7 +128,7 @@ struct WorkerStateMachine {
         }
         if now >= nextClaim {
             nextCheck = now + connectionCheck
-            return .claim(count: free)
+            return .claim(count: min(free, claimLimit ?? free))
         }
         if let nextRead, now < nextRead { return .pace(until: nextRead) }
         nextCheck = now + connectionCheck
@@ -207,6 +210,15 @@ struct WorkerStateMachine {
     /// tried again at the next read.)
     mutating func claimed(now: ContinuousClock.Instant) {
         connected = true
+        nextClaim = now + claimEvery
+        claimLimit = nil
+    }
+
+    /// A claim of `count` entries was cut at `now`, its reply too slow to read whole (large entries over a slow
+    /// link): the next asks for half as many, `claimEvery` later, and reads go on meanwhile. (Tried again at once,
+    /// the same entries came first again, and were cut again: the reader claimed and never read.)
+    mutating func claimCut(count: Int, now: ContinuousClock.Instant) {
+        claimLimit = max(1, count / 2)
         nextClaim = now + claimEvery
     }
 

@@ -55,6 +55,27 @@ struct WorkerStateMachineTests {
         #expect(read8 == .claim(count: 2))
     }
 
+    @Test(
+        """
+        a claim whose reply was too slow to read: reads go on, and the next claim, claimEvery later, asks for half as \
+        many (down to one); one read whole asks for every free slot again
+        """)
+    func claimCut() {
+        var machine = Self.machine(concurrency: 8)
+        let now = Self.start
+        #expect(machine.nextRead(now: now) == .claim(count: 8))
+        machine.claimCut(count: 8, now: now)
+        #expect(machine.nextRead(now: now) == .read(count: 8), "reads go on")
+        #expect(machine.nextRead(now: now + .seconds(29)) == .read(count: 8))
+        #expect(machine.nextRead(now: now + .seconds(30)) == .claim(count: 4))
+        machine.claimCut(count: 4, now: now + .seconds(30))
+        machine.claimCut(count: 2, now: now + .seconds(30))
+        machine.claimCut(count: 1, now: now + .seconds(30))
+        #expect(machine.nextRead(now: now + .seconds(60)) == .claim(count: 1))
+        machine.claimed(now: now + .seconds(60))
+        #expect(machine.nextRead(now: now + .seconds(90)) == .claim(count: 8))
+    }
+
     @Test("a read answered empty sooner than its block paces the next to the block's end; any other read does not")
     func pacedReads() {
         var machine = Self.machine()
