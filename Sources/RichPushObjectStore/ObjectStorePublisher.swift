@@ -247,6 +247,15 @@ public final class ObjectStorePublisher: MediaPublisher {
             return .failed(failure.publishFailure, retryable: failure.retryable)
         case .success(let response)
         where (200..<300).contains(response.status) && !StoreError.isErrorDocument(response.body):
+            // A store that says it computed another digest stored other bytes (a corrupting proxy, a broken store):
+            // not published, tried again.
+            let sent = Self.base64(hex: media.sha256)
+            if let said = response.checksum, said != sent {
+                let detail =
+                    "the store answered HTTP \(response.status) to PUT \(url) with x-amz-checksum-sha256 "
+                    + "'\(TerminalText.withoutControls(String(said.prefix(64))))', not the '\(sent)' sent"
+                return .failed(PublishFailure(detail, code: "BadDigest"), retryable: true)
+            }
             return .stored
         case .success(let response) where response.status == 412 && conditional:
             existence.withLock { $0.found() }
@@ -363,10 +372,15 @@ public final class ObjectStorePublisher: MediaPublisher {
         }
         let body = Array(
             UnsafeRawBufferPointer(start: UnsafeRawPointer(buffer), count: buffer.pointee.length))
+        // The digest the store says it computed of what it stored (AWS answers one when asked for a checksum).
+        var value = [CChar](repeating: 0, count: 128)
+        let length = ccurl_easy_header_value(handle.raw, "x-amz-checksum-sha256", &value, value.count)
+        let checksum =
+            length >= 0 ? String(decoding: value.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         return .success(
             StoreResponse(
                 status: handle.responseCode, contentLength: handle.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T),
-                body: body))
+                body: body, checksum: checksum))
     }
 
     /// The SHA-256 of no bytes, what a `HEAD` sends as its payload hash.

@@ -10,6 +10,8 @@ struct StoreResponse {
     /// -1 when the response had none.
     let contentLength: Int64
     let body: [UInt8]
+    /// Its `x-amz-checksum-sha256`, when it had one.
+    var checksum: String? = nil
 }
 
 /// Why a request to the store failed: the store's error code (from its XML error document, else from the status) or

@@ -435,6 +435,13 @@ struct ObjectStorePublisherTests {
                 "AccessDenied", 1
             ),
             ({ Self.answer(403, "<Error><Code>\($0)</Code><Message>\($0)</Message></Error>") }, "AccessDenied", 1),
+            // A store saying it computed another digest than the one sent stored other bytes: tried again.
+            (
+                { _ in
+                    Self.answer(
+                        200, "", headers: "x-amz-checksum-sha256: " + String(repeating: "A", count: 43) + "=\r\n")
+                }, "BadDigest", 3
+            ),
         ]
         for (answer, code, puts) in cases {
             let store = try LoopbackListener.cannedStore(answer: answer(token))
@@ -451,11 +458,18 @@ struct ObjectStorePublisherTests {
             #expect(store.count == puts, "\(failure.detail)")
             #expect(publisher.statistics?.failures == [code: 1])
         }
+        // The digest sent, said back: stored.
+        let echoing = try LoopbackListener.cannedStore(
+            answer: Self.answer(
+                200, "", headers: "x-amz-checksum-sha256: \(ObjectStorePublisher.base64(hex: media.sha256))\r\n"))
+        let published = try await Self.publish(try Self.publisher(endpoint: "http://127.0.0.1:\(echoing.port)"), media)
+        #expect(try published.get() == "\(Self.base)/push/\(media.sha256).jpg")
+        #expect(echoing.count == 1)
     }
 
-    static func answer(_ status: Int, _ body: String) -> String {
+    static func answer(_ status: Int, _ body: String, headers: String = "") -> String {
         "HTTP/1.1 \(status) X\r\nContent-Type: application/xml\r\nContent-Length: \(body.utf8.count)\r\n"
-            + "Connection: close\r\n\r\n\(body)"
+            + "\(headers)Connection: close\r\n\r\n\(body)"
     }
 
     @Test(

@@ -83,6 +83,11 @@ typedef struct ccurl_body_buffer {
 // CURLOPT_WRITEFUNCTION and CURLOPT_WRITEDATA: the body goes into `buffer`.
 CURLcode ccurl_easy_collect_body(CURL *handle, ccurl_body_buffer *buffer);
 
+// After curl_easy_perform: the value of the last response's header `name` (the last of them when repeated), copied
+// into `value` (NUL-terminated, up to `capacity` - 1 bytes); its length, or -1 when the response had none (or it is
+// longer than fits).
+long ccurl_easy_header_value(CURL *handle, const char *name, char *value, size_t capacity);
+
 // CURLOPT_XFERINFOFUNCTION, CURLOPT_XFERINFODATA and CURLOPT_NOPROGRESS 0: the transfer is aborted
 // (CURLE_ABORTED_BY_CALLBACK) once `*flag` is non-zero, read atomically, so another thread can stop it.
 CURLcode ccurl_easy_abort_when_set(CURL *handle, const int *flag);
