@@ -27,10 +27,15 @@ struct RenderCommand: ParsableCommand {
     }
 
     func plan() throws(UsageError) -> Plan {
-        Plan(
-            template: try Self.load(template, option: $template.flag),
-            params: try Self.load(params, option: $params.flag),
-            strict: strict)
+        let loaded = try Self.load(template, option: $template.flag)
+        // What is printed is a payload: an object (a template that is a string or an array rendered into one
+        // `enrich` refuses as not-object).
+        guard case .object = loaded else {
+            throw UsageError(
+                "\($template.flag) \(template): a template is a payload, a JSON object; this is "
+                    + loaded.kindDescription)
+        }
+        return Plan(template: loaded, params: try Self.load(params, option: $params.flag), strict: strict)
     }
 
     static func run(_ plan: Plan) async -> Int32 {

@@ -66,16 +66,29 @@ struct JSONTests {
         #expect(try roundTrip(text) == text)
     }
 
-    @Test("two keys that differ only in lone surrogates stay two members, each as written")
+    @Test("two keys that differ only in lone surrogates stay two members, each as written, until one is set")
     func loneSurrogateKeys() throws {
         let text = #"{"\ud800":"high","\udfff":"low"}"#
         let object = try #require(try JSONParser().parse(Array(text.utf8)).objectValue)
         #expect(object.members.map(\.key.literal) == [#"\ud800"#, #"\udfff"#])
         #expect(object.members.map(\.value.stringValue) == ["high", "low"])
-        // Setting one by its decoded name (both decode to U+FFFD) replaces values, never keys or members.
+        // Setting one by its decoded name (both decode to U+FFFD) sets the last, its key as written, and drops the
+        // earlier one: a key set is written once (duplicates set each had let an output grow without bound).
         var changed = object
         changed.set("\u{FFFD}", .text("x"))
-        #expect(JSONWriter.string(.object(changed)) == #"{"\ud800":"x","\udfff":"x"}"#)
+        #expect(JSONWriter.string(.object(changed)) == #"{"\udfff":"x"}"#)
+    }
+
+    @Test("a key given many times and set is written once, at its last place; the other members stay in order")
+    func setDuplicates() throws {
+        let text = #"{"a":1,"m":{},"b":2,"\u006d":{},"c":3,"m":{"x":1}}"#
+        var object = try #require(try JSONParser().parse(Array(text.utf8)).objectValue)
+        object.set("m", .text("new"))
+        #expect(JSONWriter.string(.object(object)) == #"{"a":1,"b":2,"c":3,"m":"new"}"#)
+        var once = try #require(try JSONParser().parse(Array(#"{"a":1,"m":2}"#.utf8)).objectValue)
+        once.set("m", .integer(3))
+        once.set("z", .integer(4))
+        #expect(JSONWriter.string(.object(once)) == #"{"a":1,"m":3,"z":4}"#)
     }
 
     @Test("keys match scalar by scalar, as the iPhone's userInfo does: a decomposed é is another key")

@@ -120,6 +120,23 @@ struct ConventionCLITests {
         #expect(printed.status == 0, "\(printed.stderr)")
         #expect((try? PushPayload(parsing: Array(printed.stdout.utf8.dropLast()))) != nil)
     }
+
+    @Test("render refuses a template that is not an object (a usage error, nothing printed): it would print no payload")
+    func renderTemplateNotObject() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let params = directory + "/params.json"
+        try Data(#"{"img":"https://cdn.example.com/a.jpg"}"#.utf8).write(to: URL(fileURLWithPath: params))
+        for (text, kind) in [(#""$(img)""#, "a string"), (#"["$(img)"]"#, "an array")] {
+            let template = directory + "/template.json"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: template))
+            let refused = try await CLI.run(["render", "--template", template, "--params", params])
+            #expect(refused.status == 64, "\(kind): \(refused.stderr)")
+            #expect(refused.stdout.isEmpty)
+            let said = refused.stderr.contains("a template is a payload, a JSON object; this is \(kind)")
+            #expect(said, "\(refused.stderr)")
+        }
+    }
 }
 
 /// Issue 24: round three's conventions through the CLI, against the loopback origin.

@@ -89,6 +89,22 @@ struct PreflightTests {
         #expect(!notMutable.ready)
     }
 
+    @Test("a field holding no URL past the 64 listed problems still keeps the payload from being ready")
+    func hiddenBadReference() async throws {
+        let bed = try TestBed()
+        // 70 Airship entries with a url_id that is no string (bad-option each), then one whose url is a number.
+        let entries = (0..<70).map { _ in #"{"url":"\#(bed.url("/media/photo.jpg"))","url_id":7}"# }
+        let text =
+            #"{"aps":{"mutable-content":1},"com.urbanairship.media_attachment":{"urls":["#
+            + entries.joined(separator: ",") + #",{"url":12345}]}}"#
+        let preflight = try await withEnricher(bed.configuration) { enricher in
+            await enricher.preflight(try payload(text), deadline: .now + .seconds(60))
+        }
+        #expect(preflight.problems.contains { $0.code == .tooManyProblems }, "the bad reference is past the cap")
+        #expect(!preflight.problems.contains { $0.code == .badReference })
+        #expect(!preflight.ready)
+    }
+
     @Test("an FCM message: a verdict per platform; the URL's missing extension noted; refused video for Android")
     func platforms() async throws {
         let bed = try TestBed()

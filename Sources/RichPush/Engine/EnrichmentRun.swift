@@ -10,7 +10,9 @@ final class EnrichmentRun: Sendable {
     private let start: ContinuousClock.Instant
     private let initialProblems: [EnrichmentProblem]
     /// References found beyond the ones fetched, or with the wrong type: counted as not attached.
-    private let unfetchedCount: Int
+    /// References found and not fetched: fields holding no URL (those past the problems' cap included), and
+    /// references beyond the limit.
+    let unfetchedCount: Int
     /// Text changes the payload's conventions ask for, applied to the returned content.
     private let overrides: [AlertOverride]
     private let route: DeepLinkRoute?

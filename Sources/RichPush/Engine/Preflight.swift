@@ -92,7 +92,12 @@ public struct Preflight: Sendable {
     /// beyond the limit).
     public var ready: Bool {
         content != nil && verdicts.allSatisfy(\.reaches) && !problems.contains { Self.blocking.contains($0.code) }
+            && unfetched == 0
     }
+
+    /// References found and not fetched, counted even past the problems' cap (a field holding no URL after 64
+    /// listed problems is only counted in `too-many-problems`; `ready` had said yes).
+    var unfetched = 0
 
     /// The verdicts of `result`, whose references are `references` (as the run found them).
     init(references: [MediaReference], result: EnrichmentResult) {
@@ -166,6 +171,7 @@ extension Enricher {
         }
         removeAttachments(of: result)
         var preflight = Preflight(references: run.references, result: result)
+        preflight.unfetched = run.unfetchedCount
         if result.content != nil { preflight.content = run.readyToSend(result.attachments) }
         return preflight
     }

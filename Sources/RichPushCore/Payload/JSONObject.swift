@@ -67,8 +67,10 @@ public struct JSONObject: Sendable, Hashable {
         }
     }
 
-    /// Replaces the value of every member whose key means `key` (each key stays as written), or appends a member
-    /// at the end when there is none.
+    /// Replaces the value of the member whose key means `key` (its key stays as written), or appends a member at
+    /// the end when there is none. A key given more than once keeps its last place alone, with the new value: the
+    /// value written into every duplicate had made 2,000 duplicates of an FCM `message` holding a 400 KB string an
+    /// 800 MB output; and a reader keeping the first duplicate or the last sees the same value.
     public mutating func set(_ key: String, _ value: PushPayload.JSON) {
         var members: [Member]
         switch storage {
@@ -85,12 +87,17 @@ public struct JSONObject: Sendable, Hashable {
         }
         // `members` alone holds the array from here: changed in place, not copied.
         storage = .built([])
-        var found = false
-        for index in members.indices where members[index].key.means(key) {
-            members[index].value = value
-            found = true
+        guard let last = members.lastIndex(where: { $0.key.means(key) }) else {
+            members.append((JSONString(key), value))
+            storage = .built(members)
+            return
         }
-        if !found { members.append((JSONString(key), value)) }
+        members[last].value = value
+        if members[..<last].contains(where: { $0.key.means(key) }) {
+            var kept = members[..<last].filter { !$0.key.means(key) }
+            kept.append(contentsOf: members[last...])
+            members = Array(kept)
+        }
         storage = .built(members)
     }
 
