@@ -72,6 +72,22 @@ struct PayloadFormatTests {
         #expect(scan.problems.isEmpty)
     }
 
+    @Test("null is a field not set, as FCM's proto3 JSON reads it: each platform falls back to notification.image")
+    func nullFields() throws {
+        for text in [
+            #"{"message":{"notification":{"image":"https://n/0.jpg"},"apns":{"fcm_options":{"image":null}},"#
+                + #""android":{"notification":{"image":null}}}}"#,
+            #"{"message":{"notification":{"image":"https://n/0.jpg"},"apns":{"fcm_options":null},"android":null}}"#,
+        ] {
+            let payload = try PushPayload(parsing: Array(text.utf8))
+            let message = try #require(FCMMessage(payload, format: PayloadFormat.detect(payload)))
+            let scan = message.scan(with: .standard)
+            #expect(scan.references.map(\.url) == ["https://n/0.jpg", "https://n/0.jpg"], "\(text)")
+            #expect(scan.references.map(\.platform) == [.ios, .android])
+            #expect(scan.problems.isEmpty, "\(scan.problems)")
+        }
+    }
+
     @Test("fields of the wrong kind are bad-reference problems for their platform, named from the input's root")
     func wrongKinds() throws {
         let payload = try PushPayload(

@@ -95,6 +95,12 @@ package struct FCMMessage: Sendable {
     private func value(
         at path: [String], into scan: inout ConventionScan, platform: DevicePlatform
     ) -> (PushPayload.JSON, String)? {
+        // FCM reads its messages as proto3 JSON, where null is a field not set: the next field is read then, as for
+        // an absent one, at the end of the path or on the way to it (`"android": null`).
+        var unused = ConventionScan()
+        for end in 1...path.count where walk(PushPayload(message), Array(path[..<end]), into: &unused) == .null {
+            return nil
+        }
         var walked = ConventionScan()
         let value = walk(PushPayload(message), path, into: &walked)
         for var problem in walked.problems {
