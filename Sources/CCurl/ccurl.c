@@ -148,16 +148,12 @@ CURLcode ccurl_easy_collect_body(CURL *handle, ccurl_body_buffer *buffer) {
     return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_WRITEDATA, buffer);
 }
 
-long ccurl_easy_header_value(CURL *handle, const char *name, char *value, size_t capacity) {
+const char *ccurl_easy_header_value(CURL *handle, const char *name) {
     struct curl_header *header = NULL;
-    size_t count = 0;
-    if (curl_easy_header(handle, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return -1;
-    count = header->amount;
-    if (count > 1 && curl_easy_header(handle, name, count - 1, CURLH_HEADER, -1, &header) != CURLHE_OK) return -1;
-    size_t length = strlen(header->value);
-    if (capacity == 0 || length >= capacity) return -1;
-    memcpy(value, header->value, length + 1);
-    return (long)length;
+    if (curl_easy_header(handle, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return NULL;
+    size_t count = header->amount;
+    if (count > 1 && curl_easy_header(handle, name, count - 1, CURLH_HEADER, -1, &header) != CURLHE_OK) return NULL;
+    return header->value;
 }
 
 static int ccurl_abort_when_set(void *userdata, curl_off_t download_total, curl_off_t downloaded,

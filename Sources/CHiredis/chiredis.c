@@ -37,9 +37,9 @@ redisReply *chiredis_command(
         int ready = left > 0 ? poll(&socket, 1, (int)left) : 0;
         if (ready < 0 && errno == EINTR) continue;
         if (ready <= 0) {
-            context->err = REDIS_ERR_IO;
+            context->err = ready == 0 ? CHIREDIS_ERR_REPLY_TIMEOUT : REDIS_ERR_IO;
             snprintf(context->errstr, sizeof context->errstr, "%s",
-                     ready == 0 ? "timed out reading the reply" : strerror(errno));
+                     ready == 0 ? CHIREDIS_REPLY_TIMEOUT : strerror(errno));
             return NULL;
         }
         if (redisBufferRead(context) != REDIS_OK) return NULL;

@@ -187,6 +187,9 @@ package final class EasyHandle {
     /// The status of the latest response (CURLINFO_RESPONSE_CODE); 0 before one.
     package var responseCode: Int { info(long: CURLINFO_RESPONSE_CODE) }
 
+    /// The value of the latest response's header `name` (its last when repeated; curl_easy_header), or nil.
+    package func header(_ name: String) -> String? { ccurl_easy_header_value(raw, name).map { String(cString: $0) } }
+
     private func check(_ option: CURLoption, _ code: CURLcode) throws(CurlOptionError) {
         guard code == CURLE_OK else {
             throw CurlOptionError(

@@ -193,9 +193,11 @@ public final class ObjectStorePublisher: MediaPublisher {
         }
     }
 
-    /// The secret key and the session token, which no error code taken from the store may hold.
-    private var secrets: [String] {
-        [configuration.credentials.secretAccessKey, configuration.credentials.sessionToken ?? ""]
+    /// The secret key and the session token, which no error code or detail taken from the store may show.
+    private var secrets: [String] { Self.secrets(of: configuration.credentials) }
+
+    private static func secrets(of credentials: ObjectStoreCredentials) -> [String] {
+        [credentials.secretAccessKey, credentials.sessionToken ?? ""]
     }
 
     /// `text` (a store's message quoted) with the secret key, the session token and any SigV4 signature hidden: a
@@ -203,7 +205,7 @@ public final class ObjectStorePublisher: MediaPublisher {
     /// goes to results and logs.
     static func hidingSecrets(_ text: String, of credentials: ObjectStoreCredentials) -> String {
         var text = text
-        for secret in [credentials.secretAccessKey, credentials.sessionToken ?? ""] where secret.count >= 4 {
+        for secret in secrets(of: credentials) where secret.count >= 4 {
             text = text.replacing(secret, with: "<hidden>")
         }
         // `Signature=` and its hexadecimal digits (64): an Authorization header's, or a presigned URL's.
@@ -373,14 +375,10 @@ public final class ObjectStorePublisher: MediaPublisher {
         let body = Array(
             UnsafeRawBufferPointer(start: UnsafeRawPointer(buffer), count: buffer.pointee.length))
         // The digest the store says it computed of what it stored (AWS answers one when asked for a checksum).
-        var value = [CChar](repeating: 0, count: 128)
-        let length = ccurl_easy_header_value(handle.raw, "x-amz-checksum-sha256", &value, value.count)
-        let checksum =
-            length >= 0 ? String(decoding: value.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         return .success(
             StoreResponse(
                 status: handle.responseCode, contentLength: handle.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T),
-                body: body, checksum: checksum))
+                body: body, checksum: handle.header("x-amz-checksum-sha256")))
     }
 
     /// The SHA-256 of no bytes, what a `HEAD` sends as its payload hash.

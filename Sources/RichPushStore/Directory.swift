@@ -65,6 +65,12 @@ package final class Directory: Sendable {
         return lstat(path, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 
+    /// Whether this directory was removed (`fstat`: no link left to it), while the descriptor keeps it open.
+    package var isRemoved: Bool {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && info.st_nlink == 0
+    }
+
     /// Makes the directory `name` in this one (`mkdirat`).
     /// - Throws: `StoreError` with errno (`EEXIST` included).
     package func makeDirectory(_ name: String, mode: Glibc.mode_t) throws(StoreError) {

@@ -145,7 +145,7 @@ struct SVGReferences {
             guard index < xml.count else { break }
             var scalar: UInt32 = 0
             var digits = 0
-            while digits < 6, index < xml.count, let digit = RichPushCore.hexValue(xml[index], lowercaseOnly: false) {
+            while digits < 6, index < xml.count, let digit = hexValue(xml[index], lowercaseOnly: false) {
                 scalar = scalar << 4 | UInt32(digit)
                 digits += 1
                 index += 1
@@ -189,7 +189,7 @@ struct SVGReferences {
         for byte in digits {
             let digit: UInt32
             if hex {
-                guard let found = RichPushCore.hexValue(byte, lowercaseOnly: false) else { return nil }
+                guard let found = hexValue(byte, lowercaseOnly: false) else { return nil }
                 digit = UInt32(found)
             } else {
                 guard (0x30...0x39).contains(byte) else { return nil }
@@ -198,14 +198,6 @@ struct SVGReferences {
             value = min(value * (hex ? 16 : 10) + digit, 0x11_0000)
         }
         return (value, end)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case 0x30...0x39: return UInt32(byte - 0x30)
-        case 0x41...0x46, 0x61...0x66: return UInt32((byte | 0x20) - 0x61 + 10)
-        default: return nil
-        }
     }
 
     private static func lowercased(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }

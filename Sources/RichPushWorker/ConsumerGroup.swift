@@ -89,22 +89,12 @@ struct ConsumerGroup: Sendable {
     }
 
     /// At a clean exit, removes this consumer from the group unless entries are pending for it (removing it would
-    /// lose them): one attempt, and a second on a new connection when the server had closed the first's (left idle:
-    /// Redis's `timeout`, CLIENT KILL, a restart), as the process is ending; another worker removes it later
-    /// otherwise.
+    /// lose them): one attempt (`runScript`), as the process is ending; another worker removes it later otherwise.
     func removeOwnConsumer(_ connection: RedisConnection) {
-        let command = [
-            "EVAL", StreamWorker.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer,
-        ]
         do throws(RedisError) {
-            let removed: RedisValue
-            do throws(RedisError) {
-                removed = try connection.run(command)
-            } catch  where error.code == .closed {
-                // The connection was dropped with the failure: the script (which removes nothing twice) runs on a
-                // new one.
-                removed = try connection.run(command)
-            }
+            let removed = try runScript(
+                ["EVAL", StreamWorker.removeConsumerScript, "1", settings.stream, settings.group, settings.consumer]
+                    .map { Array($0.utf8) }, on: connection)
             // Entries pending for it that this worker never saw: delivered to a read whose reply was lost (the
             // connection dropped at its timeout while Redis stalled). They wait for another consumer's claim.
             if removed == .integer(0) {
@@ -125,10 +115,11 @@ struct ConsumerGroup: Sendable {
     func write(_ batch: [WorkerStateMachine.Write], _ connection: RedisConnection) throws(RedisError) -> [Bool] {
         let reply: RedisValue
         if case .deadLetter(let id, let reason, let deliveries) = batch[0] {
-            reply = try connection.run([
+            let arguments = [
                 "EVAL", StreamWorker.deadLetterScript, "2", settings.stream, settings.deadLetter, settings.group,
                 settings.consumer, id, reason, String(deliveries),
-            ])
+            ]
+            reply = try runScript(arguments.map { Array($0.utf8) }, on: connection)
             return [reply == .integer(1)]
         }
         var arguments = [
@@ -139,8 +130,21 @@ struct ConsumerGroup: Sendable {
             arguments.append(Array(id.utf8))
             arguments.append(json)
         }
-        reply = try connection.run(bytes: arguments)
+        reply = try runScript(arguments, on: connection)
         return reply.elements.map { $0 == .integer(1) }
+    }
+
+    /// Runs one of the worker's scripts, and once more on a new connection when the server had closed this one (left
+    /// idle: Redis's `timeout`, CLIENT KILL, a restart), most likely before the script came: each burst after a
+    /// pause had failed its first write, and the drain its consumer's removal. Each script checks this consumer's
+    /// ownership before it writes, so one that did run first is harmless again (its entries then count as dropped,
+    /// their one output standing).
+    private func runScript(_ arguments: [[UInt8]], on connection: RedisConnection) throws(RedisError) -> RedisValue {
+        do throws(RedisError) {
+            return try connection.run(bytes: arguments)
+        } catch  where error.code == .closed {
+            return try connection.run(bytes: arguments)
+        }
     }
 
     /// The value of `name` in a flat `[field, value, ...]` list.

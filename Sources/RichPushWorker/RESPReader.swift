@@ -203,7 +203,7 @@ struct SocketSource: RESPSource {
             var socket = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = left > 0 ? poll(&socket, 1, Int32(clamping: left)) : 0
             if ready < 0, errno == EINTR { continue }
-            if ready == 0 { throw RedisError(.io, detail: RedisError.replyTimeout) }
+            if ready == 0 { throw RedisError(.replyTimedOut, detail: RedisError.replyTimeout) }
             let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
             if count >= 0 {
                 windowBytes += count
@@ -216,7 +216,7 @@ struct SocketSource: RESPSource {
             if errno == EINTR { continue }
             let reason =
                 errno == EAGAIN || errno == EWOULDBLOCK
-                ? "timed out reading the reply" : String(cString: strerror(errno))
+                ? RedisError.replyTimeout : String(cString: strerror(errno))
             throw RedisError(.io, detail: reason)
         }
     }

@@ -1,3 +1,5 @@
+import CHiredis
+
 /// A Redis command failed: on the connection (it is then dropped and made again at the next command), at
 /// authentication (a wrong password or user, or none given to a server that requires one), the server not ready to
 /// serve yet (loading, busy, a replica), or the server refused the command (its error reply).
@@ -58,8 +60,11 @@ package struct RedisError: Error, CustomStringConvertible {
         // The connection.
         /// The connection could not be made (refused, no such host or socket).
         case connectFailed
-        /// Reading or writing failed (reset, or timed out).
+        /// Reading or writing failed (reset, or a socket's own timeout).
         case io
+        /// A reply did not come in time: not whole within the command timeout (hiredis's commands), or not 64 KiB of
+        /// it within each (the entries' reader).
+        case replyTimedOut
         /// The server closed the connection.
         case closed
         /// A reply malformed, or out of step with the command.
@@ -91,6 +96,7 @@ package struct RedisError: Error, CustomStringConvertible {
             case 3: self = .closed  // REDIS_ERR_EOF
             case 4: self = .protocolViolation  // REDIS_ERR_PROTOCOL
             case 5: self = .outOfMemory  // REDIS_ERR_OOM
+            case CHIREDIS_ERR_REPLY_TIMEOUT: self = .replyTimedOut
             default: self = .io  // REDIS_ERR_IO, REDIS_ERR_OTHER
             }
         }
@@ -98,7 +104,7 @@ package struct RedisError: Error, CustomStringConvertible {
         /// Whether the connection failed, rather than the server answering.
         package var isConnection: Bool {
             switch self {
-            case .connectFailed, .io, .closed, .protocolViolation, .outOfMemory: return true
+            case .connectFailed, .io, .replyTimedOut, .closed, .protocolViolation, .outOfMemory: return true
             default: return false
             }
         }
@@ -148,11 +154,8 @@ package struct RedisError: Error, CustomStringConvertible {
     /// Whether the connection failed (an outage: waited out), not the server's answer.
     package var connection: Bool { kind == .connection }
 
-    /// The detail of a reply that did not keep coming (`SocketSource`).
-    static let replyTimeout = "timed out reading the reply"
-
-    /// Whether a reply read off the socket was cut for not coming fast enough.
-    var isReplyTimeout: Bool { code == .io && detail.hasSuffix(Self.replyTimeout) }
+    /// The detail of a reply that did not come in time (`SocketSource`, `chiredis_command`).
+    static let replyTimeout = CHIREDIS_REPLY_TIMEOUT
 
     /// Whether the failure is waited out with the backoff, at the start as later: the connection failed, or the server
     /// is not ready to serve yet (`Kind.unavailable`). Anything else at the start is a mistake to report.

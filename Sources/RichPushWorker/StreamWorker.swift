@@ -250,7 +250,7 @@ package final class StreamWorker: LifecycleService {
                                 metrics.count(\.claimed)
                                 dispatch([entry], deliveries: deliveries)
                             })
-                    } catch  where error.isReplyTimeout {
+                    } catch  where error.code == .replyTimedOut {
                         core.withLock { $0.machine.claimCut(count: count, now: .now) }
                         throw error
                     }
@@ -375,14 +375,7 @@ package final class StreamWorker: LifecycleService {
             do throws(RedisError) {
                 // A batch retried after a lost reply finds its entries acknowledged: they count as dropped, and
                 // their one output stands.
-                let acknowledged: [Bool]
-                do throws(RedisError) {
-                    acknowledged = try group.write(batch, connection)
-                } catch  where error.code == .closed {
-                    // The server had closed the connection (left idle: Redis's `timeout`, CLIENT KILL, a restart),
-                    // most likely before the script came: sent again at once on a new one.
-                    acknowledged = try group.write(batch, connection)
-                }
+                let acknowledged = try group.write(batch, connection)
                 delay.reset()
                 let written = core.update { $0.machine.written(batch.count, acknowledged: acknowledged, taken: taken) }
                 metrics.count(\.deadLettered, by: written.deadLettered)

@@ -26,9 +26,9 @@ struct TenantsFile {
     static let publishing: Set<String> = ["publish-dir", "publish-s3", "publish-url", "s3-endpoint", "s3-region"]
     /// The largest tenants file read: 16 MiB, some thousands of tenants with long network lists.
     static let maximumBytes = 16 << 20
-    /// `rate.per_second` and `rate.burst`: up to a million.
     /// `rate.per_second`: from one request in about 11.6 days (0.000001) to a million a second.
     static let rateRange = 0.000_001...1_000_000.0
+    /// `rate.burst`: up to a million.
     static let burstRange = 1...1_000_000
 
     /// The file's path, as given.

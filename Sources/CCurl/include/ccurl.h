@@ -83,10 +83,9 @@ typedef struct ccurl_body_buffer {
 // CURLOPT_WRITEFUNCTION and CURLOPT_WRITEDATA: the body goes into `buffer`.
 CURLcode ccurl_easy_collect_body(CURL *handle, ccurl_body_buffer *buffer);
 
-// After curl_easy_perform: the value of the last response's header `name` (the last of them when repeated), copied
-// into `value` (NUL-terminated, up to `capacity` - 1 bytes); its length, or -1 when the response had none (or it is
-// longer than fits).
-long ccurl_easy_header_value(CURL *handle, const char *name, char *value, size_t capacity);
+// After curl_easy_perform: the value of the last response's header `name` (the last of them when repeated), or NULL
+// when the response had none; libcurl's, valid until the next call on the handle.
+const char *ccurl_easy_header_value(CURL *handle, const char *name);
 
 // CURLOPT_XFERINFOFUNCTION, CURLOPT_XFERINFODATA and CURLOPT_NOPROGRESS 0: the transfer is aborted
 // (CURLE_ABORTED_BY_CALLBACK) once `*flag` is non-zero, read atomically, so another thread can stop it.

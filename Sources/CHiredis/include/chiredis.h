@@ -11,6 +11,11 @@
 // the connection and for every command after; NULL only when out of memory (else check `err`).
 redisContext *chiredis_connect(const char *host, int port, int timeout_ms);
 
+// The `err` and `errstr` of a reply that did not come in time (`chiredis_command`; the worker's own reader of entries
+// says the same): an `err` value hiredis does not use.
+#define CHIREDIS_ERR_REPLY_TIMEOUT 100
+#define CHIREDIS_REPLY_TIMEOUT "timed out reading the reply"
+
 // Sends one command (binary-safe arguments) and reads its reply, whole within `timeout_ms` of the sending (the
 // socket's own timeout bounds each read, not a reply a server trickles); NULL on an I/O or protocol error, or
 // when the time ran out (the context's `err` and `errstr` say which; the context is then unusable).

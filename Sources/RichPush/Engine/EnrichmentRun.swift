@@ -9,9 +9,8 @@ final class EnrichmentRun: Sendable {
     let references: [MediaReference]
     private let start: ContinuousClock.Instant
     private let initialProblems: [EnrichmentProblem]
-    /// References found beyond the ones fetched, or with the wrong type: counted as not attached.
-    /// References found and not fetched: fields holding no URL (those past the problems' cap included), and
-    /// references beyond the limit.
+    /// References found and not fetched, counted as not attached: fields holding no URL (those past the problems'
+    /// cap included), and references beyond the limit.
     let unfetchedCount: Int
     /// Text changes the payload's conventions ask for, applied to the returned content.
     private let overrides: [AlertOverride]

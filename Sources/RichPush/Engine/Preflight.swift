@@ -97,10 +97,12 @@ public struct Preflight: Sendable {
 
     /// References found and not fetched, counted even past the problems' cap (a field holding no URL after 64
     /// listed problems is only counted in `too-many-problems`; `ready` had said yes).
-    var unfetched = 0
+    let unfetched: Int
 
-    /// The verdicts of `result`, whose references are `references` (as the run found them).
-    init(references: [MediaReference], result: EnrichmentResult) {
+    /// The verdicts of `result`, whose references are `references` (as the run found them), `unfetched` more not
+    /// fetched.
+    init(references: [MediaReference], unfetched: Int, result: EnrichmentResult) {
+        self.unfetched = unfetched
         format = result.format
         content = result.content
         elapsed = result.elapsed
@@ -151,6 +153,7 @@ public struct Preflight: Sendable {
         problems = [EnrichmentProblem(source: "payload", code: error.code, detail: error.detail)]
         content = nil
         self.elapsed = elapsed
+        unfetched = 0
     }
 }
 
@@ -170,8 +173,7 @@ extension Enricher {
             result = run.refused()
         }
         removeAttachments(of: result)
-        var preflight = Preflight(references: run.references, result: result)
-        preflight.unfetched = run.unfetchedCount
+        var preflight = Preflight(references: run.references, unfetched: run.unfetchedCount, result: result)
         if result.content != nil { preflight.content = run.readyToSend(result.attachments) }
         return preflight
     }

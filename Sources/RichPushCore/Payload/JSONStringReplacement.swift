@@ -75,15 +75,11 @@ extension PushPayload.JSON {
         _ text: JSONString, _ replacement: (JSONString) throws(Failure) -> PushPayload.JSON?,
         descent: JSONStringDescent
     ) throws(Failure) -> PushPayload.JSON?? {
-        // Only a text that opens a container is parsed: most strings (URLs, titles) are not, and are not decoded
-        // here (the replacement decodes them).
+        // Only a text that may open a container is parsed: most strings (URLs, titles) do not, and are not decoded
+        // here (the replacement decodes them); the parse decides for the rest.
         guard text.mayOpenContainer else { return nil }
-        let value = text.value
-        guard let first = value.utf8.first(where: { !Self.isWhitespace($0) }),
-            first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
-        else { return nil }
         let parsed: PushPayload.JSON
-        switch try? JSONParser().parse(Array(value.utf8)) {
+        switch try? JSONParser().parse(Array(text.value.utf8)) {
         case .object(let inner)?: parsed = .object(inner)
         case .array(let inner)?:
             guard case .everywhere = descent else { return nil }
@@ -94,9 +90,5 @@ extension PushPayload.JSON {
             return .some(nil)
         }
         return .some(.text(JSONWriter.string(replaced)))
-    }
-
-    private static func isWhitespace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 }

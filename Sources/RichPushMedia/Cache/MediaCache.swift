@@ -206,8 +206,7 @@ package final class MediaCache: Sendable {
     /// night at an hourly timer's setting); then it is let go of, and the next entry makes it again. Asked when a
     /// link in it failed: before, every link failed from then on, and each payload fetched its URL again.
     private func forgetIfRemoved(_ directory: Directory) -> Bool {
-        var info = stat()
-        guard fstat(directory.descriptor, &info) == 0, info.st_nlink == 0 else { return false }
+        guard directory.isRemoved else { return false }
         linksDirectory.withLock { if $0 === directory { $0 = nil } }
         return true
     }

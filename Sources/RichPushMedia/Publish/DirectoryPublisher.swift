@@ -7,10 +7,9 @@ import RichPushCore
 
 /// The built-in publisher: each attachment copied, content-addressed, to `directory/<sha256>.<ext>` (mode 0644,
 /// written as a file without a name, or under a hidden temporary one, and linked into place, so a file there is
-/// always whole; one already
-/// there is kept when it is the same bytes: a regular file, not a link, of the attachment's size and SHA-256; any
-/// other thing at the name is replaced), and published as `baseURL/<sha256>.<ext>`. Point a web server or CDN
-/// origin at the directory.
+/// always whole; one already there is kept when it is the same bytes: a regular file, not a link, of the
+/// attachment's size and SHA-256; any other thing at the name is replaced), and published as
+/// `baseURL/<sha256>.<ext>`. Point a web server or CDN origin at the directory.
 public struct DirectoryPublisher: MediaPublisher {
     /// Where files are published.
     public let directory: String
