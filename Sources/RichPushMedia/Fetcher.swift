@@ -263,16 +263,26 @@ public final class Fetcher: Sendable {
         }
     }
 
+    /// What a probe saw of a URL's media.
+    package struct Probed: Sendable {
+        /// The sniffed type.
+        package var type: MediaType
+        /// The declared length, else the bytes seen.
+        package var bytes: Int
+        /// What an image's first bytes declare of its pixels (`MediaStructure.declared(byHead:type:)`).
+        package var declared: ImageHeader?
+        /// The first bytes (those the sniffer read).
+        package var head: [UInt8]
+    }
+
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
-    /// - Returns: the sniffed type, the declared length (else the bytes seen), and what an image's first bytes
-    ///   declare of its pixels (`MediaStructure.declared(byHead:type:)`); or why it could not be told.
-    package func probe(
-        _ url: String, deadline: ContinuousClock.Instant
-    ) async -> Result<(type: MediaType, bytes: Int, declared: ImageHeader?), FetchFailure> {
+    /// - Returns: what those showed, or why it could not be told.
+    package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<Probed, FetchFailure> {
         switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true, settings: transferSettings))
         {
         case .probed(let type, let bytes, let head):
-            return .success((type, bytes, MediaStructure.declared(byHead: head, type: type)))
+            let declared = MediaStructure.declared(byHead: head, type: type)
+            return .success(Probed(type: type, bytes: bytes, declared: declared, head: head))
         case .failed(let failure): return .failure(failure)
         case .stored, .held, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
         }

@@ -1,5 +1,6 @@
 import FixtureOrigin
 import Foundation
+import RichPushTransform
 import Testing
 
 @testable import RichPush
@@ -317,5 +318,88 @@ struct ExplainTests {
         #expect(lines.hasPrefix("m.json (an FCM v1 message, decided by message.apns)\n"))
         #expect(lines.contains("  message.apns.payload.aps.mutable-content is 1: the service extension runs\n"))
         #expect(lines.contains("    message.android.notification.image (android) "))
+    }
+}
+
+extension ExplainTests {
+    @Test(
+        """
+        an FCM message's Android reference is explained as enrich attaches it: a variant made (a GIF, a WebP, an \
+        EXIF orientation), or with no converter the refusal enrich reports; past the limit the Android one is \
+        dropped, as enrich drops it; a URL both platforms read is probed once
+        """,
+        arguments: [true, false])
+    func androidAgreesWithEnrich(converter: Bool) async throws {
+        let bed = try TestBed { configuration in
+            if converter { configuration.transform.converter = VipsConverter() }
+        }
+        func message(_ body: String) throws -> PushPayload {
+            try PushPayload(parsing: Array(#"{"message":{"token":"t",\#(body)}}"#.utf8))
+        }
+        let ios = (0..<8).map { #""\#($0)":"\#(bed.url("/media/logo.png?n=" + String($0)))""# }
+            .joined(separator: ",")
+        let messages = try [
+            message(#""android":{"notification":{"image":"\#(bed.url("/media/anim.gif"))"}}"#),
+            message(#""android":{"notification":{"image":"\#(bed.url("/media/banner.webp"))"}}"#),
+            message(#""notification":{"image":"\#(bed.url("/media/photo-exif.jpg"))"}"#),
+            message(#""android":{"notification":{"image":"\#(bed.url("/media/clip.mp4"))"}}"#),
+            message(
+                #""android":{"notification":{"image":"\#(bed.url("/media/photo.jpg"))"}},"#
+                    + #""apns":{"payload":{"aps":{"mutable-content":1},"att":{\#(ios)}}}"#),
+            // Its first request fails: both platforms are told of that one probe.
+            message(#""notification":{"image":"\#(bed.url("/fail-first/1/503/photo.jpg"))"}"#),
+        ]
+        var variants = 0
+        try await withEnricher(bed.configuration) { enricher in
+            for message in messages {
+                let explanation = await enricher.explain(message, deadline: .now + .seconds(20))
+                let findings = explanation.conventions.flatMap(\.findings)
+                var explained: [String] = []
+                for finding in findings {
+                    switch finding.verdict {
+                    case .attach: explained.append(finding.androidVariant == nil ? "attach" : "attach variant")
+                    case .refuse(let code, _): explained.append(code.rawValue)
+                    case .retry(let code, _, _): explained.append("retry \(code)")
+                    case .duplicate: explained.append("duplicate")
+                    case .beyondLimit: explained.append("too-many-references")
+                    }
+                }
+                if explained.allSatisfy({ !$0.hasPrefix("retry") }) {
+                    let result = await enricher.enrich(message, timeout: .seconds(20))
+                    let enriched = findings.map { finding in
+                        let reference = finding.reference
+                        if let attachment = result.attachments.first(where: {
+                            $0.field == reference.field && $0.platform == reference.platform
+                        }) {
+                            let variant = attachment.platform == .android && attachment.media.transformation != nil
+                            return variant ? "attach variant" : "attach"
+                        }
+                        let problem = result.problems.first {
+                            ($0.source == reference.url || $0.source == reference.field)
+                                && $0.platform == reference.platform
+                        }
+                        return problem?.code.rawValue ?? "none"
+                    }
+                    #expect(explained == enriched, "\(findings.map(\.reference.field)) \(result.problems)")
+                } else {
+                    #expect(explained == ["retry http-status", "retry http-status"], "\(findings)")
+                }
+                variants += explained.filter { $0 == "attach variant" }.count
+            }
+        }
+        #expect(variants == (converter ? 3 : 0))
+    }
+
+    @Test("explain of an FCM message with nothing for iOS does not warn that iOS's extension would not run")
+    func androidOnlyNotMutable() async throws {
+        let bed = try TestBed()
+        let android = #""android":{"notification":{"image":"\#(bed.url("/media/photo.jpg"))"}}"#
+        let message = try PushPayload(parsing: Array(#"{"message":{"token":"t",\#(android)}}"#.utf8))
+        let text = try await withEnricher(bed.configuration) { enricher in
+            await enricher.explain(message, deadline: .now + .seconds(20)).text(input: "m.json")
+        }
+        let field = "message.apns.payload.aps.mutable-content"
+        #expect(text.contains("  \(field) is not 1, and nothing is for iOS: no matter\n"), "\(text)")
+        #expect(!text.contains("would not run"), "\(text)")
     }
 }

@@ -310,7 +310,7 @@ public final class Enricher: LifecycleService {
     /// Fetches only the headers and first bytes of `url` (see `Fetcher.probe`); `cancelled` once shutdown began.
     func probe(
         _ url: String, deadline: ContinuousClock.Instant
-    ) async -> Result<(type: MediaType, bytes: Int, declared: ImageHeader?), FetchFailure> {
+    ) async -> Result<Fetcher.Probed, FetchFailure> {
         guard gate.enter() else { return .failure(FetchFailure(.cancelled, "the engine is shutting down")) }
         defer { gate.leave() }
         return await fetcher.probe(url, deadline: deadline)

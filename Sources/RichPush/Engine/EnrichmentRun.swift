@@ -102,10 +102,14 @@ final class EnrichmentRun: Sendable {
         if scan.references.count > limit {
             let dropped = scan.references[limit...]
             unfetched += dropped.count
+            // An FCM message's problem names its platform when every reference dropped is for one.
+            let platform = dropped.first!.platform
+            let one = message != nil && dropped.allSatisfy { $0.platform == platform }
             problems.append(
                 EnrichmentProblem(
                     source: dropped.first!.field, code: .tooManyReferences,
-                    detail: "\(scan.references.count) references; only the first \(limit) are fetched"))
+                    detail: "\(scan.references.count) references; only the first \(limit) are fetched",
+                    platform: one ? platform : nil))
             scan.references.removeSubrange(limit...)
         }
         self.references = scan.references

@@ -21,6 +21,9 @@ public struct Explanation: Sendable {
     public struct Finding: Sendable {
         public var reference: MediaReference
         public var verdict: Verdict
+        /// For an Android reference attached as a variant made from it (a still JPEG or PNG within FCM's limits,
+        /// `AndroidVariant`), why it is made; nil when it would be attached as it is, or not at all.
+        public var androidVariant: [String]?
     }
 
     /// One convention: what it found, and the fields it could not read.
@@ -79,7 +82,10 @@ public struct Explanation: Sendable {
             members += [("verdict", .text("attach")), ("type", .text(type.uti))]
             if let bytes { members.append(("bytes", .integer(bytes))) }
             // An image iOS does not attach is fetched only to be transcoded (the transformation is on).
-            if !type.isAttachable { members.append(("transcoded", .bool(true))) }
+            if !type.isAttachable, finding.reference.platform == .ios { members.append(("transcoded", .bool(true))) }
+            if let reasons = finding.androidVariant {
+                members.append(("android_variant", .array(reasons.map { .text($0) })))
+            }
         case .refuse(let code, let detail):
             members += [("verdict", .text("refuse")), ("code", .text(code.rawValue)), ("detail", .text(detail))]
         case .retry(let code, let detail, let retries):
@@ -103,10 +109,14 @@ public struct Explanation: Sendable {
         var lines = [fcm ? "\(input) (an FCM v1 message, decided by \(format.decidedBy))" : input]
         let field =
             fcm ? (format.wrapped ? "message." : "") + "apns.payload.aps.mutable-content" : "aps.mutable-content"
-        lines.append(
-            mutable
-                ? "  \(field) is 1: the service extension runs"
-                : "  \(field) is not 1: on iOS the service extension would not run at all")
+        let forIOS = conventions.contains { $0.findings.contains { $0.reference.platform == .ios } }
+        if mutable {
+            lines.append("  \(field) is 1: the service extension runs")
+        } else if fcm && !forIOS {
+            lines.append("  \(field) is not 1, and nothing is for iOS: no matter")
+        } else {
+            lines.append("  \(field) is not 1: on iOS the service extension would not run at all")
+        }
         let matched = conventions.filter(\.matched)
         if matched.isEmpty { lines.append("  no convention found a media reference: nothing to attach") }
         for report in matched {
@@ -116,9 +126,17 @@ public struct Explanation: Sendable {
                 lines.append("    \(finding.reference.field)\(platform) \(Self.shown(finding.reference.url))")
                 switch finding.verdict {
                 case .attach(let type, let bytes):
-                    let transcoded = type.isAttachable ? "" : " transcoded to JPEG or PNG from"
-                    lines.append(
-                        "      would attach\(transcoded): \(type.uti)" + (bytes.map { ", \($0) bytes" } ?? ""))
+                    let size = bytes.map { ", \($0) bytes" } ?? ""
+                    if let reasons = finding.androidVariant {
+                        lines.append(
+                            "      would attach a variant (a still JPEG or PNG) made from: \(type.uti)\(size), for "
+                                + reasons.joined(separator: "; "))
+                    } else {
+                        let transcoded =
+                            type.isAttachable || finding.reference.platform == .android
+                            ? "" : " transcoded to JPEG or PNG from"
+                        lines.append("      would attach\(transcoded): \(type.uti)\(size)")
+                    }
                 case .refuse(let code, let detail):
                     lines.append("      would NOT attach: \(code) (\(detail))")
                 case .retry(let code, let detail, let retries):
@@ -155,24 +173,23 @@ public struct Explanation: Sendable {
 
 extension Enricher {
     /// Explains what `enrich` would do with `payload`: every convention, every reference, and for each whether
-    /// it would be attached, judged from its headers and first bytes (fetched now, under `deadline`; nothing is
-    /// stored).
+    /// it would be attached, judged from its headers and first bytes (fetched now, under `deadline`, once a URL;
+    /// nothing is stored).
     public func explain(_ payload: PushPayload, deadline: ContinuousClock.Instant) async -> Explanation {
         var reports: [Explanation.ConventionReport] = []
         var seen: [MediaReference.Key: String] = [:]
         var fetchCount = 0
         var toProbe: [(report: Int, finding: Int, reference: MediaReference)] = []
-        // An FCM message: its own fields first (`fcm_v1`, iOS's then Android's), then each convention inside
-        // `apns.payload`; an APNs payload: each convention over the payload.
+        // In the order `enrich` takes them, which decides what is past the per-payload limit: an FCM message's
+        // iOS field (`fcm_v1`), each convention inside `apns.payload`, then its Android field (`FCMMessage.scan`);
+        // an APNs payload's conventions in their order.
         let format = PayloadFormat.detect(payload)
         let message = FCMMessage(payload, format: format)
-        let scans: [(name: String, scan: ConventionScan)]
+        var scans: [(name: String, scan: ConventionScan)]
         if let message {
             let own = message.ownScans()
-            var scan = own.ios
-            scan.takeProblems(of: own.android)
-            scan.references += own.android.references
-            scans = [(FCMMessage.convention, scan)] + message.conventionScans(with: configuration.conventions)
+            scans = [(FCMMessage.convention, own.ios)] + message.conventionScans(with: configuration.conventions)
+            scans.append((FCMMessage.convention, own.android))
         } else {
             scans = configuration.conventions.conventions.map { ($0.name, $0.scan(payload)) }
         }
@@ -194,36 +211,78 @@ extension Enricher {
             }
             reports.append(.init(name: name, findings: findings, problems: scan.listedProblems))
         }
-        let verdicts = await withTaskGroup(of: (Int, Explanation.Verdict).self) { group in
-            for (index, item) in toProbe.enumerated() {
-                group.addTask {
-                    switch await self.probe(item.reference.url, deadline: deadline) {
-                    case .success(let found) where item.reference.platform == .android && found.type.kind != .image:
-                        return (index, .refuse(.unsupportedType, AndroidVariant.noImage(found.type)))
-                    case .success(let found):
-                        // By enrich's rule for what a file declares (a GIF's logical screen, an APNG's frames, a
-                        // JPEG's or PNG's size), as far as the first bytes go.
-                        if let declared = found.declared, let refusal = self.fetcher.pixelRefusal(declared: declared) {
-                            return (index, .refuse(refusal.code, refusal.detail))
-                        }
-                        return (index, .attach(found.type, bytes: found.bytes))
-                    case .failure(let failure):
-                        let retry = self.configuration.retry
-                        if case .retry = retry.decision(
-                            after: failure, attempt: 1, url: item.reference.url, now: .now, deadline: deadline)
-                        {
-                            return (index, .retry(failure.code, failure.detail, retries: retry.retries))
-                        }
-                        return (index, .refuse(failure.code, failure.detail))
-                    }
-                }
+        // An FCM message's Android field is shown in `fcm_v1`'s report, after its iOS field.
+        if message != nil, let android = reports.popLast() {
+            let shift = reports[0].findings.count
+            reports[0].findings += android.findings
+            reports[0].problems += android.problems
+            for index in toProbe.indices where toProbe[index].report == reports.count {
+                toProbe[index].report = 0
+                toProbe[index].finding += shift
             }
-            return await group.reduce(into: [Int: Explanation.Verdict]()) { $0[$1.0] = $1.1 }
         }
-        for (index, item) in toProbe.enumerated() {
-            if let verdict = verdicts[index] { reports[item.report].findings[item.finding].verdict = verdict }
+        // Each URL is probed once, whatever the platforms and conventions naming it.
+        var urls: [ExactString: Int] = [:]
+        var unique: [String] = []
+        for item in toProbe where urls[ExactString(item.reference.url)] == nil {
+            urls[ExactString(item.reference.url)] = unique.count
+            unique.append(item.reference.url)
+        }
+        let probes = await withTaskGroup(of: (Int, Result<Fetcher.Probed, FetchFailure>).self) { group in
+            for (index, url) in unique.enumerated() {
+                group.addTask { (index, await self.probe(url, deadline: deadline)) }
+            }
+            return await group.reduce(into: [Int: Result<Fetcher.Probed, FetchFailure>]()) { $0[$1.0] = $1.1 }
+        }
+        for item in toProbe {
+            guard let probed = probes[urls[ExactString(item.reference.url)]!] else { continue }
+            let (verdict, variant) = self.verdict(probed, for: item.reference, deadline: deadline)
+            reports[item.report].findings[item.finding].verdict = verdict
+            reports[item.report].findings[item.finding].androidVariant = variant
         }
         let mutable = message.map { $0.apnsPayload?.isMutable == true } ?? payload.isMutable
         return Explanation(mutable: mutable, format: format, conventions: reports)
+    }
+
+    /// The verdict on `reference` from its URL's probe, and for an Android reference attached as a variant made
+    /// from it, why the variant is made.
+    private func verdict(
+        _ probed: Result<Fetcher.Probed, FetchFailure>, for reference: MediaReference,
+        deadline: ContinuousClock.Instant
+    ) -> (Explanation.Verdict, [String]?) {
+        switch probed {
+        case .success(let found):
+            // By enrich's rule for what a file declares (a GIF's logical screen, an APNG's frames, a JPEG's or PNG's
+            // size), as far as the first bytes go.
+            if let declared = found.declared, let refusal = fetcher.pixelRefusal(declared: declared) {
+                return (.refuse(refusal.code, refusal.detail), nil)
+            }
+            guard reference.platform == .android else { return (.attach(found.type, bytes: found.bytes), nil) }
+            // What `enrich` makes of it for Android (`androidVariant(of:deadline:)`), from what the first bytes show.
+            let variant = AndroidVariant(maximumDimension: configuration.transform.androidMaximumDimension)
+            let size = found.declared.map { ImageSize(width: $0.width, height: $0.height) }
+            let decision = variant.decision(
+                type: found.type, bytes: found.bytes, dimensions: size, head: found.head, whole: false)
+            switch decision {
+            case .keep:
+                return (.attach(found.type, bytes: found.bytes), nil)
+            case .refuse(let failure):
+                return (.refuse(failure.code, failure.detail), nil)
+            case .convert(let reasons):
+                guard fetcher.converts else {
+                    let refusal = variant.refusal(bytes: found.bytes, dimensions: size, reasons: reasons)
+                    return (.refuse(refusal.code, refusal.detail), nil)
+                }
+                return (.attach(found.type, bytes: found.bytes), reasons)
+            }
+        case .failure(let failure):
+            let retry = configuration.retry
+            if case .retry = retry.decision(
+                after: failure, attempt: 1, url: reference.url, now: .now, deadline: deadline)
+            {
+                return (.retry(failure.code, failure.detail, retries: retry.retries), nil)
+            }
+            return (.refuse(failure.code, failure.detail), nil)
+        }
     }
 }

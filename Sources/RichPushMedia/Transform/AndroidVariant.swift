@@ -42,38 +42,49 @@ package struct AndroidVariant: Sendable {
     /// The decision for `media` whose file begins with `head` (the whole file, or a JPEG to its first scan: a JPEG
     /// or PNG is kept only when these bytes show it has no EXIF orientation to apply, no animation and no metadata).
     package func decision(for media: FetchedMedia, head: [UInt8]) -> Decision {
-        switch media.type.kind {
+        decision(type: media.type, bytes: media.bytes, dimensions: media.dimensions, head: head, whole: true)
+    }
+
+    /// The decision for media of `type`, `bytes` long, of `dimensions` when known, whose file begins with `head`.
+    /// `whole` says that `head` holds as much of the file as `head(of:)` reads, so what it does not show (the
+    /// dimensions, the structure to the picture) is a reason to convert; `explain`, which has only a probe's first
+    /// bytes, passes false, and is then told only what those bytes do show.
+    package func decision(
+        type: MediaType, bytes: Int, dimensions: ImageSize?, head: [UInt8], whole: Bool
+    ) -> Decision {
+        switch type.kind {
         case .video, .audio:
-            return .refuse(FetchFailure(.unsupportedType, Self.noImage(media.type)))
+            return .refuse(FetchFailure(.unsupportedType, Self.noImage(type)))
         case .image: break
         }
         var reasons: [String] = []
-        if media.type == .gif {
+        if type == .gif {
             reasons.append("a GIF (Android shows its first frame; the variant is that frame)")
-        } else if media.type != .jpeg && media.type != .png {
-            reasons.append("\(media.type.mime), not JPEG or PNG")
+        } else if type != .jpeg && type != .png {
+            reasons.append("\(type.mime), not JPEG or PNG")
         }
-        if media.bytes > Self.maximumBytes {
-            reasons.append("\(media.bytes) bytes, over FCM's Android limit of \(Self.maximumBytes)")
+        if bytes > Self.maximumBytes {
+            reasons.append("\(bytes) bytes, over FCM's Android limit of \(Self.maximumBytes)")
         }
-        if let size = media.dimensions {
+        if let size = dimensions {
             let side = max(size.width, size.height)
             if side > maximumDimension {
                 reasons.append("\(size.width) x \(size.height) pixels, longer than \(maximumDimension) on a side")
             }
-        } else if reasons.isEmpty {
+        } else if reasons.isEmpty, whole {
             reasons.append("its dimensions are not known from its header")
         }
-        if let metadata = ImageMetadata.read(head, type: media.type) {
-            reasons += Self.reasons(metadata)
-        } else if reasons.isEmpty {
+        if let metadata = ImageMetadata.read(head, type: type) {
+            reasons += Self.reasons(metadata, complete: metadata.complete || !whole)
+        } else if reasons.isEmpty, whole {
             reasons.append("its metadata could not be read")
         }
         return reasons.isEmpty ? .keep : .convert(reasons)
     }
 
     /// Why a JPEG or PNG with `metadata` is not shown as it should be on Android, or holds what a variant drops.
-    private static func reasons(_ metadata: ImageMetadata) -> [String] {
+    /// `complete` false adds that its structure could not be read to the picture.
+    private static func reasons(_ metadata: ImageMetadata, complete: Bool) -> [String] {
         var reasons: [String] = []
         if metadata.animated {
             reasons.append("an animated PNG (Android shows its first frame; the variant is that frame)")
@@ -86,7 +97,7 @@ package struct AndroidVariant: Sendable {
         if !metadata.kinds.isEmpty {
             reasons.append("metadata (\(metadata.kinds.joined(separator: ", "))), which the variant strips")
         }
-        if !metadata.complete {
+        if !complete {
             reasons.append("its structure could not be read to the picture")
         }
         return reasons
@@ -115,8 +126,13 @@ package struct AndroidVariant: Sendable {
     /// Why a variant is refused when no converter is configured, with the reasons it needed one: `too-large` when
     /// it is over FCM's limit or the bound, else `unsupported-type` (its type or form is not what Android shows).
     package func refusal(_ media: FetchedMedia, reasons: [String]) -> FetchFailure {
-        let side = media.dimensions.map { max($0.width, $0.height) } ?? 0
-        let large = media.bytes > Self.maximumBytes || side > maximumDimension
+        refusal(bytes: media.bytes, dimensions: media.dimensions, reasons: reasons)
+    }
+
+    /// `refusal(_:reasons:)` for media `bytes` long, of `dimensions` when known.
+    package func refusal(bytes: Int, dimensions: ImageSize?, reasons: [String]) -> FetchFailure {
+        let side = dimensions.map { max($0.width, $0.height) } ?? 0
+        let large = bytes > Self.maximumBytes || side > maximumDimension
         return FetchFailure(
             large ? .tooLarge : .unsupportedType,
             "for Android: \(reasons.joined(separator: "; ")); making an Android variant needs a converter "

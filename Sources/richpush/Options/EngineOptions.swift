@@ -43,12 +43,6 @@ struct EngineOptions: ParsableArguments {
             + "a JPEG or GIF attached with a damaged-image problem.")
     var verifyImages: Bool
 
-    @Option(
-        "android-max-dimension", .whole("pixels", in: Enricher.Configuration.dimensionRange),
-        help: "The longest side of an FCM message's Android image (FCM's Android code decodes it whole).",
-        field: "transform.androidMaximumDimension")
-    var androidMaximumDimension: Int = Enricher.Configuration().transform.androidMaximumDimension
-
     @OptionGroup var publish: PublishOptions
 
     init() {}
@@ -77,7 +71,6 @@ struct EngineOptions: ParsableArguments {
             configuration.transform.verifyImages = verifyImages
             configuration.transform.maximumDimension = maximumDimension
         }
-        configuration.transform.androidMaximumDimension = androidMaximumDimension
         configuration.publisher = try publish.publisher()
         return try validated(configuration)
     }

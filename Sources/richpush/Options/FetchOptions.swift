@@ -73,6 +73,12 @@ struct FetchOptions: ParsableArguments {
         field: "transform.maximumPixels")
     var maximumPixels: Int = Enricher.Configuration().transform.maximumPixels
 
+    @Option(
+        "android-max-dimension", .whole("pixels", in: Enricher.Configuration.dimensionRange),
+        help: "The longest side of an FCM message's Android image (FCM's Android code decodes it whole).",
+        field: "transform.androidMaximumDimension")
+    var androidMaximumDimension: Int = Enricher.Configuration().transform.androidMaximumDimension
+
     @Flag(
         "no-transform",
         help: "Transform no image at all: attach as fetched or refuse, as with --no-transcode, and never load libvips.")
@@ -119,6 +125,7 @@ struct FetchOptions: ParsableArguments {
         configuration.network.caBundle = caBundle
         configuration.conventions = try conventions()
         configuration.retry.retries = retries
+        configuration.transform.androidMaximumDimension = androidMaximumDimension
         if noTransform {
             try refuseWithoutTransformation([$noTranscode, $maximumSourceBytes, $maximumPixels])
             configuration.transform.converter = nil
