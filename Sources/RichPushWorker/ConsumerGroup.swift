@@ -44,7 +44,9 @@ struct ConsumerGroup: Sendable {
 
     /// Claims up to `count` entries idle longer than `claimIdle` (XAUTOCLAIM), calling `claimed` first with their
     /// number (Redis answered), then with each entry and how often it was delivered (XPENDING), as soon as that is
-    /// known.
+    /// known. The entries are this consumer's once XAUTOCLAIM answered: when an XPENDING fails, each entry left is
+    /// still handed over, as delivered twice (the least a claimed entry was: once before, once by this claim), and
+    /// the failure thrown after (else they waited another `claimIdle`, a delivery more counted for nothing).
     func claim(
         _ connection: RedisConnection, count: Int, claimed: (Int) -> Void, each: (StreamEntry, Int) -> Void
     ) throws(RedisError) {
@@ -53,17 +55,29 @@ struct ConsumerGroup: Sendable {
             ["XAUTOCLAIM", settings.stream, settings.group, settings.consumer, idle, "0-0", "COUNT", String(count)],
             reply: .autoclaim, payloadLimit: payloadLimit, most: count)
         claimed(entries.count)
+        var failure: RedisError?
         for entry in entries {
-            let id = entry.id
-            let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
-            let deliveries =
-                pending.elements.first?.elements.dropFirst(3).first.flatMap {
-                    if case .integer(let count) = $0 { return count }
-                    return nil
-                } ?? 1
+            var deliveries = Self.leastClaimedDeliveries
+            if failure == nil {
+                let id = entry.id
+                do throws(RedisError) {
+                    let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
+                    deliveries =
+                        pending.elements.first?.elements.dropFirst(3).first.flatMap {
+                            if case .integer(let count) = $0 { return count }
+                            return nil
+                        } ?? deliveries
+                } catch {
+                    failure = error
+                }
+            }
             each(entry, deliveries)
         }
+        if let failure { throw failure }
     }
+
+    /// How often a claimed entry was delivered at least, when XPENDING does not say: read once, then claimed.
+    static let leastClaimedDeliveries = 2
 
     /// Removes the other consumers of the group that have no pending entry and have been idle longer than
     /// `removeIdleConsumers` (workers killed, or gone without their clean exit), and says which.

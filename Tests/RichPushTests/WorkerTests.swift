@@ -1233,3 +1233,47 @@ struct StreamEntryReadingTests {
         #expect(ContinuousClock.now - commandStart < .seconds(5), "cut near its deadline, not when the server ended")
     }
 }
+
+@Suite("Worker: a claim's entries")
+struct WorkerClaimTests {
+    @Test(
+        """
+        a claim whose XPENDING fails still hands over every entry XAUTOCLAIM gave this consumer, as delivered twice, \
+        then throws: they waited another --claim-idle before
+        """)
+    func pendingCountFails() async throws {
+        let redis = try RedisServer(
+            password: WorkerTests.password,
+            arguments: ["--user", "worker", "on", ">secret", "~*", "&*", "+@all", "-xpending"])
+        let admin = redis.client()
+        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let ids = try (0..<3).map { _ in try redis.add("in", [("payload", "{}")]) }
+        // Delivered to another consumer, pending for it: claimable at once with an idle time of 0.
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "gone", "COUNT", "3", "STREAMS", "in", ">"])
+        var address = try RedisAddress(parsing: "redis://127.0.0.1:\(redis.port)")
+        address.user = Array("worker".utf8)
+        address.password = Array("secret".utf8)
+        var settings = StreamWorker.Settings(
+            redis: address, stream: "in", group: "g", output: "out", consumer: "a", deadLetter: "in:dead")
+        settings.claimIdle = .zero
+        let group = ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in })
+        var handed: [(String, Int)] = []
+        var claimed = 0
+        let failure = #expect(throws: RedisError.self) {
+            try group.claim(
+                RedisConnection(address, timeout: .seconds(5)), count: 10, claimed: { claimed = $0 },
+                each: { handed.append(($0.id, $1)) })
+        }
+        #expect(failure?.detail.contains("xpending") == true, "\(String(describing: failure))")
+        #expect(claimed == 3)
+        #expect(handed.map(\.0) == ids)
+        #expect(handed.map(\.1) == [2, 2, 2])
+        // And with XPENDING allowed, each entry's own count: read once, claimed twice now.
+        var counted: [Int] = []
+        settings.redis = try RedisAddress(parsing: "unix://" + redis.socketPath)
+        settings.redis.password = Array(WorkerTests.password.utf8)
+        try ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in }).claim(
+            redis.client(), count: 10, claimed: { _ in }, each: { counted.append($1) })
+        #expect(counted == [3, 3, 3])
+    }
+}
