@@ -59,6 +59,27 @@ struct SVGReferences {
         return nil
     }
 
+    /// The encodings a document may declare: those in which every byte below 0x80 is the ASCII character, so that
+    /// what the checks search for is written as they search for it. In any other (UTF-7 writes `"` as `+ACI-`, `<` as
+    /// `+ADw-`; UTF-16 and EBCDIC every character otherwise) libxml2 would read what the checks never saw.
+    static let readableEncodings: Set<String> = ["utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin1"]
+
+    /// The encoding the document's XML declaration names when it is not one of `readableEncodings` (or cannot be
+    /// read), in lowercase; nil when there is none, or it is one of those.
+    var unreadableEncoding: String? {
+        var start = text.startIndex
+        while let declaration = text[start...].firstRange(of: Array("<?xml".utf8)) {
+            start = declaration.upperBound
+            let body = text[declaration.upperBound...].prefix { $0 != UInt8(ascii: ">") }
+            guard let name = body.firstRange(of: Array("encoding".utf8)) else { continue }
+            guard let (valueStart, quote) = quotedValue(after: name.upperBound) else { return "(not a quoted name)" }
+            let value = text[valueStart...].prefix { $0 != quote && $0 != UInt8(ascii: ">") }
+            let written = String(decoding: value.prefix(40), as: UTF8.self)
+            if !Self.readableEncodings.contains(written) { return written }
+        }
+        return nil
+    }
+
     /// The first external reference, as written (as un-escaped, in lowercase, when escapes hid it), or nil when there
     /// is none.
     var firstExternal: String? {

@@ -156,6 +156,12 @@ private struct Source {
                     "the SVG document is unreadable or larger than \(VipsConverter.maximumSVGBytes) bytes")
             }
             let references = SVGReferences(document)
+            if let encoding = references.unreadableEncoding {
+                throw TransformFailure(
+                    .transformFailed,
+                    "the SVG document declares the encoding '\(FailureDetail.clean(encoding))', which its checks do "
+                        + "not read (UTF-8, US-ASCII or ISO-8859-1); it is not rendered")
+            }
             if let reference = references.firstExternal {
                 let written = String(FailureDetail.clean(reference).drop { $0.isWhitespace })
                 throw TransformFailure(

@@ -349,6 +349,39 @@ import Testing
         #expect(try await convertBounded(document(#"'4'"#), trap: trap).get() == .init(width: 200, height: 200))
     }
 
+    @Test(
+        """
+        an SVG declaring an encoding its checks do not read (UTF-7: a quote is '+ACI-') is refused: its embedded \
+        image was rendered; UTF-8, US-ASCII and ISO-8859-1 render
+        """)
+    func svgEncoding() async throws {
+        let trap = directory + "/unused"
+        let png =
+            "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVQI12Ng+M8AAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+        // `"` is +ACI- and `+` is +- in UTF-7: librsvg (libxml2) reads the href the byte search never saw.
+        let hidden =
+            #"<svg xmlns=+ACI-http://www.w3.org/2000/svg+ACI- xmlns:xlink=+ACI-http://www.w3.org/1999/xlink+ACI- "#
+            + #"width=+ACI-10+ACI- height=+ACI-10+ACI-><image width=+ACI-10+ACI- height=+ACI-10+ACI- "#
+            + #"xlink:href=+ACI-data:image/png;base64,\#(png.replacingOccurrences(of: "+", with: "+-"))+ACI-/></svg>"#
+        for declaration in [
+            #"<?xml version="1.0" encoding="UTF-7"?>"#, #"<?xml version='1.0' encoding = 'utf-7' ?>"#,
+            #"<?xml version="1.0" encoding="UTF-16"?>"#, #"<?xml version="1.0" encoding=UTF-7?>"#,
+        ] {
+            let refused = try await convertBounded(declaration + hidden, trap: trap)
+            guard case .failure(let failure) = refused else {
+                Issue.record("rendered \(declaration)")
+                continue
+            }
+            #expect(failure.detail.contains("declares the encoding"), "\(declaration): \(failure.detail)")
+        }
+        for encoding in ["UTF-8", "us-ascii", "ISO-8859-1"] {
+            let svg =
+                #"<?xml version="1.0" encoding="\#(encoding)"?><svg xmlns="http://www.w3.org/2000/svg" "#
+                + #"width="20" height="20"><rect width="20" height="20" fill="blue"/></svg>"#
+            #expect(try await convertBounded(svg, trap: trap).get() == .init(width: 20, height: 20), "\(encoding)")
+        }
+    }
+
     /// Converts `svg` (read as `type`) to PNG on a thread of its own; fails loudly (and frees the thread) if the
     /// conversion blocks on the FIFO `trap` for 60 s. A conversion that opened the trap never ends, so the limit only
     /// bounds a failure: 10 s failed in a full run on a loaded machine (load average 18 on 2 cores), where a libvips
