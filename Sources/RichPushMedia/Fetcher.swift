@@ -215,7 +215,8 @@ public final class Fetcher: Sendable {
         }
     }
 
-    /// Why a body of `type` and `digest` is refused: its structure shows (plays) nothing, or it declares more pixels
+    /// Why a body of `type` and `digest` is refused: its structure shows (plays) nothing or is unbounded to decode
+    /// (a JPEG of more scans than `JPEGStructure.maximumScans`), or it declares more pixels
     /// than allowed (what the converter's header may not say: a GIF's logical screen, an APNG's frames, counted here
     /// before any decoder sees the file). Nil when it is not.
     private func refusal(of digest: FileDigest, type: MediaType) -> FetchFailure? {
@@ -223,6 +224,7 @@ public final class Fetcher: Sendable {
             let shows = type.kind == .image ? "shows" : "plays"
             return FetchFailure(.damaged(type), "\(detail); a phone \(shows) nothing of it")
         }
+        if case .unbounded(let detail)? = digest.structure { return FetchFailure(.tooManyPixels, detail) }
         if let declared = digest.declared { return pixelRefusal(declared: declared) }
         return nil
     }

@@ -592,7 +592,7 @@ struct AudioVideoStructureTests {
         #expect(Kind(verdict) == fault.expected, "\(verdict)")
         switch verdict {
         case .whole: break
-        case .showsPart(let detail), .showsNothing(let detail):
+        case .showsPart(let detail), .showsNothing(let detail), .unbounded(let detail):
             #expect(fault.detail.isEmpty || detail.contains(fault.detail), "\(detail)")
         }
         #expect(StructureFeeding.verdict(fault.bytes, fault.type, piece: 1) == verdict, "fed byte by byte")

@@ -275,9 +275,36 @@ struct ImageStructureTests {
         #expect(Kind(verdict) == fault.expected, "\(verdict)")
         switch verdict {
         case .whole: break
-        case .showsPart(let detail), .showsNothing(let detail): #expect(detail.contains(fault.detail), "\(detail)")
+        case .showsPart(let detail), .showsNothing(let detail), .unbounded(let detail):
+            #expect(detail.contains(fault.detail), "\(detail)")
         }
         #expect(Self.verdict(fault.bytes, fault.type, piece: 1) == verdict, "fed byte by byte")
+    }
+
+    @Test(
+        """
+        a JPEG of more than 500 scans is unbounded to decode (each scan reads the whole picture again), found at the \
+        501st scan header, data or not; 500 are whole
+        """)
+    func tooManyScans() {
+        let jpeg = Self.jpeg(progressive: true).bytes
+        let end = jpeg.count - 2
+        // Scans 3 to n: a refinement scan's header and a byte of data each, the last with none.
+        func scans(_ count: Int) -> [UInt8] {
+            var bytes = Array(jpeg[..<end])
+            for index in 3...count {
+                bytes += Self.segment(0xDA, [1, 1, 0, 1, 63, 0x10]) + (index == count ? [] : [0x5A])
+            }
+            return bytes + [0xFF, 0xD9]
+        }
+        #expect(Self.verdict(scans(JPEGStructure.maximumScans), .jpeg) == .whole)
+        let refused = Self.verdict(scans(JPEGStructure.maximumScans + 1), .jpeg)
+        guard case .unbounded(let detail) = refused else {
+            Issue.record("\(refused)")
+            return
+        }
+        #expect(detail.contains("more than 500 scans"), "\(detail)")
+        #expect(Self.verdict(scans(JPEGStructure.maximumScans + 1), .jpeg, piece: 7) == refused, "fed in pieces")
     }
 
     @Test("an ancillary chunk's CRC is not checked (libpng drops such a chunk, and shows the picture)")

@@ -4,13 +4,14 @@ import RichPushCore
 
 /// What a structure's verdict says, without its detail (printed as its case's name).
 enum VerdictKind: Equatable {
-    case whole, showsPart, showsNothing
+    case whole, showsPart, showsNothing, unbounded
 
     init(_ verdict: MediaStructure.Verdict) {
         switch verdict {
         case .whole: self = .whole
         case .showsPart: self = .showsPart
         case .showsNothing: self = .showsNothing
+        case .unbounded: self = .unbounded
         }
     }
 }

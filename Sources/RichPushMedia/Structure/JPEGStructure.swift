@@ -36,6 +36,11 @@ struct JPEGStructure: StructureWalk {
     /// Frame headers (SOFn) read, and scans whose entropy-coded data began.
     private var frames = 0
     private var scans = 0
+    /// Scan headers (SOS) read, data or not: what a decoder's work grows with.
+    private var scanHeaders = 0
+    /// The most scans a JPEG may have: libjpeg-turbo's advice (`TJPARAM_SCANLIMIT`, djpeg's `-maxscans`: 500) against
+    /// progressive JPEGs made to take a decoder's time. An encoder's progressive JPEG has about 10.
+    static let maximumScans = 500
     /// Where the last scan's entropy-coded data starts, until a byte of it is known to have come.
     private var scanStart: Int?
     /// The last marker segment: its marker, where it starts, the length it declares (0 until read).
@@ -133,11 +138,18 @@ struct JPEGStructure: StructureWalk {
                     .showsNothing("the JPEG ends (end-of-image marker at byte \(at)) before any scan data: no picture"))
         case 0xDA where frames == 0:
             state = .broken(.showsNothing("the JPEG has a scan (SOS at byte \(at)) before any frame header (SOF)"))
+        case 0xDA where scanHeaders == Self.maximumScans:
+            state = .broken(
+                .unbounded(
+                    "the JPEG has more than \(Self.maximumScans) scans (the next at byte \(at)); a decoder reads the "
+                        + "whole picture again for each (20,000 scans of 7,000 x 7,000 pixels held a transformation "
+                        + "thread for 80 s, past any deadline), and libjpeg-turbo advises refusing such files"))
         case 0x02...0xBF:
             state = .broken(damage("FF \(marker.hexDigits) at byte \(at) is no JPEG marker"))
         default:
             // SOF0-15 but DHT (C4), JPG (C8) and DAC (CC).
             if (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC { frames += 1 }
+            if marker == 0xDA { scanHeaders += 1 }
             segment = (marker, at, 0)
             state = .length(high: nil)
         }

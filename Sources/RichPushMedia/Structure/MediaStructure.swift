@@ -33,6 +33,10 @@ struct MediaStructure {
         /// data, audio or video whose format or media data never came. Refused with `damaged-image` or
         /// `damaged-media`.
         case showsNothing(String)
+        /// Whole, but a decoder's work on it has no bound worth paying (a JPEG of more scans than
+        /// `JPEGStructure.maximumScans`): refused with `too-many-pixels`, transformation or not, since a phone would
+        /// decode it too.
+        case unbounded(String)
     }
 
     /// The walk, by type. An enum rather than `any StructureWalk`: each case's `feed` is specialized for its walk,
