@@ -49,6 +49,7 @@ struct EnrichCommand: ParsableCommand {
             let cursor = Cursor(count: inputs.count)
             var sawInvalid = false
             var writeFailure: String? = nil
+            let lost = ResultsLost()
             let progress = Progress(total: inputs.count, enabled: Progress.shouldShow(inputs: inputs.count))
             defer { progress.finish() }
             var pending: [UInt8] = []
@@ -84,8 +85,9 @@ struct EnrichCommand: ParsableCommand {
                 },
                 flush: {
                     defer { pending.removeAll(keepingCapacity: true) }
-                    return pending.isEmpty || Output.write(pending)
+                    return pending.isEmpty || Output.writeResults(pending, failure: lost)
                 })
+            if let status = lost.exitStatus() { return status }
             if writeFailure != nil { return 1 }
             return sawInvalid ? 1 : 0
         }

@@ -1,4 +1,5 @@
 import RichPush
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -20,6 +21,16 @@ enum Output {
             offset += count
         }
         return true
+    }
+
+    /// Writes results to standard output for a command that must say when they are lost: true when written; false
+    /// when not, with `failure` given why unless the reader has gone (EPIPE: `| head` took what it wanted, and the
+    /// command stops reading, as before).
+    static func writeResults(_ bytes: [UInt8], failure: ResultsLost) -> Bool {
+        if write(bytes) { return true }
+        let error = errno
+        if error != EPIPE { failure.record(String(cString: strerror(error))) }
+        return false
     }
 
     /// Announces on standard error that `address` (`HOST:PORT`, as given) listens, on `port` as bound (port 0
@@ -51,5 +62,20 @@ enum Output {
             unlink(temporary)
             throw POSIXFailure("rename to \(path)", code)
         }
+    }
+}
+
+/// Why results were not written to standard output (the first failure), if they were not: a full disk or a
+/// descriptor that fails (`> /dev/full`) lost every result after it, and the command exited 0 in silence.
+final class ResultsLost: Sendable {
+    private let reason = Mutex<String?>(nil)
+
+    func record(_ text: String) { reason.withLock { $0 = $0 ?? text } }
+
+    /// Says on standard error that results were lost and returns 74 (`EX_IOERR`); nil when none were.
+    func exitStatus() -> Int32? {
+        guard let reason = reason.withLock({ $0 }) else { return nil }
+        Output.error("richpush: cannot write results to standard output: \(reason); the results from there on are lost")
+        return 74
     }
 }

@@ -45,6 +45,7 @@ struct PreflightCommand: ParsableCommand {
             let cursor = Cursor(count: inputs.count)
             var ready = true
             var pending: [UInt8] = []
+            let lost = ResultsLost()
             await OrderedPipeline.run(
                 concurrency: plan.concurrency,
                 next: { cursor.next() },
@@ -70,9 +71,9 @@ struct PreflightCommand: ParsableCommand {
                 },
                 flush: {
                     defer { pending.removeAll(keepingCapacity: true) }
-                    return pending.isEmpty || Output.write(pending)
+                    return pending.isEmpty || Output.writeResults(pending, failure: lost)
                 })
-            return ready ? 0 : 1
+            return lost.exitStatus() ?? (ready ? 0 : 1)
         }
     }
 

@@ -30,6 +30,7 @@ struct StreamCommand: ParsableCommand {
 
     static func run(_ plan: Plan) async -> Int32 {
         let (configuration, concurrency, drainTimeout) = (plan.configuration, plan.concurrency, plan.drainTimeout)
+        let lost = ResultsLost()
         return await withEnricher(configuration) { enricher in
             // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline, or
             // cancelled at the drain timeout) and their results are written, then the command exits 0. The end of
@@ -66,7 +67,7 @@ struct StreamCommand: ParsableCommand {
                         },
                         flush: {
                             defer { pending.removeAll(keepingCapacity: true) }
-                            return pending.isEmpty || Output.write(pending)
+                            return pending.isEmpty || Output.writeResults(pending, failure: lost)
                         })
                 } onGracefulShutdown: {
                     source.stop()
@@ -74,7 +75,7 @@ struct StreamCommand: ParsableCommand {
                 progress.finish()
             }
             try? await runner.run([stream], enricher: enricher)
-            return 0
+            return lost.exitStatus() ?? 0
         }
     }
 }

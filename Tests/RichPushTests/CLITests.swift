@@ -196,6 +196,38 @@ struct CLITests {
         #expect(run.lines.map { $0["outcome"] as? String } == ["failed", "unchanged", "complete"])
     }
 
+    @Test(
+        """
+        results that cannot be written (standard output on /dev/full) exit 74 saying so, for enrich, stream and \
+        preflight; a reader that has gone (EPIPE) is no failure
+        """)
+    func resultsLost() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try bed.payloadFile("adobe-video.json", directory: directory)
+        let payload = try String(contentsOfFile: input, encoding: .utf8).replacingOccurrences(of: "\n", with: "")
+        let full = ["/bin/sh", "-c", #"exec "$@" > /dev/full"#, "sh"]
+        for arguments in [["enrich", input], ["stream"], ["preflight", input]] {
+            let run = try await offPool {
+                try CLI.runBlocking(
+                    [arguments[0]] + bed.cliOptions + arguments.dropFirst(), stdin: payload + "\n", prefix: full)
+            }
+            #expect(run.status == 74, "\(arguments[0]): \(run.stderr)")
+            #expect(
+                run.stderr.contains("cannot write results to standard output: No space left on device"),
+                "\(arguments[0]): \(run.stderr)")
+        }
+        // The reader closes its end at once: the results are not wanted, and that is no error.
+        let run = try await offPool {
+            try CLI.runBlocking(
+                ["stream"] + bed.cliOptions, stdin: String(repeating: payload + "\n", count: 50),
+                prefix: ["/bin/bash", "-c", #""$@" | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}"#, "sh"])
+        }
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!run.stderr.contains("cannot write results"), "\(run.stderr)")
+    }
+
     @Test("enrich: standard input when no file is named")
     func enrichStdin() async throws {
         let bed = try TestBed()
