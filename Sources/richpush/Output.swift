@@ -45,9 +45,13 @@ enum Output {
         write(Array((text.hasSuffix("\n") ? text : text + "\n").utf8), to: 2)
     }
 
-    /// Writes `bytes` to `path` atomically: a temporary file beside it, then rename.
+    /// Writes `bytes` to `path` atomically: a temporary file beside it, then rename. The temporary name holds the
+    /// final one when both fit a file name's 255 bytes (it adds 42: a name of 214 bytes or more lost its result to
+    /// `ENAMETOOLONG`), else the random part alone.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
-        let temporary = Path.directory(path) + "/." + Path.lastComponent(path) + "." + RandomName.uuid() + ".tmp"
+        let name = Path.lastComponent(path)
+        let temporary =
+            Path.directory(path) + "/." + (name.utf8.count <= 200 ? name + "." : "") + RandomName.uuid() + ".tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXFailure("open \(temporary)", errno) }
         let written = write(bytes, to: descriptor)

@@ -228,6 +228,21 @@ struct CLITests {
         #expect(!run.stderr.contains("cannot write results"), "\(run.stderr)")
     }
 
+    @Test("enrich --out: an input name of 250 bytes gets its result (the temporary name fits too)")
+    func outLongName() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let input = try bed.payloadFile("adobe-video.json", directory: directory)
+        let long = directory + "/" + String(repeating: "a", count: 245) + ".json"
+        try FileManager.default.moveItem(atPath: input, toPath: long)
+        try FileManager.default.createDirectory(atPath: directory + "/out", withIntermediateDirectories: false)
+        let run = try await CLI.run(["enrich", "--out", directory + "/out"] + bed.cliOptions + [long])
+        #expect(run.status == 0, "\(run.stderr)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory + "/out")
+        #expect(written == [(long as NSString).lastPathComponent])
+    }
+
     @Test("enrich: standard input when no file is named")
     func enrichStdin() async throws {
         let bed = try TestBed()
