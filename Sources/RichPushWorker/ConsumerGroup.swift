@@ -57,23 +57,22 @@ struct ConsumerGroup: Sendable {
         claimed(entries.count)
         var failure: RedisError?
         for entry in entries {
-            var deliveries = Self.leastClaimedDeliveries
+            var deliveries: Int?
             if failure == nil {
-                let id = entry.id
-                do throws(RedisError) {
-                    let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
-                    deliveries =
-                        pending.elements.first?.elements.dropFirst(3).first.flatMap {
-                            if case .integer(let count) = $0 { return count }
-                            return nil
-                        } ?? deliveries
-                } catch {
+                do throws(RedisError) { deliveries = try self.deliveries(of: entry.id, connection) } catch {
                     failure = error
                 }
             }
-            each(entry, deliveries)
+            each(entry, deliveries ?? Self.leastClaimedDeliveries)
         }
         if let failure { throw failure }
+    }
+
+    /// How often entry `id` was delivered (XPENDING), or nil when Redis does not say.
+    private func deliveries(of id: String, _ connection: RedisConnection) throws(RedisError) -> Int? {
+        let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
+        guard case .integer(let count)? = pending.elements.first?.elements.dropFirst(3).first else { return nil }
+        return count
     }
 
     /// How often a claimed entry was delivered at least, when XPENDING does not say: read once, then claimed.

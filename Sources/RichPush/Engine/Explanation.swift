@@ -24,6 +24,12 @@ public struct Explanation: Sendable {
         /// For an Android reference attached as a variant made from it (a still JPEG or PNG within FCM's limits,
         /// `AndroidVariant`), why it is made; nil when it would be attached as it is, or not at all.
         public var androidVariant: [String]?
+
+        /// Whether it would be attached for iOS as a JPEG or PNG made from a type iOS does not attach.
+        var transcodedForIOS: Bool {
+            guard case .attach(let type, _) = verdict else { return false }
+            return reference.platform == .ios && !type.isAttachable
+        }
     }
 
     /// One convention: what it found, and the fields it could not read.
@@ -82,7 +88,7 @@ public struct Explanation: Sendable {
             members += [("verdict", .text("attach")), ("type", .text(type.uti))]
             if let bytes { members.append(("bytes", .integer(bytes))) }
             // An image iOS does not attach is fetched only to be transcoded (the transformation is on).
-            if !type.isAttachable, finding.reference.platform == .ios { members.append(("transcoded", .bool(true))) }
+            if finding.transcodedForIOS { members.append(("transcoded", .bool(true))) }
             if let reasons = finding.androidVariant {
                 members.append(("android_variant", .array(reasons.map { .text($0) })))
             }
@@ -132,9 +138,7 @@ public struct Explanation: Sendable {
                             "      would attach a variant (a still JPEG or PNG) made from: \(type.uti)\(size), for "
                                 + reasons.joined(separator: "; "))
                     } else {
-                        let transcoded =
-                            type.isAttachable || finding.reference.platform == .android
-                            ? "" : " transcoded to JPEG or PNG from"
+                        let transcoded = finding.transcodedForIOS ? " transcoded to JPEG or PNG from" : ""
                         lines.append("      would attach\(transcoded): \(type.uti)\(size)")
                     }
                 case .refuse(let code, let detail):
@@ -193,32 +197,25 @@ extension Enricher {
         } else {
             scans = configuration.conventions.conventions.map { ($0.name, $0.scan(payload)) }
         }
-        for (name, scan) in scans {
-            var findings: [Explanation.Finding] = []
+        for (position, (name, scan)) in scans.enumerated() {
+            // An FCM message's Android field, last, adds to its first report: `fcm_v1` shows iOS's, then Android's.
+            let report = message != nil && position == scans.count - 1 ? 0 : reports.count
+            if report == reports.count { reports.append(.init(name: name, findings: [], problems: [])) }
+            reports[report].problems += scan.listedProblems
             for reference in scan.references {
+                var verdict = Explanation.Verdict.refuse(.expired, "not probed")
                 if let first = seen[reference.key] {
-                    findings.append(.init(reference: reference, verdict: .duplicate(of: first)))
-                    continue
+                    verdict = .duplicate(of: first)
+                } else {
+                    seen[reference.key] = reference.identifier
+                    if fetchCount >= configuration.limits.maximumReferences {
+                        verdict = .beyondLimit
+                    } else {
+                        fetchCount += 1
+                        toProbe.append((report, reports[report].findings.count, reference))
+                    }
                 }
-                seen[reference.key] = reference.identifier
-                if fetchCount >= configuration.limits.maximumReferences {
-                    findings.append(.init(reference: reference, verdict: .beyondLimit))
-                    continue
-                }
-                fetchCount += 1
-                toProbe.append((reports.count, findings.count, reference))
-                findings.append(.init(reference: reference, verdict: .refuse(.expired, "not probed")))
-            }
-            reports.append(.init(name: name, findings: findings, problems: scan.listedProblems))
-        }
-        // An FCM message's Android field is shown in `fcm_v1`'s report, after its iOS field.
-        if message != nil, let android = reports.popLast() {
-            let shift = reports[0].findings.count
-            reports[0].findings += android.findings
-            reports[0].problems += android.problems
-            for index in toProbe.indices where toProbe[index].report == reports.count {
-                toProbe[index].report = 0
-                toProbe[index].finding += shift
+                reports[report].findings.append(.init(reference: reference, verdict: verdict))
             }
         }
         // Each URL is probed once, whatever the platforms and conventions naming it.
