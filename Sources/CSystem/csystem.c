@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/random.h>
@@ -110,6 +111,14 @@ int csystem_link_unnamed(int descriptor, const char *path) {
     char name[64];
     snprintf(name, sizeof name, "/proc/self/fd/%d", descriptor);
     return linkat(AT_FDCWD, name, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno;
+}
+
+int csystem_memory_file(const char *name) {
+    if (access("/proc/self/fd", X_OK) != 0) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    return memfd_create(name, MFD_CLOEXEC);
 }
 
 int csystem_pipe(int ends[2]) {

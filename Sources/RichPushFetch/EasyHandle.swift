@@ -139,7 +139,7 @@ package final class EasyHandle {
         try apply(hop)
         try set(CURLOPT_RESOLVE, list: options.network.resolve)
         try set(CURLOPT_HTTPHEADER, list: options.headers)
-        try trust(options.network.caBundle)
+        try trust(options.caInfo)
         // CURLOPT_ACCEPT_ENCODING stays unset: no Accept-Encoding is sent and nothing is ever decoded.
     }
 

@@ -15,6 +15,7 @@ package struct FetchSettings: Sendable {
         let caps: BodyCaps
         let urlCheck: URLCheck
         let names: SettingNames
+        let certificateBundle: CertificateBundleCopy?
 
         init(
             network: NetworkSettings, limits: LimitSettings, spares: SpareAttachments, caps: BodyCaps,
@@ -25,6 +26,7 @@ package struct FetchSettings: Sendable {
             self.spares = spares
             self.caps = caps
             self.names = names
+            certificateBundle = network.caBundle.map { CertificateBundleCopy.shared(of: $0) }
             urlCheck = URLCheck(
                 allowHTTP: network.allowHTTP, maximumLength: network.maximumURLLength,
                 allowedPorts: network.allowedPorts, names: names)
@@ -45,6 +47,9 @@ package struct FetchSettings: Sendable {
     package var caps: BodyCaps { storage.caps }
     /// The checks every URL passes before a request is made to it, the first and each redirect's.
     var urlCheck: URLCheck { storage.urlCheck }
+
+    /// The copy of `network.caBundle` libcurl reads (CURLOPT_CAINFO), made as these settings are; nil without one.
+    var certificateBundle: CertificateBundleCopy? { storage.certificateBundle }
 
     /// How refusals name the settings that would lift them (`URLCheck`, `CurlFailure`).
     var names: SettingNames { storage.names }

@@ -32,6 +32,8 @@ public final class ObjectStorePublisher: MediaPublisher {
     private let counts = LockedValue(PublishStatistics())
     private let flights: PublicationFlights
     private let existence = LockedValue(ExistenceState())
+    /// The copy of `configuration.caBundle` libcurl reads (`CertificateBundleCopy`), made at init; nil without one.
+    private let certificateBundle: CertificateBundleCopy?
 
     /// A publisher for `configuration`; its threads start at the first publication.
     /// - Throws: `ConfigurationError` from `Configuration.validate()`.
@@ -41,6 +43,7 @@ public final class ObjectStorePublisher: MediaPublisher {
         threads = WorkerThreads(name: "rp-upload", count: configuration.concurrentUploads)
         handles = HandleSlots(count: configuration.concurrentUploads)
         flights = PublicationFlights(memory: configuration.publishedMemory, capacity: 100_000)
+        certificateBundle = configuration.caBundle.map { CertificateBundleCopy.shared(of: $0) }
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }
 
@@ -355,7 +358,7 @@ public final class ObjectStorePublisher: MediaPublisher {
             try handle.set(CURLOPT_PASSWORD, configuration.credentials.secretAccessKey)
             try handle.set(CURLOPT_USERAGENT, "richpush/\(RichPushVersion.current)")
             try handle.set(CURLOPT_HTTPHEADER, list: headers)
-            try handle.trust(configuration.caBundle)
+            try handle.trust(certificateBundle?.path())
         } catch {
             handle.reset()
             return .failure(StoreError(code: "network", detail: error.detail))

@@ -110,6 +110,41 @@ final class TLSOrigin: @unchecked Sendable {
     }
 }
 
+/// An origin that resumes no session (each file s_server -WWW sends ends its connection: each fetch is a full
+/// handshake, its certificate checked), and a configuration trusting its CA through a bundle file of the test's own.
+struct BundleBed {
+    let origin: TLSOrigin
+    let configuration: Enricher.Configuration
+    let directory: String
+    let bundle: String
+
+    init() async throws {
+        origin = try await offPool { try TLSOrigin(resumption: false) }
+        var configuration = try TLSTests().configuration(origin, trust: true)
+        directory = try temporaryDirectory()
+        bundle = directory + "/bundle.pem"
+        try FileManager.default.copyItem(atPath: origin.certificate, toPath: bundle)
+        configuration.network.caBundle = bundle
+        self.configuration = configuration
+    }
+
+    func url(_ name: String) -> String { "https://media.test:\(origin.port)/\(name)" }
+
+    /// Puts another CA's certificate in the bundle's place: read again, the bundle does not trust the origin.
+    func trustAnotherCA() async throws {
+        let otherDirectory = directory + "/other"
+        try FileManager.default.createDirectory(atPath: otherDirectory, withIntermediateDirectories: false)
+        let other = try await offPool { try makeCertificate(in: otherDirectory) }
+        try FileManager.default.removeItem(atPath: bundle)
+        try FileManager.default.copyItem(atPath: other.certificate, toPath: bundle)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: configuration.store.root)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
 @Suite("TLS", .serialized)
 struct TLSTests {
     func configuration(_ origin: TLSOrigin, trust: Bool) throws -> Enricher.Configuration {
@@ -169,32 +204,71 @@ struct TLSTests {
     /// first, and a loop started after it reads the file as it is now.
     @Test("the CA bundle is read once by a fetch loop and kept: a later connection is checked against what was read")
     func bundleReadOnce() async throws {
-        let origin = try await offPool { try TLSOrigin(resumption: false) }
-        var configuration = try configuration(origin, trust: true)
-        let directory = try temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(atPath: configuration.store.root)
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-        let bundle = directory + "/bundle.pem"
-        try FileManager.default.copyItem(atPath: origin.certificate, toPath: bundle)
-        configuration.network.caBundle = bundle
-        let url = { (name: String) in "https://media.test:\(origin.port)/\(name)" }
-        try await withFetcher(configuration) { fetcher in
-            _ = try await fetcher.fetch(url("photo.jpg"), timeout: .seconds(10)).get()
+        let bed = try await BundleBed()
+        defer { bed.remove() }
+        try await withFetcher(bed.configuration) { fetcher in
+            _ = try await fetcher.fetch(bed.url("photo.jpg"), timeout: .seconds(10)).get()
             // Another CA's certificate in the file's place: read again, the file would not trust the origin.
-            let otherDirectory = directory + "/other"
-            try FileManager.default.createDirectory(atPath: otherDirectory, withIntermediateDirectories: false)
-            let other = try await offPool { try makeCertificate(in: otherDirectory) }
-            try FileManager.default.removeItem(atPath: bundle)
-            try FileManager.default.copyItem(atPath: other.certificate, toPath: bundle)
-            let media = try await fetcher.fetch(url("logo.png"), timeout: .seconds(10)).get()
+            try await bed.trustAnotherCA()
+            let media = try await fetcher.fetch(bed.url("logo.png"), timeout: .seconds(10)).get()
             #expect(media.type == .png)
         }
-        try await withFetcher(configuration) { fetcher in
-            let result = await fetcher.fetch(url("anim.gif"), timeout: .seconds(10))
+        try await withFetcher(bed.configuration) { fetcher in
+            let result = await fetcher.fetch(bed.url("anim.gif"), timeout: .seconds(10))
             guard case .failure(let failure) = result else {
                 Issue.record("a new fetch loop trusted a bundle that no longer holds the origin's CA: \(result)")
+                return
+            }
+            #expect(failure.code == .tls)
+        }
+    }
+
+    /// libcurl opened the bundle's path itself, blocking, on the loop's thread: a bundle made a FIFO after the start
+    /// held every transfer (plain http's too) until something wrote into it. It reads a copy now
+    /// (`CertificateBundleCopy`). Were the FIFO opened, a writer could open it too: the watchdog does, which ends that
+    /// wait (the fetch then fails), and says so.
+    @Test("a CA bundle made a FIFO after the start is never opened: fetches go on with the copy read")
+    func bundleBecomesFIFO() async throws {
+        let bed = try await BundleBed()
+        defer { bed.remove() }
+        try await withFetcher(bed.configuration) { fetcher in
+            try FileManager.default.removeItem(atPath: bed.bundle)
+            #expect(mkfifo(bed.bundle, 0o600) == 0)
+            let watchdog = Task.detached { () -> Int in
+                var opened = 0
+                for _ in 0..<1000 where !Task.isCancelled {
+                    let descriptor = open(bed.bundle, O_WRONLY | O_NONBLOCK)
+                    if descriptor >= 0 {
+                        close(descriptor)
+                        opened += 1
+                    }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                return opened
+            }
+            for name in ["photo.jpg", "logo.png"] {
+                let result = await fetcher.fetch(bed.url(name), timeout: .seconds(10))
+                if case .failure(let failure) = result { Issue.record("\(name): \(failure)") }
+            }
+            watchdog.cancel()
+            #expect(await watchdog.value == 0, "the FIFO was opened for reading")
+        }
+    }
+
+    /// The copy of a changed bundle is at a new path, and libcurl keeps its store by path: the next connection is
+    /// checked against the bundle as it is now (`bundleReadOnce`: without the copy read again, against the first).
+    @Test("a CA bundle read again into a new copy is what the next connection is checked against")
+    func bundleReadAgain() async throws {
+        let bed = try await BundleBed()
+        defer { bed.remove() }
+        try await withFetcher(bed.configuration) { fetcher in
+            _ = try await fetcher.fetch(bed.url("photo.jpg"), timeout: .seconds(10)).get()
+            try await bed.trustAnotherCA()
+            CertificateBundleCopy.shared(of: bed.bundle).readAgain()
+            let result = await fetcher.fetch(bed.url("logo.png"), timeout: .seconds(10))
+            guard case .failure(let failure) = result else {
+                Issue.record(
+                    "a connection after the bundle was read again trusted the CA it no longer holds: \(result)")
                 return
             }
             #expect(failure.code == .tls)

@@ -49,6 +49,11 @@ int csystem_open_unnamed(const char *directory, unsigned int mode);
 // needs no privilege where AT_EMPTY_PATH does); fails with EEXIST when `path` exists. 0, or an errno.
 int csystem_link_unnamed(int descriptor, const char *path);
 
+// Makes an anonymous file in memory (memfd_create, close-on-exec), named `name` for /proc's listings only: another
+// part of the process opens it by the path /proc/self/fd/N. The descriptor, or -1 with errno (ENOSYS on a kernel
+// without it, EOPNOTSUPP when /proc/self/fd is missing).
+int csystem_memory_file(const char *name);
+
 // The resource limits a process may set on itself with `csystem_set_limit`.
 enum csystem_limit {
     CSYSTEM_LIMIT_ADDRESS_SPACE,  // RLIMIT_AS, in bytes

@@ -91,46 +91,63 @@ package enum FileSystem {
         return mkdir(path, mode) == 0 || (errno == EEXIST && isDirectory(path))
     }
 
-    /// Why the file at `path` cannot be a bundle of CA certificates for libcurl and OpenSSL, or nil when it can:
-    /// `unreadable` when it is not a regular file that can be read (a directory, a FIFO, missing, not permitted), or
-    /// `malformed` when it holds no PEM certificate (`-----BEGIN CERTIFICATE-----`, or OpenSSL's `TRUSTED` and
-    /// `X509` forms) in its first `certificateBundleSearch` bytes. Links are followed (a system's bundle is often
-    /// one). Read up to its first certificate only.
+    /// Why the file at `path` cannot be a bundle of CA certificates for libcurl and OpenSSL, or nil when it can
+    /// (`readCertificateBundle`'s failure).
     /// Without this, a bundle that is not one was taken at start, and every https transfer failed `tls` after.
     package static func certificateBundleProblem(_ path: String) -> (code: EnrichmentProblem.Code, detail: String)? {
-        let unreadable = (EnrichmentProblem.Code.unreadable, "cannot read '\(path)'")
+        if case .failure(let problem) = readCertificateBundle(path) { return (problem.code, problem.detail) }
+        return nil
+    }
+
+    /// Why a file cannot be a CA bundle (`readCertificateBundle`).
+    package struct CertificateBundleProblem: Error {
+        package let code: EnrichmentProblem.Code
+        package let detail: String
+    }
+
+    /// The bytes of the CA bundle at `path`, read whole: `unreadable` when it is not a regular file that can be read
+    /// (a directory, a FIFO, a device, missing, not permitted; opened without blocking, so a FIFO is refused, never
+    /// waited on), `malformed` when it is larger than `certificateBundleLimit` or holds no PEM certificate
+    /// (`-----BEGIN CERTIFICATE-----`, or OpenSSL's `TRUSTED` and `X509` forms). Links are followed (a system's
+    /// bundle is often one).
+    package static func readCertificateBundle(_ path: String) -> Result<[UInt8], CertificateBundleProblem> {
+        let unreadable = CertificateBundleProblem(code: .unreadable, detail: "cannot read '\(path)'")
         let descriptor: Int32
         switch openRegularFile(path, followingLinks: true) {
         case .success(let opened): descriptor = opened
         case .failure(let failed) where failed.code == EINVAL:
-            return (.unreadable, "cannot read '\(path)': not a regular file")
-        case .failure: return unreadable
+            return .failure(
+                CertificateBundleProblem(code: .unreadable, detail: "cannot read '\(path)': not a regular file"))
+        case .failure: return .failure(unreadable)
         }
         defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = readBuffer(count: 64 * 1024)
+        let failed = readChunks(descriptor, buffer: &buffer) { chunk in
+            bytes += chunk
+            return bytes.count <= certificateBundleLimit
+        }
+        if failed != nil { return .failure(unreadable) }
+        guard bytes.count <= certificateBundleLimit else {
+            return .failure(
+                CertificateBundleProblem(
+                    code: .malformed,
+                    detail: "'\(path)' is larger than \(certificateBundleLimit >> 20) MiB, which no CA bundle is"))
+        }
         let markers = [
             "-----BEGIN CERTIFICATE-----", "-----BEGIN TRUSTED CERTIFICATE-----", "-----BEGIN X509 CERTIFICATE-----",
-        ].map { Array($0.utf8) }
-        let carried = markers.map(\.count).max()! - 1
-        var window: [UInt8] = []
-        var buffer = readBuffer(count: 64 * 1024)
-        var searched = 0
-        var found = false
-        let failed = readChunks(descriptor, buffer: &buffer) { chunk in
-            searched += chunk.count
-            window += chunk
-            found = markers.contains { window.firstRange(of: $0) != nil }
-            window.removeFirst(max(0, window.count - carried))
-            return !found && searched < certificateBundleSearch
+        ]
+        guard markers.contains(where: { bytes.firstRange(of: Array($0.utf8)) != nil }) else {
+            return .failure(
+                CertificateBundleProblem(
+                    code: .malformed, detail: "'\(path)' holds no PEM certificate (no BEGIN CERTIFICATE line)"))
         }
-        if failed != nil { return unreadable }
-        if found { return nil }
-        let within = searched >= certificateBundleSearch ? " in its first \(certificateBundleSearch >> 20) MiB" : ""
-        return (.malformed, "'\(path)' holds no PEM certificate (no BEGIN CERTIFICATE line)\(within)")
+        return .success(bytes)
     }
 
-    /// How far into a CA bundle `certificateBundleProblem` looks for a certificate: 64 MiB, some hundred times a
-    /// system's bundle (Debian 12's: 139 certificates in 214 KB).
-    package static let certificateBundleSearch = 64 << 20
+    /// The largest CA bundle `readCertificateBundle` reads: 64 MiB, some hundred times a system's bundle (Debian 12's:
+    /// 139 certificates in 214 KB).
+    package static let certificateBundleLimit = 64 << 20
 
     /// Whether `path` is a directory (following links).
     package static func isDirectory(_ path: String) -> Bool {
