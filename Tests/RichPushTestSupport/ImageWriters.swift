@@ -3,6 +3,21 @@ import Foundation
 /// Image files written byte by byte, so that a test holds exactly the layout it is about (a TIFF's pages, signed
 /// samples, tiles with separate planes; a BMP's header and its unused byte), with no tool to install.
 package enum ImageWriters {
+    /// The HEIF file `bytes` with every `ispe` property (the size libvips reads) saying `width` x `height`, its coded
+    /// frames left as they are.
+    package static func heif(_ bytes: [UInt8], ispe width: UInt32, _ height: UInt32) -> [UInt8] {
+        var patched = bytes
+        let marker = Array("ispe".utf8)
+        for index in 0..<max(0, patched.count - 16) where Array(patched[index..<(index + 4)]) == marker {
+            for (offset, value) in [(8, width), (12, height)] {
+                for byte in 0..<4 {
+                    patched[index + offset + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * byte))
+                }
+            }
+        }
+        return patched
+    }
+
     // MARK: TIFF
 
     /// One directory (page) of a TIFF.

@@ -255,6 +255,35 @@ struct TransformStepTests {
         }
     }
 
+    /// libvips reads a HEIF's size from its `ispe` property: an AVIF saying 100 x 100 over an AV1 frame of 16,000 x
+    /// 16,000 was decoded whole (1.8 GB). The frames' own sequence headers are counted (`HEIFCodedFrames`).
+    @Test("a HEIC or AVIF whose ispe property declares fewer pixels than its coded frame is refused from the frame's")
+    func heifSizeLie() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for name in ["photo.heic", "photo.avif"] {
+            // 60 x 60 (3,600 pixels) declared over 160 x 120 (19,200) coded.
+            try Data(ImageWriters.heif(fixture(name), ispe: 60, 60)).write(
+                to: URL(fileURLWithPath: directory + "/lying-" + name))
+        }
+        let bed = try TestBed(media: directory) {
+            $0.transform.converter = VipsConverter()
+            $0.transform.maximumPixels = 10_000
+        }
+        try await withEnricher(bed.configuration) { enricher in
+            for (name, codec) in [("photo.heic", "HEVC"), ("photo.avif", "AV1")] {
+                let result = await enricher.enrich(TestBed.adobePayload(bed.url("/media/lying-" + name)))
+                #expect(result.problems.map(\.code) == [.tooManyPixels], "\(result.problems)")
+                #expect(
+                    result.problems.first?.detail.contains(
+                        "decodes 19200 pixels in its coded frame (the largest: item 1, 160 x 120 by its \(codec) "
+                            + "sequence header) where its header declares 60 x 60") == true,
+                    "\(result.problems)")
+            }
+            #expect(bed.entriesOnDisk().isEmpty)
+        }
+    }
+
     /// A GIF of a `screen` x `screen` logical screen holding one `frame` x `frame` image, whose LZW data is a clear
     /// code and the end code alone (decoders fill the rest).
     static func gif(screen: Int, frame: Int) -> [UInt8] {

@@ -10,8 +10,8 @@ import CSystem
 /// libcurl opens a CAINFO path itself, with a blocking `open`, on the thread of the transfer that needs it: the fetch
 /// loop's, at the first TLS connection and again when its store of certificates is older than
 /// `CURLOPT_CA_CACHE_TIMEOUT`. A bundle checked at start and then replaced by a FIFO held that thread in `open` until
-/// something wrote into the FIFO: no transfer ended, plain http's neither, and SIGTERM went unanswered (a probe: 658 s).
-/// Here the bundle is read as every file a user names is, a regular file opened without blocking
+/// something wrote into the FIFO: no transfer ended, plain http's neither, and SIGTERM went unanswered (658 s in a
+/// probe). Here the bundle is read as every file a user names is, a regular file opened without blocking
 /// (`FileSystem.readCertificateBundle`), and what libcurl opens is a file of our own.
 ///
 /// The bundle is read again when the copy is older than `refreshInterval` (an hour, as libcurl's cache): changed, it

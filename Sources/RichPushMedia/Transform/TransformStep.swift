@@ -278,6 +278,9 @@ final class TransformStep: Sendable {
                 ))
         }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
+        if media.type == .heic || media.type == .avif, let refusal = codedPixelRefusal(media, header: header) {
+            return .failure(refusal)
+        }
         var damage = media.damage
         // A verifying decode of an image whose structure is damaged would say what is known already; an Android
         // variant's source was checked for iOS (the same bytes, or the converter's output of them).
@@ -458,6 +461,27 @@ final class TransformStep: Sendable {
                 .damagedImage, "the header declares \(header.width) x \(header.height) pixels: there is no picture")
         }
         return pixelRefusal(declared: header)
+    }
+
+    /// The refusal (`too-many-pixels`) of a HEIC or AVIF whose coded frames decoded for its primary image
+    /// (`HEIFCodedFrames`: their own sequence headers, not the `ispe` property the header is read from) hold more
+    /// pixels than `maximumPixels` and an eighth (a grid's tiles reach past the picture's edges: an iPhone's 48 MP
+    /// photo is 50.3 MP of 512 x 512 tiles), else nil.
+    func codedPixelRefusal(_ media: FetchedMedia, header: ImageHeader) -> FetchFailure? {
+        guard case .success(let bytes) = InputReader.read(media.path, limit: max(media.bytes, 1)),
+            let coded = HEIFCodedFrames.read(bytes), let largest = coded.frames.max(by: { $0.pixels < $1.pixels })
+        else { return nil }
+        let maximum = settings.maximumPixels
+        let (allowed, overflow) = maximum.addingReportingOverflow(maximum / 8)
+        guard !overflow, coded.pixels > allowed else { return nil }
+        let frames = coded.frames.count == 1 ? "its coded frame" : "its \(coded.frames.count) coded frames"
+        let source = largest.fromProperty ? "its ispe property" : "its \(largest.codec) sequence header"
+        return FetchFailure(
+            .tooManyPixels,
+            "the \(media.type.mime) decodes \(coded.pixels) pixels in \(frames) (the largest: item \(largest.item), "
+                + "\(largest.width) x \(largest.height) by \(source)) where its header declares \(header.width) x "
+                + "\(header.height); the limit is \(maximum) (\(names["transform.maximumPixels"])), and an eighth more "
+                + "for a grid's tiles")
     }
 
     /// The refusal (`too-many-pixels`) of an image whose structure declares more pixels than allowed, all frames
