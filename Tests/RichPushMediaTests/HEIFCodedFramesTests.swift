@@ -25,8 +25,9 @@ struct HEIFCodedFramesTests {
     }
 
     /// A HEIC of a `grid` item (the primary, 10, its `ispe` 60 x 60) made of item 1 referenced `tiles` times, with a
-    /// thumbnail (2) and an alpha plane (3): items 1-3 carry the HEVC configuration of photo.heic (160 x 120).
-    static func grid(tiles: Int) -> [UInt8] {
+    /// thumbnail (2) and an alpha plane (3): items 1-3 carry the HEVC configuration of photo.heic (160 x 120). With
+    /// `selfReferences`, the grid is also made of itself that many times.
+    static func grid(tiles: Int, selfReferences: Int = 0) -> [UInt8] {
         func be16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
         func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(value >> $0 & 0xFF) } }
         func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be32(payload.count + 8) + Array(type.utf8) + payload }
@@ -46,7 +47,10 @@ struct HEIFCodedFramesTests {
                 + full("iinf", be16(4) + infe(10, "grid") + infe(1, "hvc1") + infe(2, "hvc1") + infe(3, "hvc1"))
                 + full(
                     "iref",
-                    box("dimg", be16(10) + be16(tiles) + Array(repeating: be16(1), count: tiles).flatMap { $0 })
+                    box(
+                        "dimg",
+                        be16(10) + be16(tiles + selfReferences) + Array(repeating: be16(1), count: tiles).flatMap { $0 }
+                            + Array(repeating: be16(10), count: selfReferences).flatMap { $0 })
                         + box("thmb", be16(2) + be16(1) + be16(10)) + box("auxl", be16(3) + be16(1) + be16(10)))
                 + box("iprp", box("ipco", hvcC + ispe + alpha) + full("ipma", ipma)))
         return box("ftyp", Array("heic".utf8) + be32(0) + Array("mif1heic".utf8)) + meta
@@ -60,5 +64,44 @@ struct HEIFCodedFramesTests {
         plane.item = 3
         #expect(frames.frames == Array(repeating: tile, count: 4) + [plane])
         #expect(frames.pixels == 5 * 19_200)
+    }
+
+    @Test("a grid of more items than are counted is unbounded, and sizes past Int's range saturate")
+    func unbounded() throws {
+        // The grid and its 65,535 tiles: as many as are counted. Then a grid also made of itself, over and over.
+        var bytes = Self.grid(tiles: 65_535)
+        let frames = try #require(HEIFCodedFrames.read(bytes))
+        #expect(frames.unbounded == nil)
+        #expect(frames.frames.count == 65_536)
+        bytes = Self.grid(tiles: 65_534, selfReferences: 1)
+        let nested = try #require(HEIFCodedFrames.read(bytes))
+        #expect(nested.unbounded == "more than 65536 items referenced")
+        #expect(nested.frames.isEmpty)
+        let huge = HEIFCodedFrames(
+            frames: Array(
+                repeating: .init(item: 1, codec: "HEVC", width: 1 << 32, height: 1 << 32, fromProperty: false), count: 2
+            ))
+        #expect(huge.pixels == Int.max)
+    }
+
+    /// A trap in the parser would end the process (a `serve` and every payload in it), so mutated files must only be
+    /// read or not. A fixed seed: a failure is the same on every run.
+    @Test("mutated HEIC, AVIF and grid files are read or not, never trapping")
+    func mutations() {
+        var generator = SplitMix64(seed: 0x5EED_4E1F)
+        let originals = [fixture("photo.heic"), fixture("photo.avif"), fixture("anim.avif"), Self.grid(tiles: 3)]
+        var read = 0
+        for round in 0..<4000 {
+            var bytes = originals[round % originals.count]
+            for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                bytes[index] =
+                    [0, 0xFF, 0x7F, 0x80, UInt8.random(in: 0...255, using: &generator)][
+                        Int.random(in: 0..<5, using: &generator)]
+            }
+            if round % 7 == 0 { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &generator)) }
+            if HEIFCodedFrames.read(bytes) != nil { read += 1 }
+        }
+        #expect(read > 1000, "most mutated files still have their boxes: \(read) of 4000 read")
     }
 }

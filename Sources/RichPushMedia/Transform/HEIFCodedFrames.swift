@@ -28,6 +28,9 @@ package struct HEIFCodedFrames {
 
     /// The coded items decoded for the primary image, once per reference.
     package let frames: [Frame]
+    /// Why the frames were not all counted, when the file holds more items or coded units than are read: its
+    /// primary image is then refused whatever its pixels (`frames` is empty).
+    package let unbounded: String?
 
     /// Their pixels together, saturating.
     package var pixels: Int {
@@ -38,19 +41,22 @@ package struct HEIFCodedFrames {
     }
 
     /// The most coded units (NAL units, OBUs) read in one file's item data: 100,000, where a photo's tiles have a
-    /// few each. Past it the file is not read further (`read` gives nil).
+    /// few each. Past it the file is not read further (`unbounded`).
     static let maximumUnits = 100_000
-    /// The most item references followed from the primary item: 65,536, a 256 x 256 grid.
+    /// The most items decoded for the primary image, counted once per reference: 65,536, a 256 x 256 grid.
     static let maximumReferences = 65_536
 
-    /// The frames of the HEIF file `bytes`, or nil when its boxes do not say (no `meta`, no primary item, more units
-    /// or references than allowed): the decoder's own checks then judge it.
+    /// The frames of the HEIF file `bytes`, or nil when its boxes do not say (no `meta`, no primary item): the
+    /// decoder's own checks then judge it.
     package static func read(_ bytes: [UInt8]) -> HEIFCodedFrames? {
         var parser = Parser(bytes: bytes)
         return parser.frames()
     }
 
-    package init(frames: [Frame]) { self.frames = frames }
+    package init(frames: [Frame], unbounded: String? = nil) {
+        self.frames = frames
+        self.unbounded = unbounded
+    }
 }
 
 extension HEIFCodedFrames {
@@ -117,7 +123,10 @@ extension HEIFCodedFrames {
             var decoded: [UInt32] = []
             var pending = [(primary, 0)]
             while let (item, depth) = pending.popLast() {
-                guard decoded.count < HEIFCodedFrames.maximumReferences else { return nil }
+                guard decoded.count < HEIFCodedFrames.maximumReferences else {
+                    return HEIFCodedFrames(
+                        frames: [], unbounded: "more than \(HEIFCodedFrames.maximumReferences) items referenced")
+                }
                 decoded.append(item)
                 guard depth < 4 else { continue }
                 for part in derived[item] ?? [] { pending.append((part, depth + 1)) }
@@ -137,7 +146,10 @@ extension HEIFCodedFrames {
                     sizes[item] = frame(
                         item, type: types[item], properties: properties[item] ?? [], location: locations[item],
                         idat: idat)
-                    guard units <= HEIFCodedFrames.maximumUnits else { return nil }
+                    guard units <= HEIFCodedFrames.maximumUnits else {
+                        return HEIFCodedFrames(
+                            frames: [], unbounded: "more than \(HEIFCodedFrames.maximumUnits) coded units in its items")
+                    }
                 }
                 if let frame = sizes[item] ?? nil { frames.append(frame) }
             }
@@ -310,9 +322,8 @@ extension HEIFCodedFrames {
             for range in location.map({ dataRanges($0, idat: idat) }) ?? [] {
                 sizes += codec == "HEVC" ? hevcUnits(range, lengthSize: lengthSize) : av1Units(range)
             }
-            if let largest = sizes.max(by: { $0.0 * $0.1 < $1.0 * $1.1 }) {
-                return Frame(item: item, codec: codec, width: largest.0, height: largest.1, fromProperty: false)
-            }
+            let found = sizes.map { Frame(item: item, codec: codec, width: $0.0, height: $0.1, fromProperty: false) }
+            if let largest = found.max(by: { $0.pixels < $1.pixels }) { return largest }
             guard let ispe = properties.first(where: { $0.type == "ispe" }),
                 let width = integer(ispe.payload.lowerBound + 4, 4),
                 let height = integer(ispe.payload.lowerBound + 8, 4)

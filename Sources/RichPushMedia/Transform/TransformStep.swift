@@ -469,8 +469,13 @@ final class TransformStep: Sendable {
     /// photo is 50.3 MP of 512 x 512 tiles), else nil.
     func codedPixelRefusal(_ media: FetchedMedia, header: ImageHeader) -> FetchFailure? {
         guard case .success(let bytes) = InputReader.read(media.path, limit: max(media.bytes, 1)),
-            let coded = HEIFCodedFrames.read(bytes), let largest = coded.frames.max(by: { $0.pixels < $1.pixels })
+            let coded = HEIFCodedFrames.read(bytes)
         else { return nil }
+        if let unbounded = coded.unbounded {
+            return FetchFailure(
+                .tooManyPixels, "the \(media.type.mime)'s primary image is made of \(unbounded): not decoded")
+        }
+        guard let largest = coded.frames.max(by: { $0.pixels < $1.pixels }) else { return nil }
         let maximum = settings.maximumPixels
         let (allowed, overflow) = maximum.addingReportingOverflow(maximum / 8)
         guard !overflow, coded.pixels > allowed else { return nil }
