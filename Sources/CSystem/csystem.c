@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/xattr.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/random.h>
@@ -119,6 +120,14 @@ int csystem_memory_file(const char *name) {
         return -1;
     }
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+long csystem_get_attribute(const char *path, const char *name, void *buffer, unsigned long size) {
+    return (long)getxattr(path, name, buffer, (size_t)size);
+}
+
+int csystem_set_attribute(const char *path, const char *name, const void *value, unsigned long size) {
+    return setxattr(path, name, value, (size_t)size, 0) == 0 ? 0 : errno;
 }
 
 int csystem_pipe(int ends[2]) {

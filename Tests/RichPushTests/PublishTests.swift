@@ -1,3 +1,4 @@
+import CSystem
 import FixtureOrigin
 import Foundation
 import Testing
@@ -250,6 +251,51 @@ struct PublishTests {
         let url = try await CLI.run(["enrich", "--publish-dir", directory, "--publish-url", "ftp://x", "x.json"])
         #expect(url.status == 64)
         #expect(url.stderr.contains("--publish-url"), "\(url.stderr)")
+    }
+
+    /// With a POSIX ACL, a directory's group bits are the mask over its named entries: `drwxrwxr-x+` may let another
+    /// user write in it (a probe: uid 65534 given `rwx` replaced a published file). Set here as the kernel stores it
+    /// (`system.posix_acl_access`: version 2, then tag, permissions and id, little-endian).
+    @Test(
+        """
+        a directory whose ACL lets another user write in it is refused; a named group, this user, or a mask \
+        without write is not
+        """)
+    func directoryACL() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        chmod(directory, 0o775)
+        let publisher = DirectoryPublisher(directory: directory, baseURL: Self.base)
+        let anyone = UInt32.max
+        func setACL(_ named: [(tag: UInt16, permissions: UInt16, id: UInt32)], mask: UInt16) -> Int32 {
+            func le(_ value: UInt32, _ size: Int) -> [UInt8] { (0..<size).map { UInt8(value >> (8 * $0) & 0xFF) } }
+            // The kernel takes the entries in the order of their tags.
+            let entries =
+                ([(UInt16(0x01), UInt16(7), anyone), (0x04, 5, anyone)] + named + [
+                    (0x10, mask, anyone), (0x20, 5, anyone),
+                ]).sorted { $0.0 < $1.0 }
+            let value = le(2, 4) + entries.flatMap { le(UInt32($0.0), 2) + le(UInt32($0.1), 2) + le($0.2, 4) }
+            return csystem_set_attribute(directory, "system.posix_acl_access", value, UInt(value.count))
+        }
+        let set = setACL([(0x02, 7, 65534)], mask: 7)
+        // A file system that keeps no ACL has none to check.
+        if set == EOPNOTSUPP { return }
+        #expect(set == 0)
+        do {
+            try publisher.check()
+            Issue.record("a directory whose ACL lets uid 65534 write passed")
+        } catch {
+            #expect(
+                error.detail == "\(directory) has a POSIX ACL that lets uid 65534 write in it: they could put a file "
+                    + "of theirs at a published name")
+        }
+        for (named, mask) in [
+            ([(tag: UInt16(0x02), permissions: UInt16(7), id: UInt32(65534))], UInt16(5)),
+            ([(0x08, 7, 65534)], 7), ([(0x02, 7, UInt32(geteuid()))], 7),
+        ] {
+            #expect(setACL(named, mask: mask) == 0)
+            #expect(throws: Never.self, "\(named), mask \(mask)") { try publisher.check() }
+        }
     }
 
     @Test(

@@ -54,6 +54,13 @@ int csystem_link_unnamed(int descriptor, const char *path);
 // without it, EOPNOTSUPP when /proc/self/fd is missing).
 int csystem_memory_file(const char *name);
 
+// The value of the extended attribute `name` of `path` (getxattr, following links) into `buffer`: its length, or -1
+// with errno (ENODATA when it has none, ENOTSUP where the file system keeps none, ERANGE when `size` is too small).
+long csystem_get_attribute(const char *path, const char *name, void *buffer, unsigned long size);
+
+// Sets the extended attribute `name` of `path` (setxattr) to `size` bytes of `value`; 0, or an errno (tests).
+int csystem_set_attribute(const char *path, const char *name, const void *value, unsigned long size);
+
 // The resource limits a process may set on itself with `csystem_set_limit`.
 enum csystem_limit {
     CSYSTEM_LIMIT_ADDRESS_SPACE,  // RLIMIT_AS, in bytes

@@ -97,6 +97,36 @@ public struct DirectoryPublisher: MediaPublisher {
                 "\(directory) is owned by uid \(info.st_uid), not by this process's uid \(geteuid()) or root: its "
                     + "owner could put a file of theirs at a published name")
         }
+        if let writer = Self.writerByACL(directory, owner: info.st_uid) {
+            throw PublishFailure(
+                "\(directory) has a POSIX ACL that lets \(writer) write in it: they could put a file of theirs at a "
+                    + "published name")
+        }
+    }
+
+    /// Who other than the directory's owner and this process's user the POSIX ACL of `path` lets write in it (its
+    /// `system.posix_acl_access` entries for named users, each under the ACL's mask), as "uid N", or nil when none
+    /// does or it has no ACL. With an ACL, the group bits of the mode are the mask over every named entry, so a
+    /// `drwxrwxr-x+` directory passed the mode's check while its ACL let another user replace a published file (a
+    /// probe: uid 65534 given `rwx`). Named groups are trusted as the owning group is (the group bits may write).
+    static func writerByACL(_ path: String, owner: uid_t) -> String? {
+        let entries = 1024
+        var buffer = [UInt8](repeating: 0, count: 4 + 8 * entries)
+        let count = csystem_get_attribute(path, "system.posix_acl_access", &buffer, UInt(buffer.count))
+        if count < 0 { return errno == ERANGE ? "the users of its ACL of more than \(entries) entries" : nil }
+        func number(_ at: Int, _ size: Int) -> UInt32 {
+            (0..<size).reversed().reduce(0) { $0 << 8 | UInt32(buffer[at + $1]) }
+        }
+        let listed = stride(from: 4, to: Int(count) - 7, by: 8).map {
+            (tag: number($0, 2), permissions: number($0 + 2, 2), id: number($0 + 4, 4))
+        }
+        // ACL_MASK (0x10); without one, the ACL is the mode's bits alone and names nobody.
+        guard let mask = listed.first(where: { $0.tag == 0x10 })?.permissions else { return nil }
+        // ACL_USER (0x02), with write (2).
+        let writer = listed.first { entry in
+            entry.tag == 0x02 && entry.permissions & mask & 2 != 0 && entry.id != owner && entry.id != geteuid()
+        }
+        return writer.map { "uid \($0.id)" }
     }
 
     /// Whether `target` is `media` published: a regular file (never followed if a link) of its size and SHA-256,
