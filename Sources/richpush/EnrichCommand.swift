@@ -104,6 +104,10 @@ struct EnrichCommand: ParsableCommand {
         var paths: [String] = []
         for input in inputs {
             let name = input == "-" ? "stdin.json" : Path.lastComponent(input)
+            // `.`, `..` or `/` would name DIR itself, its parent or DIR/ (a rename onto a directory).
+            guard !["", ".", ".."].contains(name) else {
+                throw UsageError("\($out.flag): input '\(input)' ends in no file name to write its result to")
+            }
             if let other = seen[name] {
                 throw UsageError(
                     "\($out.flag): inputs '\(other)' and '\(input)' would both be written to \(directory)/\(name)")

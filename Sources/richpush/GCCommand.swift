@@ -39,10 +39,14 @@ struct GCCommand: ParsableCommand {
     static func run(_ plan: Plan) async -> Int32 {
         do {
             let collection = try AttachmentStore(root: plan.root).collectGarbage(olderThan: plan.age)
-            Output.write(Array("removed \(collection.removed) attachment directories from \(plan.root)\n".utf8))
+            Output.write(
+                Array(
+                    "removed \(collection.removed) attachment directories from \(TerminalText.printable(plan.root))\n"
+                        .utf8))
             guard !collection.left.isEmpty else { return 0 }
             for leftover in collection.left.prefix(shownLeftovers) {
-                Output.error("richpush gc: not removed whole: \(leftover)")
+                // A name inside an attachment directory may hold a line break or an escape: one line each, as it is.
+                Output.error("richpush gc: not removed whole: \(TerminalText.printable("\(leftover)"))")
             }
             if collection.left.count > shownLeftovers {
                 Output.error("richpush gc: and \(collection.left.count - shownLeftovers) more not removed whole")
@@ -50,7 +54,7 @@ struct GCCommand: ParsableCommand {
             return 1
         } catch {
             // As enrich, stream and explain exit when the root is refused (see withEnricher).
-            Output.error("richpush gc: \(error.detail) \(StoreOptions.hint)")
+            Output.error("richpush gc: \(TerminalText.printable(error.detail)) \(StoreOptions.hint)")
             return 70
         }
     }

@@ -243,6 +243,20 @@ struct CLITests {
         #expect(written == [(long as NSString).lastPathComponent])
     }
 
+    @Test("enrich --out: an input ending in '.', '..' or '/' is a usage error naming it, before anything runs")
+    func outNoName() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for input in [".", "..", "/", directory + "/.."] {
+            let run = try await CLI.run(["enrich", "--out", directory, input])
+            #expect(run.status == 64, "\(input): \(run.stderr)")
+            #expect(
+                run.stderr.contains("--out: input '\(input)' ends in no file name to write its result to"),
+                "\(run.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
+    }
+
     @Test("enrich: standard input when no file is named")
     func enrichStdin() async throws {
         let bed = try TestBed()
@@ -496,19 +510,26 @@ struct CLITests {
         // Deeper than gc goes (8 directories), twice; and one it removes.
         let deep = (0..<2).map { _ in root + "/" + UUID().uuidString.lowercased() }
         let removable = root + "/" + UUID().uuidString.lowercased()
+        // One whose first name inside holds a line break and an escape sequence: printed escaped, on its line.
+        let forged = root + "/" + UUID().uuidString.lowercased()
+        let name = "x\nrichpush gc: forged\u{1B}[2J"
         for directory in deep {
             try FileManager.default.createDirectory(
                 atPath: directory + String(repeating: "/d", count: 9), withIntermediateDirectories: true)
         }
+        try FileManager.default.createDirectory(
+            atPath: forged + "/" + name + String(repeating: "/d", count: 8), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: removable, withIntermediateDirectories: false)
-        for directory in deep + [removable] { try makeOld(directory) }
+        for directory in deep + [forged, removable] { try makeOld(directory) }
         let run = try await CLI.run(["gc", "--older-than", "3600", "--attachments-dir", root])
         #expect(run.status == 1)
         #expect(run.stdout == "removed 1 attachment directories from \(root)\n")
         let reason = "more than 8 directories deep: not entered"
-        let expected = deep.sorted().map {
-            "richpush gc: not removed whole: " + $0 + String(repeating: "/d", count: 8) + ": " + reason
-        }
+        let expected =
+            (deep.map { $0 + String(repeating: "/d", count: 8) }
+            + [forged + "/x\\u{A}richpush gc: forged\\u{1B}[2J" + String(repeating: "/d", count: 7)]).map {
+                "richpush gc: not removed whole: " + $0 + ": " + reason
+            }.sorted()
         #expect(run.stderr.split(separator: "\n").map(String.init).sorted() == expected, "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: removable))
     }
