@@ -63,9 +63,13 @@ public struct VipsConverter: ImageConverter {
             cvips_probe(input, &header, error, Self.errorCapacity)
         }
         let loader = withUnsafeBytes(of: header.loader) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        // Pages are frames only where every one is converted (an animated GIF's or WebP's): a TIFF's other pages and a
+        // HEIF's other top-level images are never read (page 0, the primary image), so they are no pixels of its
+        // (a TIFF of 60 pages of one megapixel each was refused as 60 megapixels).
+        let pages = type == .gif || type == .webp ? Int(header.pages) : 1
         return (
             ImageHeader(
-                width: Int(header.width), height: Int(header.height), pages: Int(header.pages),
+                width: Int(header.width), height: Int(header.height), pages: pages,
                 hasAlpha: header.has_alpha != 0, decoder: type),
             loader
         )

@@ -205,6 +205,13 @@ extension TransformTests {
                 .init(width: 32, height: 24, pixels: ImageWriters.solid(32, 24, [0, 0, 220]), subfileType: 1),
             ]), "pyramid.tiff")
         #expect(try header(pyramid).width == 64)
+        // Pages after the first are never read: no frames of its (the pixel limit counts frames).
+        #expect(try header(pyramid).pages == 1)
+        let pages = try write(
+            ImageWriters.tiff(
+                (0..<3).map { _ in .init(width: 64, height: 48, pixels: ImageWriters.solid(64, 48, [0, 200, 0])) }),
+            "pages.tiff")
+        #expect(try header(pages).pages == 1)
         #expect(try convert(pyramid, to: "pyramid.jpg", as: .jpeg) == .init(width: 64, height: 48))
         let red = try await VipsTool.pixel(directory + "/pyramid.jpg", x: 32, y: 24)
         #expect(red.count == 3 && red[0] > 200 && red[2] < 30, "\(red)")
