@@ -95,6 +95,7 @@ struct CertificateBundleCopyTests {
         let copy = CertificateBundleCopy.shared(of: bundle)
         let path = copy.path()
         #expect(CertificateBundleCopy.shared(of: bundle) === copy)
+        #expect(CertificateBundleCopy.shared(of: directory + "/./bundle.pem") === copy)
         #expect(copy.path() == path)
         try write(Self.second, to: bundle)
         #expect(CertificateBundleCopy.shared(of: bundle) === copy)

@@ -4,61 +4,67 @@ import Testing
 
 @testable import RichPushMedia
 
+private func be16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+private func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(value >> $0 & 0xFF) } }
+private func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be32(payload.count + 8) + Array(type.utf8) + payload }
+private func full(_ type: String, _ payload: [UInt8]) -> [UInt8] { box(type, [0, 0, 0, 0] + payload) }
+
 @Suite("HEIF coded frames")
 struct HEIFCodedFramesTests {
-    @Test("a HEIC's frame size is its HEVC sequence parameter set's, an AVIF's its AV1 sequence header's in the data")
-    func fixtures() throws {
-        let heic = try #require(HEIFCodedFrames.read(fixture("photo.heic")))
-        #expect(heic.frames == [.init(item: 1, codec: "HEVC", width: 160, height: 120, fromProperty: false)])
-        let avif = try #require(HEIFCodedFrames.read(fixture("photo.avif")))
-        #expect(avif.frames == [.init(item: 1, codec: "AV1", width: 160, height: 120, fromProperty: false)])
-        #expect(avif.pixels == 19_200)
-    }
+    static let ftyp = box("ftyp", Array("heic".utf8) + be32(0) + Array("mif1heic".utf8))
+    /// photo.heic's `hvcC` box (its SPS: 160 x 120).
+    static let hvcC = Array(fixture("photo.heic")[211..<331])
 
-    @Test("an ispe property that lies is not the size counted")
-    func ispeLie() throws {
-        for name in ["photo.heic", "photo.avif"] {
-            let lying = ImageWriters.heif(fixture(name), ispe: 60, 60)
-            let frames = try #require(HEIFCodedFrames.read(lying))
-            #expect(frames.pixels == 19_200, "\(name)")
-        }
+    /// A HEIF file of `items` (id and type), the primary `primary`, `dimg` references, properties `ipco` (boxes) and
+    /// their associations (item, 1-based indexes), and `iloc`'s payload when given; `mdat` after the `meta` box.
+    static func heif(
+        primary: Int, items: [(Int, String)], dimg: [(Int, [Int])] = [], other: [UInt8] = [], ipco: [[UInt8]],
+        ipma: [(Int, [Int])], iloc: [UInt8]? = nil, mdat: [UInt8] = []
+    ) -> [UInt8] {
+        let infe = items.flatMap { box("infe", [2, 0, 0, 0] + be16($0.0) + be16(0) + Array($0.1.utf8) + [0]) }
+        let references = dimg.flatMap { box("dimg", be16($0.0) + be16($0.1.count) + $0.1.flatMap(be16)) }
+        let associations = ipma.flatMap { be16($0.0) + [UInt8($0.1.count)] + $0.1.map { UInt8(0x80 | $0) } }
+        let meta = full(
+            "meta",
+            full("pitm", be16(primary)) + full("iinf", be16(items.count) + infe) + full("iref", references + other)
+                + (iloc.map { box("iloc", $0) } ?? [])
+                + box("iprp", box("ipco", ipco.flatMap { $0 }) + full("ipma", be32(ipma.count) + associations)))
+        return ftyp + meta + (mdat.isEmpty ? [] : box("mdat", mdat))
     }
 
     /// A HEIC of a `grid` item (the primary, 10, its `ispe` 60 x 60) made of item 1 referenced `tiles` times, with a
     /// thumbnail (2) and an alpha plane (3): items 1-3 carry the HEVC configuration of photo.heic (160 x 120). With
     /// `selfReferences`, the grid is also made of itself that many times.
     static func grid(tiles: Int, selfReferences: Int = 0) -> [UInt8] {
-        func be16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
-        func be32(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(value >> $0 & 0xFF) } }
-        func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { be32(payload.count + 8) + Array(type.utf8) + payload }
-        func full(_ type: String, _ payload: [UInt8]) -> [UInt8] { box(type, [0, 0, 0, 0] + payload) }
-        func infe(_ item: Int, _ type: String) -> [UInt8] {
-            box("infe", [2, 0, 0, 0] + be16(item) + be16(0) + Array(type.utf8) + [0])
-        }
-        let heic = fixture("photo.heic")
-        let hvcC = Array(heic[211..<331])
         let alpha = full("auxC", Array("urn:mpeg:hevc:2015:auxid:1".utf8) + [0])
-        let ispe = full("ispe", be32(60) + be32(60))
-        let ipma =
-            be32(4) + be16(1) + [1, 1] + be16(2) + [1, 1] + be16(3) + [2, 1, 3] + be16(10) + [1, 2]
-        let meta = full(
-            "meta",
-            full("pitm", be16(10))
-                + full("iinf", be16(4) + infe(10, "grid") + infe(1, "hvc1") + infe(2, "hvc1") + infe(3, "hvc1"))
-                + full(
-                    "iref",
-                    box(
-                        "dimg",
-                        be16(10) + be16(tiles + selfReferences) + Array(repeating: be16(1), count: tiles).flatMap { $0 }
-                            + Array(repeating: be16(10), count: selfReferences).flatMap { $0 })
-                        + box("thmb", be16(2) + be16(1) + be16(10)) + box("auxl", be16(3) + be16(1) + be16(10)))
-                + box("iprp", box("ipco", hvcC + ispe + alpha) + full("ipma", ipma)))
-        return box("ftyp", Array("heic".utf8) + be32(0) + Array("mif1heic".utf8)) + meta
+        return heif(
+            primary: 10, items: [(10, "grid"), (1, "hvc1"), (2, "hvc1"), (3, "hvc1")],
+            dimg: [(10, Array(repeating: 1, count: tiles) + Array(repeating: 10, count: selfReferences))],
+            other: box("thmb", be16(2) + be16(1) + be16(10)) + box("auxl", be16(3) + be16(1) + be16(10)),
+            ipco: [hvcC, full("ispe", be32(60) + be32(60)), alpha], ipma: [(1, [1]), (2, [1]), (3, [1, 3]), (10, [2])])
+    }
+
+    @Test("a HEIC's frame size is its HEVC sequence parameter set's, an AVIF's its AV1 sequence header's in the data")
+    func fixtures() {
+        let heic = HEIFCodedFrames.read(fixture("photo.heic"))
+        #expect(heic.refusal == nil)
+        #expect(heic.frames == [.init(item: 1, codec: "HEVC", width: 160, height: 120, fromProperty: false)])
+        let avif = HEIFCodedFrames.read(fixture("photo.avif"))
+        #expect(avif.frames == [.init(item: 1, codec: "AV1", width: 160, height: 120, fromProperty: false)])
+        #expect(avif.pixels == 19_200)
+    }
+
+    @Test("an ispe property that lies is not the size counted")
+    func ispeLie() {
+        for name in ["photo.heic", "photo.avif"] {
+            let frames = HEIFCodedFrames.read(ImageWriters.heif(fixture(name), ispe: 60, 60))
+            #expect(frames.pixels == 19_200, "\(name)")
+        }
     }
 
     @Test("a grid counts each tile as often as it is referenced, and its alpha plane, not its thumbnail")
-    func gridTiles() throws {
-        let frames = try #require(HEIFCodedFrames.read(Self.grid(tiles: 4)))
+    func gridTiles() {
+        let frames = HEIFCodedFrames.read(Self.grid(tiles: 4))
         let tile = HEIFCodedFrames.Frame(item: 1, codec: "HEVC", width: 160, height: 120, fromProperty: false)
         var plane = tile
         plane.item = 3
@@ -66,17 +72,35 @@ struct HEIFCodedFramesTests {
         #expect(frames.pixels == 5 * 19_200)
     }
 
-    @Test("a grid of more items than are counted is unbounded, and sizes past Int's range saturate")
-    func unbounded() throws {
+    @Test("more items, depth or boxes than are read are refused as unbounded; sizes past Int's range saturate")
+    func unbounded() {
         // The grid and its 65,535 tiles: as many as are counted. Then a grid also made of itself, over and over.
-        var bytes = Self.grid(tiles: 65_535)
-        let frames = try #require(HEIFCodedFrames.read(bytes))
-        #expect(frames.unbounded == nil)
+        let frames = HEIFCodedFrames.read(Self.grid(tiles: 65_535))
+        #expect(frames.refusal == nil)
         #expect(frames.frames.count == 65_536)
-        bytes = Self.grid(tiles: 65_534, selfReferences: 1)
-        let nested = try #require(HEIFCodedFrames.read(bytes))
-        #expect(nested.unbounded == "more than 65536 items referenced")
-        #expect(nested.frames.isEmpty)
+        // A grid made of a grid twice, that one of 65,535 tiles; and a grid also made of itself.
+        let nested = Self.heif(
+            primary: 10, items: [(10, "grid"), (11, "grid"), (1, "hvc1")],
+            dimg: [(10, [11, 11]), (11, Array(repeating: 1, count: 65_535))], ipco: [Self.hvcC], ipma: [(1, [1])])
+        #expect(HEIFCodedFrames.read(nested).refusal == .unbounded("more than 65536 items referenced"))
+        #expect(HEIFCodedFrames.read(nested).frames.isEmpty)
+        let itself = HEIFCodedFrames.read(Self.grid(tiles: 65_534, selfReferences: 1))
+        #expect(itself.refusal == .unbounded("items derived more than 4 deep"))
+        // Grids of grids down to a tile: four deep is read, five is not.
+        for depth in [4, 5] {
+            let grids = (0..<depth).map { 10 + $0 }
+            let bytes = Self.heif(
+                primary: 10, items: grids.map { ($0, "grid") } + [(1, "hvc1")],
+                dimg: grids.map { ($0, [$0 == grids.last! ? 1 : $0 + 1]) }, ipco: [Self.hvcC], ipma: [(1, [1])])
+            let read = HEIFCodedFrames.read(bytes)
+            #expect(read.refusal == (depth == 4 ? nil : .unbounded("items derived more than 4 deep")), "\(depth)")
+        }
+        // 100,001 boxes before the meta box.
+        let photo = fixture("photo.heic")
+        let padded =
+            Array(photo[0..<28]) + Array(repeating: box("free", []), count: 100_001).flatMap { $0 }
+            + Array(photo[28...])
+        #expect(HEIFCodedFrames.read(padded).refusal == .unbounded("more than 100000 boxes in one box"))
         let huge = HEIFCodedFrames(
             frames: Array(
                 repeating: .init(item: 1, codec: "HEVC", width: 1 << 32, height: 1 << 32, fromProperty: false), count: 2
@@ -84,12 +108,66 @@ struct HEIFCodedFramesTests {
         #expect(huge.pixels == Int.max)
     }
 
-    /// A trap in the parser would end the process (a `serve` and every payload in it), so mutated files must only be
-    /// read or not. A fixed seed: a failure is the same on every run.
-    @Test("mutated HEIC, AVIF and grid files are read or not, never trapping")
+    /// libheif reads the last `meta` box it parses; the first is not the one it decodes.
+    @Test("a file of two meta boxes, none, or no frame of its primary image is refused as unreadable")
+    func unreadable() {
+        let photo = fixture("photo.avif")
+        let twice = Array(photo[0..<327]) + Array(photo[28..<327]) + Array(photo[327...])
+        #expect(
+            HEIFCodedFrames.read(twice).refusal == .unreadable("it has 2 meta boxes (libheif reads the last it parses)")
+        )
+        #expect(HEIFCodedFrames.read(Self.ftyp).refusal == .unreadable("it has no meta box"))
+        let noFrame = Self.heif(primary: 10, items: [(10, "grid")], ipco: [], ipma: [])
+        #expect(
+            HEIFCodedFrames.read(noFrame).refusal
+                == .unreadable("no coded frame of its primary image has a size (a sequence header or ispe)"))
+    }
+
+    /// The decoder sees an item's extents as one stream: an OBU cut between two extents is read whole.
+    @Test("an item's extents are joined before its units are walked")
+    func splitExtents() {
+        let photo = fixture("photo.avif")
+        // photo.avif's item 1: 819 bytes at 335, a temporal delimiter (12 00), then the sequence header (0A 09 ...).
+        let data = Array(photo[335..<(335 + 819)])
+        let av1C = Array(photo[230..<242])
+        func file(_ offset: Int) -> [UInt8] {
+            let iloc =
+                [0, 0, 0, 0, 0x44, 0x00] + be16(1) + be16(1) + be16(0) + be16(2) + be32(offset) + be32(3)
+                + be32(offset + 3) + be32(816)
+            return Self.heif(
+                primary: 1, items: [(1, "av01")], ipco: [av1C, full("ispe", be32(60) + be32(60))],
+                ipma: [(1, [1, 2])], iloc: iloc, mdat: data)
+        }
+        // Where the data lands: after the meta box and the mdat header, which do not depend on the offset's value.
+        let offset = file(0).count - data.count
+        let frames = HEIFCodedFrames.read(file(offset))
+        #expect(frames.frames == [.init(item: 1, codec: "AV1", width: 160, height: 120, fromProperty: false)])
+    }
+
+    static let boxTypes = [
+        "meta", "pitm", "iinf", "infe", "iref", "dimg", "auxl", "thmb", "iprp", "ipco", "ipma", "iloc", "idat", "hvcC",
+        "av1C", "ispe", "auxC", "pixi", "colr", "hdlr", "mdat",
+    ].map { Array($0.utf8) }
+
+    /// Every box of the fixtures and the grid cut to each payload length from 0 to 8 (what random mutations almost
+    /// never make), then a seeded run of random mutations: a trap in the parser would end the process (a `serve` and
+    /// every payload in it), so each is read or refused, nothing else.
+    @Test("every box cut short, and mutated HEIC, AVIF and grid files, are read or refused, never trapping")
     func mutations() {
-        var generator = SplitMix64(seed: 0x5EED_4E1F)
         let originals = [fixture("photo.heic"), fixture("photo.avif"), fixture("anim.avif"), Self.grid(tiles: 3)]
+        var cut = 0
+        for original in originals {
+            for at in 4..<(original.count - 4) where Self.boxTypes.contains(Array(original[at..<(at + 4)])) {
+                for length in 0...8 {
+                    var bytes = original
+                    bytes.replaceSubrange((at - 4)..<at, with: be32(8 + length))
+                    _ = HEIFCodedFrames.read(bytes)
+                    cut += 1
+                }
+            }
+        }
+        #expect(cut > 400, "\(cut) boxes cut")
+        var generator = SplitMix64(seed: 0x5EED_4E1F)
         var read = 0
         for round in 0..<4000 {
             var bytes = originals[round % originals.count]
@@ -100,7 +178,7 @@ struct HEIFCodedFramesTests {
                         Int.random(in: 0..<5, using: &generator)]
             }
             if round % 7 == 0 { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &generator)) }
-            if HEIFCodedFrames.read(bytes) != nil { read += 1 }
+            if HEIFCodedFrames.read(bytes).refusal == nil { read += 1 }
         }
         #expect(read > 1000, "most mutated files still have their boxes: \(read) of 4000 read")
     }

@@ -29,7 +29,8 @@ import CSystem
 package final class CertificateBundleCopy: Sendable {
     /// How often the bundle is read again: an hour (`EasyHandle.caCacheSeconds`).
     package static let defaultRefreshInterval = Duration.seconds(3600)
-    /// How long a replaced copy stays open: a day and an hour, past the longest deadline a transfer may have.
+    /// How long a replaced copy stays open: a day and an hour, past the longest deadline a transfer may have
+    /// (`Enricher.Configuration.deadlineRange`, up to a day; keep this above it).
     package static let defaultRetention = Duration.seconds(25 * 3600)
 
     private struct Copy {
@@ -79,14 +80,23 @@ package final class CertificateBundleCopy: Sendable {
     private static let copies = LockedValue([String: CertificateBundleCopy]())
 
     /// The process's copy of `bundle`, read again now when it already was (new settings read the bundle as it is).
+    /// Copies are kept by the bundle's canonical path (`realpath`), so that `ca.pem` and `/etc/app/ca.pem` given by
+    /// two tenants are one copy at one path.
     package static func shared(of bundle: String) -> CertificateBundleCopy {
-        copies.withLock { copies in
-            if let copy = copies[bundle] {
+        let key: String
+        if let resolved = realpath(bundle, nil) {
+            key = String(cString: resolved)
+            free(resolved)
+        } else {
+            key = bundle
+        }
+        return copies.withLock { copies in
+            if let copy = copies[key] {
                 copy.readAgain()
                 return copy
             }
             let copy = CertificateBundleCopy(of: bundle)
-            copies[bundle] = copy
+            copies[key] = copy
             return copy
         }
     }

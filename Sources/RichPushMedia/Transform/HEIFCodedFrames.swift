@@ -9,6 +9,12 @@
 /// primary image: the primary item, the items a derived one (`grid`, `iden`, `iovl`) is made of (`dimg`), as often as
 /// they are referenced, and the alpha planes of these (`auxl` with an alpha `auxC`); not thumbnails, depth maps or gain
 /// maps. An item whose coded headers give no size counts its `ispe`.
+///
+/// It reads what libheif 1.15 reads, and where it cannot say, the file is not decoded (fails closed, `refusal`): more
+/// than one `meta` box (libheif takes the last it parses), no primary item or no frame found for it, items derived
+/// more than `maximumDepth` deep, more boxes, references or coded units than it reads. An item's extents are joined
+/// before its units are walked (the decoder sees one stream); HEVC NAL units have 4-byte lengths whatever `hvcC`
+/// says (libheif's libde265 plugin reads them so), and an empty one is passed over as libheif does.
 package struct HEIFCodedFrames {
     /// One coded item decoded for the primary image, with the largest size its coded headers give.
     package struct Frame: Equatable {
@@ -26,11 +32,18 @@ package struct HEIFCodedFrames {
         }
     }
 
+    /// Why the file is not decoded whatever its pixels (`frames` is then empty): its work is past what is read
+    /// (`unbounded`: more items, units or depth), or its boxes do not say what the decoder would decode
+    /// (`unreadable`).
+    package enum Refusal: Equatable, Sendable {
+        case unbounded(String)
+        case unreadable(String)
+    }
+
     /// The coded items decoded for the primary image, once per reference.
     package let frames: [Frame]
-    /// Why the frames were not all counted, when the file holds more items or coded units than are read: its
-    /// primary image is then refused whatever its pixels (`frames` is empty).
-    package let unbounded: String?
+    /// Why the file is not decoded, or nil.
+    package let refusal: Refusal?
 
     /// Their pixels together, saturating.
     package var pixels: Int {
@@ -40,23 +53,37 @@ package struct HEIFCodedFrames {
         }
     }
 
-    /// The most coded units (NAL units, OBUs) read in one file's item data: 100,000, where a photo's tiles have a
-    /// few each. Past it the file is not read further (`unbounded`).
+    /// The most coded units (NAL units, OBUs) read in one file's items and configurations: 100,000, where a
+    /// photo's tiles have a few each.
     static let maximumUnits = 100_000
     /// The most items decoded for the primary image, counted once per reference: 65,536, a 256 x 256 grid.
     static let maximumReferences = 65_536
+    /// The deepest derivation followed: a grid of grids and more (libheif follows them; no writer makes them).
+    static let maximumDepth = 4
+    /// The most boxes read in one box (or the file): 100,000.
+    static let maximumBoxes = 100_000
+    /// The most bytes of joined extents copied for one file: 64 MiB.
+    static let maximumJoinedBytes = 64 << 20
 
-    /// The frames of the HEIF file `bytes`, or nil when its boxes do not say (no `meta`, no primary item): the
-    /// decoder's own checks then judge it.
-    package static func read(_ bytes: [UInt8]) -> HEIFCodedFrames? {
+    /// The frames of the HEIF file `bytes`, or why it is not decoded.
+    package static func read(_ bytes: [UInt8]) -> HEIFCodedFrames {
         var parser = Parser(bytes: bytes)
-        return parser.frames()
+        do {
+            return HEIFCodedFrames(frames: try parser.frames())
+        } catch {
+            return HEIFCodedFrames(frames: [], refusal: error.refusal)
+        }
     }
 
-    package init(frames: [Frame], unbounded: String? = nil) {
+    package init(frames: [Frame], refusal: Refusal? = nil) {
         self.frames = frames
-        self.unbounded = unbounded
+        self.refusal = refusal
     }
+}
+
+/// A reason the parser stops (`HEIFCodedFrames.Refusal`).
+private struct Stop: Error {
+    let refusal: HEIFCodedFrames.Refusal
 }
 
 extension HEIFCodedFrames {
@@ -75,20 +102,32 @@ extension HEIFCodedFrames {
     fileprivate struct Parser {
         let bytes: [UInt8]
         var units = 0
+        var joined = 0
+        /// The sizes found in each configuration property, by where its payload starts: each box read once, however
+        /// many associations name it.
+        var configurations: [Int: [(Int, Int)]] = [:]
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
         func integer(_ at: Int, _ count: Int) -> Int? {
-            guard count >= 0, count <= 8, at >= 0, at + count <= bytes.count else { return nil }
+            Self.integer(bytes, at, count)
+        }
+
+        static func integer(_ data: [UInt8], _ at: Int, _ count: Int) -> Int? {
+            guard count >= 0, count <= 8, at >= 0, at <= data.count - count else { return nil }
             var value: UInt64 = 0
-            for index in at..<(at + count) { value = value << 8 | UInt64(bytes[index]) }
+            for index in at..<(at + count) { value = value << 8 | UInt64(data[index]) }
             return value > UInt64(Int.max) ? nil : Int(value)
         }
 
-        func boxes(in range: Range<Int>) -> [Box] {
+        /// The boxes from `lower` to `upper`; none when `lower` is past `upper`.
+        func boxes(from lower: Int, to upper: Int) throws(Stop) -> [Box] {
             var found: [Box] = []
-            var start = range.lowerBound
-            while start + 8 <= range.upperBound, found.count < 100_000 {
+            var start = lower
+            while start <= upper - 8 {
+                guard found.count < HEIFCodedFrames.maximumBoxes else {
+                    throw Stop(refusal: .unbounded("more than \(HEIFCodedFrames.maximumBoxes) boxes in one box"))
+                }
                 guard var size = integer(start, 4) else { break }
                 var header = 8
                 if size == 1 {
@@ -96,9 +135,9 @@ extension HEIFCodedFrames {
                     size = large
                     header = 16
                 } else if size == 0 {
-                    size = range.upperBound - start
+                    size = upper - start
                 }
-                guard size >= header, size <= range.upperBound - start else { break }
+                guard size >= header, size <= upper - start else { break }
                 let type = String(decoding: bytes[(start + 4)..<(start + 8)], as: UTF8.self)
                 found.append(Box(type: type, payload: (start + header)..<(start + size)))
                 start += size
@@ -106,16 +145,26 @@ extension HEIFCodedFrames {
             return found
         }
 
-        mutating func frames() -> HEIFCodedFrames? {
-            guard let meta = boxes(in: 0..<bytes.count).first(where: { $0.type == "meta" }),
-                meta.payload.count >= 4
-            else { return nil }
-            let children = boxes(in: (meta.payload.lowerBound + 4)..<meta.payload.upperBound)
+        /// The boxes inside `box` after its first `skip` bytes (a full box's version and flags, a count).
+        func children(_ box: Box, skipping skip: Int) throws(Stop) -> [Box] {
+            guard box.payload.count >= skip else { return [] }
+            return try boxes(from: box.payload.lowerBound + skip, to: box.payload.upperBound)
+        }
+
+        mutating func frames() throws(Stop) -> [Frame] {
+            let metas = try boxes(from: 0, to: bytes.count).filter { $0.type == "meta" }
+            guard metas.count <= 1 else {
+                throw Stop(refusal: .unreadable("it has \(metas.count) meta boxes (libheif reads the last it parses)"))
+            }
+            guard let meta = metas.first else { throw Stop(refusal: .unreadable("it has no meta box")) }
+            let children = try children(meta, skipping: 4)
             func child(_ type: String) -> Box? { children.first { $0.type == type } }
-            guard let pitm = child("pitm"), let primary = primaryItem(pitm) else { return nil }
-            let types = child("iinf").map(itemTypes) ?? [:]
-            let (derived, auxiliary) = child("iref").map(references) ?? ([:], [:])
-            let properties = child("iprp").map(itemProperties) ?? [:]
+            guard let pitm = child("pitm"), let primary = primaryItem(pitm) else {
+                throw Stop(refusal: .unreadable("its meta box names no primary item (pitm)"))
+            }
+            let types = try child("iinf").map(itemTypes) ?? [:]
+            let (derived, auxiliary) = try child("iref").map(references) ?? ([:], [:])
+            let properties = try child("iprp").map(itemProperties) ?? [:]
             let locations = child("iloc").map(itemLocations) ?? [:]
             let idat = child("idat")?.payload
 
@@ -124,12 +173,15 @@ extension HEIFCodedFrames {
             var pending = [(primary, 0)]
             while let (item, depth) = pending.popLast() {
                 guard decoded.count < HEIFCodedFrames.maximumReferences else {
-                    return HEIFCodedFrames(
-                        frames: [], unbounded: "more than \(HEIFCodedFrames.maximumReferences) items referenced")
+                    throw Stop(refusal: .unbounded("more than \(HEIFCodedFrames.maximumReferences) items referenced"))
                 }
                 decoded.append(item)
-                guard depth < 4 else { continue }
-                for part in derived[item] ?? [] { pending.append((part, depth + 1)) }
+                let parts = derived[item] ?? []
+                guard depth < HEIFCodedFrames.maximumDepth || parts.isEmpty else {
+                    throw Stop(
+                        refusal: .unbounded("items derived more than \(HEIFCodedFrames.maximumDepth) deep"))
+                }
+                for part in parts { pending.append((part, depth + 1)) }
             }
             var alpha: [UInt32] = []
             for item in Set(decoded) {
@@ -143,31 +195,32 @@ extension HEIFCodedFrames {
             var sizes: [UInt32: Frame?] = [:]
             for item in decoded + alpha {
                 if sizes[item] == nil {
-                    sizes[item] = frame(
+                    sizes[item] = try frame(
                         item, type: types[item], properties: properties[item] ?? [], location: locations[item],
                         idat: idat)
-                    guard units <= HEIFCodedFrames.maximumUnits else {
-                        return HEIFCodedFrames(
-                            frames: [], unbounded: "more than \(HEIFCodedFrames.maximumUnits) coded units in its items")
-                    }
                 }
                 if let frame = sizes[item] ?? nil { frames.append(frame) }
             }
-            return HEIFCodedFrames(frames: frames)
+            guard !frames.isEmpty else {
+                throw Stop(
+                    refusal: .unreadable("no coded frame of its primary image has a size (a sequence header or ispe)"))
+            }
+            return frames
         }
 
-        func fullBoxVersion(_ box: Box) -> Int? { integer(box.payload.lowerBound, 1) }
+        func fullBoxVersion(_ box: Box) -> Int? {
+            box.payload.count >= 4 ? integer(box.payload.lowerBound, 1) : nil
+        }
 
         func primaryItem(_ box: Box) -> UInt32? {
             guard let version = fullBoxVersion(box) else { return nil }
             return integer(box.payload.lowerBound + 4, version == 0 ? 2 : 4).map { UInt32($0) }
         }
 
-        func itemTypes(_ box: Box) -> [UInt32: String] {
+        func itemTypes(_ box: Box) throws(Stop) -> [UInt32: String] {
             guard let version = fullBoxVersion(box) else { return [:] }
-            let start = box.payload.lowerBound + 4 + (version == 0 ? 2 : 4)
             var types: [UInt32: String] = [:]
-            for entry in boxes(in: start..<box.payload.upperBound) where entry.type == "infe" {
+            for entry in try children(box, skipping: 4 + (version == 0 ? 2 : 4)) where entry.type == "infe" {
                 guard let entryVersion = fullBoxVersion(entry), entryVersion >= 2 else { continue }
                 let idSize = entryVersion == 2 ? 2 : 4
                 let at = entry.payload.lowerBound + 4
@@ -180,16 +233,16 @@ extension HEIFCodedFrames {
 
         /// `dimg` references (a derived item to what it is made of, in order, repeated as written) and `auxl` ones
         /// (an item to its auxiliary items).
-        func references(_ box: Box) -> (derived: [UInt32: [UInt32]], auxiliary: [UInt32: [UInt32]]) {
+        func references(_ box: Box) throws(Stop) -> (derived: [UInt32: [UInt32]], auxiliary: [UInt32: [UInt32]]) {
             guard let version = fullBoxVersion(box) else { return ([:], [:]) }
             let idSize = version == 0 ? 2 : 4
             var derived: [UInt32: [UInt32]] = [:]
             var auxiliary: [UInt32: [UInt32]] = [:]
-            for reference in boxes(in: (box.payload.lowerBound + 4)..<box.payload.upperBound) {
+            for reference in try children(box, skipping: 4) {
                 var at = reference.payload.lowerBound
                 guard let from = integer(at, idSize), let count = integer(at + idSize, 2) else { continue }
                 at += idSize + 2
-                guard at + count * idSize <= reference.payload.upperBound else { continue }
+                guard count * idSize <= reference.payload.upperBound - at else { continue }
                 let targets = (0..<count).compactMap { index in integer(at + index * idSize, idSize).map { UInt32($0) }
                 }
                 switch reference.type {
@@ -201,12 +254,12 @@ extension HEIFCodedFrames {
             return (derived, auxiliary)
         }
 
-        /// Each item's properties, in the order `ipma` gives them.
-        func itemProperties(_ box: Box) -> [UInt32: [Box]] {
-            let children = boxes(in: box.payload)
+        /// Each item's properties, each once, in the order `ipma` first names them.
+        func itemProperties(_ box: Box) throws(Stop) -> [UInt32: [Box]] {
+            let children = try children(box, skipping: 0)
             guard let ipco = children.first(where: { $0.type == "ipco" }) else { return [:] }
-            let listed = boxes(in: ipco.payload)
-            var properties: [UInt32: [Box]] = [:]
+            let listed = try self.children(ipco, skipping: 0)
+            var indexes: [UInt32: [Int]] = [:]
             for ipma in children where ipma.type == "ipma" {
                 guard let version = fullBoxVersion(ipma), let flags = integer(ipma.payload.lowerBound + 1, 3),
                     let count = integer(ipma.payload.lowerBound + 4, 4)
@@ -222,13 +275,13 @@ extension HEIFCodedFrames {
                         guard let value = integer(at, size) else { break }
                         at += size
                         let index = value & (size == 2 ? 0x7FFF : 0x7F)
-                        if index >= 1, index <= listed.count {
-                            properties[UInt32(item), default: []].append(listed[index - 1])
+                        if index >= 1, index <= listed.count, !(indexes[UInt32(item)]?.contains(index) ?? false) {
+                            indexes[UInt32(item), default: []].append(index)
                         }
                     }
                 }
             }
-            return properties
+            return indexes.mapValues { $0.map { listed[$0 - 1] } }
         }
 
         func itemLocations(_ box: Box) -> [UInt32: Location] {
@@ -272,9 +325,10 @@ extension HEIFCodedFrames {
 
         func isAlpha(_ box: Box) -> Bool {
             guard box.type == "auxC", box.payload.count > 4 else { return false }
-            let name = bytes[(box.payload.lowerBound + 4)..<box.payload.upperBound].prefix { $0 != 0 }
-            return String(decoding: name, as: UTF8.self).hasSuffix("auxid:1")
-                || String(decoding: name, as: UTF8.self).hasSuffix("auxiliary:alpha")
+            let name = String(
+                decoding: bytes[(box.payload.lowerBound + 4)..<box.payload.upperBound].prefix { $0 != 0 }, as: UTF8.self
+            )
+            return name.hasSuffix("auxid:1") || name.hasSuffix("auxiliary:alpha")
         }
 
         /// The byte ranges of an item's data, within the file (construction method 0) or `idat` (1).
@@ -298,9 +352,26 @@ extension HEIFCodedFrames {
             }
         }
 
+        /// An item's data as its decoder gets it: its one extent in place, or its extents joined.
+        mutating func data(_ location: Location, idat: Range<Int>?) throws(Stop) -> ([UInt8], Range<Int>)? {
+            let ranges = dataRanges(location, idat: idat)
+            guard ranges.count > 1 else { return ranges.first.map { (bytes, $0) } }
+            var joined: [UInt8] = []
+            for range in ranges {
+                self.joined += range.count
+                guard self.joined <= HEIFCodedFrames.maximumJoinedBytes else {
+                    throw Stop(
+                        refusal: .unbounded(
+                            "items whose extents join to more than \(HEIFCodedFrames.maximumJoinedBytes >> 20) MiB"))
+                }
+                joined += bytes[range]
+            }
+            return (joined, 0..<joined.count)
+        }
+
         mutating func frame(
             _ item: UInt32, type: String?, properties: [Box], location: Location?, idat: Range<Int>?
-        ) -> Frame? {
+        ) throws(Stop) -> Frame? {
             let codec: String
             switch type {
             case "hvc1": codec = "HEVC"
@@ -308,19 +379,22 @@ extension HEIFCodedFrames {
             default: return nil
             }
             var sizes: [(Int, Int)] = []
-            var lengthSize = 4
-            for property in properties {
-                if codec == "HEVC", property.type == "hvcC" {
-                    let (found, length) = hevcConfiguration(property.payload)
-                    sizes += found
-                    lengthSize = length
+            for property in properties
+            where (codec == "HEVC" && property.type == "hvcC") || (codec == "AV1" && property.type == "av1C") {
+                if let known = configurations[property.payload.lowerBound] {
+                    sizes += known
+                    continue
                 }
-                if codec == "AV1", property.type == "av1C", property.payload.count > 4 {
-                    sizes += av1Units((property.payload.lowerBound + 4)..<property.payload.upperBound)
-                }
+                let found =
+                    codec == "HEVC"
+                    ? try hevcConfiguration(property.payload)
+                    : property.payload.count > 4
+                        ? try av1Units(bytes, (property.payload.lowerBound + 4)..<property.payload.upperBound) : []
+                configurations[property.payload.lowerBound] = found
+                sizes += found
             }
-            for range in location.map({ dataRanges($0, idat: idat) }) ?? [] {
-                sizes += codec == "HEVC" ? hevcUnits(range, lengthSize: lengthSize) : av1Units(range)
+            if let location, let (data, range) = try data(location, idat: idat) {
+                sizes += codec == "HEVC" ? try hevcUnits(data, range) : try av1Units(data, range)
             }
             let found = sizes.map { Frame(item: item, codec: codec, width: $0.0, height: $0.1, fromProperty: false) }
             if let largest = found.max(by: { $0.pixels < $1.pixels }) { return largest }
@@ -331,48 +405,54 @@ extension HEIFCodedFrames {
             return Frame(item: item, codec: codec, width: width, height: height, fromProperty: true)
         }
 
-        /// The sizes of the sequence parameter sets in an `hvcC` record, and its NAL units' length size.
-        mutating func hevcConfiguration(_ payload: Range<Int>) -> ([(Int, Int)], Int) {
-            guard let flags = integer(payload.lowerBound + 21, 1), let arrays = integer(payload.lowerBound + 22, 1)
-            else { return ([], 4) }
+        /// Counts a coded unit read.
+        mutating func countUnit() throws(Stop) {
+            units += 1
+            guard units <= HEIFCodedFrames.maximumUnits else {
+                throw Stop(refusal: .unbounded("more than \(HEIFCodedFrames.maximumUnits) coded units in its items"))
+            }
+        }
+
+        /// The sizes of the sequence parameter sets in an `hvcC` record.
+        mutating func hevcConfiguration(_ payload: Range<Int>) throws(Stop) -> [(Int, Int)] {
+            guard let arrays = integer(payload.lowerBound + 22, 1) else { return [] }
             var sizes: [(Int, Int)] = []
             var at = payload.lowerBound + 23
             for _ in 0..<arrays {
                 guard let count = integer(at + 1, 2) else { break }
                 at += 3
                 for _ in 0..<count {
-                    guard let length = integer(at, 2), at + 2 + length <= payload.upperBound else { break }
-                    units += 1
-                    if let size = hevcSequenceSize((at + 2)..<(at + 2 + length)) { sizes.append(size) }
+                    guard let length = integer(at, 2), length <= payload.upperBound - (at + 2) else { break }
+                    try countUnit()
+                    if let size = Self.hevcSequenceSize(bytes, (at + 2)..<(at + 2 + length)) { sizes.append(size) }
                     at += 2 + length
                 }
             }
-            return (sizes, (flags & 3) + 1)
+            return sizes
         }
 
-        /// The sizes of the sequence parameter sets among the length-prefixed NAL units in `range`.
-        mutating func hevcUnits(_ range: Range<Int>, lengthSize: Int) -> [(Int, Int)] {
+        /// The sizes of the sequence parameter sets among the NAL units in `range` of `data`, each after a 4-byte
+        /// length (libheif 1.15's libde265 plugin reads 4 bytes whatever `hvcC` says); an empty one is passed over.
+        mutating func hevcUnits(_ data: [UInt8], _ range: Range<Int>) throws(Stop) -> [(Int, Int)] {
             var sizes: [(Int, Int)] = []
             var at = range.lowerBound
-            while units <= HEIFCodedFrames.maximumUnits, let length = integer(at, lengthSize),
-                at + lengthSize + length <= range.upperBound, length > 0
-            {
-                units += 1
-                let unit = (at + lengthSize)..<(at + lengthSize + length)
-                if let size = hevcSequenceSize(unit) { sizes.append(size) }
+            while let length = Self.integer(data, at, 4), length <= range.upperBound - (at + 4) {
+                try countUnit()
+                let unit = (at + 4)..<(at + 4 + length)
+                if let size = Self.hevcSequenceSize(data, unit) { sizes.append(size) }
                 at = unit.upperBound
             }
             return sizes
         }
 
-        /// The picture size of the HEVC NAL unit in `range` when it is a sequence parameter set (type 33).
-        func hevcSequenceSize(_ range: Range<Int>) -> (Int, Int)? {
-            guard range.count > 2, (bytes[range.lowerBound] >> 1) & 0x3F == 33 else { return nil }
+        /// The picture size of the HEVC NAL unit in `range` of `data` when it is a sequence parameter set (type 33).
+        static func hevcSequenceSize(_ data: [UInt8], _ range: Range<Int>) -> (Int, Int)? {
+            guard range.count > 2, (data[range.lowerBound] >> 1) & 0x3F == 33 else { return nil }
             // The payload without its emulation prevention bytes (00 00 03), of which the fields needed lie in the
             // first hundred or so bytes.
             var payload: [UInt8] = []
             var zeros = 0
-            for byte in bytes[(range.lowerBound + 2)..<min(range.upperBound, range.lowerBound + 300)] {
+            for byte in data[(range.lowerBound + 2)..<min(range.upperBound, range.lowerBound + 300)] {
                 if zeros >= 2, byte == 3 {
                     zeros = 0
                     continue
@@ -403,13 +483,13 @@ extension HEIFCodedFrames {
             return (width, height)
         }
 
-        /// The sizes of the AV1 sequence headers among the OBUs in `range`.
-        mutating func av1Units(_ range: Range<Int>) -> [(Int, Int)] {
+        /// The sizes of the AV1 sequence headers among the OBUs in `range` of `data`.
+        mutating func av1Units(_ data: [UInt8], _ range: Range<Int>) throws(Stop) -> [(Int, Int)] {
             var sizes: [(Int, Int)] = []
             var at = range.lowerBound
-            while at < range.upperBound, units <= HEIFCodedFrames.maximumUnits {
-                units += 1
-                let header = Int(bytes[at])
+            while at < range.upperBound {
+                try countUnit()
+                let header = Int(data[at])
                 guard header & 0x80 == 0 else { break }
                 let type = header >> 3 & 0xF
                 var start = at + 1 + (header & 0x04 != 0 ? 1 : 0)
@@ -419,7 +499,7 @@ extension HEIFCodedFrames {
                     var value = 0
                     var count = 0
                     while count < 8, start < range.upperBound {
-                        let byte = Int(bytes[start])
+                        let byte = Int(data[start])
                         value |= (byte & 0x7F) << (7 * count)
                         start += 1
                         count += 1
@@ -428,16 +508,16 @@ extension HEIFCodedFrames {
                     length = value
                 }
                 guard start <= range.upperBound, length >= 0, length <= range.upperBound - start else { break }
-                if type == 1, let size = av1SequenceSize(start..<(start + length)) { sizes.append(size) }
+                if type == 1, let size = Self.av1SequenceSize(data, start..<(start + length)) { sizes.append(size) }
                 at = start + length
             }
             return sizes
         }
 
         /// `max_frame_width_minus_1 + 1` and `max_frame_height_minus_1 + 1` of the sequence header OBU payload in
-        /// `range`.
-        func av1SequenceSize(_ range: Range<Int>) -> (Int, Int)? {
-            var bits = BitReader(Array(bytes[range.lowerBound..<min(range.upperBound, range.lowerBound + 300)]))
+        /// `range` of `data`.
+        static func av1SequenceSize(_ data: [UInt8], _ range: Range<Int>) -> (Int, Int)? {
+            var bits = BitReader(Array(data[range.lowerBound..<min(range.upperBound, range.lowerBound + 300)]))
             _ = bits.read(3)  // seq_profile
             _ = bits.read(1)  // still_picture
             guard let reduced = bits.read(1) else { return nil }

@@ -466,14 +466,21 @@ final class TransformStep: Sendable {
     /// The refusal (`too-many-pixels`) of a HEIC or AVIF whose coded frames decoded for its primary image
     /// (`HEIFCodedFrames`: their own sequence headers, not the `ispe` property the header is read from) hold more
     /// pixels than `maximumPixels` and an eighth (a grid's tiles reach past the picture's edges: an iPhone's 48 MP
-    /// photo is 50.3 MP of 512 x 512 tiles), else nil.
+    /// photo is 50.3 MP of 512 x 512 tiles), or whose boxes say more work than is read or not what its decoder would
+    /// decode (`HEIFCodedFrames.Refusal`: it fails closed), else nil.
     func codedPixelRefusal(_ media: FetchedMedia, header: ImageHeader) -> FetchFailure? {
-        guard case .success(let bytes) = InputReader.read(media.path, limit: max(media.bytes, 1)),
-            let coded = HEIFCodedFrames.read(bytes)
-        else { return nil }
-        if let unbounded = coded.unbounded {
+        guard case .success(let bytes) = InputReader.read(media.path, limit: max(media.bytes, 1)) else {
+            return FetchFailure(.transformFailed, "the \(media.type.mime) could not be read again for its frames")
+        }
+        let coded = HEIFCodedFrames.read(bytes)
+        switch coded.refusal {
+        case .unbounded(let reason):
+            return FetchFailure(.tooManyPixels, "the \(media.type.mime) has \(reason): not decoded")
+        case .unreadable(let reason):
             return FetchFailure(
-                .tooManyPixels, "the \(media.type.mime)'s primary image is made of \(unbounded): not decoded")
+                .transformFailed,
+                "the \(media.type.mime)'s boxes do not say what its decoder would decode (\(reason)): not decoded")
+        case nil: break
         }
         guard let largest = coded.frames.max(by: { $0.pixels < $1.pixels }) else { return nil }
         let maximum = settings.maximumPixels
