@@ -51,16 +51,21 @@ public struct AttachmentStore: Sendable, Hashable {
         guard let directory = try AttachmentRoot(existing: root)?.directory else {
             return GarbageCollection(removed: 0, left: [])
         }
-        // Saturating, so that no age traps: one beyond the epoch takes nothing, a negative one everything.
-        let (difference, overflow) = Int64(time(nil)).subtractingReportingOverflow(age.components.seconds)
-        let cutoff = overflow ? (age < .zero ? Int64.max : Int64.min) : difference
+        // In nanoseconds since the epoch, saturating, so that no age traps: one beyond the epoch takes nothing, a
+        // negative one everything. An age of 0 takes every directory, one changed this very second or later (a clock
+        // set back) too.
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let (difference, overflow) = Self.nanoseconds(now.tv_sec, now.tv_nsec).subtractingReportingOverflow(
+            Self.nanoseconds(Int(age.components.seconds), Int(age.components.attoseconds / 1_000_000_000)))
+        let cutoff = age <= .zero ? Int64.max : overflow ? Int64.min : difference
         var removed = 0
         var left: [GarbageCollection.Leftover] = []
         for name in try directory.names() {
             let hidden = [".cache-", AttachmentRoot.sparePrefix].first { name.hasPrefix($0) }
             let id = hidden.map { String(name.dropFirst($0.count)) } ?? name
             guard RandomName.isUUID(id), let info = directory.status(of: name), (info.st_mode & S_IFMT) == S_IFDIR,
-                Int64(info.st_mtim.tv_sec) < cutoff
+                age <= .zero || Self.nanoseconds(info.st_mtim.tv_sec, info.st_mtim.tv_nsec) < cutoff
             else { continue }
             if let leftover = directory.removeTree(name) {
                 left.append(leftover)
@@ -69,6 +74,14 @@ public struct AttachmentStore: Sendable, Hashable {
             }
         }
         return GarbageCollection(removed: removed, left: left)
+    }
+
+    /// `seconds` and `nanoseconds` as nanoseconds, saturating.
+    private static func nanoseconds(_ seconds: Int, _ nanoseconds: Int) -> Int64 {
+        let (scaled, overflow) = Int64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? Int64.min : Int64.max }
+        let (total, overflowAgain) = scaled.addingReportingOverflow(Int64(nanoseconds))
+        return overflowAgain ? Int64.max : total
     }
 }
 

@@ -23,6 +23,32 @@ struct GarbageCollectionTests {
         }
     }
 
+    /// An age of 0 takes every attachment directory: one made this very second (mtimes were compared in whole
+    /// seconds, and one of the current second was not older) and one whose time is ahead of the clock (set back).
+    /// An age of a second keeps both.
+    @Test("--older-than 0 takes a directory made this second and one dated in the future; 1 keeps them")
+    func ageZero() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let root = scratch.root
+        func make() throws -> (now: String, future: String) {
+            let (now, future) = (attachmentName(), attachmentName())
+            for name in [now, future] {
+                try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
+            }
+            var times = [
+                timespec(tv_sec: time(nil) + 3600, tv_nsec: 0), timespec(tv_sec: time(nil) + 3600, tv_nsec: 0),
+            ]
+            #expect(utimensat(AT_FDCWD, root + "/" + future, &times, 0) == 0)
+            return (now, future)
+        }
+        let kept = try make()
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(1)).removed == 0)
+        #expect(entries(root) == [kept.now, kept.future].sorted())
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .zero).removed == 2)
+        #expect(entries(root).isEmpty)
+    }
+
     @Test("links under the root, in its place or deeper, are removed or passed over, never followed")
     func links() throws {
         let scratch = try Scratch()

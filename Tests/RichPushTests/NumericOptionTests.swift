@@ -7,7 +7,7 @@ import Testing
 @Suite("CLI: numeric options are range-checked", .serialized)
 struct NumericOptionTests {
     /// Values no numeric option takes: not numbers, not finite, negative, beyond any range, beyond Int64.
-    static let hostile = ["nan", "inf", "-inf", "-1", "1e16", "1e300", "99999999999999999999", "0x1p70"]
+    static let hostile = ["nan", "inf", "-inf", "-1", "1e16", "1e300", "99999999999999999999", "0x1p70", "0x10", "1e1"]
 
     /// Each option, where it is given, its accepted range as the message states it, and values just outside.
     static let options: [(command: String, option: String, range: String, outside: [String])] = [

@@ -61,8 +61,11 @@ extension OptionValue where Value == Duration {
         return Self(
             placeholder: "seconds", range: accepted,
             parse: { text, option throws(UsageError) in
-                // Double parses "nan", "inf" and hexadecimal too: `contains` is false for NaN and the infinities.
-                guard let seconds = Double(text), bounds.contains(seconds) else {
+                // Decimal digits and a point alone: Double parses "nan", "inf", exponents and hexadecimal too
+                // ("0x10" was 16 seconds).
+                guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+                    let seconds = Double(text), bounds.contains(seconds)
+                else {
                     throw UsageError("--\(option): expected a number of seconds \(accepted)\(note), got '\(text)'")
                 }
                 return .milliseconds(Int64((seconds * 1000).rounded()))
