@@ -62,7 +62,7 @@ struct RenderCommand: ParsableCommand {
 
     private static func load(_ path: String, option: String) throws(UsageError) -> PushPayload.JSON {
         do throws(PayloadError) {
-            return try JSONParser().parse(try InputReader.read(path, limit: 1 << 20).get())
+            return try JSONParser().parseFile(try InputReader.read(path, limit: 1 << 20).get())
         } catch {
             throw UsageError("\(option) \(path): \(error.code) (\(error.detail))")
         }

@@ -52,6 +52,13 @@ struct ConventionFileTests {
         refused(text, message)
     }
 
+    @Test("a file saved with a UTF-8 byte-order mark is read, as a payload is")
+    func byteOrderMark() throws {
+        let text = #"{"conventions":[{"name":"acme","url":["acme","media","url"]}]}"#
+        let conventions = try ConventionFile.parse([0xEF, 0xBB, 0xBF] + Array(text.utf8))
+        #expect(conventions.map(\.name) == ["acme"])
+    }
+
     @Test("a file declares at most 256 conventions")
     func count() throws {
         let entries = { (count: Int) in

@@ -71,6 +71,8 @@ struct ConventionCLITests {
         #expect(payload.root["empty"]?.stringValue == "{}")
     }
 
+    func fixtureBytes(_ path: String) -> [UInt8] { Array(FileManager.default.contents(atPath: path)!) }
+
     @Test("the CLI renders the fixture into a payload enrich accepts")
     func render() async throws {
         let run = try await CLI.run([
@@ -86,6 +88,18 @@ struct ConventionCLITests {
                 + "\n")
         let payload = try PushPayload(parsing: Array(run.stdout.utf8.dropLast()))
         #expect(ConventionRegistry.standard.scan(payload).references.count == 1)
+        // The template and its parameters saved with a UTF-8 byte-order mark, as some editors save files.
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for name in ["sale.json", "sale-params.json"] {
+            let bytes = [0xEF, 0xBB, 0xBF] + fixtureBytes(FixtureDirectory.root + "/templates/" + name)
+            try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+        }
+        let marked = try await CLI.run([
+            "render", "--template", directory + "/sale.json", "--params", directory + "/sale-params.json",
+        ])
+        #expect(marked.status == 0, "\(marked.stderr)")
+        #expect(marked.stdout == run.stdout)
         let missing = try await CLI.run([
             "render", "--template", FixtureDirectory.root + "/templates/sale.json", "--params", "/nonexistent.json",
         ])

@@ -22,7 +22,7 @@ public enum ConventionFile {
     public static func parse(_ bytes: some Collection<UInt8>) throws(ConventionFileError) -> [KeyPathConvention] {
         let value: PushPayload.JSON
         do {
-            value = try JSONParser().parse(bytes)
+            value = try JSONParser().parseFile(bytes)
         } catch {
             throw ConventionFileError("the file is not JSON: \(error.detail)")
         }
