@@ -51,14 +51,13 @@ public struct AttachmentStore: Sendable, Hashable {
         guard let directory = try AttachmentRoot(existing: root)?.directory else {
             return GarbageCollection(removed: 0, left: [])
         }
-        // In nanoseconds since the epoch, saturating, so that no age traps: one beyond the epoch takes nothing, a
-        // negative one everything. An age of 0 takes every directory, one changed this very second or later (a clock
-        // set back) too.
+        // In nanoseconds since the epoch, saturating, so that no age traps: one beyond the epoch takes nothing. An age
+        // of 0 (or less) takes every directory, one changed this very second or later (a clock set back) too.
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let (difference, overflow) = Self.nanoseconds(now.tv_sec, now.tv_nsec).subtractingReportingOverflow(
             Self.nanoseconds(Int(age.components.seconds), Int(age.components.attoseconds / 1_000_000_000)))
-        let cutoff = age <= .zero ? Int64.max : overflow ? Int64.min : difference
+        let cutoff = overflow ? Int64.min : difference
         var removed = 0
         var left: [GarbageCollection.Leftover] = []
         for name in try directory.names() {

@@ -63,10 +63,10 @@ public struct VipsConverter: ImageConverter {
             cvips_probe(input, &header, error, Self.errorCapacity)
         }
         let loader = withUnsafeBytes(of: header.loader) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        // Pages are frames only where every one is converted (an animated GIF's or WebP's): a TIFF's other pages and a
+        // Pages are frames only where every one is converted (`ImageHeader.animatedTypes`): a TIFF's other pages and a
         // HEIF's other top-level images are never read (page 0, the primary image), so they are no pixels of its
         // (a TIFF of 60 pages of one megapixel each was refused as 60 megapixels).
-        let pages = type == .gif || type == .webp ? Int(header.pages) : 1
+        let pages = ImageHeader.animatedTypes.contains(type) ? Int(header.pages) : 1
         return (
             ImageHeader(
                 width: Int(header.width), height: Int(header.height), pages: pages,

@@ -529,7 +529,7 @@ extension HEIFCodedFrames {
                 var bufferDelayLength = 0
                 if timing == 1 {
                     _ = bits.read(64)
-                    if bits.read(1) == 1 { _ = bits.uvlc() }
+                    if bits.read(1) == 1 { _ = bits.exponentialGolomb() }  // uvlc(), read as ue(v)
                     decoderModel = bits.read(1) ?? 0
                     if decoderModel == 1 {
                         bufferDelayLength = (bits.read(5) ?? 0) + 1
@@ -584,7 +584,5 @@ extension HEIFCodedFrames {
             return (1 << zeros) - 1 + rest
         }
 
-        /// AV1's uvlc().
-        mutating func uvlc() -> Int? { exponentialGolomb() }
     }
 }

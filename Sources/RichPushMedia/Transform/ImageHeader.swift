@@ -29,6 +29,10 @@ public struct ImageHeader: Sendable, Hashable {
         self.init(width: size.width, height: size.height, pages: 1, hasAlpha: false, decoder: nil)
     }
 
+    /// The types whose frames are all converted (into an animated GIF): an animated GIF's and WebP's. A converter
+    /// reports pages as frames for these alone; a TIFF's other pages and a HEIF's other images are never read.
+    package static let animatedTypes: [MediaType] = [.gif, .webp]
+
     /// Pixels in all frames, saturating.
     public var pixels: Int {
         let (area, overflow) = width.multipliedReportingOverflow(by: height)

@@ -547,7 +547,7 @@ final class TransformStep: Sendable {
                 isNeeded = true
                 return
             }
-            animated = header.pages > 1 && (media.type == .gif || media.type == .webp)
+            animated = header.pages > 1 && ImageHeader.animatedTypes.contains(media.type)
             if media.type.isAttachable {
                 format = media.type
             } else if animated {
