@@ -162,11 +162,11 @@ let testTargets: [Target] = [
     .testTarget(
         name: "RichPushTests",
         // The CLI is a dependency so that `swift test` builds it: the CLI tests run the real binary. CSystem for
-        // the child processes' spawn (ChildProcess.swift).
+        // the child processes' spawn (ChildProcess.swift), CCurl for a transfer made by hand (TLSTests).
         dependencies: [
             "RichPushCore", "RichPushStore", "RichPushFetch", "RichPushConventions", "RichPushMedia", "RichPush",
             "RichPushHTTP", "RichPushServer", "RichPushWorker", "RichPushTransform", "RichPushObjectStore",
-            "FixtureOrigin", "richpush", "CSystem", "CTestSupport", "RichPushTestSupport",
+            "FixtureOrigin", "richpush", "CSystem", "CCurl", "CTestSupport", "RichPushTestSupport",
         ]
     ),
     // The transformation's own suites: VipsConverter on files, without the engine.

@@ -27,6 +27,15 @@ CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_sl
     return curl_easy_setopt(handle, option, value);
 }
 
+CURLcode ccurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
+    static const char none = 0;
+    struct curl_blob blob;
+    blob.data = (void *)(data != NULL ? data : &none);
+    blob.len = data != NULL ? length : 0;
+    blob.flags = CURL_BLOB_COPY;
+    return curl_easy_setopt(handle, option, &blob);
+}
+
 CURLcode ccurl_easy_setopt_write_function(CURL *handle, ccurl_write_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }

@@ -119,7 +119,12 @@ int csystem_memory_file(const char *name) {
         errno = EOPNOTSUPP;
         return -1;
     }
-    return memfd_create(name, MFD_CLOEXEC);
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int csystem_seal_memory_file(int descriptor) {
+    int seals = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL;
+    return fcntl(descriptor, F_ADD_SEALS, seals) == 0 ? 0 : errno;
 }
 
 long csystem_get_attribute(const char *path, const char *name, void *buffer, unsigned long size) {

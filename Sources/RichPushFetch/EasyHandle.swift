@@ -1,4 +1,5 @@
 package import CCurl
+import RichPushCore
 
 /// Owns one curl easy handle (`curl_easy_init` / `curl_easy_cleanup`), its error buffer and the string lists
 /// its options point at. Touched only on the fetch loop's thread.
@@ -61,6 +62,11 @@ package final class EasyHandle {
     /// curl_easy_setopt with a string argument (curl copies strings).
     package func set(_ option: CURLoption, _ value: String) throws(CurlOptionError) {
         try check(option, ccurl_easy_setopt_string(raw, option, value))
+    }
+
+    /// Sets a blob option to a copy of `bytes` (CURL_BLOB_COPY).
+    package func set(_ option: CURLoption, bytes: [UInt8]) throws(CurlOptionError) {
+        try check(option, bytes.withUnsafeBytes { ccurl_easy_setopt_blob(raw, option, $0.baseAddress, $0.count) })
     }
 
     /// curl_easy_setopt with a pointer argument (callback data).
@@ -160,9 +166,14 @@ package final class EasyHandle {
     /// CPU for the system's. Read once, the store is kept (by the multi handle, or the easy handle's own for
     /// curl_easy_perform) for `caCacheSeconds`. A libcurl built with a CA directory alone keeps it: without it, it
     /// would trust nothing.
-    package func trust(_ bundle: String?) throws(CurlOptionError) {
+    /// A bundle given as bytes (`CertificateBundleCopy.Source.bytes`, where no copy in memory can be made) is read by
+    /// libcurl at each TLS connection: it keeps no store read from a blob.
+    package func trust(_ bundle: CertificateBundleCopy.Source?) throws(CurlOptionError) {
         if let bundle {
-            try set(CURLOPT_CAINFO, bundle)
+            switch bundle {
+            case .path(let path): try set(CURLOPT_CAINFO, path)
+            case .bytes(let bytes): try set(CURLOPT_CAINFO_BLOB, bytes: bytes)
+            }
             try set(CURLOPT_CAPATH, pointer: nil)
         } else if Self.hasDefaultBundle {
             try set(CURLOPT_CAPATH, pointer: nil)

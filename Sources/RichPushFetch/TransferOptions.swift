@@ -25,9 +25,9 @@ struct TransferOptions {
     /// The network settings the rest are read from (CURLOPT_USERAGENT, CURLOPT_RESOLVE and CURLOPT_LOW_SPEED_LIMIT
     /// as they are).
     let network: NetworkSettings
-    /// CURLOPT_CAINFO: the path of the private copy of `network.caBundle` (`CertificateBundleCopy`); nil for the
-    /// system's bundle.
-    let caInfo: String?
+    /// CURLOPT_CAINFO (or CAINFO_BLOB): where libcurl reads the private copy of `network.caBundle`
+    /// (`CertificateBundleCopy`); nil for the system's bundle.
+    let caInfo: CertificateBundleCopy.Source?
     /// CURLOPT_MAXFILESIZE_LARGE: the largest body of any type, refused from its declared length.
     let maximumFileSize: Int64
     /// CURLOPT_HTTPHEADER: the request's validators (If-None-Match, If-Modified-Since).
@@ -36,7 +36,7 @@ struct TransferOptions {
     /// The options of `request` under `settings`.
     init(request: TransferRequest, settings: FetchSettings) {
         network = settings.network
-        caInfo = settings.certificateBundle?.path()
+        caInfo = settings.certificateBundle?.source()
         maximumFileSize = Int64(settings.caps.beforeType)
         headers = request.validators.requestHeaders
     }

@@ -358,7 +358,7 @@ public final class ObjectStorePublisher: MediaPublisher {
             try handle.set(CURLOPT_PASSWORD, configuration.credentials.secretAccessKey)
             try handle.set(CURLOPT_USERAGENT, "richpush/\(RichPushVersion.current)")
             try handle.set(CURLOPT_HTTPHEADER, list: headers)
-            try handle.trust(certificateBundle?.path())
+            try handle.trust(certificateBundle?.source())
         } catch {
             handle.reset()
             return .failure(StoreError(code: "network", detail: error.detail))

@@ -1,8 +1,17 @@
 import Foundation
 import RichPushTestSupport
+import Synchronization
 import Testing
 
 @testable import RichPushCore
+
+extension CertificateBundleCopy {
+    /// The path of the copy in memory libcurl is given at `now`; throws where it is given bytes.
+    func path(now: ContinuousClock.Instant = .now) throws -> String {
+        guard case .path(let path) = source(now: now) else { throw CertificateBundleCopyTests.NotAPath() }
+        return path
+    }
+}
 
 @Suite("CA bundle copies")
 struct CertificateBundleCopyTests {
@@ -18,104 +27,184 @@ struct CertificateBundleCopyTests {
         String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
     }
 
-    @Test("libcurl reads a copy of the bundle; a changed bundle gets a new copy only once the copy is old")
-    func refreshed() throws {
+    /// Runs `body` with the path of `bundle.pem` in a directory of its own, written with `text` unless nil; removes
+    /// the directory after.
+    func withBundle(_ text: String?, _ body: (_ bundle: String, _ directory: String) throws -> Void) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let bundle = directory + "/bundle.pem"
-        try write(Self.first, to: bundle)
-        let start = ContinuousClock.now
-        let copy = CertificateBundleCopy(
-            of: bundle, refreshInterval: .seconds(3600), retention: .seconds(7200), now: start)
-        let path = copy.path(now: start)
-        #expect(path.hasPrefix("/proc/self/fd/"))
-        #expect(try contents(path) == Self.first)
+        if let text { try write(text, to: bundle) }
+        try body(bundle, directory)
+    }
 
-        try write(Self.second, to: bundle)
-        #expect(copy.path(now: start + .seconds(3599)) == path)
-        let changed = copy.path(now: start + .seconds(3600))
-        #expect(changed != path)
-        #expect(try contents(changed) == Self.second)
-        // A transfer given the first path may still open it.
-        #expect(try contents(path) == Self.first)
-        #expect(copy.descriptorsHeld == 2)
+    /// Reads run on the thread that found the copy old, at once (the default reads on another thread).
+    static let inPlace: CertificateBundleCopy.Reader = { read in read() }
 
-        // Unchanged, the path stays (libcurl keeps the store it read); the copy replaced a retention ago is closed.
-        #expect(copy.path(now: start + .seconds(7200)) == changed)
-        #expect(copy.descriptorsHeld == 2)
-        #expect(copy.path(now: start + .seconds(10800)) == changed)
-        #expect(copy.descriptorsHeld == 1)
+    struct NotAPath: Error {}
+
+    @Test("libcurl reads a copy of the bundle; a changed bundle gets a new copy only once the copy is old")
+    func refreshed() throws {
+        try withBundle(Self.first) { bundle, _ in
+            let start = ContinuousClock.now
+            let copy = CertificateBundleCopy(
+                of: bundle, refreshInterval: .seconds(3600), retention: .seconds(7200), reader: Self.inPlace, now: start
+            )
+            let path = try copy.path(now: start)
+            #expect(path.hasPrefix("/proc/self/fd/"))
+            #expect(try contents(path) == Self.first)
+
+            try write(Self.second, to: bundle)
+            #expect(try copy.path(now: start + .seconds(3599)) == path)
+            let changed = try copy.path(now: start + .seconds(3600))
+            #expect(changed != path)
+            #expect(try contents(changed) == Self.second)
+            // A transfer given the first path may still open it.
+            #expect(try contents(path) == Self.first)
+            #expect(copy.descriptorsHeld == 2)
+
+            // Unchanged, the path stays (libcurl keeps the store it read); the copy replaced a retention ago is closed.
+            #expect(try copy.path(now: start + .seconds(7200)) == changed)
+            #expect(copy.descriptorsHeld == 2)
+            #expect(try copy.path(now: start + .seconds(10800)) == changed)
+            #expect(copy.descriptorsHeld == 1)
+        }
     }
 
     @Test("a bundle replaced by a FIFO, removed or emptied of certificates keeps the copy last read, never waiting")
     func unreadableKeepsCopy() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bundle = directory + "/bundle.pem"
-        try write(Self.first, to: bundle)
-        let start = ContinuousClock.now
-        let copy = CertificateBundleCopy(of: bundle, refreshInterval: .seconds(1), now: start)
-        let path = copy.path(now: start)
-        try FileManager.default.removeItem(atPath: bundle)
-        #expect(mkfifo(bundle, 0o600) == 0)
-        // Opened blocking, the FIFO would hold this thread until a writer came: nothing writes to it.
-        #expect(copy.path(now: start + .seconds(1)) == path)
-        try FileManager.default.removeItem(atPath: bundle)
-        #expect(copy.path(now: start + .seconds(2)) == path)
-        try write("no certificate here\n", to: bundle)
-        #expect(copy.path(now: start + .seconds(3)) == path)
-        #expect(try contents(path) == Self.first)
-        #expect(copy.descriptorsHeld == 1)
+        try withBundle(Self.first) { bundle, _ in
+            let start = ContinuousClock.now
+            let copy = CertificateBundleCopy(of: bundle, refreshInterval: .seconds(1), reader: Self.inPlace, now: start)
+            let path = try copy.path(now: start)
+            try FileManager.default.removeItem(atPath: bundle)
+            #expect(mkfifo(bundle, 0o600) == 0)
+            // Opened blocking, the FIFO would hold this thread until a writer came: nothing writes to it.
+            #expect(try copy.path(now: start + .seconds(1)) == path)
+            try FileManager.default.removeItem(atPath: bundle)
+            #expect(try copy.path(now: start + .seconds(2)) == path)
+            try write("no certificate here\n", to: bundle)
+            #expect(try copy.path(now: start + .seconds(3)) == path)
+            #expect(try contents(path) == Self.first)
+            #expect(copy.descriptorsHeld == 1)
+        }
     }
 
     @Test("a bundle unreadable when the copy is made gives an empty copy, which trusts nothing, until it can be read")
     func unreadableAtStart() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bundle = directory + "/bundle.pem"
-        #expect(mkfifo(bundle, 0o600) == 0)
-        let start = ContinuousClock.now
-        let copy = CertificateBundleCopy(of: bundle, refreshInterval: .seconds(1), now: start)
-        let path = copy.path(now: start)
-        #expect(path != bundle)
-        #expect(try contents(path).isEmpty)
-        try FileManager.default.removeItem(atPath: bundle)
-        try write(Self.first, to: bundle)
-        let read = copy.path(now: start + .seconds(1))
-        #expect(read != path)
-        #expect(try contents(read) == Self.first)
+        try withBundle(nil) { bundle, _ in
+            #expect(mkfifo(bundle, 0o600) == 0)
+            let start = ContinuousClock.now
+            let copy = CertificateBundleCopy(of: bundle, refreshInterval: .seconds(1), reader: Self.inPlace, now: start)
+            let path = try copy.path(now: start)
+            #expect(path != bundle)
+            #expect(try contents(path).isEmpty)
+            try FileManager.default.removeItem(atPath: bundle)
+            try write(Self.first, to: bundle)
+            let read = try copy.path(now: start + .seconds(1))
+            #expect(read != path)
+            #expect(try contents(read) == Self.first)
+        }
     }
 
     @Test("the process's copy of a bundle is one, read again when settings take it")
     func sharedCopy() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bundle = directory + "/bundle.pem"
-        try write(Self.first, to: bundle)
-        let copy = CertificateBundleCopy.shared(of: bundle)
-        let path = copy.path()
-        #expect(CertificateBundleCopy.shared(of: bundle) === copy)
-        #expect(CertificateBundleCopy.shared(of: directory + "/./bundle.pem") === copy)
-        #expect(copy.path() == path)
-        try write(Self.second, to: bundle)
-        #expect(CertificateBundleCopy.shared(of: bundle) === copy)
-        #expect(try contents(copy.path()) == Self.second)
+        try withBundle(Self.first) { bundle, directory in
+            let copy = CertificateBundleCopy.shared(of: bundle)
+            let path = try copy.path()
+            #expect(CertificateBundleCopy.shared(of: bundle) === copy)
+            #expect(CertificateBundleCopy.shared(of: directory + "/./bundle.pem") === copy)
+            #expect(try copy.path() == path)
+            try write(Self.second, to: bundle)
+            #expect(CertificateBundleCopy.shared(of: bundle) === copy)
+            #expect(try contents(try copy.path()) == Self.second)
+        }
+    }
+
+    @Test("an old copy is read again off the asking thread: the last copy is given until that read ends, and one runs")
+    func readOffThread() throws {
+        try withBundle(Self.first) { bundle, _ in
+            let reads = LockedReads()
+            let start = ContinuousClock.now
+            let copy = CertificateBundleCopy(
+                of: bundle, refreshInterval: .seconds(1), reader: { read in reads.append(read) }, now: start)
+            let path = try copy.path(now: start)
+            try write(Self.second, to: bundle)
+            // Old: a read is handed to the reader, not made here; asked again before it ran, no second read.
+            #expect(try copy.path(now: start + .seconds(1)) == path)
+            #expect(try copy.path(now: start + .seconds(2)) == path)
+            #expect(reads.count == 1)
+            reads.runAll()
+            let changed = try copy.path(now: start + .milliseconds(1500))
+            #expect(changed != path)
+            #expect(try contents(changed) == Self.second)
+            #expect(reads.count == 1)
+            // Read as of 1 s, when it was asked for, the copy is old again at 2 s.
+            #expect(try copy.path(now: start + .seconds(2)) == changed)
+            #expect(reads.count == 2)
+        }
+    }
+
+    @Test("the copy in memory is sealed: opened by its path, it cannot be written, grown or cut")
+    func sealed() throws {
+        try withBundle(Self.first) { bundle, _ in
+            let copy = CertificateBundleCopy(of: bundle, reader: Self.inPlace)
+            let path = try copy.path()
+            let descriptor = open(path, O_RDWR)
+            #expect(descriptor >= 0, "the copy opens for writing (errno \(errno)); its seals refuse the writes")
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            #expect(Glibc.write(descriptor, "x", 1) == -1 && errno == EPERM)
+            #expect(ftruncate(descriptor, 0) == -1 && errno == EPERM)
+            #expect(ftruncate(descriptor, 1 << 20) == -1 && errno == EPERM)
+            #expect(try contents(path) == Self.first)
+        }
+    }
+
+    @Test("without a copy in memory, libcurl is given the bundle's bytes, never its path")
+    func bytesAlone() throws {
+        try withBundle(Self.first) { bundle, _ in
+            let start = ContinuousClock.now
+            let copy = CertificateBundleCopy(
+                of: bundle, refreshInterval: .seconds(1), memoryFiles: false, reader: Self.inPlace, now: start)
+            #expect(copy.source(now: start) == .bytes(Array(Self.first.utf8)))
+            #expect(copy.descriptorsHeld == 0)
+            try write(Self.second, to: bundle)
+            #expect(copy.source(now: start + .seconds(1)) == .bytes(Array(Self.second.utf8)))
+            try FileManager.default.removeItem(atPath: bundle)
+            #expect(mkfifo(bundle, 0o600) == 0)
+            #expect(copy.source(now: start + .seconds(2)) == .bytes(Array(Self.second.utf8)))
+            let unreadable = CertificateBundleCopy(of: bundle, memoryFiles: false, reader: Self.inPlace)
+            #expect(unreadable.source() == .bytes([]))
+        }
     }
 
     @Test("a bundle larger than the limit is refused, not read whole")
     func tooLarge() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bundle = directory + "/bundle.pem"
-        try write(Self.first, to: bundle)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: bundle))
-        try handle.truncate(atOffset: UInt64(FileSystem.certificateBundleLimit) + 1)
-        try handle.close()
-        guard case .failure(let problem) = FileSystem.readCertificateBundle(bundle) else {
-            Issue.record("a bundle over the limit was read")
-            return
+        try withBundle(Self.first) { bundle, _ in
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: bundle))
+            try handle.truncate(atOffset: UInt64(FileSystem.certificateBundleLimit) + 1)
+            try handle.close()
+            guard case .failure(let problem) = FileSystem.readCertificateBundle(bundle) else {
+                Issue.record("a bundle over the limit was read")
+                return
+            }
+            #expect(problem.code == .malformed)
+            #expect(problem.detail == "'\(bundle)' is larger than 64 MiB, which no CA bundle is")
         }
-        #expect(problem.code == .malformed)
-        #expect(problem.detail == "'\(bundle)' is larger than 64 MiB, which no CA bundle is")
+    }
+}
+
+/// Reads handed to a `CertificateBundleCopy.Reader`, held until the test runs them.
+final class LockedReads: Sendable {
+    private let held = Mutex<[@Sendable () -> Void]>([])
+
+    func append(_ read: @escaping @Sendable () -> Void) { held.withLock { $0.append(read) } }
+
+    var count: Int { held.withLock { $0.count } }
+
+    /// Runs the reads held, and forgets them (the count stays).
+    func runAll() {
+        let reads = held.withLock { $0 }
+        for read in reads { read() }
     }
 }

@@ -1,8 +1,10 @@
+import CCurl
 import FixtureOrigin
 import Foundation
 import Testing
 
 @testable import RichPush
+@testable import RichPushFetch
 
 /// An https origin on loopback: `openssl s_server -WWW` over the fixture media, or with `responses`,
 /// `s_server -HTTP` answering `/NAME` with `responses[NAME]`, a complete HTTP response; with a self-signed
@@ -139,6 +141,24 @@ struct BundleBed {
         try FileManager.default.copyItem(atPath: other.certificate, toPath: bundle)
     }
 
+    /// Opens the bundle, made a FIFO, for writing every 20 ms (20 s at most) until cancelled, and counts the opens
+    /// that succeeded: each is a reader waiting in it (and ends that reader's wait, with nothing read).
+    func fifoWatchdog() -> Task<Int, Never> {
+        let bundle = bundle
+        return Task.detached { () -> Int in
+            var opened = 0
+            for _ in 0..<1000 where !Task.isCancelled {
+                let descriptor = open(bundle, O_WRONLY | O_NONBLOCK)
+                if descriptor >= 0 {
+                    close(descriptor)
+                    opened += 1
+                }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return opened
+        }
+    }
+
     func remove() {
         try? FileManager.default.removeItem(atPath: configuration.store.root)
         try? FileManager.default.removeItem(atPath: directory)
@@ -234,18 +254,7 @@ struct TLSTests {
         try await withFetcher(bed.configuration) { fetcher in
             try FileManager.default.removeItem(atPath: bed.bundle)
             #expect(mkfifo(bed.bundle, 0o600) == 0)
-            let watchdog = Task.detached { () -> Int in
-                var opened = 0
-                for _ in 0..<1000 where !Task.isCancelled {
-                    let descriptor = open(bed.bundle, O_WRONLY | O_NONBLOCK)
-                    if descriptor >= 0 {
-                        close(descriptor)
-                        opened += 1
-                    }
-                    try? await Task.sleep(for: .milliseconds(20))
-                }
-                return opened
-            }
+            let watchdog = bed.fifoWatchdog()
             for name in ["photo.jpg", "logo.png"] {
                 let result = await fetcher.fetch(bed.url(name), timeout: .seconds(10))
                 if case .failure(let failure) = result { Issue.record("\(name): \(failure)") }
@@ -273,6 +282,48 @@ struct TLSTests {
             }
             #expect(failure.code == .tls)
         }
+    }
+
+    /// Where no copy in memory can be made (no memfd, no /proc), libcurl is given the bundle's bytes
+    /// (CURLOPT_CAINFO_BLOB): not its path, which it would open blocking. The bytes are what is trusted: another CA's
+    /// are refused.
+    @Test("a CA bundle given as bytes is trusted alone, and its path, become a FIFO, is never opened")
+    func bundleAsBytes() async throws {
+        let bed = try await BundleBed()
+        defer { bed.remove() }
+        let copy = CertificateBundleCopy(of: bed.bundle, memoryFiles: false, reader: { $0() })
+        let other = CertificateBundleCopy(of: bed.bundle, memoryFiles: false, reader: { $0() })
+        try await bed.trustAnotherCA()
+        other.readAgain()
+        #expect(copy.source() != other.source())
+        try FileManager.default.removeItem(atPath: bed.bundle)
+        #expect(mkfifo(bed.bundle, 0o600) == 0)
+        let watchdog = bed.fifoWatchdog()
+        let url = bed.url("photo.jpg")
+        let resolve = bed.configuration.network.resolve
+        let trusted = try await offPool { try Self.perform(url, resolve: resolve, trusting: copy.source()) }
+        let refused = try await offPool { try Self.perform(url, resolve: resolve, trusting: other.source()) }
+        watchdog.cancel()
+        #expect(trusted.code == CURLE_OK, "\(trusted.message)")
+        #expect(trusted.status == 200)
+        #expect(refused.code == CURLE_PEER_FAILED_VERIFICATION, "\(refused.message)")
+        #expect(await watchdog.value == 0, "the FIFO was opened for reading")
+    }
+
+    /// One GET of `url` by curl_easy_perform on a handle of its own, its body dropped, trusting `source` alone.
+    static func perform(
+        _ url: String, resolve: [String], trusting source: CertificateBundleCopy.Source
+    ) throws -> (code: CURLcode, status: Int, message: String) {
+        let handle = EasyHandle()
+        try handle.set(CURLOPT_URL, url)
+        try handle.set(CURLOPT_NOSIGNAL, 1)
+        try handle.set(CURLOPT_PROXY, "")
+        try handle.set(CURLOPT_TIMEOUT_MS, 10_000)
+        try handle.set(CURLOPT_RESOLVE, list: resolve)
+        try handle.setWriteFunction { _, size, count, _ in size * count }
+        try handle.trust(source)
+        let code = curl_easy_perform(handle.raw)
+        return (code, handle.responseCode, handle.errorMessage(code))
     }
 
     @Test("a redirect from https to http is blocked-scheme unless http is allowed, and nothing connects over http")

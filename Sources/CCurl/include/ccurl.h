@@ -19,6 +19,9 @@ CURLcode ccurl_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value
 CURLcode ccurl_easy_setopt_ptr(CURL *handle, CURLoption option, void *value);
 CURLcode ccurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
 CURLcode ccurl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
+// A blob option (CURLOPT_CAINFO_BLOB and the like): `length` bytes at `data`, copied by libcurl (CURL_BLOB_COPY);
+// no bytes (`data` NULL or `length` 0) set an empty blob, not none.
+CURLcode ccurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length);
 CURLcode ccurl_easy_setopt_write_function(CURL *handle, ccurl_write_callback callback);
 CURLcode ccurl_easy_setopt_header_function(CURL *handle, ccurl_write_callback callback);
 CURLcode ccurl_easy_setopt_opensocket_function(CURL *handle, ccurl_opensocket_callback callback);

@@ -49,10 +49,15 @@ int csystem_open_unnamed(const char *directory, unsigned int mode);
 // needs no privilege where AT_EMPTY_PATH does); fails with EEXIST when `path` exists. 0, or an errno.
 int csystem_link_unnamed(int descriptor, const char *path);
 
-// Makes an anonymous file in memory (memfd_create, close-on-exec), named `name` for /proc's listings only: another
-// part of the process opens it by the path /proc/self/fd/N. The descriptor, or -1 with errno (ENOSYS on a kernel
-// without it, EOPNOTSUPP when /proc/self/fd is missing).
+// Makes an anonymous file in memory (memfd_create, close-on-exec, sealable), named `name` for /proc's listings only:
+// another part of the process opens it by the path /proc/self/fd/N. The descriptor, or -1 with errno (ENOSYS on a
+// kernel without it, EOPNOTSUPP when /proc/self/fd is missing).
 int csystem_memory_file(const char *name);
+
+// Seals a file made by csystem_memory_file against any change (F_SEAL_WRITE, _GROW, _SHRINK, then _SEAL): whoever
+// opens it afterwards, by /proc/self/fd/N or /proc/PID/fd/N, reads what was written and cannot change it. 0, or
+// errno.
+int csystem_seal_memory_file(int descriptor);
 
 // The value of the extended attribute `name` of `path` (getxattr, following links) into `buffer`: its length, or -1
 // with errno (ENODATA when it has none, ENOTSUP where the file system keeps none, ERANGE when `size` is too small).
