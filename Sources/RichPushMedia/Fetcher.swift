@@ -297,6 +297,12 @@ public final class Fetcher: Sendable {
         transformStep?.pixelRefusal(declared: declared)
     }
 
+    /// The refusal of a HEIC or AVIF by its coded frames (`too-many-pixels`, the transformation's rule), as far as a
+    /// probe's first bytes `head` show them, else nil (always nil without a converter, and for other types).
+    package func codedPixelRefusal(head: [UInt8], type: MediaType, declared: ImageHeader?) -> FetchFailure? {
+        transformStep?.codedPixelRefusal(head: head, type: type, declared: declared)
+    }
+
     /// Fetches `url`, finishing within `timeout` from now.
     public func fetch(_ url: String, timeout: Duration) async -> Result<FetchedMedia, FetchFailure> {
         await fetch(url, deadline: .now + timeout)

@@ -254,6 +254,10 @@ extension Enricher {
             if let declared = found.declared, let refusal = fetcher.pixelRefusal(declared: declared) {
                 return (.refuse(refusal.code, refusal.detail), nil)
             }
+            // A HEIC's or AVIF's coded frames, where its first bytes hold them (its `ispe` may say less).
+            if let refusal = fetcher.codedPixelRefusal(head: found.head, type: found.type, declared: found.declared) {
+                return (.refuse(refusal.code, refusal.detail), nil)
+            }
             guard reference.platform == .android else { return (.attach(found.type, bytes: found.bytes), nil) }
             // What `enrich` makes of it for Android (`androidVariant(of:deadline:)`), from what the first bytes show.
             let variant = AndroidVariant(maximumDimension: configuration.transform.androidMaximumDimension)

@@ -1,3 +1,5 @@
+import RichPushCore
+
 /// The frames a HEIF decoder decodes to read the primary image of a HEIC or AVIF file, with the sizes their own coded
 /// headers give: an HEVC sequence parameter set's `pic_width_in_luma_samples` and `pic_height_in_luma_samples`, an AV1
 /// sequence header's `max_frame_width_minus_1` and `max_frame_height_minus_1`, wherever the item carries one (its
@@ -42,6 +44,9 @@ package struct HEIFCodedFrames {
 
     /// The coded items decoded for the primary image, once per reference.
     package let frames: [Frame]
+    /// The primary item's `ispe`, the size libvips's header says (`explain`, which has no header, words a refusal
+    /// with it); nil where none was read.
+    package var declared: ImageSize?
     /// Why the file is not decoded, or nil.
     package let refusal: Refusal?
 
@@ -68,11 +73,14 @@ package struct HEIFCodedFrames {
     /// The frames of the HEIF file `bytes`, or why it is not decoded.
     package static func read(_ bytes: [UInt8]) -> HEIFCodedFrames {
         var parser = Parser(bytes: bytes)
+        var read: HEIFCodedFrames
         do {
-            return HEIFCodedFrames(frames: try parser.frames())
+            read = HEIFCodedFrames(frames: try parser.frames())
         } catch {
-            return HEIFCodedFrames(frames: [], refusal: error.refusal)
+            read = HEIFCodedFrames(frames: [], refusal: error.refusal)
         }
+        read.declared = parser.declared
+        return read
     }
 
     package init(frames: [Frame], refusal: Refusal? = nil) {
@@ -103,6 +111,8 @@ extension HEIFCodedFrames {
         let bytes: [UInt8]
         var units = 0
         var joined = 0
+        /// The primary item's `ispe`, once read.
+        var declared: ImageSize?
         /// The sizes found in each configuration property, by where its payload starts: each box read once, however
         /// many associations name it.
         var configurations: [Int: [(Int, Int)]] = [:]
@@ -165,6 +175,7 @@ extension HEIFCodedFrames {
             let types = try child("iinf").map(itemTypes) ?? [:]
             let (derived, auxiliary) = try child("iref").map(references) ?? ([:], [:])
             let properties = try child("iprp").map(itemProperties) ?? [:]
+            declared = spatialExtent(properties[primary] ?? []).map { ImageSize(width: $0.width, height: $0.height) }
             let locations = child("iloc").map(itemLocations) ?? [:]
             let idat = child("idat")?.payload
 
@@ -398,11 +409,17 @@ extension HEIFCodedFrames {
             }
             let found = sizes.map { Frame(item: item, codec: codec, width: $0.0, height: $0.1, fromProperty: false) }
             if let largest = found.max(by: { $0.pixels < $1.pixels }) { return largest }
+            guard let (width, height) = spatialExtent(properties) else { return nil }
+            return Frame(item: item, codec: codec, width: width, height: height, fromProperty: true)
+        }
+
+        /// The size an item's `ispe` property (among its `properties`) says, or nil.
+        func spatialExtent(_ properties: [Box]) -> (width: Int, height: Int)? {
             guard let ispe = properties.first(where: { $0.type == "ispe" }),
                 let width = integer(ispe.payload.lowerBound + 4, 4),
                 let height = integer(ispe.payload.lowerBound + 8, 4)
             else { return nil }
-            return Frame(item: item, codec: codec, width: width, height: height, fromProperty: true)
+            return (width, height)
         }
 
         /// Counts a coded unit read.

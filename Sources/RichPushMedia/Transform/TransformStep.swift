@@ -278,9 +278,7 @@ final class TransformStep: Sendable {
                 ))
         }
         if let refusal = pixelRefusal(header) { return .failure(refusal) }
-        if media.type == .heic || media.type == .avif, let refusal = codedPixelRefusal(media, header: header) {
-            return .failure(refusal)
-        }
+        if let refusal = codedPixelRefusal(media, header: header) { return .failure(refusal) }
         var damage = media.damage
         // A verifying decode of an image whose structure is damaged would say what is known already; an Android
         // variant's source was checked for iOS (the same bytes, or the converter's output of them).
@@ -467,19 +465,41 @@ final class TransformStep: Sendable {
     /// (`HEIFCodedFrames`: their own sequence headers, not the `ispe` property the header is read from) hold more
     /// pixels than `maximumPixels` and an eighth (a grid's tiles reach past the picture's edges: an iPhone's 48 MP
     /// photo is 50.3 MP of 512 x 512 tiles), or whose boxes say more work than is read or not what its decoder would
-    /// decode (`HEIFCodedFrames.Refusal`: it fails closed), else nil.
+    /// decode (`HEIFCodedFrames.Refusal`: it fails closed), else nil; nil for every other type.
     func codedPixelRefusal(_ media: FetchedMedia, header: ImageHeader) -> FetchFailure? {
+        guard Self.codedTypes.contains(media.type) else { return nil }
         guard case .success(let bytes) = InputReader.read(media.path, limit: max(media.bytes, 1)) else {
             return FetchFailure(.transformFailed, "the \(media.type.mime) could not be read again for its frames")
         }
-        let coded = HEIFCodedFrames.read(bytes)
+        return codedPixelRefusal(HEIFCodedFrames.read(bytes), type: media.type, declared: header, whole: true)
+    }
+
+    /// The refusal `codedPixelRefusal(_:header:)` makes, as far as `head`, a probe's first bytes, shows it (`explain`):
+    /// a refusal for more work than is read, or for frames whose sequence headers are in them; nil where what it
+    /// needs lies past them (a `meta` box longer than the head; an AV1 sequence header in item data further on).
+    func codedPixelRefusal(head: [UInt8], type: MediaType, declared: ImageHeader?) -> FetchFailure? {
+        guard Self.codedTypes.contains(type) else { return nil }
+        let coded = HEIFCodedFrames.read(head)
+        let header = declared ?? coded.declared.map { ImageHeader(size: $0) }
+        return codedPixelRefusal(coded, type: type, declared: header, whole: false)
+    }
+
+    /// The types whose coded frames are counted: HEIC and AVIF.
+    static let codedTypes: Set<MediaType> = [.heic, .avif]
+
+    /// The refusal of a HEIF of `type` whose frames are `coded`, read from the whole file or (`whole` false) from its
+    /// first bytes, where a file its decoder would not read cannot be told from one cut short.
+    private func codedPixelRefusal(
+        _ coded: HEIFCodedFrames, type: MediaType, declared header: ImageHeader?, whole: Bool
+    ) -> FetchFailure? {
         switch coded.refusal {
         case .unbounded(let reason):
-            return FetchFailure(.tooManyPixels, "the \(media.type.mime) has \(reason): not decoded")
+            return FetchFailure(.tooManyPixels, "the \(type.mime) has \(reason): not decoded")
         case .unreadable(let reason):
+            guard whole else { return nil }
             return FetchFailure(
                 .transformFailed,
-                "the \(media.type.mime)'s boxes do not say what its decoder would decode (\(reason)): not decoded")
+                "the \(type.mime)'s boxes do not say what its decoder would decode (\(reason)): not decoded")
         case nil: break
         }
         guard let largest = coded.frames.max(by: { $0.pixels < $1.pixels }) else { return nil }
@@ -488,12 +508,12 @@ final class TransformStep: Sendable {
         guard !overflow, coded.pixels > allowed else { return nil }
         let frames = coded.frames.count == 1 ? "its coded frame" : "its \(coded.frames.count) coded frames"
         let source = largest.fromProperty ? "its ispe property" : "its \(largest.codec) sequence header"
+        let declared = header.map { " where its header declares \($0.width) x \($0.height)" } ?? ""
         return FetchFailure(
             .tooManyPixels,
-            "the \(media.type.mime) decodes \(coded.pixels) pixels in \(frames) (the largest: item \(largest.item), "
-                + "\(largest.width) x \(largest.height) by \(source)) where its header declares \(header.width) x "
-                + "\(header.height); the limit is \(maximum) (\(names["transform.maximumPixels"])), and an eighth more "
-                + "for a grid's tiles")
+            "the \(type.mime) decodes \(coded.pixels) pixels in \(frames) (the largest: item \(largest.item), "
+                + "\(largest.width) x \(largest.height) by \(source))\(declared); the limit is \(maximum) "
+                + "(\(names["transform.maximumPixels"])), and an eighth more for a grid's tiles")
     }
 
     /// The refusal (`too-many-pixels`) of an image whose structure declares more pixels than allowed, all frames
