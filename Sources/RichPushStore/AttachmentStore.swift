@@ -27,6 +27,15 @@ public struct AttachmentStore: Sendable, Hashable {
         perUserRoot(temporaryDirectory: getenv("TMPDIR").map { String(cString: $0) }, user: geteuid())
     }
 
+    /// Why the default root is not an absolute path (attachment paths handed back are absolute): TMPDIR is
+    /// relative; nil when it is not.
+    package static var defaultRootProblem: String? {
+        let root = defaultRoot
+        guard !root.hasPrefix("/") else { return nil }
+        let temporary = getenv("TMPDIR").map { String(cString: $0) } ?? ""
+        return "TMPDIR ('\(temporary)') is relative, and the default root is $TMPDIR/richpush-<uid>"
+    }
+
     /// The default root for this TMPDIR (nil or empty when unset) and effective user id.
     package static func perUserRoot(temporaryDirectory: String?, user: uid_t) -> String {
         FileSystem.temporaryDirectory(TMPDIR: temporaryDirectory) + "/richpush-\(user)"

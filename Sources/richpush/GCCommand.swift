@@ -33,7 +33,12 @@ struct GCCommand: ParsableCommand {
     }
 
     func plan() throws(UsageError) -> Plan {
-        Plan(root: store.directory ?? AttachmentStore.defaultRoot, age: age)
+        if store.directory == nil, let problem = AttachmentStore.defaultRootProblem {
+            // As enrich refuses it: nothing of RichPush's is there.
+            let root = AttachmentStore.defaultRoot
+            throw UsageError("\(store.$directory.flag): '\(root)' is not an absolute path; \(problem)")
+        }
+        return Plan(root: store.directory ?? AttachmentStore.defaultRoot, age: age)
     }
 
     static func run(_ plan: Plan) async -> Int32 {

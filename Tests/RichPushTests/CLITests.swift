@@ -257,6 +257,28 @@ struct CLITests {
         }
     }
 
+    @Test("a relative TMPDIR is named when the default attachments root it makes is refused, by enrich and gc alike")
+    func relativeTemporaryDirectory() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = ["/usr/bin/env", "-C", directory, "TMPDIR=rel"]
+        let said = "'rel/richpush-\(geteuid())' is not an absolute path"
+        let cause = "TMPDIR ('rel') is relative, and the default root is $TMPDIR/richpush-<uid>"
+        let enriched = try await offPool {
+            try CLI.runBlocking(["enrich"], stdin: #"{"aps":{"mutable-content":1}}"#, prefix: environment)
+        }
+        #expect(enriched.status == 64, "\(enriched.stderr)")
+        #expect(enriched.stderr.contains("--attachments-dir: \(said)"), "\(enriched.stderr)")
+        #expect(enriched.stderr.contains(cause), "\(enriched.stderr)")
+        let collected = try await offPool {
+            try CLI.runBlocking(["gc", "--older-than", "0"], stdin: nil, prefix: environment)
+        }
+        #expect(collected.status == 64, "\(collected.stderr)")
+        #expect(collected.stderr.contains("--attachments-dir: \(said); \(cause)"), "\(collected.stderr)")
+        #expect(collected.stdout.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
     @Test("enrich: standard input when no file is named")
     func enrichStdin() async throws {
         let bed = try TestBed()

@@ -125,9 +125,13 @@ extension Enricher.Configuration {
         try Self.check("retry.minimumTimeLeft", retry.minimumTimeLeft, in: Self.backoffRange)
         try transform.validate(imageBytes: limits.imageBytes)
         guard store.root.hasPrefix("/") else {
+            // Nobody gave the default root: its TMPDIR is named.
+            let cause =
+                store.root == AttachmentStore.defaultRoot ? AttachmentStore.defaultRootProblem.map { "; \($0)" } : nil
             throw ConfigurationError(
                 field: "store.root", code: .malformed,
-                detail: "'\(store.root)' is not an absolute path (attachment paths handed back are absolute)")
+                detail: "'\(store.root)' is not an absolute path (attachment paths handed back are absolute)"
+                    + (cause ?? ""))
         }
     }
 
