@@ -59,6 +59,22 @@ struct ConventionFileTests {
         #expect(conventions.map(\.name) == ["acme"])
     }
 
+    @Test("a field given twice in an entry, or \"conventions\" twice, is refused: which one counts is not guessed")
+    func repeatedField() throws {
+        refused(
+            #"{"conventions":[{"name":"acme","name":"other","url":["acme","url"]}]}"#,
+            #"conventions[0]: "name" is given twice"#)
+        refused(
+            #"{"conventions":[{"name":"a","url":["a"]},{"name":"b","url":["b"],"url":["c"]}]}"#,
+            #"conventions[1]: "url" is given twice"#)
+        refused(
+            #"{"conventions":[{"name":"a","url":["a"]}],"conventions":[{"name":"b","url":["b"]}]}"#,
+            #""conventions" is given twice"#)
+        // Keys that differ only in how they are escaped are one key.
+        refused(
+            #"{"conventions":[{"name":"a","n\u0061me":"b","url":["a"]}]}"#, #"conventions[0]: "name" is given twice"#)
+    }
+
     @Test("a file declares at most 256 conventions")
     func count() throws {
         let entries = { (count: Int) in

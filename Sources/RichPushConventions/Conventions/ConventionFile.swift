@@ -29,6 +29,7 @@ public enum ConventionFile {
         guard case .object(let root) = value, case .array(let entries)? = root["conventions"] else {
             throw ConventionFileError("expected an object with a \"conventions\" array")
         }
+        if let twice = repeatedKey(root) { throw ConventionFileError("\"\(twice)\" is given twice") }
         guard entries.count <= maximumConventions else {
             throw ConventionFileError(
                 "\"conventions\" has \(entries.count) entries; a file declares at most \(maximumConventions)")
@@ -39,6 +40,10 @@ public enum ConventionFile {
             let label = "conventions[\(index)]"
             guard case .object(let object) = entry else {
                 throw ConventionFileError("\(label): expected an object, found \(entry.kindDescription)")
+            }
+            // Which of two a reader takes differs (this parser the last): neither is guessed.
+            if let twice = repeatedKey(object) {
+                throw ConventionFileError("\(label): \"\(twice)\" is given twice")
             }
             guard let name = object["name"]?.stringValue, !name.isEmpty,
                 name.utf8.allSatisfy({
@@ -65,6 +70,12 @@ public enum ConventionFile {
             conventions.append(KeyPathConvention(name: name, path: url, hintPath: hint, identifier: identifier))
         }
         return conventions
+    }
+
+    /// The first key `object` gives more than once, or nil.
+    private static func repeatedKey(_ object: JSONObject) -> String? {
+        var seen = Set<String>()
+        return object.members.map(\.key.value).first { !seen.insert($0).inserted }
     }
 
     private static func path(_ value: PushPayload.JSON?, label: String, required: Bool) throws(ConventionFileError)
