@@ -140,12 +140,13 @@ package final class CertificateBundleCopy: Sendable {
     /// copy is older than the refresh interval and no read is under way, the bundle is read again through `reader`
     /// first: what it has installed when it returns is given.
     package func source(now: ContinuousClock.Instant = .now) -> Source {
-        let due = state.withLock { state in
-            guard !state.reading, now - state.readAt >= refreshInterval else { return false }
+        let current = state.withLock { state -> Source? in
+            guard !state.reading, now - state.readAt >= refreshInterval else { return state.current.source }
             state.reading = true
-            return true
+            return nil
         }
-        if due { reader { [self] in read(now: now) } }
+        if let current { return current }
+        reader { [self] in read(now: now) }
         return state.withLock { state in state.current.source }
     }
 
