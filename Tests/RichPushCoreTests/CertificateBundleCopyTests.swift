@@ -37,6 +37,34 @@ struct CertificateBundleCopyTests {
         try body(bundle, directory)
     }
 
+    /// Runs `body` while a watchdog opens the FIFO at `path` for writing every 20 ms, for 60 s at most: an open that
+    /// succeeds is a reader waiting in it (and ends that reader's wait), recorded as an issue. A blocking open in
+    /// `body` then fails the test rather than hang it.
+    func watchingFIFO<T>(
+        _ path: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
+    ) rethrows -> T {
+        let watch = LockedValue((done: false, opened: 0))
+        let watchdog = Thread {
+            for _ in 0..<3000 where !watch.withLock({ $0.done }) {
+                let descriptor = open(path, O_WRONLY | O_NONBLOCK)
+                if descriptor >= 0 {
+                    close(descriptor)
+                    watch.withLock { $0.opened += 1 }
+                }
+                usleep(20_000)
+            }
+        }
+        watchdog.start()
+        defer {
+            let opened = watch.withLock { watch in
+                watch.done = true
+                return watch.opened
+            }
+            #expect(opened == 0, "the FIFO was opened for reading", sourceLocation: sourceLocation)
+        }
+        return try body()
+    }
+
     /// Reads run on the thread that found the copy old, at once (the default reads on another thread).
     static let inPlace: CertificateBundleCopy.Reader = { read in read() }
 
@@ -78,8 +106,9 @@ struct CertificateBundleCopyTests {
             let path = try copy.path(now: start)
             try FileManager.default.removeItem(atPath: bundle)
             #expect(mkfifo(bundle, 0o600) == 0)
-            // Opened blocking, the FIFO would hold this thread until a writer came: nothing writes to it.
-            #expect(try copy.path(now: start + .seconds(1)) == path)
+            // Opened blocking, the FIFO would hold this thread until a writer came: only the watchdog does.
+            let again = try watchingFIFO(bundle) { try copy.path(now: start + .seconds(1)) }
+            #expect(again == path)
             try FileManager.default.removeItem(atPath: bundle)
             #expect(try copy.path(now: start + .seconds(2)) == path)
             try write("no certificate here\n", to: bundle)
@@ -94,7 +123,9 @@ struct CertificateBundleCopyTests {
         try withBundle(nil) { bundle, _ in
             #expect(mkfifo(bundle, 0o600) == 0)
             let start = ContinuousClock.now
-            let copy = CertificateBundleCopy(of: bundle, refreshInterval: .seconds(1), reader: Self.inPlace, now: start)
+            let copy = watchingFIFO(bundle) {
+                CertificateBundleCopy(of: bundle, refreshInterval: .seconds(1), reader: Self.inPlace, now: start)
+            }
             let path = try copy.path(now: start)
             #expect(path != bundle)
             #expect(try contents(path).isEmpty)
@@ -172,9 +203,11 @@ struct CertificateBundleCopyTests {
             #expect(copy.source(now: start + .seconds(1)) == .bytes(Array(Self.second.utf8)))
             try FileManager.default.removeItem(atPath: bundle)
             #expect(mkfifo(bundle, 0o600) == 0)
-            #expect(copy.source(now: start + .seconds(2)) == .bytes(Array(Self.second.utf8)))
-            let unreadable = CertificateBundleCopy(of: bundle, memoryFiles: false, reader: Self.inPlace)
-            #expect(unreadable.source() == .bytes([]))
+            watchingFIFO(bundle) {
+                #expect(copy.source(now: start + .seconds(2)) == .bytes(Array(Self.second.utf8)))
+                let unreadable = CertificateBundleCopy(of: bundle, memoryFiles: false, reader: Self.inPlace)
+                #expect(unreadable.source() == .bytes([]))
+            }
         }
     }
 
