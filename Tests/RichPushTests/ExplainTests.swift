@@ -229,6 +229,22 @@ struct ExplainTests {
         #expect(Self.firstProblem(enriched)?["detail"] as? String == verdict["detail"] as? String)
     }
 
+    /// `heif-split-sps.heic` (Fixtures/media/make-heif-split.py): its item's second extent, in the first 4 KB, holds
+    /// a 16,000 x 16,000 SPS that the whole file's stream hides inside the first extent's last unit (past the 4 KB).
+    /// explain reads the extents in order and stops at the one past its bytes: it says what enrich does.
+    @Test("explain reads a HEIF item's extents as a prefix of its stream: an SPS the whole stream hides is not counted")
+    func codedPixelsPrefix() async throws {
+        let bed = try TestBed()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = try Self.adobePayloadFile(bed.url("/media/heif-split-sps.heic"), directory + "/payload.json")
+        let explained = try await CLI.run(["explain", "--json"] + bed.cliOptions + [payload])
+        let verdict = try #require(Self.firstReference(explained), "\(explained.stdout) \(explained.stderr)")
+        #expect(verdict["verdict"] as? String == "attach", "\(verdict)")
+        let enriched = try await CLI.run(["enrich"] + bed.cliOptions + [payload])
+        #expect(enriched.lines.first?["outcome"] as? String == "complete", "\(enriched.stdout)")
+    }
+
     @Test(
         """
         a refusal a setting would lift names the CLI's option to the CLI's user (--allow-http, --allow-port), the \

@@ -70,9 +70,12 @@ package struct HEIFCodedFrames {
     /// The most bytes of joined extents copied for one file: 64 MiB.
     static let maximumJoinedBytes = 64 << 20
 
-    /// The frames of the HEIF file `bytes`, or why it is not decoded.
-    package static func read(_ bytes: [UInt8]) -> HEIFCodedFrames {
-        var parser = Parser(bytes: bytes)
+    /// The frames of the HEIF file `bytes`, or why it is not decoded. With `prefix`, `bytes` are the file's first
+    /// bytes alone (a probe's, `explain`): an item's data is then its extents in order up to the first that is cut or
+    /// lies past them, a prefix of what the whole file's decoder is given, so that a unit is never read where the
+    /// whole file has none (an extent within the first bytes joined after one past them is no unit's start).
+    package static func read(_ bytes: [UInt8], prefix: Bool = false) -> HEIFCodedFrames {
+        var parser = Parser(bytes: bytes, prefix: prefix)
         var read: HEIFCodedFrames
         do {
             read = HEIFCodedFrames(frames: try parser.frames())
@@ -117,7 +120,13 @@ extension HEIFCodedFrames {
         /// many associations name it.
         var configurations: [Int: [(Int, Int)]] = [:]
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        /// Whether `bytes` are the file's first bytes alone.
+        let prefix: Bool
+
+        init(bytes: [UInt8], prefix: Bool) {
+            self.bytes = bytes
+            self.prefix = prefix
+        }
 
         func integer(_ at: Int, _ count: Int) -> Int? {
             Self.integer(bytes, at, count)
@@ -352,15 +361,22 @@ extension HEIFCodedFrames {
                 space = idat
             default: return []
             }
-            return location.extents.compactMap { extent in
+            // In the file's first bytes alone, an extent past them, or cut by their end (or running to the file's
+            // end), ends what is known of the stream (`idat` lies whole in the `meta` box read).
+            let cut = prefix && location.method == 0
+            var ranges: [Range<Int>] = []
+            for extent in location.extents {
                 let (start, overflow) = space.lowerBound.addingReportingOverflow(location.base)
                 let (first, overflowAgain) = start.addingReportingOverflow(extent.offset)
-                guard !overflow, !overflowAgain, first >= space.lowerBound, first < space.upperBound else { return nil }
-                let end =
-                    extent.length == 0
-                    ? space.upperBound : min(space.upperBound, first + min(extent.length, space.count))
-                return first..<end
+                guard !overflow, !overflowAgain, first >= space.lowerBound, first < space.upperBound else {
+                    if cut { break }
+                    continue
+                }
+                let whole = extent.length != 0 && extent.length <= space.upperBound - first
+                ranges.append(first..<(whole ? first + extent.length : space.upperBound))
+                if cut, !whole { break }
             }
+            return ranges
         }
 
         /// An item's data as its decoder gets it: its one extent in place, or its extents joined.

@@ -479,7 +479,7 @@ final class TransformStep: Sendable {
     /// needs lies past them (a `meta` box longer than the head; an AV1 sequence header in item data further on).
     func codedPixelRefusal(head: [UInt8], type: MediaType, declared: ImageHeader?) -> FetchFailure? {
         guard Self.codedTypes.contains(type) else { return nil }
-        let coded = HEIFCodedFrames.read(head)
+        let coded = HEIFCodedFrames.read(head, prefix: true)
         let header = declared ?? coded.declared.map { ImageHeader(size: $0) }
         return codedPixelRefusal(coded, type: type, declared: header, whole: false)
     }
