@@ -32,7 +32,7 @@ public struct AttachmentStore: Sendable, Hashable {
     package static var defaultRootProblem: String? {
         let root = defaultRoot
         guard !root.hasPrefix("/") else { return nil }
-        let temporary = getenv("TMPDIR").map { String(cString: $0) } ?? ""
+        let temporary = TerminalText.printable(getenv("TMPDIR").map { String(cString: $0) } ?? "")
         return "TMPDIR ('\(temporary)') is relative, and the default root is $TMPDIR/richpush-<uid>"
     }
 

@@ -36,7 +36,8 @@ struct GCCommand: ParsableCommand {
         if store.directory == nil, let problem = AttachmentStore.defaultRootProblem {
             // As enrich refuses it: nothing of RichPush's is there.
             let root = AttachmentStore.defaultRoot
-            throw UsageError("\(store.$directory.flag): '\(root)' is not an absolute path; \(problem)")
+            throw UsageError(
+                "\(store.$directory.flag): '\(TerminalText.printable(root))' is not an absolute path; \(problem)")
         }
         return Plan(root: store.directory ?? AttachmentStore.defaultRoot, age: age)
     }

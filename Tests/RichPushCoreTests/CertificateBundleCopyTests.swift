@@ -93,7 +93,7 @@ struct CertificateBundleCopyTests {
             // Unchanged, the path stays (libcurl keeps the store it read); the copy replaced a retention ago is closed.
             #expect(try copy.path(now: start + .seconds(7200)) == changed)
             #expect(copy.descriptorsHeld == 2)
-            #expect(try copy.path(now: start + .seconds(10800)) == changed)
+            #expect(try copy.path(now: start + .seconds(10801)) == changed)
             #expect(copy.descriptorsHeld == 1)
         }
     }
@@ -188,6 +188,29 @@ struct CertificateBundleCopyTests {
             #expect(ftruncate(descriptor, 0) == -1 && errno == EPERM)
             #expect(ftruncate(descriptor, 1 << 20) == -1 && errno == EPERM)
             #expect(try contents(path) == Self.first)
+            // No seal can be taken off or added: F_SEAL_SEAL is among them.
+            let seals = fcntl(descriptor, 1034)  // F_GET_SEALS
+            #expect(seals >= 0 && seals & 0x1 != 0, "seals \(seals)")  // F_SEAL_SEAL
+        }
+    }
+
+    @Test("a read again that began before a later one was taken is dropped: a stalled read cannot put old bytes back")
+    func staleRead() throws {
+        try withBundle(Self.first) { bundle, _ in
+            let start = ContinuousClock.now
+            let copy = CertificateBundleCopy(of: bundle, reader: Self.inPlace, now: start)
+            let path = try copy.path(now: start)
+            // A read begins and reads the first bytes, then stalls (on a network mount) while the CA is rotated.
+            let stalled = copy.startRead()
+            let old = FileSystem.readCertificateBundle(bundle)
+            try write(Self.second, to: bundle)
+            copy.readAgain(now: start + .seconds(10))
+            let rotated = try copy.path(now: start + .seconds(10))
+            #expect(rotated != path)
+            copy.take(old, order: stalled, began: start + .seconds(1), now: start + .seconds(1), given: true)
+            #expect(try copy.path(now: start + .seconds(11)) == rotated)
+            #expect(try contents(rotated) == Self.second)
+            #expect(copy.descriptorsHeld == 2)
         }
     }
 
@@ -222,22 +245,31 @@ struct CertificateBundleCopyTests {
                 return
             }
             #expect(problem.code == .malformed)
-            #expect(problem.detail == "'\(bundle)' is larger than 64 MiB, which no CA bundle is")
+            #expect(problem.detail == "'\(bundle)' is larger than 8 MB, which no CA bundle is")
         }
     }
 }
 
 /// Reads handed to a `CertificateBundleCopy.Reader`, held until the test runs them.
 final class LockedReads: Sendable {
-    private let held = Mutex<[@Sendable () -> Void]>([])
+    private let held = Mutex<(reads: [@Sendable () -> Void], count: Int)>(([], 0))
 
-    func append(_ read: @escaping @Sendable () -> Void) { held.withLock { $0.append(read) } }
+    func append(_ read: @escaping @Sendable () -> Void) {
+        held.withLock { held in
+            held.reads.append(read)
+            held.count += 1
+        }
+    }
 
+    /// How many reads were handed over, run or not.
     var count: Int { held.withLock { $0.count } }
 
-    /// Runs the reads held, and forgets them (the count stays).
+    /// Runs the reads held, and forgets them.
     func runAll() {
-        let reads = held.withLock { $0 }
+        let reads = held.withLock { held in
+            defer { held.reads = [] }
+            return held.reads
+        }
         for read in reads { read() }
     }
 }

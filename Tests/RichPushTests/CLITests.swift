@@ -277,6 +277,14 @@ struct CLITests {
         #expect(collected.stderr.contains("--attachments-dir: \(said); \(cause)"), "\(collected.stderr)")
         #expect(collected.stdout.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        // An escape sequence or a line break in TMPDIR is shown, not sent to the terminal.
+        let forged = ["/usr/bin/env", "-C", directory, "TMPDIR=rel\u{1B}[31m\nrichpush gc: forged"]
+        let escaped = try await offPool {
+            try CLI.runBlocking(["gc", "--older-than", "0"], stdin: nil, prefix: forged)
+        }
+        #expect(escaped.status == 64, "\(escaped.stderr)")
+        #expect(escaped.stderr.contains("TMPDIR ('rel\\u{1B}[31m\\u{A}richpush gc: forged') is relative"))
+        #expect(!escaped.stderr.contains("\u{1B}") && escaped.stderr.split(separator: "\n").count == 1)
     }
 
     @Test("enrich: standard input when no file is named")

@@ -285,8 +285,8 @@ struct TLSTests {
     }
 
     /// Where no copy in memory can be made (no memfd, no /proc), libcurl is given the bundle's bytes
-    /// (CURLOPT_CAINFO_BLOB): not its path, which it would open blocking. The bytes are what is trusted: another CA's
-    /// are refused.
+    /// (CURLOPT_CAINFO_BLOB): not its path, which it would open blocking. The bytes are what is trusted, alone: another
+    /// CA's are refused, whatever CURLOPT_CAINFO says.
     @Test("a CA bundle given as bytes is trusted alone, and its path, become a FIFO, is never opened")
     func bundleAsBytes() async throws {
         let bed = try await BundleBed()
@@ -302,7 +302,11 @@ struct TLSTests {
         let url = bed.url("photo.jpg")
         let resolve = bed.configuration.network.resolve
         let trusted = try await offPool { try Self.perform(url, resolve: resolve, trusting: copy.source()) }
-        let refused = try await offPool { try Self.perform(url, resolve: resolve, trusting: other.source()) }
+        // Another CA's bytes, beside a CAINFO that trusts the origin: the bytes alone count.
+        let trustedFile = bed.origin.certificate
+        let refused = try await offPool {
+            try Self.perform(url, resolve: resolve, trusting: other.source(), caInfo: trustedFile)
+        }
         watchdog.cancel()
         #expect(trusted.code == CURLE_OK, "\(trusted.message)")
         #expect(trusted.status == 200)
@@ -310,11 +314,13 @@ struct TLSTests {
         #expect(await watchdog.value == 0, "the FIFO was opened for reading")
     }
 
-    /// One GET of `url` by curl_easy_perform on a handle of its own, its body dropped, trusting `source` alone.
+    /// One GET of `url` by curl_easy_perform on a handle of its own, its body dropped, trusting `source` (set after
+    /// CURLOPT_CAINFO `caInfo`, when given).
     static func perform(
-        _ url: String, resolve: [String], trusting source: CertificateBundleCopy.Source
+        _ url: String, resolve: [String], trusting source: CertificateBundleCopy.Source, caInfo: String? = nil
     ) throws -> (code: CURLcode, status: Int, message: String) {
         let handle = EasyHandle()
+        if let caInfo { try handle.set(CURLOPT_CAINFO, caInfo) }
         try handle.set(CURLOPT_URL, url)
         try handle.set(CURLOPT_NOSIGNAL, 1)
         try handle.set(CURLOPT_PROXY, "")

@@ -130,7 +130,8 @@ extension Enricher.Configuration {
                 store.root == AttachmentStore.defaultRoot ? AttachmentStore.defaultRootProblem.map { "; \($0)" } : nil
             throw ConfigurationError(
                 field: "store.root", code: .malformed,
-                detail: "'\(store.root)' is not an absolute path (attachment paths handed back are absolute)"
+                detail: "'\(TerminalText.printable(store.root))' is not an absolute path (attachment paths handed back "
+                    + "are absolute)"
                     + (cause ?? ""))
         }
     }

@@ -60,8 +60,12 @@ package final class CertificateBundleCopy: Sendable {
     private struct State {
         var current: Copy
         var readAt: ContinuousClock.Instant
-        /// Whether a read again is under way (`reader` was given one not yet ended).
+        /// Whether a read given to `reader` has not ended: no other is given meanwhile.
         var reading = false
+        /// The reads started, in order, and the latest of them taken: one that ends after a later one was taken
+        /// (a read stalled, then `readAgain`) is dropped, never put back in place of the later one's bytes.
+        var started = 0
+        var taken = 0
         var replaced: [(descriptor: Int32, at: ContinuousClock.Instant)] = []
     }
 
@@ -127,8 +131,7 @@ package final class CertificateBundleCopy: Sendable {
 
     /// Reads the bundle again at `now`, whatever the copy's age, on the caller's thread.
     package func readAgain(now: ContinuousClock.Instant = .now) {
-        state.withLock { state in state.reading = true }
-        read(now: now)
+        read(now: now, given: false)
     }
 
     /// The descriptors this copy holds: its current copy's and those replaced, not yet closed (tests).
@@ -146,24 +149,50 @@ package final class CertificateBundleCopy: Sendable {
             return nil
         }
         if let current { return current }
-        reader { [self] in read(now: now) }
+        reader { [self] in read(now: now, given: true) }
         return state.withLock { state in state.current.source }
     }
 
-    /// Reads the bundle again (the file read outside the lock), then takes it as the copy of `now`: a new copy when
-    /// its bytes changed; closes the copies replaced longer than `retention` ago.
-    private func read(now: ContinuousClock.Instant) {
-        let read = FileSystem.readCertificateBundle(bundle)
+    /// Reads the bundle again (the file read outside the lock), then takes it as the copy of `now` unless a read
+    /// started later was taken first: a new copy when its bytes changed (or the copy is bytes alone where a file in
+    /// memory may be made: one that could not be made, out of descriptors, is tried again); closes the copies
+    /// replaced longer than `retention` ago. `given`: the read `source` gave `reader`.
+    private func read(now: ContinuousClock.Instant, given: Bool) {
+        let order = startRead()
+        let began = ContinuousClock.now
+        take(FileSystem.readCertificateBundle(bundle), order: order, began: began, now: now, given: given)
+    }
+
+    /// The order of a read starting now.
+    func startRead() -> Int {
         state.withLock { state in
-            state.reading = false
+            state.started += 1
+            return state.started
+        }
+    }
+
+    /// Takes what the read of `order`, begun at `began`, read (see `read(now:given:)`).
+    func take(
+        _ read: Result<[UInt8], FileSystem.CertificateBundleProblem>, order: Int, began: ContinuousClock.Instant,
+        now: ContinuousClock.Instant, given: Bool
+    ) {
+        state.withLock { state in
+            if given { state.reading = false }
+            guard order > state.taken else { return }
+            state.taken = order
             state.readAt = now
+            // Replaced as this read ends, in the clock `now` is of: a transfer may have been given the old path
+            // until then.
+            let replacedAt = now + (ContinuousClock.now - began)
             state.replaced.removeAll { replaced in
-                guard now - replaced.at >= retention else { return false }
+                guard replacedAt - replaced.at >= retention else { return false }
                 close(replaced.descriptor)
                 return true
             }
-            guard case .success(let bytes) = read, bytes != state.current.bytes else { return }
-            if let descriptor = state.current.descriptor { state.replaced.append((descriptor, now)) }
+            guard case .success(let bytes) = read,
+                bytes != state.current.bytes || (memoryFiles && state.current.descriptor == nil)
+            else { return }
+            if let descriptor = state.current.descriptor { state.replaced.append((descriptor, replacedAt)) }
             state.current = Self.copy(bytes, memoryFile: memoryFiles)
         }
     }

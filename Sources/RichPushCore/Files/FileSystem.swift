@@ -132,7 +132,7 @@ package enum FileSystem {
             return .failure(
                 CertificateBundleProblem(
                     code: .malformed,
-                    detail: "'\(path)' is larger than \(certificateBundleLimit >> 20) MiB, which no CA bundle is"))
+                    detail: "'\(path)' is larger than 8 MB, which no CA bundle is"))
         }
         let markers = [
             "-----BEGIN CERTIFICATE-----", "-----BEGIN TRUSTED CERTIFICATE-----", "-----BEGIN X509 CERTIFICATE-----",
@@ -145,9 +145,10 @@ package enum FileSystem {
         return .success(bytes)
     }
 
-    /// The largest CA bundle `readCertificateBundle` reads: 64 MiB, some hundred times a system's bundle (Debian 12's:
-    /// 139 certificates in 214 KB).
-    package static let certificateBundleLimit = 64 << 20
+    /// The largest CA bundle `readCertificateBundle` reads: 8 MB, some forty times a system's bundle (Debian 12's: 139
+    /// certificates in 214 KB), and the most libcurl 7.88 takes as a blob (`CURL_MAX_INPUT_LENGTH`, 8,000,000 bytes),
+    /// which is how a bundle is given where no copy in memory can be made (`CertificateBundleCopy.Source.bytes`).
+    package static let certificateBundleLimit = 8_000_000
 
     /// Whether `path` is a directory (following links).
     package static func isDirectory(_ path: String) -> Bool {
