@@ -299,8 +299,8 @@ public final class Fetcher: Sendable {
 
     /// The refusal of a HEIC or AVIF by its coded frames (`too-many-pixels`, the transformation's rule), as far as a
     /// probe's first bytes `head` show them, else nil (always nil without a converter, and for other types).
-    package func codedPixelRefusal(head: [UInt8], type: MediaType, declared: ImageHeader?) -> FetchFailure? {
-        transformStep?.codedPixelRefusal(head: head, type: type, declared: declared)
+    package func codedPixelRefusal(head: [UInt8], type: MediaType) -> FetchFailure? {
+        transformStep?.codedPixelRefusal(head: head, type: type)
     }
 
     /// Fetches `url`, finishing within `timeout` from now.

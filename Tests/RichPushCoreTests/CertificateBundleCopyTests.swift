@@ -37,31 +37,12 @@ struct CertificateBundleCopyTests {
         try body(bundle, directory)
     }
 
-    /// Runs `body` while a watchdog opens the FIFO at `path` for writing every 20 ms, for 60 s at most: an open that
-    /// succeeds is a reader waiting in it (and ends that reader's wait), recorded as an issue. A blocking open in
-    /// `body` then fails the test rather than hang it.
+    /// Runs `body` beside a `FIFOWatchdog` on the FIFO at `path`: each reader it finds waiting there is an issue.
     func watchingFIFO<T>(
         _ path: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
     ) rethrows -> T {
-        let watch = LockedValue((done: false, opened: 0))
-        let watchdog = Thread {
-            for _ in 0..<3000 where !watch.withLock({ $0.done }) {
-                let descriptor = open(path, O_WRONLY | O_NONBLOCK)
-                if descriptor >= 0 {
-                    close(descriptor)
-                    watch.withLock { $0.opened += 1 }
-                }
-                usleep(20_000)
-            }
-        }
-        watchdog.start()
-        defer {
-            let opened = watch.withLock { watch in
-                watch.done = true
-                return watch.opened
-            }
-            #expect(opened == 0, "the FIFO was opened for reading", sourceLocation: sourceLocation)
-        }
+        let watchdog = FIFOWatchdog(path)
+        defer { #expect(watchdog.stop() == 0, "the FIFO was opened for reading", sourceLocation: sourceLocation) }
         return try body()
     }
 

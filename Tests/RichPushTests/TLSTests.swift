@@ -141,24 +141,6 @@ struct BundleBed {
         try FileManager.default.copyItem(atPath: other.certificate, toPath: bundle)
     }
 
-    /// Opens the bundle, made a FIFO, for writing every 20 ms (20 s at most) until cancelled, and counts the opens
-    /// that succeeded: each is a reader waiting in it (and ends that reader's wait, with nothing read).
-    func fifoWatchdog() -> Task<Int, Never> {
-        let bundle = bundle
-        return Task.detached { () -> Int in
-            var opened = 0
-            for _ in 0..<1000 where !Task.isCancelled {
-                let descriptor = open(bundle, O_WRONLY | O_NONBLOCK)
-                if descriptor >= 0 {
-                    close(descriptor)
-                    opened += 1
-                }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return opened
-        }
-    }
-
     func remove() {
         try? FileManager.default.removeItem(atPath: configuration.store.root)
         try? FileManager.default.removeItem(atPath: directory)
@@ -254,13 +236,12 @@ struct TLSTests {
         try await withFetcher(bed.configuration) { fetcher in
             try FileManager.default.removeItem(atPath: bed.bundle)
             #expect(mkfifo(bed.bundle, 0o600) == 0)
-            let watchdog = bed.fifoWatchdog()
+            let watchdog = FIFOWatchdog(bed.bundle)
             for name in ["photo.jpg", "logo.png"] {
                 let result = await fetcher.fetch(bed.url(name), timeout: .seconds(10))
                 if case .failure(let failure) = result { Issue.record("\(name): \(failure)") }
             }
-            watchdog.cancel()
-            #expect(await watchdog.value == 0, "the FIFO was opened for reading")
+            #expect(watchdog.stop() == 0, "the FIFO was opened for reading")
         }
     }
 
@@ -298,7 +279,7 @@ struct TLSTests {
         #expect(copy.source() != other.source())
         try FileManager.default.removeItem(atPath: bed.bundle)
         #expect(mkfifo(bed.bundle, 0o600) == 0)
-        let watchdog = bed.fifoWatchdog()
+        let watchdog = FIFOWatchdog(bed.bundle)
         let url = bed.url("photo.jpg")
         let resolve = bed.configuration.network.resolve
         let trusted = try await offPool { try Self.perform(url, resolve: resolve, trusting: copy.source()) }
@@ -307,11 +288,10 @@ struct TLSTests {
         let refused = try await offPool {
             try Self.perform(url, resolve: resolve, trusting: other.source(), caInfo: trustedFile)
         }
-        watchdog.cancel()
         #expect(trusted.code == CURLE_OK, "\(trusted.message)")
         #expect(trusted.status == 200)
         #expect(refused.code == CURLE_PEER_FAILED_VERIFICATION, "\(refused.message)")
-        #expect(await watchdog.value == 0, "the FIFO was opened for reading")
+        #expect(watchdog.stop() == 0, "the FIFO was opened for reading")
     }
 
     /// One GET of `url` by curl_easy_perform on a handle of its own, its body dropped, trusting `source` (set after

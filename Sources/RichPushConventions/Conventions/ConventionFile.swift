@@ -75,7 +75,11 @@ public enum ConventionFile {
     /// The first key `object` gives more than once, or nil.
     private static func repeatedKey(_ object: JSONObject) -> String? {
         var seen = Set<String>()
-        return object.members.map(\.key.value).first { !seen.insert($0).inserted }
+        var repeated: String?
+        object.forEachKey { key in
+            if repeated == nil, !seen.insert(key).inserted { repeated = key }
+        }
+        return repeated
     }
 
     private static func path(_ value: PushPayload.JSON?, label: String, required: Bool) throws(ConventionFileError)

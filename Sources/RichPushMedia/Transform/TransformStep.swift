@@ -471,32 +471,32 @@ final class TransformStep: Sendable {
         guard case .success(let bytes) = InputReader.read(media.path, limit: max(media.bytes, 1)) else {
             return FetchFailure(.transformFailed, "the \(media.type.mime) could not be read again for its frames")
         }
-        return codedPixelRefusal(HEIFCodedFrames.read(bytes), type: media.type, declared: header, whole: true)
+        return codedPixelRefusal(HEIFCodedFrames.read(bytes), type: media.type, declared: header)
     }
 
-    /// The refusal `codedPixelRefusal(_:header:)` makes, as far as `head`, a probe's first bytes, shows it (`explain`):
-    /// a refusal for more work than is read, or for frames whose sequence headers are in them; nil where what it
-    /// needs lies past them (a `meta` box longer than the head; an AV1 sequence header in item data further on).
-    func codedPixelRefusal(head: [UInt8], type: MediaType, declared: ImageHeader?) -> FetchFailure? {
+    /// The refusal `codedPixelRefusal(_:header:)` makes, as far as `head`, a probe's first bytes, shows it (`explain`,
+    /// which has no header: the primary item's `ispe` is named instead): a refusal for more work than is read, or for
+    /// frames whose sequence headers are in them; nil where what it needs lies past them (a `meta` box longer than the
+    /// head, an AV1 sequence header in item data further on), which cannot be told from a file its decoder would not
+    /// read.
+    func codedPixelRefusal(head: [UInt8], type: MediaType) -> FetchFailure? {
         guard Self.codedTypes.contains(type) else { return nil }
         let coded = HEIFCodedFrames.read(head, prefix: true)
-        let header = declared ?? coded.declared.map { ImageHeader(size: $0) }
-        return codedPixelRefusal(coded, type: type, declared: header, whole: false)
+        if case .unreadable = coded.refusal { return nil }
+        return codedPixelRefusal(coded, type: type, declared: coded.declared.map { ImageHeader(size: $0) })
     }
 
     /// The types whose coded frames are counted: HEIC and AVIF.
     static let codedTypes: Set<MediaType> = [.heic, .avif]
 
-    /// The refusal of a HEIF of `type` whose frames are `coded`, read from the whole file or (`whole` false) from its
-    /// first bytes, where a file its decoder would not read cannot be told from one cut short.
-    private func codedPixelRefusal(
-        _ coded: HEIFCodedFrames, type: MediaType, declared header: ImageHeader?, whole: Bool
-    ) -> FetchFailure? {
+    /// The refusal of a HEIF of `type` whose frames are `coded`, its header declaring `header` (nil when unknown).
+    private func codedPixelRefusal(_ coded: HEIFCodedFrames, type: MediaType, declared header: ImageHeader?)
+        -> FetchFailure?
+    {
         switch coded.refusal {
         case .unbounded(let reason):
             return FetchFailure(.tooManyPixels, "the \(type.mime) has \(reason): not decoded")
         case .unreadable(let reason):
-            guard whole else { return nil }
             return FetchFailure(
                 .transformFailed,
                 "the \(type.mime)'s boxes do not say what its decoder would decode (\(reason)): not decoded")
