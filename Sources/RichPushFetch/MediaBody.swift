@@ -20,6 +20,8 @@ final class MediaBody {
 
     private let caps: BodyCaps
     private let sniffBytes: Int
+    /// The first bytes a probe keeps: the sniffing window, or more when it asked for more (`probeBytes`).
+    private let probeBytes: Int
     private let storage: (() throws(StoreError) -> PartialAttachment)?
     private var partial: PartialAttachment?
     /// Where a small body is held until complete (nil: every body goes to its file).
@@ -46,12 +48,14 @@ final class MediaBody {
 
     /// A body held to `caps`, whose first `sniffBytes` go to the sniffer, stored (nil: nothing is) in memory while
     /// `memory` allows, else in the attachment `storage` makes at the first byte or once the body outgrows memory.
+    /// Without storage (a probe) its first `probeBytes` are kept, at least `sniffBytes`.
     init(
         caps: BodyCaps, sniffBytes: Int, storage: (() throws(StoreError) -> PartialAttachment)?,
-        memory: BodyMemory? = nil
+        memory: BodyMemory? = nil, probeBytes: Int = 0
     ) {
         self.caps = caps
         self.sniffBytes = sniffBytes
+        self.probeBytes = storage == nil ? max(sniffBytes, probeBytes) : sniffBytes
         self.storage = storage
         // None held by a probe (it stores nothing) or when memory allows none.
         self.memory = storage != nil && memory?.holdsAny == true ? memory : nil
@@ -131,16 +135,21 @@ final class MediaBody {
             }
         }
         bytes += chunk.count
-        if !headTaken, head.count < sniffBytes { head.append(contentsOf: chunk.prefix(sniffBytes - head.count)) }
+        // The first bytes, whole from the first byte on: the sniffing window, a probe's as far as it asked.
+        let kept = storage == nil ? probeBytes : headTaken ? 0 : sniffBytes
+        if head.count < kept { head.append(contentsOf: chunk.prefix(kept - head.count)) }
         return nil
     }
+
+    /// Whether a probe has all the first bytes it keeps (its sniffing window, or the more it asked for).
+    var probeHasAll: Bool { head.count >= probeBytes }
 
     /// The first bytes for the sniffer, once: when `sniffBytes` have arrived, or (`ended`) when the body ended
     /// shorter.
     func takeHead(ended: Bool = false) -> [UInt8]? {
         guard !headTaken, ended || head.count >= sniffBytes else { return nil }
         headTaken = true
-        return head
+        return head.count > sniffBytes ? Array(head.prefix(sniffBytes)) : head
     }
 
     /// Applies the sniffer's verdict: the type's cap from now on.

@@ -105,7 +105,8 @@ final class Transfer {
         let spares = settings.spares
         body = MediaBody(
             caps: settings.caps, sniffBytes: settings.limits.sniffBytes,
-            storage: request.probe ? nil : { () throws(StoreError) in try spares.take() }, memory: memory)
+            storage: request.probe ? nil : { () throws(StoreError) in try spares.take() }, memory: memory,
+            probeBytes: request.probeBytes)
     }
 
     static func from(_ userdata: UnsafeMutableRawPointer?) -> Transfer {
@@ -246,8 +247,9 @@ final class Transfer {
             body.discard()
             return ccurl_write_abort()
         }
-        // A probe stores nothing: once the first bytes are in, it stops, and the verdict decides its result.
-        if request.probe && sniffing.probeHasHead {
+        // A probe stores nothing: once its first bytes are in (with the sniffer, and as many as it asked for), it
+        // stops, and the verdict decides its result.
+        if request.probe && sniffing.probeHasHead && body.probeHasAll {
             probeEnded = true
             return ccurl_write_abort()
         }

@@ -277,11 +277,39 @@ public final class Fetcher: Sendable {
         package var head: [UInt8]
     }
 
-    /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing.
+    /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing. A HEIC or
+    /// AVIF, whose frames the transformation counts (with a converter), is asked for again, up to
+    /// `heifProbeBytes` and `heifProbeRounds` times, as far as its boxes say more of them would show more
+    /// (`HEIFCodedFrames.wanted`: a `meta` box longer than the sniffing window, an item's first data past it).
     /// - Returns: what those showed, or why it could not be told.
     package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<Probed, FetchFailure> {
-        switch await loop.fetch(TransferRequest(url: url, deadline: deadline, probe: true, settings: transferSettings))
-        {
+        var probed = await probe(url, deadline: deadline, bytes: 0)
+        for _ in 0..<Self.heifProbeRounds {
+            guard transformStep != nil, case .success(let found) = probed,
+                TransformStep.codedTypes.contains(found.type), found.head.count < found.bytes,
+                let wanted = HEIFCodedFrames.read(found.head, prefix: true).wanted, wanted <= Self.heifProbeBytes
+            else { break }
+            // A later answer that is shorter, or of another type, changes nothing said from the first.
+            let again = await probe(url, deadline: deadline, bytes: wanted)
+            guard case .success(let more) = again, more.type == found.type, more.head.count > found.head.count
+            else { break }
+            probed = again
+        }
+        return probed
+    }
+
+    /// The most of a HEIC's or AVIF's first bytes a probe reads: 1 MiB.
+    package static let heifProbeBytes = 1 << 20
+    /// How many times a HEIC or AVIF is asked for again: 3 (a box before the `meta` box, the `meta` box, items' data).
+    static let heifProbeRounds = 3
+
+    /// A probe keeping the first `bytes` (at least the sniffing window).
+    private func probe(_ url: String, deadline: ContinuousClock.Instant, bytes: Int) async
+        -> Result<Probed, FetchFailure>
+    {
+        let request = TransferRequest(
+            url: url, deadline: deadline, probe: true, probeBytes: bytes, settings: transferSettings)
+        switch await loop.fetch(request) {
         case .probed(let type, let bytes, let head):
             let declared = MediaStructure.declared(byHead: head, type: type)
             return .success(Probed(type: type, bytes: bytes, declared: declared, head: head))

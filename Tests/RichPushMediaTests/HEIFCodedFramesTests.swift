@@ -108,6 +108,40 @@ struct HEIFCodedFramesTests {
         #expect(huge.pixels == Int.max)
     }
 
+    /// photo.avif: `meta` at 28-327, `mdat` at 327-1344, the coded item's one extent at 335-1154.
+    @Test(
+        """
+        read as first bytes, a HEIF says how many more would show more: the meta box or a box before it whole (and \
+        the next header), an item's data past them or cut by them (its first 64 KiB); nothing past the meta box
+        """)
+    func wanted() {
+        let photo = fixture("photo.avif")
+        func wanted(_ bytes: [UInt8], prefix: Bool = true) -> Int? {
+            HEIFCodedFrames.read(bytes, prefix: prefix).wanted
+        }
+        #expect(wanted(Array(photo.prefix(100))) == 327 + 16, "the meta box cut")
+        #expect(wanted(Array(photo.prefix(30))) == 28 + 16, "the meta box's header cut: 16 bytes past it")
+        #expect(wanted(Array(photo.prefix(20))) == 28 + 16, "the ftyp box cut")
+        #expect(wanted(Array(photo.prefix(330))) == 1154, "the item's data past them")
+        #expect(wanted(Array(photo.prefix(400))) == 1154, "the item's data cut")
+        #expect(wanted(Array(photo.prefix(1154))) == nil, "the item's data whole; the mdat box is not asked for")
+        #expect(wanted(photo) == nil)
+        #expect(wanted(Array(photo.prefix(100)), prefix: false) == nil, "not read as first bytes")
+        // A box before the meta box: whole, and the 16 bytes after it; one running to the file's end: all of it.
+        let free = [0, 1, 0, 0].map(UInt8.init) + Array("free".utf8) + [UInt8](repeating: 0, count: 65_528)
+        let freeFirst = Array(photo[0..<28]) + free + Array(photo[28...])
+        #expect(wanted(Array(freeFirst.prefix(4096))) == 28 + 65_536 + 16)
+        #expect(
+            wanted(Array(freeFirst.prefix(28 + 65_536 + 100))) == 28 + 65_536 + 299 + 16, "the meta box (299 bytes) cut"
+        )
+        let toTheEnd = Array(photo[0..<28]) + [0, 0, 0, 0] + Array("mdat".utf8) + [UInt8](repeating: 0, count: 100)
+        #expect(wanted(toTheEnd) == Int.max)
+        // An item's extent of length 0 (to the file's end), past the bytes read: its first 64 KiB.
+        var open = photo
+        open.replaceSubrange(117..<121, with: [0, 0, 0, 0])
+        #expect(wanted(Array(open.prefix(330))) == 335 + 65_536)
+    }
+
     /// libheif reads the last `meta` box it parses; the first is not the one it decodes.
     @Test("a file of two meta boxes, none, or no frame of its primary image is refused as unreadable")
     func unreadable() {

@@ -18,6 +18,51 @@ package enum ImageWriters {
         return patched
     }
 
+    /// The HEIF file `bytes` with a `free` box of `padding` bytes (at least 8) added at the end of its `meta` box, and
+    /// the item locations (`iloc`, versions 0 to 2) moved by as much: the same image, its `meta` box that much longer.
+    package static func heif(_ bytes: [UInt8], metaPadding padding: Int) -> [UInt8] {
+        func integer(_ at: Int, _ count: Int) -> Int { bytes[at..<(at + count)].reduce(0) { $0 << 8 | Int($1) } }
+        func be32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        var meta = 0
+        while integer(meta + 4, 4) != 0x6D65_7461 { meta += integer(meta, 4) }
+        let metaEnd = meta + integer(meta, 4)
+        var patched = bytes
+        var iloc = meta + 12
+        while integer(iloc + 4, 4) != 0x696C_6F63 { iloc += integer(iloc, 4) }
+        // Each location's offsets: a base offset when the file has them, else each extent's.
+        let version = integer(iloc + 8, 1)
+        let sizes = (offset: bytes[iloc + 12] >> 4, length: bytes[iloc + 12] & 15, base: bytes[iloc + 13] >> 4)
+        let indexSize = version == 0 ? 0 : Int(bytes[iloc + 13] & 15)
+        let idSize = version == 2 ? 4 : 2
+        var at = iloc + 14
+        let count = integer(at, version == 2 ? 4 : 2)
+        at += version == 2 ? 4 : 2
+        func move(_ field: Int, _ size: UInt8) {
+            let moved = integer(field, Int(size)) + padding
+            for byte in 0..<Int(size) {
+                patched[field + byte] = UInt8(truncatingIfNeeded: moved >> (8 * (Int(size) - 1 - byte)))
+            }
+        }
+        for _ in 0..<count {
+            // Data in the file (construction method 0) moves; in `idat` (1) it moves with the box.
+            let inFile = version == 0 || integer(at + idSize, 2) & 15 == 0
+            at += idSize + (version == 0 ? 0 : 2) + 2
+            if inFile, sizes.base > 0 { move(at, sizes.base) }
+            at += Int(sizes.base)
+            let extents = integer(at, 2)
+            at += 2
+            for _ in 0..<extents {
+                at += indexSize
+                if inFile, sizes.base == 0 { move(at, sizes.offset) }
+                at += Int(sizes.offset) + Int(sizes.length)
+            }
+        }
+        let free = be32(padding) + Array("free".utf8) + [UInt8](repeating: 0, count: padding - 8)
+        patched.replaceSubrange(meta..<(meta + 4), with: be32(metaEnd - meta + padding))
+        patched.insert(contentsOf: free, at: metaEnd)
+        return patched
+    }
+
     // MARK: TIFF
 
     /// One directory (page) of a TIFF.

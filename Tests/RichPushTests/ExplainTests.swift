@@ -203,16 +203,23 @@ struct ExplainTests {
 
     /// A HEIC's or AVIF's `ispe` says 60 x 60 over a 160 x 120 frame (`TransformStepTests.heifSizeLie`), and a
     /// `free` box of 64 KB after its data puts its end past the probe's first bytes: explain reads the frame's
-    /// sequence header in them (HEVC's in the `hvcC` property, AV1's at the start of the item's data).
+    /// sequence header (HEVC's in the `hvcC` property, AV1's at the start of the item's data) in them, with one
+    /// request; with `metaPadding` bytes more in its `meta` box, past the sniffing window (4 KB) and curl's pieces
+    /// (16 KiB), in the first bytes it asks for again as the boxes say: the `meta` box whole, then the item's first
+    /// data after it.
     @Test(
         "explain refuses as too-many-pixels, in enrich's words, a HEIC or AVIF whose coded frame exceeds its ispe",
-        arguments: [("photo.heic", "HEVC"), ("photo.avif", "AV1")])
-    func codedPixels(name: String, codec: String) async throws {
+        arguments: [
+            ("photo.heic", "HEVC", 0, 1), ("photo.avif", "AV1", 0, 1), ("photo.heic", "HEVC", 40_000, 3),
+            ("photo.avif", "AV1", 40_000, 3),
+        ])
+    func codedPixels(name: String, codec: String, metaPadding: Int, probes: Int) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let free = [0, 1, 0, 8].map(UInt8.init) + Array("free".utf8) + [UInt8](repeating: 0, count: 65_536)
-        try Data(ImageWriters.heif(fixture(name), ispe: 60, 60) + free).write(
-            to: URL(fileURLWithPath: directory + "/lying-" + name))
+        var file = ImageWriters.heif(fixture(name), ispe: 60, 60)
+        if metaPadding > 0 { file = ImageWriters.heif(file, metaPadding: metaPadding) }
+        try Data(file + free).write(to: URL(fileURLWithPath: directory + "/lying-" + name))
         let bed = try TestBed(media: directory)
         let payload = try Self.adobePayloadFile(bed.url("/media/lying-" + name), directory + "/payload.json")
         let options = bed.cliOptions + ["--max-pixels", "10000"]
@@ -224,6 +231,7 @@ struct ExplainTests {
             (verdict["detail"] as? String)?.contains(
                 "decodes 19200 pixels in its coded frame (the largest: item 1, 160 x 120 by its \(codec) sequence "
                     + "header) where its header declares 60 x 60") == true, "\(verdict)")
+        #expect(bed.origin.requestLog == Array(repeating: "/media/lying-" + name, count: probes))
         let enriched = try await CLI.run(["enrich"] + options + [payload])
         #expect(Self.firstProblem(enriched)?["code"] as? String == "too-many-pixels")
         #expect(Self.firstProblem(enriched)?["detail"] as? String == verdict["detail"] as? String)

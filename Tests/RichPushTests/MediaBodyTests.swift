@@ -415,6 +415,45 @@ struct MediaBodyTests {
         #expect(entries().isEmpty)
     }
 
+    @Test(
+        """
+        a probe that asks for more than the sniffing window keeps its first bytes whole across chunks, as far as it \
+        asked, and hands the sniffer the window alone; a stored body keeps the window only
+        """)
+    func probeBytes() {
+        let bytes = (0..<100).map { UInt8($0) }
+        for chunk in [1, 5, 7, 30, 100] {
+            let body = MediaBody(
+                caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8, storage: nil, probeBytes: 40)
+            #expect(body.begin(declaredLength: 100) == nil)
+            var handed: [UInt8]?
+            var chunks = 0
+            for start in stride(from: 0, to: 100, by: chunk) where !body.probeHasAll {
+                #expect(append(body, Array(bytes[start..<min(start + chunk, 100)])) == nil)
+                chunks += 1
+                if let head = body.takeHead() { handed = head }
+            }
+            #expect(handed == Array(bytes.prefix(8)), "chunks of \(chunk)")
+            #expect(body.probedHead == Array(bytes.prefix(40)), "chunks of \(chunk)")
+            #expect(chunks == (40 + chunk - 1) / chunk, "received past what was asked, in chunks of \(chunk)")
+        }
+        // Asking for less than the window keeps the window; a stored body ignores the ask.
+        let less = MediaBody(
+            caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8, storage: nil, probeBytes: 3)
+        #expect(less.begin(declaredLength: -1) == nil)
+        #expect(append(less, Array(bytes.prefix(5))) == nil)
+        #expect(!less.probeHasAll)
+        #expect(append(less, Array(bytes[5..<20])) == nil)
+        #expect(less.probeHasAll && less.probedHead == Array(bytes.prefix(8)))
+        let root = root
+        let stored = MediaBody(
+            caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8,
+            storage: { () throws(StoreError) in try root.begin() }, probeBytes: 40)
+        #expect(stored.begin(declaredLength: 100) == nil)
+        #expect(append(stored, bytes) == nil)
+        #expect(stored.takeHead() == Array(bytes.prefix(8)))
+    }
+
     @Test("dimensions from the first bytes: PNG's IHDR, JPEG's first frame after its EXIF; nil when not there")
     func dimensions() {
         func head(_ name: String, _ count: Int = 4096) -> [UInt8] { Array(fixture(name).prefix(count)) }

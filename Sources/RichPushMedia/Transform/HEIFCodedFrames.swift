@@ -49,6 +49,11 @@ package struct HEIFCodedFrames {
     package var declared: ImageSize?
     /// Why the file is not decoded, or nil.
     package let refusal: Refusal?
+    /// Read as the file's first bytes (`prefix`): how many of them would show more of what is counted (the `meta` box
+    /// or a box before it running past them, an item's data past them or cut by them), or nil when none would.
+    /// `Int.max` when that runs to the file's unknown end. What lies past the `meta` box is never asked for (a
+    /// second `meta` box there would need the whole file).
+    package var wanted: Int?
 
     /// Their pixels together, saturating.
     package var pixels: Int {
@@ -67,6 +72,9 @@ package struct HEIFCodedFrames {
     static let maximumDepth = 4
     /// The most boxes read in one box (or the file): 100,000.
     static let maximumBoxes = 100_000
+    /// How much of an item's data is asked for (`wanted`): its first 64 KiB, where a sequence header or parameter set
+    /// in the data comes first.
+    static let wantedItemBytes = 64 << 10
     /// The most bytes of joined extents copied for one file: 64 MiB.
     static let maximumJoinedBytes = 64 << 20
 
@@ -83,6 +91,10 @@ package struct HEIFCodedFrames {
             read = HEIFCodedFrames(frames: [], refusal: error.refusal)
         }
         read.declared = parser.declared
+        if prefix {
+            let wanted = max(parser.cutBeforeMeta() ?? 0, parser.wanted)
+            read.wanted = wanted > bytes.count ? wanted : nil
+        }
         return read
     }
 
@@ -122,6 +134,8 @@ extension HEIFCodedFrames {
 
         /// Whether `bytes` are the file's first bytes alone.
         let prefix: Bool
+        /// In `prefix`, the end of the furthest item data found cut by the bytes read or past them.
+        var wanted = 0
 
         init(bytes: [UInt8], prefix: Bool) {
             self.bytes = bytes
@@ -168,6 +182,27 @@ extension HEIFCodedFrames {
         func children(_ box: Box, skipping skip: Int) throws(Stop) -> [Box] {
             guard box.payload.count >= skip else { return [] }
             return try boxes(from: box.payload.lowerBound + skip, to: box.payload.upperBound)
+        }
+
+        /// In the first bytes alone: where the top-level box that runs past them ends, and the 16 bytes after it (the
+        /// next box's header), when no complete `meta` box comes before it; nil when one does, or none runs past.
+        func cutBeforeMeta() -> Int? {
+            var start = 0
+            for _ in 0..<HEIFCodedFrames.maximumBoxes {
+                guard var size = integer(start, 4) else { return start + 16 }
+                if size == 1 {
+                    guard let large = integer(start + 8, 8) else { return start + 16 }
+                    size = large
+                } else if size == 0 {
+                    return Int.max
+                }
+                let (end, overflow) = start.addingReportingOverflow(size)
+                guard !overflow, size >= 8 else { return nil }
+                if end > bytes.count { return end > Int.max - 16 ? Int.max : end + 16 }
+                if integer(start + 4, 4) == 0x6D65_7461 { return nil }  // "meta", whole
+                start = end
+            }
+            return nil
         }
 
         mutating func frames() throws(Stop) -> [Frame] {
@@ -352,7 +387,7 @@ extension HEIFCodedFrames {
         }
 
         /// The byte ranges of an item's data, within the file (construction method 0) or `idat` (1).
-        func dataRanges(_ location: Location, idat: Range<Int>?) -> [Range<Int>] {
+        mutating func dataRanges(_ location: Location, idat: Range<Int>?) -> [Range<Int>] {
             let space: Range<Int>
             switch location.method {
             case 0: space = 0..<bytes.count
@@ -369,14 +404,28 @@ extension HEIFCodedFrames {
                 let (start, overflow) = space.lowerBound.addingReportingOverflow(location.base)
                 let (first, overflowAgain) = start.addingReportingOverflow(extent.offset)
                 guard !overflow, !overflowAgain, first >= space.lowerBound, first < space.upperBound else {
-                    if cut { break }
+                    if cut {
+                        if !overflow, !overflowAgain, first >= space.upperBound { want(first, extent.length) }
+                        break
+                    }
                     continue
                 }
                 let whole = extent.length != 0 && extent.length <= space.upperBound - first
                 ranges.append(first..<(whole ? first + extent.length : space.upperBound))
-                if cut, !whole { break }
+                if cut, !whole {
+                    want(first, extent.length)
+                    break
+                }
             }
             return ranges
+        }
+
+        /// Notes that the extent of `length` bytes (0: to the file's end) at `first` is wanted, as far as its first
+        /// `HEIFCodedFrames.wantedItemBytes`.
+        mutating func want(_ first: Int, _ length: Int) {
+            let bounded = length == 0 ? HEIFCodedFrames.wantedItemBytes : min(length, HEIFCodedFrames.wantedItemBytes)
+            let (end, overflow) = first.addingReportingOverflow(bounded)
+            wanted = max(wanted, overflow ? Int.max : end)
         }
 
         /// An item's data as its decoder gets it: its one extent in place, or its extents joined.
