@@ -49,7 +49,10 @@ public struct AttachmentStore: Sendable, Hashable {
     }
 
     /// Removes attachment directories under the root whose last change is older than `age`; returns how many, and
-    /// those not all gone with the first thing left in each and why.
+    /// those not all gone with the first thing left in each and why. One whose last change is ahead of the clock (set
+    /// back since: a machine that booted with its clock years ahead, then corrected) has an age nobody can tell; its
+    /// last change is set to now, so that it is removed once `age` has passed from now rather than kept until the
+    /// clock reaches its date (`GarbageCollection.redated`). None is removed for it: it may be in use.
     /// Only directories named as this store names them (a UUID, `.cache-<UUID>` for a media cache's links,
     /// which a running cache re-creates and refills, or `.spare-<UUID>`, a spare left by a process that did not
     /// shut down) are touched. The root is opened and checked as for writing
@@ -67,21 +70,27 @@ public struct AttachmentStore: Sendable, Hashable {
         let (difference, overflow) = Self.nanoseconds(now.tv_sec, now.tv_nsec).subtractingReportingOverflow(
             Self.nanoseconds(Int(age.components.seconds), Int(age.components.attoseconds / 1_000_000_000)))
         let cutoff = overflow ? Int64.min : difference
+        let current = Self.nanoseconds(now.tv_sec, now.tv_nsec)
         var removed = 0
+        var redated = 0
         var left: [GarbageCollection.Leftover] = []
         for name in try directory.names() {
             let hidden = [".cache-", AttachmentRoot.sparePrefix].first { name.hasPrefix($0) }
             let id = hidden.map { String(name.dropFirst($0.count)) } ?? name
-            guard RandomName.isUUID(id), let info = directory.status(of: name), (info.st_mode & S_IFMT) == S_IFDIR,
-                age <= .zero || Self.nanoseconds(info.st_mtim.tv_sec, info.st_mtim.tv_nsec) < cutoff
+            guard RandomName.isUUID(id), let info = directory.status(of: name), (info.st_mode & S_IFMT) == S_IFDIR
             else { continue }
+            let changed = Self.nanoseconds(info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+            guard age <= .zero || changed < cutoff else {
+                if age > .zero, changed > current, directory.markChangedNow(name) { redated += 1 }
+                continue
+            }
             if let leftover = directory.removeTree(name) {
                 left.append(leftover)
             } else {
                 removed += 1
             }
         }
-        return GarbageCollection(removed: removed, left: left)
+        return GarbageCollection(removed: removed, left: left, redated: redated)
     }
 
     /// `seconds` and `nanoseconds` as nanoseconds, saturating.
@@ -112,4 +121,13 @@ public struct GarbageCollection: Sendable, Equatable {
     public let removed: Int
     /// The old attachment directories not all gone, in the order they were met.
     public let left: [Leftover]
+    /// How many attachment directories dated ahead of the clock were dated now instead (kept, and removed once the
+    /// age has passed from now).
+    public let redated: Int
+
+    package init(removed: Int, left: [Leftover], redated: Int = 0) {
+        self.removed = removed
+        self.left = left
+        self.redated = redated
+    }
 }

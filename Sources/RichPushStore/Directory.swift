@@ -92,6 +92,15 @@ package final class Directory: Sendable {
         return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
     }
 
+    /// Sets the last change of `name` (a link itself, never followed) to the clock's now, its last access left as it
+    /// is (`utimensat`); false when that fails.
+    package func markChangedNow(_ name: String) -> Bool {
+        // <sys/stat.h>'s UTIME_OMIT and UTIME_NOW, macros Swift does not import.
+        let (omit, now) = ((1 << 30) - 2, (1 << 30) - 1)
+        var times = [timespec(tv_sec: 0, tv_nsec: omit), timespec(tv_sec: 0, tv_nsec: now)]
+        return utimensat(descriptor, name, &times, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
     /// The names in this directory, without `.` and `..` (`fdopendir` on a duplicate of the descriptor).
     /// - Throws: `StoreError` with errno.
     package func names() throws(StoreError) -> [String] {

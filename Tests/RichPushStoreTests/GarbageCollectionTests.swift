@@ -43,10 +43,54 @@ struct GarbageCollectionTests {
             return (now, future)
         }
         let kept = try make()
-        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(1)).removed == 0)
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(1)) == Self.removed(0, redated: 1))
         #expect(entries(root) == [kept.now, kept.future].sorted())
         #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .zero).removed == 2)
         #expect(entries(root).isEmpty)
+    }
+
+    /// A clock set back (a machine booted with its clock years ahead, then corrected) left directories dated in the
+    /// future: kept until the clock reached their date, they filled the disk meanwhile.
+    @Test(
+        """
+        a directory dated ahead of the clock is dated now instead and kept, then ages from now; its last access and \
+        what is inside it are left as they were
+        """)
+    func datedAhead() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let root = scratch.root
+        let (ahead, hidden, fresh) = (attachmentName(), ".spare-" + attachmentName(), attachmentName())
+        for name in [ahead, hidden, fresh] {
+            try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
+        }
+        _ = FileManager.default.createFile(atPath: root + "/" + ahead + "/a.jpg", contents: Data([1]))
+        let tenYears = time(nil) + 315_360_000
+        var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: tenYears, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, root + "/" + ahead, &times, 0) == 0)
+        #expect(utimensat(AT_FDCWD, root + "/" + hidden, &times, 0) == 0)
+        var inside = [timespec(tv_sec: tenYears, tv_nsec: 0), timespec(tv_sec: tenYears, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, root + "/" + ahead + "/a.jpg", &inside, 0) == 0)
+        func status(_ path: String) -> stat {
+            var info = stat()
+            #expect(stat(root + "/" + path, &info) == 0)
+            return info
+        }
+        let before = time(nil)
+        #expect(
+            try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == Self.removed(0, redated: 2))
+        let after = time(nil)
+        #expect(entries(root) == [ahead, hidden, fresh].sorted())
+        for name in [ahead, hidden] {
+            #expect((before...after).contains(status(name).st_mtim.tv_sec), "\(name) dated now")
+            #expect(status(name).st_atim.tv_sec == 1_000_000, "\(name)'s last access left")
+        }
+        #expect(status(ahead + "/a.jpg").st_mtim.tv_sec == tenYears, "inside: left as it was")
+        // Dated now, they are no longer ahead: the next gc leaves them as they are, until they are old.
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == Self.removed(0))
+        try makeOld(root + "/" + ahead)
+        #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == Self.removed(1))
+        #expect(entries(root) == [hidden, fresh].sorted())
     }
 
     @Test("links under the root, in its place or deeper, are removed or passed over, never followed")
@@ -96,7 +140,9 @@ struct GarbageCollectionTests {
             "the directory holding the mount is named, not counted as removed")
     }
 
-    static func removed(_ count: Int) -> GarbageCollection { GarbageCollection(removed: count, left: []) }
+    static func removed(_ count: Int, redated: Int = 0) -> GarbageCollection {
+        GarbageCollection(removed: count, left: [], redated: redated)
+    }
 
     @Test("names that are not UTF-8 are removed with the rest of their directory")
     func namesNotUTF8() throws {

@@ -521,16 +521,27 @@ struct CLITests {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
             #expect(FileManager.default.createFile(atPath: directory + "/a.jpg", contents: Data([1])))
         }
+        let ahead = root + "/" + UUID().uuidString.lowercased()
+        try FileManager.default.createDirectory(atPath: ahead, withIntermediateDirectories: false)
         let twoHoursAgo = Date(timeIntervalSinceNow: -7200)
         for directory in [old, foreign] {
             try FileManager.default.setAttributes([.modificationDate: twoHoursAgo], ofItemAtPath: directory)
         }
+        // Dated ten years ahead of the clock: dated now, and said so on a line of its own.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 315_360_000)], ofItemAtPath: ahead)
+        let before = Date(timeIntervalSinceNow: -1)
         let run = try await CLI.run(["gc", "--older-than", "3600", "--attachments-dir", root])
         #expect(run.status == 0)
-        #expect(run.stdout.contains("removed 1"))
+        #expect(
+            run.stdout == "removed 1 attachment directories from \(root)\ndated 1 attachment directories dated ahead "
+                + "of the clock now instead: removed once --older-than has passed from now\n")
         #expect(!FileManager.default.fileExists(atPath: old))
         #expect(FileManager.default.fileExists(atPath: fresh))
         #expect(FileManager.default.fileExists(atPath: foreign))
+        let dated = try FileManager.default.attributesOfItem(atPath: ahead)[.modificationDate] as? Date
+        #expect(
+            dated.map { $0 >= before && $0 <= Date(timeIntervalSinceNow: 1) } == true, "\(String(describing: dated))")
     }
 
     @Test("gc names each old directory it could not remove whole, removes the others, and exits 1")
