@@ -20,8 +20,11 @@ final class MediaBody {
 
     private let caps: BodyCaps
     private let sniffBytes: Int
-    /// The first bytes a probe keeps: the sniffing window, or more when it asked for more (`probeBytes`).
+    /// The first bytes a probe keeps: the sniffing window, or more when it asked for more (`probeBytes`) and the
+    /// loop's memory for held bodies allowed them.
     private let probeBytes: Int
+    /// What a probe keeping more than the window reserved of the loop's memory for held bodies, until it is freed.
+    private var probeReservation: (memory: BodyMemory, bytes: Int)?
     private let storage: (() throws(StoreError) -> PartialAttachment)?
     private var partial: PartialAttachment?
     /// Where a small body is held until complete (nil: every body goes to its file).
@@ -48,21 +51,31 @@ final class MediaBody {
 
     /// A body held to `caps`, whose first `sniffBytes` go to the sniffer, stored (nil: nothing is) in memory while
     /// `memory` allows, else in the attachment `storage` makes at the first byte or once the body outgrows memory.
-    /// Without storage (a probe) its first `probeBytes` are kept, at least `sniffBytes`.
+    /// Without storage (a probe) its first `probeBytes` are kept where `memory` has room for those past
+    /// `sniffBytes` (reserved there while it lives: many probes asking for 1 MiB each, `explain` requests to `serve`,
+    /// hold no more than held bodies may), else `sniffBytes`.
     init(
         caps: BodyCaps, sniffBytes: Int, storage: (() throws(StoreError) -> PartialAttachment)?,
         memory: BodyMemory? = nil, probeBytes: Int = 0
     ) {
         self.caps = caps
         self.sniffBytes = sniffBytes
-        self.probeBytes = storage == nil ? max(sniffBytes, probeBytes) : sniffBytes
+        if storage == nil, probeBytes > sniffBytes, let memory, memory.reserve(probeBytes - sniffBytes) {
+            self.probeBytes = probeBytes
+            probeReservation = (memory, probeBytes - sniffBytes)
+        } else {
+            self.probeBytes = sniffBytes
+        }
         self.storage = storage
         // None held by a probe (it stores nothing) or when memory allows none.
         self.memory = storage != nil && memory?.holdsAny == true ? memory : nil
         cap = caps.beforeType
     }
 
-    deinit { memory?.release(reserved) }
+    deinit {
+        memory?.release(reserved)
+        if let probeReservation { probeReservation.memory.release(probeReservation.bytes) }
+    }
 
     /// The body starts, with the length its response declares (-1 when none): refused when that exceeds the cap,
     /// else held in memory when it may be (its declared length, else a first 64 KiB, reserved), else its file is

@@ -422,9 +422,14 @@ struct MediaBodyTests {
         """)
     func probeBytes() {
         let bytes = (0..<100).map { UInt8($0) }
+        let memory = BodyMemory(bodyBytes: 1 << 20, totalBytes: 1000)
+        func probe(asking: Int) -> MediaBody {
+            MediaBody(
+                caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8, storage: nil, memory: memory,
+                probeBytes: asking)
+        }
         for chunk in [1, 5, 7, 30, 100] {
-            let body = MediaBody(
-                caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8, storage: nil, probeBytes: 40)
+            let body = probe(asking: 40)
             #expect(body.begin(declaredLength: 100) == nil)
             var handed: [UInt8]?
             var chunks = 0
@@ -437,9 +442,9 @@ struct MediaBodyTests {
             #expect(body.probedHead == Array(bytes.prefix(40)), "chunks of \(chunk)")
             #expect(chunks == (40 + chunk - 1) / chunk, "received past what was asked, in chunks of \(chunk)")
         }
+        #expect(memory.inUse == 0)
         // Asking for less than the window keeps the window; a stored body ignores the ask.
-        let less = MediaBody(
-            caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8, storage: nil, probeBytes: 3)
+        let less = probe(asking: 3)
         #expect(less.begin(declaredLength: -1) == nil)
         #expect(append(less, Array(bytes.prefix(5))) == nil)
         #expect(!less.probeHasAll)
@@ -448,10 +453,42 @@ struct MediaBodyTests {
         let root = root
         let stored = MediaBody(
             caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8,
-            storage: { () throws(StoreError) in try root.begin() }, probeBytes: 40)
+            storage: { () throws(StoreError) in try root.begin() }, memory: memory, probeBytes: 40)
         #expect(stored.begin(declaredLength: 100) == nil)
         #expect(append(stored, bytes) == nil)
         #expect(stored.takeHead() == Array(bytes.prefix(8)))
+    }
+
+    @Test(
+        """
+        the bytes a probe keeps past the sniffing window are reserved in the loop's memory for held bodies while it \
+        lives; one that finds no room keeps the window alone; without that memory, the window alone
+        """)
+    func probeBytesReserved() {
+        let bytes = (0..<600).map { UInt8(truncatingIfNeeded: $0) }
+        let memory = BodyMemory(bodyBytes: 1 << 20, totalBytes: 1000)
+        func probe(asking: Int, memory: BodyMemory?) -> MediaBody {
+            let body = MediaBody(
+                caps: BodyCaps(limits: .init(), transform: .init()), sniffBytes: 8, storage: nil, memory: memory,
+                probeBytes: asking)
+            #expect(body.begin(declaredLength: -1) == nil)
+            #expect(append(body, bytes) == nil)
+            return body
+        }
+        do {
+            let first = probe(asking: 508, memory: memory)
+            #expect(memory.inUse == 500)
+            #expect(first.probedHead.count == 508)
+            let second = probe(asking: 508, memory: memory)
+            withExtendedLifetime((first, second)) {
+                #expect(memory.inUse == 1000)
+                let refused = probe(asking: 9, memory: memory)
+                #expect(refused.probedHead == Array(bytes.prefix(8)), "no room: the window alone")
+                #expect(memory.inUse == 1000)
+            }
+        }
+        #expect(memory.inUse == 0, "given back when freed")
+        #expect(probe(asking: 508, memory: nil).probedHead.count == 8)
     }
 
     @Test("dimensions from the first bytes: PNG's IHDR, JPEG's first frame after its EXIF; nil when not there")
