@@ -275,6 +275,10 @@ public final class Fetcher: Sendable {
         package var declared: ImageHeader?
         /// The first bytes (those the sniffer read).
         package var head: [UInt8]
+        /// A HEIC's or AVIF's refusal by its coded frames (`too-many-pixels`, the transformation's rule), as far as
+        /// the first bytes read show them, however many more than `head` were read for it; nil otherwise (and always
+        /// without a converter).
+        package var codedPixelRefusal: FetchFailure?
     }
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing. A HEIC or
@@ -283,7 +287,8 @@ public final class Fetcher: Sendable {
     /// (`HEIFCodedFrames.wanted`: a `meta` box longer than the sniffing window, an item's first data past it).
     /// - Returns: what those showed, or why it could not be told.
     package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<Probed, FetchFailure> {
-        var probed = await probe(url, deadline: deadline, bytes: 0)
+        let first = await probe(url, deadline: deadline, bytes: 0)
+        var probed = first
         for _ in 0..<Self.heifProbeRounds {
             guard transformStep != nil, case .success(let found) = probed,
                 TransformStep.codedTypes.contains(found.type), found.head.count < found.bytes,
@@ -295,7 +300,16 @@ public final class Fetcher: Sendable {
             else { break }
             probed = again
         }
-        return probed
+        // Judged now, and what was read past the first answer's bytes let go: a caller keeps its probes until all of
+        // a payload's are in (`explain`), and they may be many (`serve`).
+        return probed.map { found in
+            var found = found
+            found.codedPixelRefusal = transformStep?.codedPixelRefusal(head: found.head, type: found.type)
+            if case .success(let window) = first, window.head.count < found.head.count {
+                found.head = window.head
+            }
+            return found
+        }
     }
 
     /// The most of a HEIC's or AVIF's first bytes a probe reads: 1 MiB.
@@ -323,12 +337,6 @@ public final class Fetcher: Sendable {
     /// fetched file's structure (`fetch`) and a probe's first bytes (`explain`).
     package func pixelRefusal(declared: ImageHeader) -> FetchFailure? {
         transformStep?.pixelRefusal(declared: declared)
-    }
-
-    /// The refusal of a HEIC or AVIF by its coded frames (`too-many-pixels`, the transformation's rule), as far as a
-    /// probe's first bytes `head` show them, else nil (always nil without a converter, and for other types).
-    package func codedPixelRefusal(head: [UInt8], type: MediaType) -> FetchFailure? {
-        transformStep?.codedPixelRefusal(head: head, type: type)
     }
 
     /// Fetches `url`, finishing within `timeout` from now.

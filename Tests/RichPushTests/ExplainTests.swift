@@ -237,6 +237,31 @@ struct ExplainTests {
         #expect(Self.firstProblem(enriched)?["detail"] as? String == verdict["detail"] as? String)
     }
 
+    /// What a probe keeps once judged: the first answer's 4 KB, however many more bytes the HEIF's boxes asked for;
+    /// the frames counted over all of them. (`explain` keeps a payload's probes until all are in, `serve` many
+    /// payloads'.)
+    @Test("a HEIF probed past its first 4 KB is judged over all it read, then keeps 4 KB")
+    func codedPixelsProbeKeepsWindow() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = ImageWriters.heif(ImageWriters.heif(fixture("photo.heic"), ispe: 60, 60), metaPadding: 40_000)
+        try Data(file).write(to: URL(fileURLWithPath: directory + "/long-meta.heic"))
+        try Data(fixture("photo.jpg")).write(to: URL(fileURLWithPath: directory + "/photo.jpg"))
+        let bed = try TestBed(media: directory) {
+            $0.transform.converter = VipsConverter()
+            $0.transform.maximumPixels = 10_000
+        }
+        try await withFetcher(bed.configuration) { fetcher in
+            let found = try await fetcher.probe(bed.url("/media/long-meta.heic"), deadline: .now + .seconds(10)).get()
+            #expect(found.type == .heic)
+            #expect(found.head == Array(file.prefix(4096)))
+            #expect(found.codedPixelRefusal?.code == .tooManyPixels, "\(String(describing: found.codedPixelRefusal))")
+            let jpeg = try await fetcher.probe(bed.url("/media/photo.jpg"), deadline: .now + .seconds(10)).get()
+            #expect(jpeg.codedPixelRefusal == nil)
+        }
+        #expect(bed.origin.requestLog.filter { $0 == "/media/long-meta.heic" }.count == 3)
+    }
+
     /// `heif-split-sps.heic` (Fixtures/media/make-heif-split.py): its item's second extent, in the first 4 KB, holds
     /// a 16,000 x 16,000 SPS that the whole file's stream hides inside the first extent's last unit (past the 4 KB).
     /// explain reads the extents in order and stops at the one past its bytes: it says what enrich does.

@@ -255,7 +255,7 @@ extension Enricher {
                 return (.refuse(refusal.code, refusal.detail), nil)
             }
             // A HEIC's or AVIF's coded frames, where its first bytes hold them (its `ispe` may say less).
-            if let refusal = fetcher.codedPixelRefusal(head: found.head, type: found.type) {
+            if let refusal = found.codedPixelRefusal {
                 return (.refuse(refusal.code, refusal.detail), nil)
             }
             guard reference.platform == .android else { return (.attach(found.type, bytes: found.bytes), nil) }
