@@ -352,7 +352,7 @@ final class Transfer {
     private func completed() -> TransferOutcome {
         if request.probe {
             guard let type = body.type else { return .failed(FetchFailure(.network, "no body")) }
-            return .probed(type, bytes: body.probedSize, head: body.probedHead)
+            return .probed(type, bytes: body.probedSize, head: body.probedHead, whole: !probeEnded)
         }
         let provenance = FetchedMedia.Provenance(redirects: redirects.followed, contentType: head.contentType)
         return body.commit(validators: head.validators, provenance: provenance)

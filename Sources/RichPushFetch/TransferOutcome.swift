@@ -11,9 +11,10 @@ package enum TransferOutcome: Sendable {
     /// stands.
     case notModified
     /// A probe saw enough to tell the type: the type, the declared length when there was one (else the bytes
-    /// seen), and the first bytes the type was told from (for what an image declares, read above: `ImageStructure`).
-    /// Nothing was stored.
-    case probed(MediaType, bytes: Int, head: [UInt8])
+    /// seen), and the first bytes the type was told from (for what an image declares, read above: `ImageStructure`),
+    /// and whether they are the whole body (it ended within them, rather than the probe stopping it). Nothing was
+    /// stored.
+    case probed(MediaType, bytes: Int, head: [UInt8], whole: Bool)
     /// Nothing was delivered, for this reason.
     case failed(FetchFailure)
 }

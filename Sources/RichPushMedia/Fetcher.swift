@@ -275,6 +275,8 @@ public final class Fetcher: Sendable {
         package var declared: ImageHeader?
         /// The first bytes (those the sniffer read).
         package var head: [UInt8]
+        /// Whether `head` is the whole body (it ended within the bytes read).
+        package var whole: Bool
         /// A HEIC's or AVIF's refusal by its coded frames (`too-many-pixels`, the transformation's rule), as far as
         /// the first bytes read show them, however many more than `head` were read for it; nil otherwise (and always
         /// without a converter).
@@ -282,51 +284,54 @@ public final class Fetcher: Sendable {
     }
 
     /// Fetches only the headers and the first bytes of `url`, enough to tell what it is; stores nothing. A HEIC or
-    /// AVIF, whose frames the transformation counts (with a converter), is asked for again, up to
-    /// `heifProbeBytes` and `heifProbeRounds` times, as far as its boxes say more of them would show more
+    /// AVIF, whose frames the transformation counts (with a converter), is asked for again, up to `heifProbeRounds`
+    /// times and `heifProbeBytes`, as far as its boxes say more of its first bytes would show more
     /// (`HEIFCodedFrames.wanted`: a `meta` box longer than the sniffing window, an item's first data past it).
-    /// - Returns: what those showed, or why it could not be told.
+    /// - Returns: what those showed, or why it could not be told: the first answer's bytes, and the frames judged over
+    ///   all that was read.
     package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<Probed, FetchFailure> {
         let first = await probe(url, deadline: deadline, bytes: 0)
-        var probed = first
+        guard case .success(var found) = first else { return first }
+        let window = found.head
         for _ in 0..<Self.heifProbeRounds {
-            guard transformStep != nil, case .success(let found) = probed,
-                TransformStep.codedTypes.contains(found.type), found.head.count < found.bytes,
-                let wanted = HEIFCodedFrames.read(found.head, prefix: true).wanted, wanted <= Self.heifProbeBytes
+            guard transformStep != nil, TransformStep.codedTypes.contains(found.type), !found.whole,
+                found.head.count < Self.heifProbeBytes,
+                let wanted = HEIFCodedFrames.read(found.head, prefix: true).wanted
             else { break }
-            // A later answer that is shorter, or of another type, changes nothing said from the first.
-            let again = await probe(url, deadline: deadline, bytes: wanted)
-            guard case .success(let more) = again, more.type == found.type, more.head.count > found.head.count
+            // Nothing past the window is held while the next answer comes: the caller keeps its probes until all of
+            // a payload's are in (`explain`), and they may be many (`serve`); those in flight are reserved in the
+            // loop's memory (`MediaBody`). A later answer that is shorter, or of another type, changes nothing.
+            let read = found.head.count
+            found.head = window
+            let asked = min(wanted, Self.heifProbeBytes)
+            guard case .success(let more) = await probe(url, deadline: deadline, bytes: asked),
+                more.type == found.type, more.head.count > read
             else { break }
-            probed = again
+            found = more
         }
-        // Judged now, and what was read past the first answer's bytes let go: a caller keeps its probes until all of
-        // a payload's are in (`explain`), and they may be many (`serve`).
-        return probed.map { found in
-            var found = found
-            found.codedPixelRefusal = transformStep?.codedPixelRefusal(head: found.head, type: found.type)
-            if case .success(let window) = first, window.head.count < found.head.count {
-                found.head = window.head
-            }
-            return found
-        }
+        found.head = window
+        return .success(found)
     }
 
     /// The most of a HEIC's or AVIF's first bytes a probe reads: 1 MiB.
     package static let heifProbeBytes = 1 << 20
-    /// How many times a HEIC or AVIF is asked for again: 3 (a box before the `meta` box, the `meta` box, items' data).
+    /// How many times a HEIC or AVIF is asked for again: 3 (as far as the `meta` box goes, the `meta` box whole, its
+    /// items' first data).
     static let heifProbeRounds = 3
 
-    /// A probe keeping the first `bytes` (at least the sniffing window).
+    /// A probe keeping the first `bytes` (at least the sniffing window), its frames judged over them.
     private func probe(_ url: String, deadline: ContinuousClock.Instant, bytes: Int) async
         -> Result<Probed, FetchFailure>
     {
         let request = TransferRequest(
             url: url, deadline: deadline, probe: true, probeBytes: bytes, settings: transferSettings)
         switch await loop.fetch(request) {
-        case .probed(let type, let bytes, let head):
+        case .probed(let type, let bytes, let head, let whole):
             let declared = MediaStructure.declared(byHead: head, type: type)
-            return .success(Probed(type: type, bytes: bytes, declared: declared, head: head))
+            return .success(
+                Probed(
+                    type: type, bytes: bytes, declared: declared, head: head, whole: whole,
+                    codedPixelRefusal: transformStep?.codedPixelRefusal(head: head, type: type)))
         case .failed(let failure): return .failure(failure)
         case .stored, .held, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
         }

@@ -111,35 +111,52 @@ struct HEIFCodedFramesTests {
     /// photo.avif: `meta` at 28-327, `mdat` at 327-1344, the coded item's one extent at 335-1154.
     @Test(
         """
-        read as first bytes, a HEIF says how many more would show more: the meta box or a box before it whole (and \
-        the next header), an item's data past them or cut by them (its first 64 KiB); nothing past the meta box
+        read as first bytes, a HEIF says how many more would show more: the meta box whole, as many as may be read \
+        while a box before it runs past them, an item's data past them or cut by them (its first 64 KiB); nothing \
+        past the meta box
         """)
     func wanted() {
         let photo = fixture("photo.avif")
         func wanted(_ bytes: [UInt8], prefix: Bool = true) -> Int? {
             HEIFCodedFrames.read(bytes, prefix: prefix).wanted
         }
-        #expect(wanted(Array(photo.prefix(100))) == 327 + 16, "the meta box cut")
-        #expect(wanted(Array(photo.prefix(30))) == 28 + 16, "the meta box's header cut: 16 bytes past it")
-        #expect(wanted(Array(photo.prefix(20))) == 28 + 16, "the ftyp box cut")
+        #expect(wanted(Array(photo.prefix(100))) == 327, "the meta box cut")
+        #expect(wanted(Array(photo.prefix(30))) == Int.max, "the meta box's header cut: its size unknown")
+        #expect(wanted(Array(photo.prefix(20))) == Int.max, "the ftyp box cut")
         #expect(wanted(Array(photo.prefix(330))) == 1154, "the item's data past them")
         #expect(wanted(Array(photo.prefix(400))) == 1154, "the item's data cut")
         #expect(wanted(Array(photo.prefix(1154))) == nil, "the item's data whole; the mdat box is not asked for")
         #expect(wanted(photo) == nil)
         #expect(wanted(Array(photo.prefix(100)), prefix: false) == nil, "not read as first bytes")
-        // A box before the meta box: whole, and the 16 bytes after it; one running to the file's end: all of it.
+        // A box before the meta box running past them: as many as may be read; once it is whole, the meta box's end.
         let free = [0, 1, 0, 0].map(UInt8.init) + Array("free".utf8) + [UInt8](repeating: 0, count: 65_528)
         let freeFirst = Array(photo[0..<28]) + free + Array(photo[28...])
-        #expect(wanted(Array(freeFirst.prefix(4096))) == 28 + 65_536 + 16)
-        #expect(
-            wanted(Array(freeFirst.prefix(28 + 65_536 + 100))) == 28 + 65_536 + 299 + 16, "the meta box (299 bytes) cut"
-        )
+        #expect(wanted(Array(freeFirst.prefix(4096))) == Int.max)
+        #expect(wanted(Array(freeFirst.prefix(28 + 65_536 + 100))) == 28 + 65_536 + 299, "the meta box (299 bytes) cut")
         let toTheEnd = Array(photo[0..<28]) + [0, 0, 0, 0] + Array("mdat".utf8) + [UInt8](repeating: 0, count: 100)
         #expect(wanted(toTheEnd) == Int.max)
         // An item's extent of length 0 (to the file's end), past the bytes read: its first 64 KiB.
         var open = photo
         open.replaceSubrange(117..<121, with: [0, 0, 0, 0])
         #expect(wanted(Array(open.prefix(330))) == 335 + 65_536)
+    }
+
+    /// A frame's `ispe` stands for its size only where its data was read: read as first bytes that cut it, a sequence
+    /// header further on may say more or less (a review's file: an alpha plane's `ispe` of 12,000 x 12,000 over a
+    /// 160 x 120 frame 2 MiB on, which explain refused and enrich attached).
+    @Test(
+        "read as first bytes that cut an item's data, its ispe is not counted; read whole, it is where nothing else is")
+    func ispeWhereDataCut() {
+        // photo.avif's ispe made 60 x 60; its sequence header is in the item's data (libavif's av1C holds none).
+        let lying = ImageWriters.heif(fixture("photo.avif"), ispe: 60, 60)
+        let whole = HEIFCodedFrames.read(lying)
+        #expect(whole.frames.map(\.pixels) == [19_200])
+        // Two bytes of the item's data read: its sequence header is not in them.
+        let cut = HEIFCodedFrames.read(Array(lying.prefix(337)), prefix: true)
+        #expect(cut.frames.isEmpty, "\(cut.frames)")
+        #expect(cut.wanted == 1154)
+        let past = HEIFCodedFrames.read(Array(lying.prefix(330)), prefix: true)
+        #expect(past.frames.isEmpty, "\(past.frames)")
     }
 
     /// libheif reads the last `meta` box it parses; the first is not the one it decodes.

@@ -262,6 +262,33 @@ struct ExplainTests {
         #expect(bed.origin.requestLog.filter { $0 == "/media/long-meta.heic" }.count == 3)
     }
 
+    /// A HEIF whose `meta` box is longer than the window, sent without a declared length: dripped 4 KB at a time (so
+    /// that the first answer's bytes are all that came, as many as were seen), and endless (200 MB: a probe that did
+    /// not stop at the bytes it asked for would reach the largest cap and fail).
+    @Test("a HEIF without a declared length is asked for again whatever came first, and each ask stops at its bytes")
+    func codedPixelsWithoutLength() async throws {
+        let file = ImageWriters.heif(ImageWriters.heif(fixture("photo.heic"), ispe: 60, 60), metaPadding: 40_000)
+        let origin = try HTTPOrigin { request in
+            request.path == "/drip.heic"
+                ? HTTPOrigin.Response(body: .drip(file, chunkSize: 4096, interval: .milliseconds(20)), omitLength: true)
+                : HTTPOrigin.Response(body: .generated(prefix: file, total: 200_000_000), omitLength: true)
+        }
+        defer { origin.stop() }
+        let bed = try TestBed {
+            $0.transform.converter = VipsConverter()
+            $0.transform.maximumPixels = 10_000
+        }
+        try await withFetcher(bed.configuration) { fetcher in
+            for path in ["/drip.heic", "/endless.heic"] {
+                let found = try await fetcher.probe(origin.url(path), deadline: .now + .seconds(30)).get()
+                #expect(found.codedPixelRefusal?.code == .tooManyPixels, "\(path)")
+                #expect(found.head == Array(file.prefix(4096)), "\(path)")
+            }
+        }
+        #expect(
+            origin.requestLog == Array(repeating: "/drip.heic", count: 3) + Array(repeating: "/endless.heic", count: 3))
+    }
+
     /// `heif-split-sps.heic` (Fixtures/media/make-heif-split.py): its item's second extent, in the first 4 KB, holds
     /// a 16,000 x 16,000 SPS that the whole file's stream hides inside the first extent's last unit (past the 4 KB).
     /// explain reads the extents in order and stops at the one past its bytes: it says what enrich does.

@@ -457,6 +457,8 @@ struct MediaBodyTests {
         #expect(stored.begin(declaredLength: 100) == nil)
         #expect(append(stored, bytes) == nil)
         #expect(stored.takeHead() == Array(bytes.prefix(8)))
+        #expect(stored.probedHead == Array(bytes.prefix(8)), "a stored body keeps the window alone")
+        #expect(memory.inUse == 100, "a stored body reserves its held bytes alone, nothing for a probe's")
     }
 
     @Test(

@@ -39,7 +39,7 @@ struct SniffAtOnceTests {
         case .held(let body): return "\(body.type.fileExtension) \(body.bytes.count)"
         case .failed(let failure): return "\(failure.code.rawValue): \(failure.detail)"
         case .notModified: return "not modified"
-        case .probed(let type, let bytes, _): return "probed \(type.fileExtension) \(bytes)"
+        case .probed(let type, let bytes, _, _): return "probed \(type.fileExtension) \(bytes)"
         }
     }
 

@@ -49,10 +49,11 @@ package struct HEIFCodedFrames {
     package var declared: ImageSize?
     /// Why the file is not decoded, or nil.
     package let refusal: Refusal?
-    /// Read as the file's first bytes (`prefix`): how many of them would show more of what is counted (the `meta` box
-    /// or a box before it running past them, an item's data past them or cut by them), or nil when none would.
-    /// `Int.max` when that runs to the file's unknown end. What lies past the `meta` box is never asked for (a
-    /// second `meta` box there would need the whole file).
+    /// Read as the file's first bytes (`prefix`): how many of them would show more of what is counted, or nil when
+    /// none would: the `meta` box whole where it runs past them; `Int.max` (as many as may be read: where the `meta`
+    /// box ends is not known yet) where a box before it, or its own header, does; then the first 64 KiB of each
+    /// counted item's data that lies past them or is cut by them. What lies past the `meta` box is never asked for
+    /// (a second `meta` box there would need the whole file).
     package var wanted: Int?
 
     /// Their pixels together, saturating.
@@ -136,6 +137,8 @@ extension HEIFCodedFrames {
         let prefix: Bool
         /// In `prefix`, the end of the furthest item data found cut by the bytes read or past them.
         var wanted = 0
+        /// In `prefix`, whether the last item's data read was cut by the bytes read, or lay past them.
+        var dataCut = false
 
         init(bytes: [UInt8], prefix: Bool) {
             self.bytes = bytes
@@ -184,22 +187,26 @@ extension HEIFCodedFrames {
             return try boxes(from: box.payload.lowerBound + skip, to: box.payload.upperBound)
         }
 
-        /// In the first bytes alone: where the top-level box that runs past them ends, and the 16 bytes after it (the
-        /// next box's header), when no complete `meta` box comes before it; nil when one does, or none runs past.
+        /// In the first bytes alone, when no whole `meta` box comes first: the `meta` box's end where it runs past
+        /// them; `Int.max` where a box before it, or a box's header, does (one round for each box in the way would
+        /// spend every round on a few `free` boxes); nil when a whole `meta` box comes first, or none runs past.
         func cutBeforeMeta() -> Int? {
             var start = 0
             for _ in 0..<HEIFCodedFrames.maximumBoxes {
-                guard var size = integer(start, 4) else { return start + 16 }
+                guard var size = integer(start, 4), let type = integer(start + 4, 4) else {
+                    return start < bytes.count ? Int.max : nil
+                }
                 if size == 1 {
-                    guard let large = integer(start + 8, 8) else { return start + 16 }
+                    guard let large = integer(start + 8, 8) else { return Int.max }
                     size = large
                 } else if size == 0 {
                     return Int.max
                 }
                 let (end, overflow) = start.addingReportingOverflow(size)
                 guard !overflow, size >= 8 else { return nil }
-                if end > bytes.count { return end > Int.max - 16 ? Int.max : end + 16 }
-                if integer(start + 4, 4) == 0x6D65_7461 { return nil }  // "meta", whole
+                let isMeta = type == 0x6D65_7461  // "meta"
+                if end > bytes.count { return isMeta ? end : Int.max }
+                if isMeta { return nil }
                 start = end
             }
             return nil
@@ -388,6 +395,7 @@ extension HEIFCodedFrames {
 
         /// The byte ranges of an item's data, within the file (construction method 0) or `idat` (1).
         mutating func dataRanges(_ location: Location, idat: Range<Int>?) -> [Range<Int>] {
+            dataCut = false
             let space: Range<Int>
             switch location.method {
             case 0: space = 0..<bytes.count
@@ -405,7 +413,10 @@ extension HEIFCodedFrames {
                 let (first, overflowAgain) = start.addingReportingOverflow(extent.offset)
                 guard !overflow, !overflowAgain, first >= space.lowerBound, first < space.upperBound else {
                     if cut {
-                        if !overflow, !overflowAgain, first >= space.upperBound { want(first, extent.length) }
+                        if !overflow, !overflowAgain, first >= space.upperBound {
+                            want(first, extent.length)
+                            dataCut = true
+                        }
                         break
                     }
                     continue
@@ -414,6 +425,7 @@ extension HEIFCodedFrames {
                 ranges.append(first..<(whole ? first + extent.length : space.upperBound))
                 if cut, !whole {
                     want(first, extent.length)
+                    dataCut = true
                     break
                 }
             }
@@ -469,12 +481,18 @@ extension HEIFCodedFrames {
                 configurations[property.payload.lowerBound] = found
                 sizes += found
             }
-            if let location, let (data, range) = try data(location, idat: idat) {
-                sizes += codec == "HEVC" ? try hevcUnits(data, range) : try av1Units(data, range)
+            var cut = false
+            if let location {
+                if let (data, range) = try data(location, idat: idat) {
+                    sizes += codec == "HEVC" ? try hevcUnits(data, range) : try av1Units(data, range)
+                }
+                cut = dataCut
             }
             let found = sizes.map { Frame(item: item, codec: codec, width: $0.0, height: $0.1, fromProperty: false) }
             if let largest = found.max(by: { $0.pixels < $1.pixels }) { return largest }
-            guard let (width, height) = spatialExtent(properties) else { return nil }
+            // Where the first bytes alone cut the item's data, a sequence header may lie further on (the whole file's
+            // size): its `ispe` is no size of it (explain would refuse by it what enrich attaches).
+            guard !cut, let (width, height) = spatialExtent(properties) else { return nil }
             return Frame(item: item, codec: codec, width: width, height: height, fromProperty: true)
         }
 
