@@ -49,10 +49,11 @@ public struct AttachmentStore: Sendable, Hashable {
     }
 
     /// Removes attachment directories under the root whose last change is older than `age`; returns how many, and
-    /// those not all gone with the first thing left in each and why. One whose last change is ahead of the clock (set
-    /// back since: a machine that booted with its clock years ahead, then corrected) has an age nobody can tell; its
-    /// last change is set to now, so that it is removed once `age` has passed from now rather than kept until the
-    /// clock reaches its date (`GarbageCollection.redated`). None is removed for it: it may be in use.
+    /// those not all gone with the first thing left in each and why. One whose last change is more than
+    /// `aheadMargin` ahead of the clock (set back since: a machine that booted with its clock years ahead, then
+    /// corrected) has an age nobody can tell; its last change is set to now, so that it is removed once `age` has
+    /// passed from now rather than kept until the clock reaches its date (`GarbageCollection.redated`; one that cannot
+    /// be, on another mount or refused, is among those left). None is removed for it: it may be in use.
     /// Only directories named as this store names them (a UUID, `.cache-<UUID>` for a media cache's links,
     /// which a running cache re-creates and refills, or `.spare-<UUID>`, a spare left by a process that did not
     /// shut down) are touched. The root is opened and checked as for writing
@@ -65,12 +66,10 @@ public struct AttachmentStore: Sendable, Hashable {
         }
         // In nanoseconds since the epoch, saturating, so that no age traps: one beyond the epoch takes nothing. An age
         // of 0 (or less) takes every directory, one changed this very second or later (a clock set back) too.
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let (difference, overflow) = Self.nanoseconds(now.tv_sec, now.tv_nsec).subtractingReportingOverflow(
+        let current = Self.now()
+        let (difference, overflow) = current.subtractingReportingOverflow(
             Self.nanoseconds(Int(age.components.seconds), Int(age.components.attoseconds / 1_000_000_000)))
         let cutoff = overflow ? Int64.min : difference
-        let current = Self.nanoseconds(now.tv_sec, now.tv_nsec)
         var removed = 0
         var redated = 0
         var left: [GarbageCollection.Leftover] = []
@@ -81,7 +80,14 @@ public struct AttachmentStore: Sendable, Hashable {
             else { continue }
             let changed = Self.nanoseconds(info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
             guard age <= .zero || changed < cutoff else {
-                if age > .zero, changed > current, directory.markChangedNow(name) { redated += 1 }
+                guard age > .zero, changed > current.addingReportingOverflow(Self.aheadMargin).partialValue,
+                    changed > Self.now().addingReportingOverflow(Self.aheadMargin).partialValue
+                else { continue }
+                if let leftover = directory.markChangedNow(name) {
+                    left.append(leftover)
+                } else {
+                    redated += 1
+                }
                 continue
             }
             if let leftover = directory.removeTree(name) {
@@ -91,6 +97,17 @@ public struct AttachmentStore: Sendable, Hashable {
             }
         }
         return GarbageCollection(removed: removed, left: left, redated: redated)
+    }
+
+    /// How far ahead of the clock a directory's last change must be to be dated now: a minute (a directory made by
+    /// a process while gc lists, a file server's clock a little ahead, are not).
+    static let aheadMargin: Int64 = 60_000_000_000
+
+    /// The clock's time now (CLOCK_REALTIME, which file times follow), in nanoseconds since the epoch.
+    private static func now() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return nanoseconds(now.tv_sec, now.tv_nsec)
     }
 
     /// `seconds` and `nanoseconds` as nanoseconds, saturating.
@@ -119,7 +136,8 @@ public struct GarbageCollection: Sendable, Equatable {
 
     /// How many old attachment directories were removed whole.
     public let removed: Int
-    /// The old attachment directories not all gone, in the order they were met.
+    /// The old attachment directories not all gone, and those dated ahead of the clock that could not be dated now, in
+    /// the order they were met.
     public let left: [Leftover]
     /// How many attachment directories dated ahead of the clock were dated now instead (kept, and removed once the
     /// age has passed from now).

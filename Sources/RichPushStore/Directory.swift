@@ -92,13 +92,34 @@ package final class Directory: Sendable {
         return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
     }
 
-    /// Sets the last change of `name` (a link itself, never followed) to the clock's now, its last access left as it
-    /// is (`utimensat`); false when that fails.
-    package func markChangedNow(_ name: String) -> Bool {
+    /// Sets the last change of the directory `name` in this one to the clock's now, its last access left as it is,
+    /// through a descriptor of it (`futimens`): a link is never followed, and a directory on another file system or
+    /// mount (one mounted there) is not touched, as `removeTree` does not enter it. nil when done or when `name` is
+    /// gone; else why not.
+    package func markChangedNow(_ name: String) -> GarbageCollection.Leftover? {
+        let shown = path + "/" + name
+        let child: Directory
+        do {
+            child = try Directory(opening: Array(name.utf8CString), shown: shown, in: self)
+        } catch {
+            guard error.code != ENOENT else { return nil }
+            return .init(path: shown, reason: Self.notDated("not opened: " + String(cString: strerror(error.code))))
+        }
+        guard child.device == device, child.mount == mount else {
+            return .init(path: shown, reason: Self.notDated("another file system is mounted there"))
+        }
         // <sys/stat.h>'s UTIME_OMIT and UTIME_NOW, macros Swift does not import.
         let (omit, now) = ((1 << 30) - 2, (1 << 30) - 1)
         var times = [timespec(tv_sec: 0, tv_nsec: omit), timespec(tv_sec: 0, tv_nsec: now)]
-        return utimensat(descriptor, name, &times, AT_SYMLINK_NOFOLLOW) == 0
+        guard futimens(child.descriptor, &times) == 0 else {
+            return .init(path: shown, reason: Self.notDated(String(cString: strerror(errno))))
+        }
+        return nil
+    }
+
+    /// Why a directory whose last change is ahead of the clock was left: `why` it could not be dated now.
+    private static func notDated(_ why: String) -> String {
+        "its last change is ahead of the clock, and it could not be dated now (\(why))"
     }
 
     /// The names in this directory, without `.` and `..` (`fdopendir` on a duplicate of the descriptor).

@@ -9,8 +9,9 @@ struct GCCommand: ParsableCommand {
             Only directories named as RichPush names them (a UUID) are removed, by descriptors: a symbolic link is
             removed, never followed, and nothing on another file system is entered. Prints how many; names on
             standard error each old directory it could not remove whole, with the first thing left in it and why.
-            A directory dated ahead of the clock (set back since) is dated now instead, and said so: it is removed
-            once --older-than has passed from now, not kept until the clock reaches its date.
+            A directory whose last change is over a minute ahead of the clock (set back since) is dated now instead,
+            and said so on standard error: it is removed once --older-than has passed from now, not kept until the
+            clock reaches its date.
             EXIT STATUS: 0; 1 when an old directory could not be removed whole (the others are removed); 64 on a
             usage error; 70 when the root is refused (a symbolic link, another user's, writable by group or others)
             or cannot be read.
@@ -52,10 +53,9 @@ struct GCCommand: ParsableCommand {
                     "removed \(collection.removed) attachment directories from \(TerminalText.printable(plan.root))\n"
                         .utf8))
             if collection.redated > 0 {
-                Output.write(
-                    Array(
-                        ("dated \(collection.redated) attachment directories dated ahead of the clock now instead: "
-                            + "removed once --older-than has passed from now\n").utf8))
+                Output.error(
+                    "richpush gc: re-dated \(collection.redated) attachment directories whose last change was ahead of "
+                        + "the clock (set back since?): each is removed once --older-than has passed from now")
             }
             guard !collection.left.isEmpty else { return 0 }
             for leftover in collection.left.prefix(shownLeftovers) {

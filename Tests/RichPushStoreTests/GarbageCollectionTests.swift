@@ -61,7 +61,8 @@ struct GarbageCollectionTests {
         defer { scratch.remove() }
         let root = scratch.root
         let (ahead, hidden, fresh) = (attachmentName(), ".spare-" + attachmentName(), attachmentName())
-        for name in [ahead, hidden, fresh] {
+        let nearlyNow = attachmentName()
+        for name in [ahead, hidden, fresh, nearlyNow] {
             try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
         }
         _ = FileManager.default.createFile(atPath: root + "/" + ahead + "/a.jpg", contents: Data([1]))
@@ -69,6 +70,9 @@ struct GarbageCollectionTests {
         var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: tenYears, tv_nsec: 0)]
         #expect(utimensat(AT_FDCWD, root + "/" + ahead, &times, 0) == 0)
         #expect(utimensat(AT_FDCWD, root + "/" + hidden, &times, 0) == 0)
+        // 30 s ahead: within a minute (a process making it while gc lists, a file server's clock), left as it is.
+        var soon = [timespec(tv_sec: time(nil) + 30, tv_nsec: 0), timespec(tv_sec: time(nil) + 30, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, root + "/" + nearlyNow, &soon, 0) == 0)
         var inside = [timespec(tv_sec: tenYears, tv_nsec: 0), timespec(tv_sec: tenYears, tv_nsec: 0)]
         #expect(utimensat(AT_FDCWD, root + "/" + ahead + "/a.jpg", &inside, 0) == 0)
         func status(_ path: String) -> stat {
@@ -80,7 +84,8 @@ struct GarbageCollectionTests {
         #expect(
             try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == Self.removed(0, redated: 2))
         let after = time(nil)
-        #expect(entries(root) == [ahead, hidden, fresh].sorted())
+        #expect(entries(root) == [ahead, hidden, fresh, nearlyNow].sorted())
+        #expect(status(nearlyNow).st_mtim.tv_sec == soon[1].tv_sec, "30 s ahead: left as it is")
         for name in [ahead, hidden] {
             #expect((before...after).contains(status(name).st_mtim.tv_sec), "\(name) dated now")
             #expect(status(name).st_atim.tv_sec == 1_000_000, "\(name)'s last access left")
@@ -90,7 +95,7 @@ struct GarbageCollectionTests {
         #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == Self.removed(0))
         try makeOld(root + "/" + ahead)
         #expect(try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600)) == Self.removed(1))
-        #expect(entries(root) == [hidden, fresh].sorted())
+        #expect(entries(root) == [hidden, fresh, nearlyNow].sorted())
     }
 
     @Test("links under the root, in its place or deeper, are removed or passed over, never followed")
@@ -138,6 +143,36 @@ struct GarbageCollectionTests {
                     removed: 0,
                     left: [.init(path: point, reason: "another file system is mounted there: not entered")]),
             "the directory holding the mount is named, not counted as removed")
+    }
+
+    /// A file system mounted on an attachment directory's name, dated ahead of the clock: its root is not touched.
+    @Test(
+        "a file system mounted on a directory dated ahead of the clock is not dated now, and is named",
+        .enabled(if: canMountTmpfs))
+    func otherDeviceDatedAhead() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let point = root + "/" + attachmentName()
+        try FileManager.default.createDirectory(atPath: point, withIntermediateDirectories: false)
+        #expect(mount("tmpfs", point, "tmpfs", 0, "size=64k") == 0)
+        defer { umount(point) }
+        let tenYears = time(nil) + 315_360_000
+        var times = [timespec(tv_sec: tenYears, tv_nsec: 0), timespec(tv_sec: tenYears, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, point, &times, 0) == 0)
+        let collection = try AttachmentStore(root: root).collectGarbage(olderThan: .seconds(3600))
+        #expect(
+            collection
+                == GarbageCollection(
+                    removed: 0,
+                    left: [
+                        .init(
+                            path: point,
+                            reason:
+                                "its last change is ahead of the clock, and it could not be dated now (another file "
+                                + "system is mounted there)")
+                    ]))
+        var info = stat()
+        #expect(stat(point, &info) == 0 && info.st_mtim.tv_sec == tenYears, "the mounted file system's root touched")
     }
 
     static func removed(_ count: Int, redated: Int = 0) -> GarbageCollection {
