@@ -12,9 +12,9 @@ struct GCCommand: ParsableCommand {
             A directory whose last change is over a minute ahead of the clock (set back since) is dated now instead,
             and said so on standard error: it is removed once --older-than has passed from now, not kept until the
             clock reaches its date.
-            EXIT STATUS: 0; 1 when an old directory could not be removed whole (the others are removed); 64 on a
-            usage error; 70 when the root is refused (a symbolic link, another user's, writable by group or others)
-            or cannot be read.
+            EXIT STATUS: 0; 1 when an old directory could not be removed whole (the others are removed), or one
+            dated ahead of the clock could not be dated now (named as such); 64 on a usage error; 70 when the root is
+            refused (a symbolic link, another user's, writable by group or others) or cannot be read.
             """)
 
     @Option(
