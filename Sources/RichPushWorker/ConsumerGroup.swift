@@ -68,6 +68,40 @@ struct ConsumerGroup: Sendable {
         if let failure { throw failure }
     }
 
+    /// Dead-letters, without reading them, the entries idle longer than `claimIdle` already delivered more than
+    /// `maximumDeliveries` times, among the oldest `overdeliveredLook` pending (XPENDING's extended form): each is
+    /// made this consumer's by its id alone (XCLAIM JUSTID: no payload sent, no delivery counted), then written to
+    /// the dead-letter stream by the server (`deadLetterScript`, which copies its payload there). Returns how many.
+    ///
+    /// Why: the claim that would dead-letter such an entry sends its payload first; an entry too large to arrive
+    /// within the reply timeout over the worker's link had every claim of it cut (`claimCut`), each counting a
+    /// delivery, and stayed pending for good, a claim a `claimEvery` spent on it.
+    func deadLetterOverdelivered(_ connection: RedisConnection, maximumDeliveries: Int) throws(RedisError) -> Int {
+        let idle = String(settings.claimIdle.inMilliseconds)
+        let pending = try connection.run([
+            "XPENDING", settings.stream, settings.group, "IDLE", idle, "-", "+", String(Self.overdeliveredLook),
+        ])
+        var deadLettered = 0
+        for entry in pending.elements {
+            let fields = entry.elements
+            guard fields.count >= 4, let id = fields[0].text, case .integer(let deliveries) = fields[3],
+                deliveries > maximumDeliveries
+            else { continue }
+            let claimed = try connection.run([
+                "XCLAIM", settings.stream, settings.group, settings.consumer, idle, id, "JUSTID",
+            ])
+            guard !claimed.elements.isEmpty else { continue }
+            let reason = WorkerStateMachine.overdelivered(deliveries) + " (dead-lettered unread)"
+            if try write([.deadLetter(id: id, reason: reason, deliveries: deliveries)], connection) == [true] {
+                deadLettered += 1
+            }
+        }
+        return deadLettered
+    }
+
+    /// How many of the oldest pending entries `deadLetterOverdelivered` looks at each time: 16.
+    static let overdeliveredLook = 16
+
     /// How often entry `id` was delivered (XPENDING), or nil when Redis does not say.
     private func deliveries(of id: String, _ connection: RedisConnection) throws(RedisError) -> Int? {
         let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])

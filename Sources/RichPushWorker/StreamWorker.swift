@@ -226,6 +226,7 @@ package final class StreamWorker: LifecycleService {
         let connection = RedisConnection(settings.redis, timeout: .seconds(5))
         var delay = Backoff()
         var warnedOfEarlyReads = false
+        var warnedOfUnreadDeadLetters = false
         defer { event { $0.readerHasStopped() } }
         while true {
             let action = core.withLock { $0.machine.nextRead(now: .now) }
@@ -242,6 +243,19 @@ package final class StreamWorker: LifecycleService {
                     core.withLock { $0.machine.connectionChecked(now: .now) }
                     delay.reset()
                 case .claim(let count):
+                    // Refused (an ACL without XPENDING or XCLAIM) or failing, it leaves the claim to go on as before.
+                    do throws(RedisError) {
+                        let unread = try group.deadLetterOverdelivered(
+                            connection, maximumDeliveries: settings.maximumDeliveries)
+                        metrics.count(\.deadLettered, by: unread)
+                    } catch {
+                        if !warnedOfUnreadDeadLetters {
+                            warnedOfUnreadDeadLetters = true
+                            log(
+                                "richpush worker: could not dead-letter entries delivered too often without reading "
+                                    + "them: \(error.description)")
+                        }
+                    }
                     do throws(RedisError) {
                         try group.claim(
                             connection, count: count,

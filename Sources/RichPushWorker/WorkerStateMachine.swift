@@ -152,8 +152,11 @@ struct WorkerStateMachine {
     /// What becomes of an entry delivered `deliveries` times.
     func disposition(deliveries: Int) -> Disposition {
         guard deliveries > maximumDeliveries else { return .process }
-        return .deadLetter(reason: "delivered \(deliveries) times without a result")
+        return .deadLetter(reason: Self.overdelivered(deliveries))
     }
+
+    /// Why an entry delivered `deliveries` times goes to the dead-letter stream.
+    static func overdelivered(_ deliveries: Int) -> String { "delivered \(deliveries) times without a result" }
 
     /// Whether the worker is ready: reading, Redis answering, and the last write not failed.
     var isReady: Bool { slots.open && connected && writeFailure == nil }

@@ -374,6 +374,33 @@ struct WorkerTests {
         #expect(try await second.waitForExit(within: .seconds(30)) == 0)
     }
 
+    /// An entry whose every claim was cut (too large to arrive within the reply timeout over the worker's link)
+    /// counted a delivery each time and was never read whole: it is dead-lettered without being read again.
+    @Test("an entry pending for another consumer, delivered more than --max-deliveries times, is dead-lettered unread")
+    func deadLetterUnread() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let admin = redis.client()
+        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let payload = Self.payload(bed.url("/media/photo.jpg"))
+        let id = try redis.add("in", [("payload", payload)])
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "gone", "COUNT", "1", "STREAMS", "in", ">"])
+        _ = try admin.run(["XCLAIM", "in", "g", "gone", "0", id, "RETRYCOUNT", "9", "JUSTID"])
+        let worker = try WorkerProcess(
+            arguments(bed, redis, ["--consumer", "b", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "3"]))
+        try await waitUntil("the dead letter", within: .seconds(30)) { try redis.entries("in:dead").count == 1 }
+        let dead = try #require(try redis.entries("in:dead").first, "\(worker.stderr)")
+        #expect(dead.fields["source"] == id)
+        #expect(dead.fields["payload"] == payload)
+        #expect(dead.fields["deliveries"] == "9")
+        #expect(dead.fields["reason"] == "delivered 9 times without a result (dead-lettered unread)")
+        #expect(try redis.pending("in", "g") == 0)
+        #expect(try redis.entries("out").isEmpty)
+        #expect(bed.origin.exchanges.isEmpty, "a dead-lettered entry is not fetched")
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
     @Test("a worker whose entry was claimed by another meanwhile writes nothing for it")
     func lostOwnership() async throws {
         let bed = try TestBed()
@@ -1236,6 +1263,54 @@ struct StreamEntryReadingTests {
 
 @Suite("Worker: a claim's entries")
 struct WorkerClaimTests {
+    @Test(
+        """
+        entries idle past --claim-idle and delivered more than --max-deliveries times are dead-lettered unread: \
+        claimed by id alone, their payload copied by the server; the others are left pending
+        """)
+    func overdeliveredUnread() async throws {
+        let redis = try RedisServer(password: WorkerTests.password)
+        let admin = redis.client()
+        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let ids = try (0..<3).map { try redis.add("in", [("payload", #"{"n":\#($0)}"#)]) }
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "gone", "COUNT", "3", "STREAMS", "in", ">"])
+        // Delivered 5, 3 and 4 times (an entry whose every claim was cut counts a delivery each time).
+        for (id, count) in zip(ids, [5, 3, 4]) {
+            _ = try admin.run(["XCLAIM", "in", "g", "gone", "0", id, "RETRYCOUNT", String(count), "JUSTID"])
+        }
+        var settings = StreamWorker.Settings(
+            redis: try RedisAddress(parsing: "unix://" + redis.socketPath), stream: "in", group: "g", output: "out",
+            consumer: "a", deadLetter: "in:dead")
+        settings.redis.password = Array(WorkerTests.password.utf8)
+        settings.maximumDeliveries = 3
+        // Not idle long enough: nothing.
+        settings.claimIdle = .seconds(3600)
+        #expect(
+            try ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in }).deadLetterOverdelivered(
+                redis.client(), maximumDeliveries: 3) == 0)
+        settings.claimIdle = .zero
+        let group = ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in })
+        #expect(try group.deadLetterOverdelivered(redis.client(), maximumDeliveries: 3) == 2)
+        let dead = try admin.run(["XRANGE", "in:dead", "-", "+"]).elements.map { entry in
+            let fields = entry.elements.last?.elements.compactMap(\.text) ?? []
+            return Dictionary(
+                uniqueKeysWithValues: stride(from: 0, to: fields.count - 1, by: 2).map {
+                    (fields[$0], fields[$0 + 1])
+                })
+        }
+        #expect(dead.map { $0["source"] } == [ids[0], ids[2]])
+        #expect(dead.map { $0["payload"] } == [#"{"n":0}"#, #"{"n":2}"#])
+        #expect(
+            dead.map { $0["reason"] } == [
+                "delivered 5 times without a result (dead-lettered unread)",
+                "delivered 4 times without a result (dead-lettered unread)",
+            ])
+        #expect(dead.map { $0["deliveries"] } == ["5", "4"])
+        let pending = try admin.run(["XPENDING", "in", "g", "-", "+", "10"]).elements
+        #expect(pending.map { $0.elements.first?.text } == [ids[1]], "only the entry delivered 3 times left")
+        #expect(pending.first?.elements[1].text == "gone")
+    }
+
     @Test(
         """
         a claim whose XPENDING fails still hands over every entry XAUTOCLAIM gave this consumer, as delivered twice, \
