@@ -291,22 +291,26 @@ public final class Fetcher: Sendable {
     ///   all that was read.
     package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<Probed, FetchFailure> {
         let first = await probe(url, deadline: deadline, bytes: 0)
-        guard case .success(var found) = first else { return first }
+        guard case .success(var found) = first, let transformStep, TransformStep.codedTypes.contains(found.type) else {
+            return first
+        }
         let window = found.head
+        // Each answer's boxes read once: for its refusal, and for how many first bytes would show more.
+        var coded = HEIFCodedFrames.read(found.head, prefix: true)
+        found.codedPixelRefusal = transformStep.codedPixelRefusal(firstBytes: coded, type: found.type)
         for _ in 0..<Self.heifProbeRounds {
-            guard transformStep != nil, TransformStep.codedTypes.contains(found.type), !found.whole,
-                found.head.count < Self.heifProbeBytes,
-                let wanted = HEIFCodedFrames.read(found.head, prefix: true).wanted
-            else { break }
+            guard !found.whole, found.head.count < Self.heifProbeBytes, let wanted = coded.wanted else { break }
             // Nothing past the window is held while the next answer comes: the caller keeps its probes until all of
             // a payload's are in (`explain`), and they may be many (`serve`); those in flight are reserved in the
             // loop's memory (`MediaBody`). A later answer that is shorter, or of another type, changes nothing.
             let read = found.head.count
             found.head = window
             let asked = min(wanted, Self.heifProbeBytes)
-            guard case .success(let more) = await probe(url, deadline: deadline, bytes: asked),
+            guard case .success(var more) = await probe(url, deadline: deadline, bytes: asked),
                 more.type == found.type, more.head.count > read
             else { break }
+            coded = HEIFCodedFrames.read(more.head, prefix: true)
+            more.codedPixelRefusal = transformStep.codedPixelRefusal(firstBytes: coded, type: more.type)
             found = more
         }
         found.head = window
@@ -319,7 +323,7 @@ public final class Fetcher: Sendable {
     /// items' first data).
     static let heifProbeRounds = 3
 
-    /// A probe keeping the first `bytes` (at least the sniffing window), its frames judged over them.
+    /// A probe keeping the first `bytes` (at least the sniffing window).
     private func probe(_ url: String, deadline: ContinuousClock.Instant, bytes: Int) async
         -> Result<Probed, FetchFailure>
     {
@@ -328,10 +332,7 @@ public final class Fetcher: Sendable {
         switch await loop.fetch(request) {
         case .probed(let type, let bytes, let head, let whole):
             let declared = MediaStructure.declared(byHead: head, type: type)
-            return .success(
-                Probed(
-                    type: type, bytes: bytes, declared: declared, head: head, whole: whole,
-                    codedPixelRefusal: transformStep?.codedPixelRefusal(head: head, type: type)))
+            return .success(Probed(type: type, bytes: bytes, declared: declared, head: head, whole: whole))
         case .failed(let failure): return .failure(failure)
         case .stored, .held, .notModified: preconditionFailure("a probe stores nothing and sends no validators")
         }

@@ -80,8 +80,8 @@ public struct AttachmentStore: Sendable, Hashable {
             else { continue }
             let changed = Self.nanoseconds(info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
             guard age <= .zero || changed < cutoff else {
-                guard age > .zero, changed > current.addingReportingOverflow(Self.aheadMargin).partialValue,
-                    changed > Self.now().addingReportingOverflow(Self.aheadMargin).partialValue
+                // Against the clock now, not the walk's start: one made meanwhile is not ahead.
+                guard age > .zero, changed > Self.now().addingReportingOverflow(Self.aheadMargin).partialValue
                 else { continue }
                 if let leftover = directory.markChangedNow(name) {
                     left.append(leftover)

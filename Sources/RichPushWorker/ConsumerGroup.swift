@@ -76,7 +76,7 @@ struct ConsumerGroup: Sendable {
     /// Why: the claim that would dead-letter such an entry sends its payload first; an entry too large to arrive
     /// within the reply timeout over the worker's link had every claim of it cut (`claimCut`), each counting a
     /// delivery, and stayed pending for good, a claim a `claimEvery` spent on it.
-    func deadLetterOverdelivered(_ connection: RedisConnection, maximumDeliveries: Int) throws(RedisError) -> Int {
+    func deadLetterOverdelivered(_ connection: RedisConnection) throws(RedisError) -> Int {
         let idle = String(settings.claimIdle.inMilliseconds)
         let pending = try connection.run([
             "XPENDING", settings.stream, settings.group, "IDLE", idle, "-", "+", String(Self.overdeliveredLook),
@@ -85,7 +85,7 @@ struct ConsumerGroup: Sendable {
         for entry in pending.elements {
             let fields = entry.elements
             guard fields.count >= 4, let id = fields[0].text, case .integer(let deliveries) = fields[3],
-                deliveries > maximumDeliveries
+                deliveries > settings.maximumDeliveries
             else { continue }
             let claimed = try connection.run([
                 "XCLAIM", settings.stream, settings.group, settings.consumer, idle, id, "JUSTID",

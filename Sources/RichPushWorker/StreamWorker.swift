@@ -245,8 +245,7 @@ package final class StreamWorker: LifecycleService {
                 case .claim(let count):
                     // Refused (an ACL without XPENDING or XCLAIM) or failing, it leaves the claim to go on as before.
                     do throws(RedisError) {
-                        let unread = try group.deadLetterOverdelivered(
-                            connection, maximumDeliveries: settings.maximumDeliveries)
+                        let unread = try group.deadLetterOverdelivered(connection)
                         metrics.count(\.deadLettered, by: unread)
                     } catch {
                         if !warnedOfUnreadDeadLetters {

@@ -1287,10 +1287,10 @@ struct WorkerClaimTests {
         settings.claimIdle = .seconds(3600)
         #expect(
             try ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in }).deadLetterOverdelivered(
-                redis.client(), maximumDeliveries: 3) == 0)
+                redis.client()) == 0)
         settings.claimIdle = .zero
         let group = ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in })
-        #expect(try group.deadLetterOverdelivered(redis.client(), maximumDeliveries: 3) == 2)
+        #expect(try group.deadLetterOverdelivered(redis.client()) == 2)
         let dead = try admin.run(["XRANGE", "in:dead", "-", "+"]).elements.map { entry in
             let fields = entry.elements.last?.elements.compactMap(\.text) ?? []
             return Dictionary(

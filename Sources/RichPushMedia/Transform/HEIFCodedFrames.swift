@@ -137,8 +137,6 @@ extension HEIFCodedFrames {
         let prefix: Bool
         /// In `prefix`, the end of the furthest item data found cut by the bytes read or past them.
         var wanted = 0
-        /// In `prefix`, whether the last item's data read was cut by the bytes read, or lay past them.
-        var dataCut = false
 
         init(bytes: [UInt8], prefix: Bool) {
             self.bytes = bytes
@@ -157,6 +155,14 @@ extension HEIFCodedFrames {
         }
 
         /// The boxes from `lower` to `upper`; none when `lower` is past `upper`.
+        /// The header of the box at `start`: its size (nil for 0: to the end of what holds it), the header's length (8,
+        /// or 16 with a 64-bit size) and its type; nil where the header is not all within the bytes.
+        func header(at start: Int) -> (size: Int?, length: Int, type: Int)? {
+            guard let size = integer(start, 4), let type = integer(start + 4, 4) else { return nil }
+            guard size == 1 else { return (size == 0 ? nil : size, 8, type) }
+            return integer(start + 8, 8).map { ($0, 16, type) }
+        }
+
         func boxes(from lower: Int, to upper: Int) throws(Stop) -> [Box] {
             var found: [Box] = []
             var start = lower
@@ -164,15 +170,8 @@ extension HEIFCodedFrames {
                 guard found.count < HEIFCodedFrames.maximumBoxes else {
                     throw Stop(refusal: .unbounded("more than \(HEIFCodedFrames.maximumBoxes) boxes in one box"))
                 }
-                guard var size = integer(start, 4) else { break }
-                var header = 8
-                if size == 1 {
-                    guard let large = integer(start + 8, 8) else { break }
-                    size = large
-                    header = 16
-                } else if size == 0 {
-                    size = upper - start
-                }
+                guard let (declared, header, _) = self.header(at: start) else { break }
+                let size = declared ?? upper - start
                 guard size >= header, size <= upper - start else { break }
                 let type = String(decoding: bytes[(start + 4)..<(start + 8)], as: UTF8.self)
                 found.append(Box(type: type, payload: (start + header)..<(start + size)))
@@ -193,15 +192,9 @@ extension HEIFCodedFrames {
         func cutBeforeMeta() -> Int? {
             var start = 0
             for _ in 0..<HEIFCodedFrames.maximumBoxes {
-                guard var size = integer(start, 4), let type = integer(start + 4, 4) else {
-                    return start < bytes.count ? Int.max : nil
-                }
-                if size == 1 {
-                    guard let large = integer(start + 8, 8) else { return Int.max }
-                    size = large
-                } else if size == 0 {
-                    return Int.max
-                }
+                guard start < bytes.count else { return nil }
+                // A header cut, or a box running to the file's end (size 0).
+                guard let (declared, _, type) = header(at: start), let size = declared else { return Int.max }
                 let (end, overflow) = start.addingReportingOverflow(size)
                 guard !overflow, size >= 8 else { return nil }
                 let isMeta = type == 0x6D65_7461  // "meta"
@@ -393,16 +386,16 @@ extension HEIFCodedFrames {
             return name.hasSuffix("auxid:1") || name.hasSuffix("auxiliary:alpha")
         }
 
-        /// The byte ranges of an item's data, within the file (construction method 0) or `idat` (1).
-        mutating func dataRanges(_ location: Location, idat: Range<Int>?) -> [Range<Int>] {
-            dataCut = false
+        /// The byte ranges of an item's data, within the file (construction method 0) or `idat` (1), and (in `prefix`)
+        /// whether the bytes read cut it or end before it.
+        mutating func dataRanges(_ location: Location, idat: Range<Int>?) -> (ranges: [Range<Int>], cut: Bool) {
             let space: Range<Int>
             switch location.method {
             case 0: space = 0..<bytes.count
             case 1:
-                guard let idat else { return [] }
+                guard let idat else { return ([], false) }
                 space = idat
-            default: return []
+            default: return ([], false)
             }
             // In the file's first bytes alone, an extent past them, or cut by their end (or running to the file's
             // end), ends what is known of the stream (`idat` lies whole in the `meta` box read).
@@ -413,11 +406,9 @@ extension HEIFCodedFrames {
                 let (first, overflowAgain) = start.addingReportingOverflow(extent.offset)
                 guard !overflow, !overflowAgain, first >= space.lowerBound, first < space.upperBound else {
                     if cut {
-                        if !overflow, !overflowAgain, first >= space.upperBound {
-                            want(first, extent.length)
-                            dataCut = true
-                        }
-                        break
+                        guard !overflow, !overflowAgain, first >= space.upperBound else { break }
+                        want(first, extent.length)
+                        return (ranges, true)
                     }
                     continue
                 }
@@ -425,11 +416,10 @@ extension HEIFCodedFrames {
                 ranges.append(first..<(whole ? first + extent.length : space.upperBound))
                 if cut, !whole {
                     want(first, extent.length)
-                    dataCut = true
-                    break
+                    return (ranges, true)
                 }
             }
-            return ranges
+            return (ranges, false)
         }
 
         /// Notes that the extent of `length` bytes (0: to the file's end) at `first` is wanted, as far as its first
@@ -440,10 +430,13 @@ extension HEIFCodedFrames {
             wanted = max(wanted, overflow ? Int.max : end)
         }
 
-        /// An item's data as its decoder gets it: its one extent in place, or its extents joined.
-        mutating func data(_ location: Location, idat: Range<Int>?) throws(Stop) -> ([UInt8], Range<Int>)? {
-            let ranges = dataRanges(location, idat: idat)
-            guard ranges.count > 1 else { return ranges.first.map { (bytes, $0) } }
+        /// An item's data as its decoder gets it: its one extent in place, or its extents joined (nil when none); and
+        /// whether the bytes read cut it (`dataRanges`).
+        mutating func data(_ location: Location, idat: Range<Int>?) throws(Stop) -> (
+            data: ([UInt8], Range<Int>)?, cut: Bool
+        ) {
+            let (ranges, cut) = dataRanges(location, idat: idat)
+            guard ranges.count > 1 else { return (ranges.first.map { (bytes, $0) }, cut) }
             var joined: [UInt8] = []
             for range in ranges {
                 self.joined += range.count
@@ -454,7 +447,7 @@ extension HEIFCodedFrames {
                 }
                 joined += bytes[range]
             }
-            return (joined, 0..<joined.count)
+            return ((joined, 0..<joined.count), cut)
         }
 
         mutating func frame(
@@ -483,10 +476,11 @@ extension HEIFCodedFrames {
             }
             var cut = false
             if let location {
-                if let (data, range) = try data(location, idat: idat) {
+                let read = try data(location, idat: idat)
+                if let (data, range) = read.data {
                     sizes += codec == "HEVC" ? try hevcUnits(data, range) : try av1Units(data, range)
                 }
-                cut = dataCut
+                cut = read.cut
             }
             let found = sizes.map { Frame(item: item, codec: codec, width: $0.0, height: $0.1, fromProperty: false) }
             if let largest = found.max(by: { $0.pixels < $1.pixels }) { return largest }

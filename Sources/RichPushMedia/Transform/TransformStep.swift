@@ -474,14 +474,12 @@ final class TransformStep: Sendable {
         return codedPixelRefusal(HEIFCodedFrames.read(bytes), type: media.type, declared: header)
     }
 
-    /// The refusal `codedPixelRefusal(_:header:)` makes, as far as `head`, a probe's first bytes, shows it (`explain`,
-    /// which has no header: the primary item's `ispe` is named instead): a refusal for more work than is read, or for
-    /// frames whose sequence headers are in them; nil where what it needs lies past them (a `meta` box longer than the
-    /// head, an AV1 sequence header in item data further on), which cannot be told from a file its decoder would not
-    /// read.
-    func codedPixelRefusal(head: [UInt8], type: MediaType) -> FetchFailure? {
-        guard Self.codedTypes.contains(type) else { return nil }
-        let coded = HEIFCodedFrames.read(head, prefix: true)
+    /// The refusal `codedPixelRefusal(_:header:)` makes, as far as a probe's first bytes show it (`coded`, read from
+    /// them with `prefix`; `explain`, which has no header: the primary item's `ispe` is named instead): a refusal for
+    /// more work than is read, or for frames whose sequence headers are in them; nil where what it needs lies past
+    /// them (a `meta` box longer than they are, an AV1 sequence header in item data further on), which cannot be told
+    /// from a file its decoder would not read.
+    func codedPixelRefusal(firstBytes coded: HEIFCodedFrames, type: MediaType) -> FetchFailure? {
         if case .unreadable = coded.refusal { return nil }
         return codedPixelRefusal(coded, type: type, declared: coded.declared.map { ImageHeader(size: $0) })
     }
