@@ -4,8 +4,8 @@ import Testing
 
 @testable import RichPushMedia
 
-/// The sniffer's signature rules (`MagicHandle(signatures:)`), asked before the system's libmagic database: they name
-/// a type only where the database names the same one.
+/// The types a head's opening bytes name (`MediaSignature`), asked before libmagic's database: never another medium
+/// than the database names, and the same type for random heads.
 @Suite("Sniff signatures")
 struct SniffSignatureTests {
     /// A signature rule's bytes: `bytes` at `offset`, and the rule's MIME type.
@@ -66,64 +66,129 @@ struct SniffSignatureTests {
             for part in signature.parts {
                 head.replaceSubrange(part.offset..<part.offset + part.bytes.count, with: part.bytes)
             }
-            // A DOS boot sector's mark, which the database ranks above ISO Media, RIFF and IFF: `bootSectorMark`.
+            // A DOS boot sector's mark, which the database ranks above ISO Media, RIFF and IFF: `otherFormatsMarks`.
             if head.count >= 512, head[510] == 0x55, head[511] == 0xAA { head[511] = 0 }
             return head
         }
     }
 
+    /// The MIME type the opening bytes name, or nil.
+    static func named(_ head: [UInt8]) -> String? { head.withUnsafeBytes { MediaSignature.mimeType($0) } }
+
     @Test(
-        "the signature rules load, and name each fixture of their types as the database does",
+        "the opening bytes name each fixture of their types as libmagic's database does, and no other",
         arguments: [
             ("photo.jpg", "image/jpeg"), ("logo.png", "image/png"), ("anim.gif", "image/gif"),
-            ("chime.wav", "audio/x-wav"),
-            ("clip.avi", "video/x-msvideo"), ("chime.aiff", "audio/x-aiff"), ("clip.mp4", "video/mp4"),
-            ("chime.m4a", "audio/x-m4a"),
+            ("chime.wav", "audio/x-wav"), ("clip.avi", "video/x-msvideo"), ("chime.aiff", "audio/x-aiff"),
+            ("clip.mp4", "video/mp4"), ("chime.m4a", "audio/x-m4a"),
             // Left to the database.
-            ("photo.heic", "application/octet-stream"), ("banner.webp", "application/octet-stream"),
-            ("chime.mp3", "application/octet-stream"), ("error-page.html", "application/octet-stream"),
-            ("photo.avif", "application/octet-stream"), ("clip-mpeg2.mpg", "application/octet-stream"),
-        ])
-    func fixtures(_ name: String, _ mime: String) throws {
-        let signatures = try MagicHandle(signatures: ())
+            ("photo.heic", nil), ("banner.webp", nil), ("chime.mp3", nil), ("error-page.html", nil),
+            ("photo.avif", nil),
+            ("clip-mpeg2.mpg", nil), ("photo.bmp", nil), ("photo.tiff", nil), ("icon.svg", nil),
+        ] as [(String, String?)])
+    func fixtures(_ name: String, _ mime: String?) throws {
         let database = try MagicHandle()
         let head = Array(fixture(name).prefix(4096))
-        let named = try head.withUnsafeBytes { try signatures.identify($0, mime: true) }
-        #expect(named == mime)
-        if mime != "application/octet-stream" {
-            #expect(try head.withUnsafeBytes { try database.identify($0, mime: true) } == mime)
-        }
-        #expect(try Sniffer().asksSignaturesFirst)
+        #expect(Self.named(head) == mime)
+        if let mime { #expect(try head.withUnsafeBytes { try database.identify($0, mime: true) } == mime) }
     }
 
-    @Test("a signature names a random head only as the system's database names it", arguments: signatures)
+    @Test("the opening bytes name a random head only as libmagic's database names it", arguments: signatures)
     func agreesWithDatabase(_ signature: Signature) throws {
-        let signatures = try MagicHandle(signatures: ())
         let database = try MagicHandle()
         var named = 0
         let heads = Self.heads(signature, count: 1_000, seed: 26)
         for head in heads {
-            let byRule = try head.withUnsafeBytes { try signatures.identify($0, mime: true) }
-            if byRule == "application/octet-stream" { continue }
+            guard let byBytes = Self.named(head) else { continue }
             named += 1
-            #expect(byRule == signature.mime)
+            #expect(byBytes == signature.mime)
             let byDatabase = try head.withUnsafeBytes { try database.identify($0, mime: true) }
-            #expect(byRule == byDatabase, "\(head.prefix(24))... (\(head.count) bytes)")
+            #expect(byBytes == byDatabase, "\(head.prefix(24))... (\(head.count) bytes)")
         }
-        // Only a JPEG's heads of 3 bytes go unnamed (the rule wants a fourth byte, as the database's does).
+        // Only a JPEG's heads of 3 bytes go unnamed (a fourth byte is wanted, as the database's rule does).
         #expect(named >= heads.count * 9 / 10, "\(named) of \(heads.count) named")
     }
 
-    @Test("a head whose bytes 510 and 511 are a DOS boot sector's mark is its type, not data")
-    func bootSectorMark() throws {
-        for (name, type) in [("clip.mp4", MediaType.mp4), ("chime.wav", .wav)] {
-            var head = Array(fixture(name).prefix(4096))
-            head[510] = 0x55
-            head[511] = 0xAA
-            // The system's database alone ranks the boot sector first, and names no type for it.
-            let database = try MagicHandle()
-            #expect(try head.withUnsafeBytes { try database.identify($0, mime: true) } == "application/octet-stream")
-            #expect(try Sniffer().sniff(head) == .supported(type), "\(name)")
+    static let namedFixtures = [
+        "photo.jpg", "logo.png", "anim.gif", "chime.wav", "clip.avi", "chime.aiff", "clip.mp4", "chime.m4a",
+    ]
+
+    @Test("every fixture cut short, to 0-40 bytes: named only where the database names the same")
+    func shortHeads() throws {
+        let database = try MagicHandle()
+        var named = 0
+        for name in Self.namedFixtures {
+            let whole = fixture(name)
+            for length in 0...40 {
+                let head = Array(whole.prefix(length))
+                guard let byBytes = Self.named(head) else { continue }
+                named += 1
+                let byDatabase = try head.withUnsafeBytes { try database.identify($0, mime: true) }
+                #expect(byDatabase == byBytes, "\(name) \(length)")
+            }
         }
+        #expect(named > 200, "\(named) short heads named")
+    }
+
+    /// The supported types and the images to convert, by libmagic's MIME types.
+    static func isMedia(_ mime: String) -> Bool {
+        MediaType.fromMagic(mime: mime, description: "") != nil || mime == "video/mpeg"
+            || MediaType.convertibleFromMagic(mime: mime) != nil
+    }
+
+    @Test("another medium's signature planted past the opening bytes never makes the database name another medium")
+    func plantedMedia() throws {
+        let database = try MagicHandle()
+        let marks: [[UInt8]] = [
+            [0xFF, 0xD8, 0xFF, 0xE0],
+            [0x89] + Array("PNG\r\n".utf8) + [0x1A, 0x0A, 0, 0, 0, 0x0D] + Array("IHDR".utf8),
+            Array("GIF89a".utf8), Array("RIFF\0\0\0\0WEBPVP8 ".utf8), [0, 0, 0, 0x18] + Array("ftypheic".utf8),
+            [0, 0, 0, 0x18] + Array("ftypavif".utf8), [0, 0, 0, 0x18] + Array("ftypqt  ".utf8),
+            Array("ID3\u{4}\0".utf8),
+            [0xFF, 0xFB, 0x90, 0x64], Array("<svg xmlns".utf8), Array("BM".utf8), Array("II*\0".utf8),
+            [0, 0, 1, 0xBA, 0x44], Array("RIFF\0\0\0\0WAVEfmt ".utf8), Array("FORM\0\0\0\0AIFF".utf8),
+        ]
+        var compared = 0
+        for name in Self.namedFixtures {
+            let original = Array(fixture(name).prefix(4096))
+            let own = try #require(Self.named(original))
+            for mark in marks {
+                for offset in [4, 8, 12, 16, 20, 32, 64, 128, 256, 510, 1024] {
+                    var head = original
+                    head.replaceSubrange(offset..<offset + mark.count, with: mark)
+                    guard let byBytes = Self.named(head) else { continue }
+                    compared += 1
+                    #expect(byBytes == own)
+                    let byDatabase = try head.withUnsafeBytes { try database.identify($0, mime: true) }
+                    #expect(
+                        byDatabase == byBytes || !Self.isMedia(byDatabase),
+                        "\(name), \(mark) at \(offset): \(byDatabase)")
+                }
+            }
+        }
+        #expect(compared > 1_000, "\(compared) planted heads compared")
+    }
+
+    /// Heads of a supported type whose later bytes the database, ranking another format's rule above the type's,
+    /// reads as that format or as data: refused before; the type their opening bytes say now.
+    @Test(
+        "a head carrying another format's marks further on is the type its opening bytes say",
+        arguments: [
+            ("clip.mp4", 510, [0x55, 0xAA], MediaType.mp4, "application/octet-stream"),
+            ("chime.wav", 510, [0x55, 0xAA], .wav, "application/octet-stream"),
+            ("clip.mp4", 256, Array("SEGA".utf8), .mp4, "application/x-genesis-rom"),
+            ("chime.aiff", 4, [0, 0, 0xFF, 0x99], .aiff, "application/vnd.pagemaker"),
+            ("chime.wav", 4, Array("moov".utf8), .wav, "video/quicktime"),
+        ] as [(String, Int, [UInt8], MediaType, String)])
+    func otherFormatsMarks(_ name: String, _ offset: Int, _ mark: [UInt8], _ type: MediaType, _ before: String) throws {
+        var head = Array(fixture(name).prefix(4096))
+        head.replaceSubrange(offset..<offset + mark.count, with: mark)
+        // libmagic's database alone says another format, or data.
+        let database = try MagicHandle()
+        #expect(try head.withUnsafeBytes { try database.identify($0, mime: true) } == before)
+        // On the sniffer's thread and at once alike.
+        let sniffer = try Sniffer()
+        #expect(sniffer.sniff(head) == .supported(type))
+        #expect(head.withUnsafeBytes { sniffer.quickCheck($0) } == .verdict(.supported(type)))
     }
 }

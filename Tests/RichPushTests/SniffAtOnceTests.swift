@@ -137,16 +137,19 @@ struct SniffAtOnceTests {
         }
     }
 
-    @Test("the signatures judged at once: JPEG, PNG, GIF, WebP, ISO media; nothing else, nothing cut short")
+    @Test("the signatures judged at once: JPEG, PNG, GIF, WebP, WAV, AVI, AIFF, ISO media; nothing else or cut short")
     func signatures() {
         let riff = Array("RIFF".utf8) + [0, 0, 0, 0]
         let judged: [[UInt8]] = [
             [0xFF, 0xD8, 0xFF, 0xE0], [0x89] + Array("PNG\r\n".utf8) + [0x1A, 0x0A], Array("GIF87a".utf8),
             Array("GIF89a".utf8), riff + Array("WEBP".utf8), [0, 0, 0, 0x18] + Array("ftypheic".utf8),
+            riff + Array("WAVE".utf8), riff + Array("AVI ".utf8),
+            Array("FORM".utf8) + [0, 0, 0, 0] + Array("AIFF".utf8),
         ]
         for head in judged { #expect(SniffService.opensWithMediaSignature(head), "\(head)") }
         let others: [[UInt8]] = [
-            [], [0xFF, 0xD8], [0x89] + Array("PNG\r\n".utf8) + [0x1A], Array("GIF88a".utf8), riff + Array("WAVE".utf8),
+            [], [0xFF, 0xD8], [0x89] + Array("PNG\r\n".utf8) + [0x1A], Array("GIF88a".utf8), riff + Array("RMID".utf8),
+            Array("FORM".utf8) + [0, 0, 0, 0] + Array("AIFC".utf8), riff + Array("WAV".utf8),
             Array("RIFF".utf8), [0, 0, 0, 0x18] + Array("fty".utf8), Array("ID3".utf8) + [4, 0, 0],
             Array("<html><body>".utf8), Array("\u{FEFF}<svg".utf8),
         ]

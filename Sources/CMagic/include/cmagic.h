@@ -11,11 +11,6 @@ typedef struct cmagic_handle cmagic_handle;
 // copies magic_error() into `error` (at most error_size bytes, NUL-terminated).
 cmagic_handle *cmagic_open(char *error, size_t error_size);
 
-// magic_open(flags) + magic_load of RichPush's signature rules (a few supported types named by their opening
-// bytes), through a file in memory named by /proc/self/fd. NULL on failure (no memfd,
-// no /proc), with the reason in `error`.
-cmagic_handle *cmagic_open_signatures(char *error, size_t error_size);
-
 // magic_setflags: MIME-type output (mime = 1) or descriptions (mime = 0); with text = 0, libmagic's text checks
 // (text, encodings, tokens, CSV, JSON) are skipped. Returns 0 on success.
 int cmagic_set_mode(cmagic_handle *handle, int mime, int text);

@@ -7,24 +7,11 @@ final class MagicHandle {
 
     /// Opens and loads libmagic's database.
     init() throws(SnifferError) {
-        cookie = try Self.open(cmagic_open)
-    }
-
-    /// Opens libmagic with RichPush's signature rules alone (`Sniffer`'s first question): a few supported types by
-    /// the bytes every file of them opens with, each named by the MIME type the system's database gives it; any
-    /// other head is `application/octet-stream`. Throws where the rules cannot be loaded (no memfd or /proc).
-    init(signatures: Void) throws(SnifferError) {
-        cookie = try Self.open(cmagic_open_signatures)
-    }
-
-    private static func open(
-        _ open: (UnsafeMutablePointer<CChar>?, Int) -> OpaquePointer?
-    ) throws(SnifferError) -> OpaquePointer {
         var error = [CChar](repeating: 0, count: 512)
-        guard let cookie = open(&error, error.count) else {
+        guard let cookie = cmagic_open(&error, error.count) else {
             throw SnifferError(detail: String(decoding: error.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self))
         }
-        return cookie
+        self.cookie = cookie
     }
 
     deinit { cmagic_close(cookie) }

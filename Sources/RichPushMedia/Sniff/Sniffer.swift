@@ -19,29 +19,14 @@ final class Sniffer {
 
     // One handle for every question: the database is loaded once (8 MB on Debian 12).
     private let magic: MagicHandle
-    /// RichPush's signature rules (`MagicHandle(signatures:)`), asked first for the MIME type; nil where they could
-    /// not be loaded (no memfd or /proc: every question goes to the system's database).
-    ///
-    /// Why: libmagic tries the system's 3,500 rules in order of strength and a head's answer costs as many as come
-    /// before its type's: 14 us for a JPEG's (214 rules first), 31 for a GIF's, 150 for an MP4's, on the fetch
-    /// loop's thread, which every transfer waits on; the signature rules answer in under 1 us. They name a type only
-    /// where the system's database names the same one (`SniffSignatureTests`), with one kind of exception: a head
-    /// that also matches a rule the database ranks above ISO Media, RIFF or IFF further on (a DOS boot sector's
-    /// `55 AA` at 510, one random head in 65,536) was `application/octet-stream` there and refused; it is its type.
-    private let signatures: MagicHandle?
-
     init() throws(SnifferError) {
         magic = try MagicHandle()
-        signatures = try? MagicHandle(signatures: ())
     }
 
-    /// Whether the signature rules are asked first (they loaded).
-    var asksSignaturesFirst: Bool { signatures != nil }
-
-    /// The MIME type of `bytes`, text checks off: the signature rules' when they name one, else the system
-    /// database's.
+    /// The MIME type of `bytes`, text checks off: the one their opening bytes name (`MediaSignature`), else
+    /// libmagic's.
     private func mimeType(_ bytes: UnsafeRawBufferPointer) throws(SnifferError) -> String {
-        if let named = try? signatures?.identify(bytes, mime: true), named != Self.data { return named }
+        if let named = MediaSignature.mimeType(bytes) { return named }
         return try magic.identify(bytes, mime: true)
     }
 
