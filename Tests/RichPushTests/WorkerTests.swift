@@ -401,6 +401,44 @@ struct WorkerTests {
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
     }
 
+    /// The whole path of an entry too large for the worker's link, end to end: over a link of 8 KB/s (a proxy), a
+    /// claim of a 300 KB entry brings under the 64 KiB each 5 s window must (`SocketSource`), so it is cut
+    /// (`claimCut`), a delivery counted; the next pass finds it delivered more than `--max-deliveries` times and
+    /// dead-letters it unread. An entry of a few hundred bytes goes through the same link whole.
+    @Test("an entry too large for a slow link: its claim is cut, then it is dead-lettered unread; a small one is read")
+    func slowLinkClaimCut() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let admin = redis.client()
+        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        // A payload of 300 KB: an APNs payload with a long custom field, its media a fixture.
+        let large =
+            #"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
+            + #""filler":""# + String(repeating: "x", count: 300_000) + #""}"#
+        let id = try redis.add("in", [("payload", large)])
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "gone", "COUNT", "1", "STREAMS", "in", ">"])
+        let proxy = try ThrottledProxy(upstream: redis.port, bytesPerSecond: 8_000)
+        defer { proxy.stop() }
+        let worker = try WorkerProcess(
+            ["--redis", "redis://127.0.0.1:\(proxy.port)", "--stream", "in", "--group", "g", "--output-stream", "out"]
+                + bed.cliOptions + ["--consumer", "b", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "1"])
+        try await waitUntil("the dead letter", within: .seconds(60)) { try redis.entries("in:dead").count == 1 }
+        let dead = try #require(try redis.entries("in:dead").first, "\(worker.stderr)")
+        #expect(dead.fields["source"] == id)
+        #expect(dead.fields["payload"] == large)
+        #expect(dead.fields["reason"] == "delivered 2 times without a result (dead-lettered unread)")
+        #expect(worker.stderr.contains("timed out reading the reply"), "\(worker.stderr)")
+        #expect(proxy.bytesAnswered < 200_000, "the entry came whole through the link: \(proxy.bytesAnswered) bytes")
+        #expect(bed.origin.exchanges.isEmpty, "the large entry was never read whole, so never fetched")
+        // The link itself works: a small entry is read, fetched and answered through it.
+        let small = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the small entry's result", within: .seconds(60)) { try redis.entries("out").count == 1 }
+        #expect(try redis.entries("out").first?.fields["source"] == small)
+        #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
     @Test("a worker whose entry was claimed by another meanwhile writes nothing for it")
     func lostOwnership() async throws {
         let bed = try TestBed()

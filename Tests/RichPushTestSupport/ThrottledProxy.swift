@@ -1,0 +1,130 @@
+import Foundation
+import Synchronization
+
+/// A slow link: a TCP proxy on a loopback port to a server's loopback `upstream` port, passing what a client sends
+/// at once and what the server answers at `bytesPerSecond` at most (a slice every 20 ms). Each connection is
+/// pumped by a thread of its own; every thread ends when `stop()` is called (or the proxy is freed), when either
+/// side closes, or after `lifetime` at the latest.
+package final class ThrottledProxy: Sendable {
+    /// The port clients connect to.
+    package let port: Int
+    private let listener: Int32
+    private let upstream: Int
+    private let bytesPerSecond: Int
+    private let end: ContinuousClock.Instant
+    private let stopped = Atomic<Bool>(false)
+    private let accepted = Atomic<Int>(0)
+    private let answered = Atomic<Int>(0)
+
+    /// The connections clients made so far.
+    package var connections: Int { accepted.load(ordering: .relaxed) }
+    /// The bytes of the server's answers passed on so far.
+    package var bytesAnswered: Int { answered.load(ordering: .relaxed) }
+
+    package init(upstream: Int, bytesPerSecond: Int, lifetime: Duration = .seconds(120)) throws {
+        let (descriptor, port) = try loopbackSocket()
+        guard listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EINVAL)
+        }
+        listener = descriptor
+        self.port = port
+        self.upstream = upstream
+        self.bytesPerSecond = bytesPerSecond
+        end = .now + lifetime
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    deinit { stop() }
+
+    /// Stops accepting and pumping; the threads close their sockets within one poll (20 ms).
+    package func stop() {
+        stopped.store(true, ordering: .relaxed)
+    }
+
+    private var running: Bool { !stopped.load(ordering: .relaxed) && ContinuousClock.now < end }
+
+    private func acceptLoop() {
+        defer { close(listener) }
+        while running {
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 20) > 0 else { continue }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { continue }
+            accepted.add(1, ordering: .relaxed)
+            guard let server = try? Self.connect(upstream) else {
+                close(client)
+                continue
+            }
+            Thread { [self] in pump(client: client, server: server) }.start()
+        }
+    }
+
+    private static func connect(_ port: Int) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(descriptor)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
+        }
+        return descriptor
+    }
+
+    /// Passes bytes both ways until either side closes: the client's at once, the server's as the rate allows.
+    private func pump(client: Int32, server: Int32) {
+        defer {
+            close(client)
+            close(server)
+        }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var allowance = 0.0
+        var last = ContinuousClock.now
+        while running {
+            let now = ContinuousClock.now
+            allowance = min(
+                allowance + Double(bytesPerSecond) * Self.seconds(now - last), Double(bytesPerSecond) / 50 + 1)
+            last = now
+            // The server is read only while the link has room: what it sends meanwhile waits in the socket.
+            let serverAllowed = Int(allowance)
+            var sockets = [
+                pollfd(fd: client, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: server, events: serverAllowed > 0 ? Int16(POLLIN) : 0, revents: 0),
+            ]
+            guard poll(&sockets, 2, 20) >= 0 || errno == EINTR else { return }
+            if sockets[0].revents != 0 {
+                let count = read(client, &buffer, buffer.count)
+                guard count > 0, Self.writeAll(server, buffer, count) else { return }
+            }
+            if sockets[1].revents != 0, serverAllowed > 0 {
+                let count = read(server, &buffer, min(buffer.count, serverAllowed))
+                guard count > 0, Self.writeAll(client, buffer, count) else { return }
+                allowance -= Double(count)
+                answered.add(count, ordering: .relaxed)
+            }
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ buffer: [UInt8], _ count: Int) -> Bool {
+        var written = 0
+        while written < count {
+            let step = buffer.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, count - written) }
+            if step < 0, errno == EINTR { continue }
+            guard step > 0 else { return false }
+            written += step
+        }
+        return true
+    }
+}
