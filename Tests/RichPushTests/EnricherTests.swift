@@ -327,8 +327,11 @@ struct DeadlineTests {
             let outcomes = LockedValue([EnrichmentResult.Outcome?](repeating: nil, count: count))
             let extensions = (0..<count).map { _ in MediaServiceExtension(enricher: enricher) }
             for index in 0..<count {
-                // Half finish quickly, half drip; expiry is called at spread-out times so both orders happen.
-                let path = index % 2 == 0 ? "/media/photo.jpg" : "/drip/logo.png?bytes=200&ms=30"
+                // Half finish quickly, half drip; expiry is called at spread-out times so both orders happen. The
+                // drips take from ~150 ms to ~1 s (1,046 bytes, 200 every 30 to 210 ms): at 30 ms a step alone, under
+                // a loaded full run every one had finished before the expiry loop reached it, and none expired.
+                let step = 30 + index % 7 * 30
+                let path = index % 2 == 0 ? "/media/photo.jpg" : "/drip/logo.png?bytes=200&ms=\(step)"
                 let payload = try bed.payload(#"{"aps":{"mutable-content":1},"adb_media":"ORIGIN\#(path)"}"#)
                 extensions[index].didReceive(payload, deadline: .now + .seconds(10)) { result in
                     deliveries.withLock { $0[index] += 1 }
