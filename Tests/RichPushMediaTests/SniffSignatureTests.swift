@@ -75,17 +75,21 @@ struct SniffSignatureTests {
     /// The MIME type the opening bytes name, or nil.
     static func named(_ head: [UInt8]) -> String? { head.withUnsafeBytes { MediaSignature.mimeType($0) } }
 
+    /// Fixtures and the MIME type their opening bytes name (nil: left to the database).
+    static let fixtureTypes: [(String, String?)] = [
+        ("photo.jpg", "image/jpeg"), ("logo.png", "image/png"), ("anim.gif", "image/gif"), ("chime.wav", "audio/x-wav"),
+        ("clip.avi", "video/x-msvideo"), ("chime.aiff", "audio/x-aiff"), ("clip.mp4", "video/mp4"),
+        ("chime.m4a", "audio/x-m4a"), ("photo.heic", nil), ("banner.webp", nil), ("chime.mp3", nil),
+        ("error-page.html", nil), ("photo.avif", nil), ("clip-mpeg2.mpg", nil), ("photo.bmp", nil), ("photo.tiff", nil),
+        ("icon.svg", nil),
+    ]
+
+    /// The fixtures their opening bytes name.
+    static let namedFixtures = fixtureTypes.compactMap { $0.1 == nil ? nil : $0.0 }
+
     @Test(
         "the opening bytes name each fixture of their types as libmagic's database does, and no other",
-        arguments: [
-            ("photo.jpg", "image/jpeg"), ("logo.png", "image/png"), ("anim.gif", "image/gif"),
-            ("chime.wav", "audio/x-wav"), ("clip.avi", "video/x-msvideo"), ("chime.aiff", "audio/x-aiff"),
-            ("clip.mp4", "video/mp4"), ("chime.m4a", "audio/x-m4a"),
-            // Left to the database.
-            ("photo.heic", nil), ("banner.webp", nil), ("chime.mp3", nil), ("error-page.html", nil),
-            ("photo.avif", nil),
-            ("clip-mpeg2.mpg", nil), ("photo.bmp", nil), ("photo.tiff", nil), ("icon.svg", nil),
-        ] as [(String, String?)])
+        arguments: fixtureTypes)
     func fixtures(_ name: String, _ mime: String?) throws {
         let database = try MagicHandle()
         let head = Array(fixture(name).prefix(4096))
@@ -108,10 +112,6 @@ struct SniffSignatureTests {
         // Only a JPEG's heads of 3 bytes go unnamed (a fourth byte is wanted, as the database's rule does).
         #expect(named >= heads.count * 9 / 10, "\(named) of \(heads.count) named")
     }
-
-    static let namedFixtures = [
-        "photo.jpg", "logo.png", "anim.gif", "chime.wav", "clip.avi", "chime.aiff", "clip.mp4", "chime.m4a",
-    ]
 
     @Test("every fixture cut short, to 0-40 bytes: named only where the database names the same")
     func shortHeads() throws {

@@ -90,16 +90,7 @@ package func boundSocket(_ port: Int, reuseAddress: Bool) -> Int32? {
     guard fd >= 0 else { return nil }
     var yes: Int32 = 1
     if reuseAddress { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard bound == 0 else {
+    guard withSocketAddress("127.0.0.1", port: port, { bind(fd, $0, $1) }) == 0 else {
         close(fd)
         return nil
     }

@@ -33,31 +33,18 @@ package final class HTTPConnection: @unchecked Sendable {
     /// Connects to `port` on 127.0.0.1 from `source` (another loopback address makes another client); with
     /// `receiveBuffer`, the socket's receive buffer is that small (set before connecting, so the window the server
     /// sees is small too): for a client that does not read.
-    /// Calls `body` with the IPv4 socket address of `host` (dotted) and `port`, and its length.
-    private static func withAddress(
-        _ host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
-    ) -> Int32 {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr(host)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-    }
-
     package init(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        let bound = Self.withAddress(source, port: 0) { bind(descriptor, $0, $1) }
+        let bound = withSocketAddress(source, port: 0) { bind(descriptor, $0, $1) }
         guard bound == 0 else {
             let reason = String(cString: strerror(errno))
             disconnect()
             throw ServeFailure("bind to \(source): \(reason)")
         }
-        let connected = Self.withAddress("127.0.0.1", port: port) { connect(descriptor, $0, $1) }
+        let connected = withSocketAddress("127.0.0.1", port: port) { connect(descriptor, $0, $1) }
         guard connected == 0 else {
             let reason = String(cString: strerror(errno))
             // Through disconnect(), which marks the descriptor closed: a class whose initializer throws once every

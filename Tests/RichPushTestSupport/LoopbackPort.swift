@@ -29,3 +29,16 @@ package func freePort() throws -> Int {
     close(descriptor)
     return port
 }
+
+/// Calls `body` with the IPv4 socket address of `host` (dotted) and `port`, and its length.
+package func withSocketAddress(
+    _ host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+) -> Int32 {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr(host)
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+}

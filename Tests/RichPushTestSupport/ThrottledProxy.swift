@@ -3,8 +3,8 @@ import Synchronization
 
 /// A slow link: a TCP proxy on a loopback port to a server's loopback `upstream` port, passing what a client sends
 /// at once and what the server answers at `bytesPerSecond` at most (a slice every 20 ms). Each connection is
-/// pumped by a thread of its own; every thread ends when `stop()` is called (or the proxy is freed), when either
-/// side closes, or after `lifetime` at the latest.
+/// pumped by a thread of its own; every thread ends when `stop()` is called, when either side closes, or after
+/// `lifetime` at the latest (the threads hold the proxy until then: call `stop()`).
 package final class ThrottledProxy: Sendable {
     /// The port clients connect to.
     package let port: Int
@@ -13,11 +13,8 @@ package final class ThrottledProxy: Sendable {
     private let bytesPerSecond: Int
     private let end: ContinuousClock.Instant
     private let stopped = Atomic<Bool>(false)
-    private let accepted = Atomic<Int>(0)
     private let answered = Atomic<Int>(0)
 
-    /// The connections clients made so far.
-    package var connections: Int { accepted.load(ordering: .relaxed) }
     /// The bytes of the server's answers passed on so far.
     package var bytesAnswered: Int { answered.load(ordering: .relaxed) }
 
@@ -35,8 +32,6 @@ package final class ThrottledProxy: Sendable {
         Thread { [self] in acceptLoop() }.start()
     }
 
-    deinit { stop() }
-
     /// Stops accepting and pumping; the threads close their sockets within one poll (20 ms).
     package func stop() {
         stopped.store(true, ordering: .relaxed)
@@ -51,7 +46,6 @@ package final class ThrottledProxy: Sendable {
             guard poll(&ready, 1, 20) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
-            accepted.add(1, ordering: .relaxed)
             guard let server = try? Self.connect(upstream) else {
                 close(client)
                 continue
@@ -63,16 +57,7 @@ package final class ThrottledProxy: Sendable {
     private static func connect(_ port: Int) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else {
+        guard withSocketAddress("127.0.0.1", port: port, { Glibc.connect(descriptor, $0, $1) }) == 0 else {
             close(descriptor)
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
         }

@@ -218,8 +218,21 @@ struct WorkerTests {
         #"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(url)"}"#
     }
 
-    func arguments(_ bed: TestBed, _ redis: RedisServer, _ extra: [String] = []) -> [String] {
-        ["--redis", redis.url, "--stream", "in", "--group", "g", "--output-stream", "out"] + bed.cliOptions + extra
+    /// A worker's arguments for `redis`'s stream `in`, group `g`, output `out`; `url` in place of the server's own
+    /// (a proxy before it).
+    func arguments(_ bed: TestBed, _ redis: RedisServer, _ extra: [String] = [], url: String? = nil) -> [String] {
+        ["--redis", url ?? redis.url, "--stream", "in", "--group", "g", "--output-stream", "out"] + bed.cliOptions
+            + extra
+    }
+
+    /// Adds an entry of `payload` to the stream `in`, of a new group `g`, and delivers it to the consumer `gone`
+    /// (who never answers): it is pending, delivered once. Returns its id.
+    func pendingForGone(_ redis: RedisServer, payload: String) throws -> String {
+        let admin = redis.client()
+        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let id = try redis.add("in", [("payload", payload)])
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "gone", "COUNT", "1", "STREAMS", "in", ">"])
+        return id
     }
 
     /// The worker's /metrics on `port` (`--metrics-listen`); empty while it does not answer.
@@ -380,12 +393,9 @@ struct WorkerTests {
     func deadLetterUnread() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
-        let admin = redis.client()
-        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
         let payload = Self.payload(bed.url("/media/photo.jpg"))
-        let id = try redis.add("in", [("payload", payload)])
-        _ = try admin.run(["XREADGROUP", "GROUP", "g", "gone", "COUNT", "1", "STREAMS", "in", ">"])
-        _ = try admin.run(["XCLAIM", "in", "g", "gone", "0", id, "RETRYCOUNT", "9", "JUSTID"])
+        let id = try pendingForGone(redis, payload: payload)
+        _ = try redis.client().run(["XCLAIM", "in", "g", "gone", "0", id, "RETRYCOUNT", "9", "JUSTID"])
         let worker = try WorkerProcess(
             arguments(bed, redis, ["--consumer", "b", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "3"]))
         try await waitUntil("the dead letter", within: .seconds(30)) { try redis.entries("in:dead").count == 1 }
@@ -409,19 +419,17 @@ struct WorkerTests {
     func slowLinkClaimCut() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
-        let admin = redis.client()
-        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
         // A payload of 300 KB: an APNs payload with a long custom field, its media a fixture.
         let large =
             #"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
             + #""filler":""# + String(repeating: "x", count: 300_000) + #""}"#
-        let id = try redis.add("in", [("payload", large)])
-        _ = try admin.run(["XREADGROUP", "GROUP", "g", "gone", "COUNT", "1", "STREAMS", "in", ">"])
+        let id = try pendingForGone(redis, payload: large)
         let proxy = try ThrottledProxy(upstream: redis.port, bytesPerSecond: 8_000)
         defer { proxy.stop() }
         let worker = try WorkerProcess(
-            ["--redis", "redis://127.0.0.1:\(proxy.port)", "--stream", "in", "--group", "g", "--output-stream", "out"]
-                + bed.cliOptions + ["--consumer", "b", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "1"])
+            arguments(
+                bed, redis, ["--consumer", "b", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "1"],
+                url: "redis://127.0.0.1:\(proxy.port)"))
         try await waitUntil("the dead letter", within: .seconds(60)) { try redis.entries("in:dead").count == 1 }
         let dead = try #require(try redis.entries("in:dead").first, "\(worker.stderr)")
         #expect(dead.fields["source"] == id)

@@ -17,11 +17,7 @@ enum MediaSignature {
     /// The MIME type libmagic gives the type `head` opens with (`image/jpeg`...), or nil when it opens with none of
     /// them or is too short to tell (libmagic's database decides then).
     static func mimeType(_ head: UnsafeRawBufferPointer) -> String? {
-        func has(_ bytes: StaticString, at offset: Int = 0) -> Bool {
-            let count = bytes.utf8CodeUnitCount
-            guard head.count >= offset + count else { return false }
-            return (0..<count).allSatisfy { head[offset + $0] == bytes.utf8Start[$0] }
-        }
+        func has(_ bytes: StaticString, at offset: Int = 0) -> Bool { Self.has(head, bytes, at: offset) }
         // A JPEG's marker and a fourth byte (the database calls three bytes data).
         if head.count >= 4, head[0] == 0xFF, head[1] == 0xD8, head[2] == 0xFF { return "image/jpeg" }
         // A PNG's signature and its IHDR chunk's length and name (the signature alone is data to the database).
@@ -40,5 +36,24 @@ enum MediaSignature {
         if has("isom", at: 8) || has("mp41", at: 8) || has("mp42", at: 8) { return "video/mp4" }
         if has("M4A ", at: 8) { return "audio/x-m4a" }
         return nil
+    }
+
+    /// Whether `head` may be judged on the fetch loop's thread as it arrives (`SniffService`): the opening bytes
+    /// name it, or they are a JPEG's, PNG's, GIF's, WebP's or ISO media's, after which libmagic's quick questions are
+    /// quick (measured there). Read in place: this runs for every body.
+    static func judgedAtOnce(_ head: UnsafeRawBufferPointer) -> Bool {
+        func has(_ bytes: StaticString, at offset: Int = 0) -> Bool { Self.has(head, bytes, at: offset) }
+        let jpeg = head.count >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF
+        let png = head.first == 0x89 && has("PNG\r\n\u{1A}\n", at: 1)
+        // The types named take in these but for WAV, AVI and AIFF: asked last.
+        return jpeg || png || has("GIF87a") || has("GIF89a") || (has("RIFF") && has("WEBP", at: 8))
+            || has("ftyp", at: 4) || mimeType(head) != nil
+    }
+
+    /// Whether `head` holds `bytes` at `offset`.
+    private static func has(_ head: UnsafeRawBufferPointer, _ bytes: StaticString, at offset: Int) -> Bool {
+        let count = bytes.utf8CodeUnitCount
+        guard head.count >= offset + count else { return false }
+        return (0..<count).allSatisfy { head[offset + $0] == bytes.utf8Start[$0] }
     }
 }

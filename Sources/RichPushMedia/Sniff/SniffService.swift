@@ -77,20 +77,9 @@ final class SniffService: BodySniffer {
         return nil
     }
 
-    /// Whether `head` opens with one of the signatures judged at once (read in place: this runs for every
-    /// body).
+    /// Whether `head` opens with one of the signatures judged at once (`MediaSignature.judgedAtOnce`).
     static func opensWithMediaSignature(_ head: [UInt8]) -> Bool {
-        func has(_ signature: StaticString, at offset: Int = 0) -> Bool {
-            let count = signature.utf8CodeUnitCount
-            guard head.count >= offset + count else { return false }
-            return head[offset..<offset + count].elementsEqual(
-                UnsafeBufferPointer(start: signature.utf8Start, count: count))
-        }
-        let jpeg = head.count >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF
-        let png = head.first == 0x89 && has("PNG\r\n\u{1A}\n", at: 1)
-        let riff = has("RIFF") && (has("WEBP", at: 8) || has("WAVE", at: 8) || has("AVI ", at: 8))
-        return jpeg || png || has("GIF87a") || has("GIF89a") || riff || (has("FORM") && has("AIFF", at: 8))
-            || has("ftyp", at: 4)
+        head.withUnsafeBytes { MediaSignature.judgedAtOnce($0) }
     }
 
     /// Ends the thread; queued work is dropped.

@@ -4,10 +4,11 @@ import RichPushFetch
 /// Decides a body's type from its first bytes with libmagic, never from the URL or the Content-Type header.
 /// Not thread-safe (it owns a libmagic handle): one per thread or serial queue.
 ///
-/// Two steps, so that no body costs more than a few milliseconds: `check` asks libmagic with its text checks
-/// off (no type iOS attaches is text; on 4 KB of newlines those checks alone cost ~100 ms) and decides every
-/// supported type, and names most refused ones (SVG, WebP, PDF...); `name` runs the text checks, on the first
-/// `namingBytes` only, for a refused body that the first step could only call data (HTML, XML, plain text).
+/// Two steps, so that no body costs more than a few milliseconds: `check` takes the type the opening bytes name
+/// (`MediaSignature`), else asks libmagic with its text checks off (no type iOS attaches is text; on 4 KB of newlines
+/// those checks alone cost ~100 ms), and decides every supported type, and names most refused ones (SVG, WebP,
+/// PDF...); `name` runs the text checks, on the first `namingBytes` only, for a refused body that the first step
+/// could only call data (HTML, XML, plain text).
 final class Sniffer {
     /// What the bytes are: the verdict the fetch loop reads to cap a body.
     typealias Verdict = SniffVerdict
@@ -19,6 +20,7 @@ final class Sniffer {
 
     // One handle for every question: the database is loaded once (8 MB on Debian 12).
     private let magic: MagicHandle
+
     init() throws(SnifferError) {
         magic = try MagicHandle()
     }
