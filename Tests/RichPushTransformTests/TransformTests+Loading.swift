@@ -183,10 +183,17 @@ extension TransformTests {
             details.withLock { $0.values.map(\.count) == Array(repeating: rounds, count: files.count) }
         }
         let rooted = try Regex(#"(^|[^A-Za-z0-9._~/-])/[A-Za-z]"#)
+        // A call whose first run was long (over 1 s: a loaded machine) or that found no moment alone says so instead
+        // of libvips's message (`attributed` in cvips.c): its own words, never another's; most runs carry the mark.
+        let unknown = ["its own message is not kept", "its own message is not known"]
         for (index, file) in files.enumerated() {
             let own = details.withLock { $0[index] ?? [] }
+            #expect(
+                own.filter { $0.lowercased().contains(file.mark) }.count > rounds / 2, "\(file.path): \(Set(own))")
             for detail in Set(own) {
-                #expect(detail.lowercased().contains(file.mark), "\(file.path): \(detail)")
+                #expect(
+                    detail.lowercased().contains(file.mark) || unknown.contains { detail.contains($0) },
+                    "\(file.path): \(detail)")
                 for other in files where other.mark != file.mark {
                     #expect(
                         !detail.lowercased().contains(other.mark), "\(file.path) got another file's failure: \(detail)")
