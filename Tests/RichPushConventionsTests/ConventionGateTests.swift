@@ -7,8 +7,8 @@ import Testing
 
 /// The registry skips a convention whose `rootKeys` the payload's root does not hold: these check that the skip is
 /// real (a skipped convention is not called) and that it changes nothing (each declaration is true of every payload,
-/// and the registry's scan equals every convention's scan merged).
-@Suite("Convention registry: conventions skipped by their root keys")
+/// and the registry's scan equals every convention's scan merged). Off the pool: 4 s of CPU over every fixture.
+@Suite("Convention registry: conventions skipped by their root keys", .offPool)
 struct ConventionGateTests {
     /// A convention that counts its calls and otherwise is `base`.
     final class Counting: MediaConvention {

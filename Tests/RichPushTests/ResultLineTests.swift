@@ -3,7 +3,9 @@ import Testing
 
 @testable import RichPush
 
-@Suite("EnrichmentResult.line(input:) and jsonBytes(): the bytes of the JSON tree, written straight")
+/// Off the pool: every combination of members is seconds of CPU.
+@Suite(
+    "EnrichmentResult.line(input:) and jsonBytes(): the bytes of the JSON tree, written straight", .offPool)
 struct ResultLineTests {
     /// The line the tree gives: what `stream` wrote before `line(input:)`.
     static func reference(_ result: EnrichmentResult, input: String) -> [UInt8] {

@@ -34,8 +34,9 @@ final class SilentListener: @unchecked Sendable {
     }
 }
 
-/// `richpush worker`'s start-up: checking or making the group while Redis is away, stuck, or not ready yet.
-@Suite("Worker: the start-up")
+/// `richpush worker`'s start-up: checking or making the group while Redis is away, stuck, or not ready yet. Off the
+/// pool: its bodies start Redis servers and wait on their sockets.
+@Suite("Worker: the start-up", .offPool)
 struct WorkerStartTests {
     /// What the Redis a worker starts against does.
     enum Unanswering: String, CaseIterable, Sendable {

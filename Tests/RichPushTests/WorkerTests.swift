@@ -1115,7 +1115,8 @@ struct ChunkedSource: RESPSource {
     }
 }
 
-@Suite("Worker: entries read as their bytes arrive, each payload within its cap")
+/// Off the pool: its bodies read sockets that answer slowly, for seconds.
+@Suite("Worker: entries read as their bytes arrive, each payload within its cap", .offPool)
 struct StreamEntryReadingTests {
     /// RESP2: a bulk string.
     static func bulk(_ text: String) -> String { "$\(text.utf8.count)\r\n\(text)\r\n" }
