@@ -54,8 +54,8 @@ final class SniffService: BodySniffer {
     /// With `atOnce`, the verdict on the calling thread when `head` opens with the signature of a JPEG, PNG, GIF,
     /// WebP, WAV, AVI, AIFF or ISO media file (MP4, MOV, HEIC, AVIF, M4A), the sniffer is free, and the quick
     /// questions decide it (`Sniffer.quickCheck`: the MIME type, from the opening bytes (`MediaSignature`) or
-    /// libmagic, and libmagic's description only for an image to convert; WAV, AVI and AIFF are always named by
-    /// their opening bytes). On such
+    /// libmagic, and libmagic's description only for an image to convert the opening bytes do not name; WAV, AVI,
+    /// AIFF and WebP are always named by their opening bytes). On such
     /// heads they are quick: 4 KiB heads of random or patterned bytes after each signature, libmagic 5.44, at most
     /// 0.10 ms after a JPEG's or a GIF's, 0.25 ms after `ftyp`, 0.46 ms after WebP's, 0.66 ms after PNG's for both
     /// questions (a helper's search over libmagic's own magic values planted in signed heads found none slower than

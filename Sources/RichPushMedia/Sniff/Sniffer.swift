@@ -94,7 +94,8 @@ final class Sniffer {
 
     /// The verdict with libmagic's description: MPEG-1 or MPEG-2, or a refused type named.
     private func described(_ bytes: UnsafeRawBufferPointer, mimeType: String) throws(SnifferError) -> Verdict {
-        let description = try magic.identify(bytes, mime: false)
+        var description = MediaSignature.descriptionLead(bytes, mimeType: mimeType) ?? ""
+        if description.isEmpty { description = try magic.identify(bytes, mime: false) }
         if let type = MediaType.fromMagic(mime: mimeType, description: description) { return .supported(type) }
         if let source = MediaType.convertibleFromMagic(mime: mimeType) {
             return .convertible(source, Self.summary(mimeType, description))
