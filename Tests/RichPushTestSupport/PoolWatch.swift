@@ -40,10 +40,10 @@ package enum PoolWatch {
             let waited = ContinuousClock.now - sent
             if waited >= stall {
                 seen.withLock { $0.append((waited, .now)) }
-                FileHandle.standardError.write(
-                    Data(
-                        ("richpush-tests: the cooperative pool ran nothing for \(seconds(waited)) s: a test body held its threads "
-                            + "(move it off the pool: .offPool); timed tests beside it may fail for that\n").utf8))
+                let line =
+                    "richpush-tests: the cooperative pool ran nothing for \(seconds(waited)) s: a test body held its "
+                    + "threads (move it off the pool: .offPool); timed tests beside it may fail for that\n"
+                FileHandle.standardError.write(Data(line.utf8))
             }
             Thread.sleep(forTimeInterval: 0.25)
         }
