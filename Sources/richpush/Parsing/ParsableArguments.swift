@@ -1,4 +1,5 @@
 import RichPush
+import Synchronization
 
 /// A type whose properties declare arguments (`@Option`, `@Flag`, `@Argument`, `@OptionGroup`), as in
 /// swift-argument-parser: a command, or a group of options several commands share.
@@ -16,6 +17,17 @@ extension ParsableArguments {
     /// What they declare, groups expanded in place.
     var declarations: [ArgumentDeclaration] { declaredArguments.flatMap(\.declarations) }
 
+    /// What the type declares, read by reflection once a type: the same for every instance (each property's wrapper
+    /// declares its name, placeholder and field), and `serve --tenants` reads a command line a tenant (reflecting
+    /// the command's every option group for each was a third of loading a tenant).
+    static var declarations: [ArgumentDeclaration] {
+        let type = ObjectIdentifier(Self.self)
+        if let known = declarationsRead.withLock({ $0[type] }) { return known }
+        let read = Self().declarations
+        declarationsRead.withLock { $0[type] = read }
+        return read
+    }
+
     /// The options declared and never read by the command: none once it has planned (a test checks it).
     var unread: [String] { declaredArguments.flatMap(\.unread) }
 
@@ -27,16 +39,19 @@ extension ParsableArguments {
             try configuration.validate()
         } catch {
             let field = error.field.split(separator: "[").first.map(String.init) ?? error.field
-            let option = declarations.first { $0.field == field }.map { "--" + $0.name }
+            let option = Self.declarations.first { $0.field == field }.map { "--" + $0.name }
             throw UsageError("\(option ?? error.field): \(error.detail)")
         }
         var named = configuration
         named.settingNames = SettingNames(
             Dictionary(
-                declarations.compactMap { declaration in declaration.field.map { ($0, "--" + declaration.name) } }
+                Self.declarations.compactMap { declaration in declaration.field.map { ($0, "--" + declaration.name) } }
             ) {
                 first, _ in first
             })
         return named
     }
 }
+
+/// `ParsableArguments.declarations` by type.
+private let declarationsRead = Mutex<[ObjectIdentifier: [ArgumentDeclaration]]>([:])

@@ -32,7 +32,7 @@ extension ParsableCommand {
     static func parse(_ arguments: [String]) throws(UsageError) -> Self? {
         let command = Self()
         let name = configuration.name
-        let declarations = command.declarations
+        let declarations = Self.declarations
         let words = try CommandLineWords(arguments, declarations: declarations, command: name)
         if words.help {
             Output.write(Array(help.utf8))
@@ -55,7 +55,7 @@ extension ParsableCommand {
 
     /// `richpush <name> ...`: what must be given, `[<options>]` for the rest, then the positional arguments.
     static var usage: String {
-        let declarations = Self().declarations
+        let declarations = Self.declarations
         var words = ["richpush", configuration.name]
         for declaration in declarations {
             if case .required = declaration.requirement { words.append(declaration.synopsis) }
@@ -72,6 +72,6 @@ extension ParsableCommand {
 
     /// The `--help` text.
     static var help: String {
-        HelpText.command(configuration, usage: usage, declarations: Self().declarations)
+        HelpText.command(configuration, usage: usage, declarations: Self.declarations)
     }
 }
