@@ -6,7 +6,9 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
+import time
 import urllib.request
 
 from places import BIN, OUT
@@ -15,6 +17,8 @@ from scenario import ORIGIN, RELEASE, WRK, Scenario
 from scenarios.service import middle, resident_mib, service, service_summary
 
 TENANTS = 100
+# The tenants of the start-up's measure: a large deployment's file.
+MANY = 5000
 
 
 def tenants_file(path, tokens):
@@ -55,11 +59,36 @@ def used_memory(bench, arguments, tokens):
     return idle, used
 
 
+def start_seconds(bench, arguments):
+    """Seconds from a server's start until it accepts a connection (polled every 10 ms, 120 s at most)."""
+    attachments = bench.runs.fresh_directory("serve-start")
+    port = free_port()
+    command = [os.path.join(BIN, "richpush"), "serve", "--listen", f"127.0.0.1:{port}", "--allow-http",
+               "--allow-network", "127.0.0.1/32", "--allow-port", str(bench.port), "--attachments-dir",
+               attachments] + list(arguments)
+    started = time.monotonic()
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(12000):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return time.monotonic() - started
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError("richpush serve exited before it listened")
+                time.sleep(0.01)
+        raise RuntimeError("richpush serve did not listen within 120 s")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+
+
 class Tenants(Scenario):
     """many tenants: `richpush serve` under wrk (16 connections, one payload a request, the campaign over 20 images)
     as one tenant of 100 configured (`--tenants`), beside the same server with none, alternated in each round; the
     ratio of payloads/s is taken within its round (goal: within 5%). Then the memory a tenant costs: the RSS of a
-    server with 100 tenants over one with none, once listening and once every tenant has enriched a payload.
+    server with 100 tenants over one with none, once listening and once every tenant has enriched a payload; and how
+    long a server with 5,000 tenants takes to listen, beside one with none (the file read at the start).
 
     Every tenant has the server's settings, so each request pays what tenants add (the token's SHA-256 and its
     comparison with every tenant's digest, the tenant's bounds, its own engine over the shared fetch loop) and
@@ -74,6 +103,8 @@ class Tenants(Scenario):
         self.tokens = [secrets.token_hex(32) for _ in range(TENANTS)]
         self.file = os.path.join(OUT, "tenants.json")
         tenants_file(self.file, self.tokens)
+        self.many = os.path.join(OUT, f"tenants-{MANY}.json")
+        tenants_file(self.many, [secrets.token_hex(32) for _ in range(MANY)])
 
     def runners(self, bench):
         return [("none", lambda: service(bench, self.connections, self.seconds)),
@@ -98,4 +129,9 @@ class Tenants(Scenario):
                      f"{idle_none:.1f} with none: {1024 * (idle_hundred - idle_none) / TENANTS:.0f} KiB a tenant; "
                      f"after one payload from each tenant (one from the server with none) {used_hundred:.1f} MiB "
                      f"beside {used_none:.1f}: {1024 * (used_hundred - used_none) / TENANTS:.0f} KiB a tenant")
+        starts = sorted(start_seconds(bench, ["--tenants", self.many]) for _ in range(3))
+        bare = sorted(start_seconds(bench, []) for _ in range(3))
+        notes.append(f"(m) start-up: listening {starts[1]:.2f} s after the start with {MANY} tenants (runs "
+                     f"{starts[0]:.2f}-{starts[2]:.2f}), {bare[1]:.2f} s with none: "
+                     f"{1000 * (starts[1] - bare[1]) / MANY:.2f} ms a tenant")
         return [], notes
