@@ -211,18 +211,31 @@ struct SniffSignatureTests {
         #expect(compared >= 270, "\(compared) heads compared")
     }
 
-    /// Heads of a supported type whose later bytes the database, ranking another format's rule above the type's,
-    /// reads as that format or as data: refused before; the type their opening bytes say now.
+    /// Heads of a supported type, or of an image to convert, whose later bytes the database, ranking another format's
+    /// rule above the type's, reads as that format or as data: refused before; the type their opening bytes say now
+    /// (an image to convert then goes to libvips, which decodes it or refuses it).
     @Test(
         "a head carrying another format's marks further on is the type its opening bytes say",
         arguments: [
-            ("clip.mp4", 510, [0x55, 0xAA], MediaType.mp4, "application/octet-stream"),
-            ("chime.wav", 510, [0x55, 0xAA], .wav, "application/octet-stream"),
-            ("clip.mp4", 256, Array("SEGA".utf8), .mp4, "application/x-genesis-rom"),
-            ("chime.aiff", 4, [0, 0, 0xFF, 0x99], .aiff, "application/vnd.pagemaker"),
-            ("chime.wav", 4, Array("moov".utf8), .wav, "video/quicktime"),
-        ] as [(String, Int, [UInt8], MediaType, String)])
-    func otherFormatsMarks(_ name: String, _ offset: Int, _ mark: [UInt8], _ type: MediaType, _ before: String) throws {
+            ("clip.mp4", 510, [0x55, 0xAA], .supported(.mp4), "application/octet-stream"),
+            ("chime.wav", 510, [0x55, 0xAA], .supported(.wav), "application/octet-stream"),
+            ("clip.mp4", 256, Array("SEGA".utf8), .supported(.mp4), "application/x-genesis-rom"),
+            ("chime.aiff", 4, [0, 0, 0xFF, 0x99], .supported(.aiff), "application/vnd.pagemaker"),
+            ("chime.wav", 4, Array("moov".utf8), .supported(.wav), "video/quicktime"),
+            ("banner.webp", 510, [0x55, 0xAA], Self.webp, "application/octet-stream"),
+            ("banner.webp", 4, Array("moov".utf8), Self.webp, "video/quicktime"),
+            (
+                "photo.heic", 256, Array("SEGA".utf8), .convertible(.heic, "image/heic (ISO Media)"),
+                "application/x-genesis-rom"
+            ),
+            (
+                "photo.avif", 510, [0x55, 0xAA], .convertible(.avif, "image/avif (ISO Media)"),
+                "application/octet-stream"
+            ),
+        ] as [(String, Int, [UInt8], Sniffer.Verdict, String)])
+    func otherFormatsMarks(
+        _ name: String, _ offset: Int, _ mark: [UInt8], _ verdict: Sniffer.Verdict, _ before: String
+    ) throws {
         var head = Array(fixture(name).prefix(4096))
         head.replaceSubrange(offset..<offset + mark.count, with: mark)
         // libmagic's database alone says another format, or data.
@@ -230,7 +243,10 @@ struct SniffSignatureTests {
         #expect(try head.withUnsafeBytes { try database.identify($0, mime: true) } == before)
         // On the sniffer's thread and at once alike.
         let sniffer = try Sniffer()
-        #expect(sniffer.sniff(head) == .supported(type))
-        #expect(head.withUnsafeBytes { sniffer.quickCheck($0) } == .verdict(.supported(type)))
+        #expect(sniffer.sniff(head) == verdict)
+        #expect(head.withUnsafeBytes { sniffer.quickCheck($0) } == .verdict(verdict))
     }
+
+    /// A WebP's verdict, its description's lead as libmagic's database gives it for a plain WebP.
+    static let webp = Sniffer.Verdict.convertible(.webp, "image/webp (RIFF (little-endian) data)")
 }

@@ -17,9 +17,10 @@ extension ParsableArguments {
     /// What they declare, groups expanded in place.
     var declarations: [ArgumentDeclaration] { declaredArguments.flatMap(\.declarations) }
 
-    /// What the type declares, read by reflection once a type: the same for every instance (each property's wrapper
-    /// declares its name, placeholder and field), and `serve --tenants` reads a command line a tenant (reflecting
-    /// the command's every option group for each was a third of loading a tenant).
+    /// What the type declares as `Self()` makes it, read by reflection once a type (`serve --tenants` reads a command
+    /// line a tenant: reflecting the command's every option group for each was a third of loading a tenant). Names,
+    /// placeholders, fields and kinds are the same for every instance; a default is not (`EngineOptions(deadline:)`
+    /// makes other defaults for `preflight`): read those from the instance's `declarations`.
     static var declarations: [ArgumentDeclaration] {
         let type = ObjectIdentifier(Self.self)
         if let known = declarationsRead.withLock({ $0[type] }) { return known }
