@@ -13,9 +13,6 @@ package enum PoolWatch {
     /// How long the watch runs: an hour, past any run of the tests (CI stops them at 20 minutes).
     static let lifetime = Duration.seconds(3_600)
     private static let started = Mutex(false)
-    /// The stalls seen so far, each its length and when it ended.
-    package static var stalls: [(length: Duration, ended: ContinuousClock.Instant)] { seen.withLock { $0 } }
-    private static let seen = Mutex<[(length: Duration, ended: ContinuousClock.Instant)]>([])
 
     /// Starts the watch, once a process.
     package static func start() {
@@ -39,18 +36,13 @@ package enum PoolWatch {
             while ran.wait(timeout: .now() + 1) == .timedOut, ContinuousClock.now < end {}
             let waited = ContinuousClock.now - sent
             if waited >= stall {
-                seen.withLock { $0.append((waited, .now)) }
+                let seconds = String(format: "%.1f", waited.secondsValue)
                 let line =
-                    "richpush-tests: the cooperative pool ran nothing for \(seconds(waited)) s: a test body held its "
+                    "richpush-tests: the cooperative pool ran nothing for \(seconds) s: a test body held its "
                     + "threads (move it off the pool: .offPool); timed tests beside it may fail for that\n"
                 FileHandle.standardError.write(Data(line.utf8))
             }
             Thread.sleep(forTimeInterval: 0.25)
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> String {
-        let (whole, fraction) = duration.components
-        return String(format: "%.1f", Double(whole) + Double(fraction) / 1e18)
     }
 }

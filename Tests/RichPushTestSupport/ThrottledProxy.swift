@@ -76,7 +76,7 @@ package final class ThrottledProxy: Sendable {
         while running {
             let now = ContinuousClock.now
             allowance = min(
-                allowance + Double(bytesPerSecond) * Self.seconds(now - last), Double(bytesPerSecond) / 50 + 1)
+                allowance + Double(bytesPerSecond) * (now - last).secondsValue, Double(bytesPerSecond) / 50 + 1)
             last = now
             // The server is read only while the link has room: what it sends meanwhile waits in the socket.
             let serverAllowed = Int(allowance)
@@ -98,10 +98,6 @@ package final class ThrottledProxy: Sendable {
         }
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     private static func writeAll(_ descriptor: Int32, _ buffer: [UInt8], _ count: Int) -> Bool {
         var written = 0
         while written < count {
@@ -112,4 +108,9 @@ package final class ThrottledProxy: Sendable {
         }
         return true
     }
+}
+
+extension Duration {
+    /// The duration in seconds, with its fraction (RichPushCore's `inSeconds`, which test support does not import).
+    var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

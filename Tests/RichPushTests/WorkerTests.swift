@@ -235,6 +235,17 @@ struct WorkerTests {
         return id
     }
 
+    /// The one entry of the dead-letter stream `in:dead`, once there (within `limit`); `context` explains a failure.
+    func deadLetter(
+        _ redis: RedisServer, within limit: Duration, _ context: @autoclosure () -> String = "",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (id: String, fields: [String: String]) {
+        try await waitUntil("the dead letter", within: limit, sourceLocation: sourceLocation) {
+            try redis.entries("in:dead").count == 1
+        }
+        return try #require(try redis.entries("in:dead").first, "\(context())", sourceLocation: sourceLocation)
+    }
+
     /// The worker's /metrics on `port` (`--metrics-listen`); empty while it does not answer.
     static func metrics(_ port: Int) -> String {
         (try? HTTPConnection(port: port).exchange("GET", "/metrics", within: .seconds(5)).text) ?? ""
@@ -374,8 +385,7 @@ struct WorkerTests {
         first.signal(SIGKILL)
         _ = try await first.waitForExit(within: .seconds(10))
         let second = try WorkerProcess(arguments(bed, redis, options + ["--consumer", "b"]))
-        try await waitUntil("the dead letter", within: .seconds(30)) { try redis.entries("in:dead").count == 1 }
-        let dead = try #require(try redis.entries("in:dead").first)
+        let dead = try await deadLetter(redis, within: .seconds(30))
         #expect(dead.fields["source"] == id)
         #expect(dead.fields["payload"] == payload)
         #expect(dead.fields["deliveries"] == "2")
@@ -398,8 +408,7 @@ struct WorkerTests {
         _ = try redis.client().run(["XCLAIM", "in", "g", "gone", "0", id, "RETRYCOUNT", "9", "JUSTID"])
         let worker = try WorkerProcess(
             arguments(bed, redis, ["--consumer", "b", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "3"]))
-        try await waitUntil("the dead letter", within: .seconds(30)) { try redis.entries("in:dead").count == 1 }
-        let dead = try #require(try redis.entries("in:dead").first, "\(worker.stderr)")
+        let dead = try await deadLetter(redis, within: .seconds(30), worker.stderr)
         #expect(dead.fields["source"] == id)
         #expect(dead.fields["payload"] == payload)
         #expect(dead.fields["deliveries"] == "9")
@@ -430,8 +439,7 @@ struct WorkerTests {
             arguments(
                 bed, redis, ["--consumer", "b", "--deadline", "1", "--claim-idle", "2", "--max-deliveries", "1"],
                 url: "redis://127.0.0.1:\(proxy.port)"))
-        try await waitUntil("the dead letter", within: .seconds(60)) { try redis.entries("in:dead").count == 1 }
-        let dead = try #require(try redis.entries("in:dead").first, "\(worker.stderr)")
+        let dead = try await deadLetter(redis, within: .seconds(60), worker.stderr)
         #expect(dead.fields["source"] == id)
         #expect(dead.fields["payload"] == large)
         #expect(dead.fields["reason"] == "delivered 2 times without a result (dead-lettered unread)")

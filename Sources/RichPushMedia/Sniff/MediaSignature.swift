@@ -44,10 +44,10 @@ enum MediaSignature {
     }
 
     /// The first part of libmagic's description (up to its first comma: all a verdict's text keeps) of a head whose
-    /// opening bytes name `mimeType` and that is an image to convert, or nil: WebP's RIFF container, HEIF's and
-    /// AVIF's ISO media. Asked for such a head's verdict, libmagic's description cost a second walk of its database.
-    static func descriptionLead(_ head: UnsafeRawBufferPointer, mimeType: String) -> String? {
-        guard Self.mimeType(head) == mimeType else { return nil }
+    /// opening bytes named `mimeType` (`mimeType(_:)`), for an image to convert, else nil: WebP's RIFF container,
+    /// HEIF's and AVIF's ISO media. Asked for such a head's verdict, libmagic's description cost a second walk of
+    /// its database.
+    static func descriptionLead(of mimeType: String) -> String? {
         switch mimeType {
         case "image/webp": return "RIFF (little-endian) data"
         case "image/heic", "image/heif", "image/avif": return "ISO Media"

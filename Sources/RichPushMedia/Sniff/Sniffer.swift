@@ -25,11 +25,11 @@ final class Sniffer {
         magic = try MagicHandle()
     }
 
-    /// The MIME type of `bytes`, text checks off: the one their opening bytes name (`MediaSignature`), else
-    /// libmagic's.
-    private func mimeType(_ bytes: UnsafeRawBufferPointer) throws(SnifferError) -> String {
-        if let named = MediaSignature.mimeType(bytes) { return named }
-        return try magic.identify(bytes, mime: true)
+    /// The MIME type of `bytes`, text checks off: the one their opening bytes name (`MediaSignature`), with the
+    /// lead of libmagic's description when that is known from them too, else libmagic's (lead nil).
+    private func mimeType(_ bytes: UnsafeRawBufferPointer) throws(SnifferError) -> (type: String, lead: String?) {
+        if let named = MediaSignature.mimeType(bytes) { return (named, MediaSignature.descriptionLead(of: named)) }
+        return (try magic.identify(bytes, mime: true), nil)
     }
 
     /// libmagic's MIME type for bytes no rule names.
@@ -49,11 +49,11 @@ final class Sniffer {
     /// without its text checks (then `name` says what it is).
     func check(_ bytes: UnsafeRawBufferPointer) -> Verdict? {
         do {
-            let mimeType = try mimeType(bytes)
+            let (mimeType, lead) = try mimeType(bytes)
             if let verdict = Self.verdict(mimeType: mimeType) { return verdict }
             // Data: `name` says what it is, with the text checks; libmagic's description would not.
             if mimeType == Self.data { return nil }
-            return try described(bytes, mimeType: mimeType)
+            return try described(bytes, mimeType: mimeType, lead: lead)
         } catch {
             return .unsupported("unidentified (\(error.detail))")
         }
@@ -74,11 +74,11 @@ final class Sniffer {
     /// head whose MIME type is a supported type or a refused one can cost far more than the MIME type (a JPEG head
     /// of 50 Exif segments: 7.5-8.2 ms, against 10 us), and only `check` on the sniffer's thread asks it.
     func quickCheck(_ bytes: UnsafeRawBufferPointer) -> QuickCheck {
-        guard let mimeType = try? mimeType(bytes) else { return .undecided }
+        guard let (mimeType, lead) = try? mimeType(bytes) else { return .undecided }
         if let verdict = Self.verdict(mimeType: mimeType) { return .verdict(verdict) }
         if mimeType == Self.data { return .needsNaming }
         guard MediaType.convertibleFromMagic(mime: mimeType) != nil,
-            let verdict = try? described(bytes, mimeType: mimeType)
+            let verdict = try? described(bytes, mimeType: mimeType, lead: lead)
         else { return .undecided }
         return .verdict(verdict)
     }
@@ -92,10 +92,13 @@ final class Sniffer {
         return .supported(type)
     }
 
-    /// The verdict with libmagic's description: MPEG-1 or MPEG-2, or a refused type named.
-    private func described(_ bytes: UnsafeRawBufferPointer, mimeType: String) throws(SnifferError) -> Verdict {
-        var description = MediaSignature.descriptionLead(bytes, mimeType: mimeType) ?? ""
-        if description.isEmpty { description = try magic.identify(bytes, mime: false) }
+    /// The verdict with libmagic's description (or its `lead`, when the opening bytes gave it): MPEG-1 or MPEG-2, or
+    /// a refused type named.
+    private func described(
+        _ bytes: UnsafeRawBufferPointer, mimeType: String, lead: String?
+    ) throws(SnifferError) -> Verdict {
+        let description: String
+        if let lead { description = lead } else { description = try magic.identify(bytes, mime: false) }
         if let type = MediaType.fromMagic(mime: mimeType, description: description) { return .supported(type) }
         if let source = MediaType.convertibleFromMagic(mime: mimeType) {
             return .convertible(source, Self.summary(mimeType, description))

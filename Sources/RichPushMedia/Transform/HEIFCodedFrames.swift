@@ -154,7 +154,6 @@ extension HEIFCodedFrames {
             return value > UInt64(Int.max) ? nil : Int(value)
         }
 
-        /// The boxes from `lower` to `upper`; none when `lower` is past `upper`.
         /// The header of the box at `start`: its size (nil for 0: to the end of what holds it), the header's length (8,
         /// or 16 with a 64-bit size) and its type; nil where the header is not all within the bytes.
         func header(at start: Int) -> (size: Int?, length: Int, type: Int)? {
@@ -163,6 +162,7 @@ extension HEIFCodedFrames {
             return integer(start + 8, 8).map { ($0, 16, type) }
         }
 
+        /// The boxes from `lower` to `upper`; none when `lower` is past `upper`.
         func boxes(from lower: Int, to upper: Int) throws(Stop) -> [Box] {
             var found: [Box] = []
             var start = lower
