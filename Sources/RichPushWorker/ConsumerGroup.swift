@@ -68,6 +68,60 @@ struct ConsumerGroup: Sendable {
         if let failure { throw failure }
     }
 
+    /// Takes up to `count` of the entries pending for this consumer that the worker never received (any not in
+    /// `known`, the ids in flight): Redis delivered them to a read whose reply was lost (the connection dropped while
+    /// Redis stalled), or to an earlier process of the same consumer name. Each is claimed again by its id (XCLAIM:
+    /// its payload sent, its idle time reset so that no other consumer claims it while it is processed, a delivery
+    /// counted, so that an entry whose processing kills the worker is still dead-lettered after `maximumDeliveries`
+    /// restarts) and handed to `each` with how often it was delivered; one deleted since is handed over without
+    /// payload (its result says so) when Redis still holds it pending, else left. One delivered `maximumDeliveries`
+    /// times already is dead-lettered unread, as `deadLetterOverdelivered` does: its payload is not sent again (an
+    /// entry too large for the worker's link had each claim of it cut, and was looked for again after each).
+    /// Returns whether every such entry was found (false when more may remain past `count`), and how many were
+    /// dead-lettered.
+    ///
+    /// Why: they were otherwise left until another consumer's claim, `claimIdle` later (60 s by default), and a
+    /// drain left them pending and its consumer in the group.
+    func recoverUnseen(
+        _ connection: RedisConnection, known: Set<String>, count: Int, each: (StreamEntry, Int) -> Void
+    ) throws(RedisError) -> (complete: Bool, deadLettered: Int) {
+        // Every entry in flight may come first: the look covers them and `count` more.
+        let look = known.count + count
+        let pending = try connection.run([
+            "XPENDING", settings.stream, settings.group, "-", "+", String(look), settings.consumer,
+        ]).elements
+        var unseen: [(id: String, idle: Int, deliveries: Int)] = []
+        for entry in pending {
+            let fields = entry.elements
+            guard fields.count >= 4, let id = fields[0].text, !known.contains(id), case .integer(let idle) = fields[2],
+                case .integer(let times) = fields[3]
+            else { continue }
+            unseen.append((id, idle, times))
+        }
+        var deadLettered = 0
+        for (id, idle, deliveries) in unseen.prefix(count) {
+            if deliveries >= settings.maximumDeliveries {
+                let reason = Self.deadLetteredUnread(deliveries)
+                if try write([.deadLetter(id: id, reason: reason, deliveries: deliveries)], connection) == [true] {
+                    deadLettered += 1
+                }
+                continue
+            }
+            // At least as idle as it was: an entry another consumer claimed meanwhile (its idle time reset) stays its.
+            let claimed = try connection.claimedEntries(
+                ["XCLAIM", settings.stream, settings.group, settings.consumer, String(idle), id],
+                payloadLimit: payloadLimit, most: 1)
+            guard let first = claimed.first else { continue }
+            each(first ?? StreamEntry(id: id, payload: .missing, deadline: nil), deliveries + 1)
+        }
+        return (pending.count < look && unseen.count <= count, deadLettered)
+    }
+
+    /// Why an entry delivered `deliveries` times is dead-lettered without being read again.
+    static func deadLetteredUnread(_ deliveries: Int) -> String {
+        WorkerStateMachine.overdelivered(deliveries) + " (dead-lettered unread)"
+    }
+
     /// Dead-letters, without reading them, the entries idle longer than `claimIdle` already delivered more than
     /// `maximumDeliveries` times, among the oldest `overdeliveredLook` pending (XPENDING's extended form): each is
     /// made this consumer's by its id alone (XCLAIM JUSTID: no payload sent, no delivery counted), then written to
@@ -91,7 +145,7 @@ struct ConsumerGroup: Sendable {
                 "XCLAIM", settings.stream, settings.group, settings.consumer, idle, id, "JUSTID",
             ])
             guard !claimed.elements.isEmpty else { continue }
-            let reason = WorkerStateMachine.overdelivered(deliveries) + " (dead-lettered unread)"
+            let reason = Self.deadLetteredUnread(deliveries)
             if try write([.deadLetter(id: id, reason: reason, deliveries: deliveries)], connection) == [true] {
                 deadLettered += 1
             }

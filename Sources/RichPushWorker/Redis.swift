@@ -228,6 +228,28 @@ package final class RedisConnection: @unchecked Sendable {
     package func entries(_ arguments: [String], reply: EntryReply, payloadLimit: Int, most: Int) throws(RedisError)
         -> [StreamEntry]
     {
+        try readingEntries(arguments) { reader throws(RedisError) in
+            switch reply {
+            case .streams: try reader.streamsReply(payloadLimit: payloadLimit, most: most)
+            case .autoclaim: try reader.autoclaimReply(payloadLimit: payloadLimit, most: most)
+            }
+        }
+    }
+
+    /// Runs XCLAIM, read as `entries` reads: the entries claimed, nil for each deleted since it was delivered
+    /// (Redis 6.2 answers null for it and keeps it pending; Redis 7 leaves it out, and out of the pending entries).
+    package func claimedEntries(_ arguments: [String], payloadLimit: Int, most: Int) throws(RedisError)
+        -> [StreamEntry?]
+    {
+        try readingEntries(arguments) { reader throws(RedisError) in
+            try reader.claimReply(payloadLimit: payloadLimit, most: most)
+        }
+    }
+
+    /// Sends `arguments` and reads the reply with `read`, off the socket as it arrives.
+    private func readingEntries<Reply>(
+        _ arguments: [String], _ read: (inout RESPReader<SocketSource>) throws(RedisError) -> Reply
+    ) throws(RedisError) -> Reply {
         let context = try connected()
         let sent = Self.withArguments(arguments.map { Array($0.utf8) }) { count, pointers, lengths in
             chiredis_send(context, count, pointers, lengths) == 0
@@ -237,16 +259,12 @@ package final class RedisConnection: @unchecked Sendable {
             SocketSource(
                 descriptor: chiredis_descriptor(context), window: .milliseconds(Int64(timeoutMilliseconds))))
         do throws(RedisError) {
-            let entries: [StreamEntry]
-            switch reply {
-            case .streams: entries = try reader.streamsReply(payloadLimit: payloadLimit, most: most)
-            case .autoclaim: entries = try reader.autoclaimReply(payloadLimit: payloadLimit, most: most)
-            }
+            let reply = try read(&reader)
             // Nothing was pipelined: a byte after the reply means the connection is out of step.
             guard !reader.hasBufferedBytes else {
                 throw RESPReader<SocketSource>.protocolError("bytes after the reply")
             }
-            return entries
+            return reply
         } catch  where error.connection {
             drop()
             throw RedisError(error.code, detail: "redis \(address): \(error.detail)")

@@ -57,6 +57,23 @@ extension RESPReader {
         return entries
     }
 
+    /// XCLAIM's reply: `[entry, ...]`, each null for an entry deleted since it was delivered (Redis 6.2; Redis 7
+    /// leaves it out, and out of the pending entries).
+    mutating func claimReply(payloadLimit: Int, most: Int) throws(RedisError) -> [StreamEntry?] {
+        switch try header() {
+        case .array(let count):
+            guard count <= most else { throw Self.protocolError("more entries than asked for") }
+            var entries: [StreamEntry?] = []
+            for _ in 0..<count {
+                let header = try header()
+                entries.append(header == .null ? nil : try entry(opening: header, payloadLimit: payloadLimit))
+            }
+            return entries
+        case let other:
+            throw Self.unexpected(other)
+        }
+    }
+
     private mutating func entryList(payloadLimit: Int, most: Int) throws(RedisError) -> [StreamEntry] {
         switch try header() {
         case .null:
@@ -73,7 +90,12 @@ extension RESPReader {
 
     /// One entry, `[id, [field, value, ...]]`; the fields are null for an entry deleted since it was delivered.
     private mutating func entry(payloadLimit: Int) throws(RedisError) -> StreamEntry {
-        guard case .array(2) = try header(), case .bulk(let length) = try header(), length <= StreamEntry.idLimit,
+        try entry(opening: try header(), payloadLimit: payloadLimit)
+    }
+
+    /// One entry whose first header was read (`opening`).
+    private mutating func entry(opening: Header, payloadLimit: Int) throws(RedisError) -> StreamEntry {
+        guard case .array(2) = opening, case .bulk(let length) = try header(), length <= StreamEntry.idLimit,
             let id = try body(length, keep: true)
         else { throw Self.protocolError("an entry that is not [id, fields]") }
         var entry = StreamEntry(id: String(decoding: id, as: UTF8.self), payload: .missing, deadline: nil)

@@ -227,6 +227,7 @@ package final class StreamWorker: LifecycleService {
         var delay = Backoff()
         var warnedOfEarlyReads = false
         var warnedOfUnreadDeadLetters = false
+        var warnedOfRecovery = false
         defer { event { $0.readerHasStopped() } }
         while true {
             let action = core.withLock { $0.machine.nextRead(now: .now) }
@@ -281,6 +282,35 @@ package final class StreamWorker: LifecycleService {
                     }
                     delay.reset()
                     dispatch(entries, deliveries: 1)
+                case .recover(let count, let known):
+                    var recovered = 0
+                    var complete = true
+                    do throws(RedisError) {
+                        let look = try group.recoverUnseen(connection, known: known, count: count) {
+                            entry, deliveries in
+                            recovered += 1
+                            dispatch([entry], deliveries: deliveries)
+                        }
+                        complete = look.complete
+                        recovered += look.deadLettered
+                        metrics.count(\.deadLettered, by: look.deadLettered)
+                    } catch  where error.kind == .reply {
+                        // Refused (an ACL without XPENDING or XCLAIM): such entries wait for a claim, as before.
+                        if !warnedOfRecovery {
+                            warnedOfRecovery = true
+                            log(
+                                "richpush worker: could not look for entries pending for consumer "
+                                    + "'\(settings.consumer)' that it never received: \(error.description)")
+                        }
+                    }
+                    core.withLock { $0.machine.recovered(complete: complete) }
+                    metrics.count(\.recovered, by: recovered)
+                    if recovered > 0 {
+                        log(
+                            "richpush worker: took \(recovered) entr\(recovered == 1 ? "y" : "ies") pending for "
+                                + "consumer '\(settings.consumer)' that it had not received (a read whose reply was "
+                                + "lost, or an earlier process of this consumer name)")
+                    }
                 case .pace(let until):
                     _ = core.wait(timeout: max(.zero, until - .now)) { core -> Void? in
                         core.machine.readingStopped ? () : nil
@@ -299,7 +329,7 @@ package final class StreamWorker: LifecycleService {
     private func dispatch(_ entries: [StreamEntry], deliveries: Int) {
         // Counted in flight before any can finish.
         let disposition = core.withLock { core in
-            core.machine.taken(entries.count)
+            core.machine.taken(entries.lazy.map(\.id))
             return core.machine.disposition(deliveries: deliveries)
         }
         metrics.count(\.read, by: entries.count)

@@ -8,6 +8,8 @@ package final class WorkerMetrics: Sendable {
         package var read = 0
         /// Entries claimed from idle consumers.
         package var claimed = 0
+        /// Entries pending for this consumer that it had not received, taken (`ConsumerGroup.recoverUnseen`).
+        package var recovered = 0
         /// Results written with their acknowledgement.
         package var written = 0
         /// Entries sent to the dead-letter stream.
@@ -40,6 +42,11 @@ package final class WorkerMetrics: Sendable {
         for (name, help, value) in [
             ("richpush_worker_entries_read_total", "Entries taken from the stream (read or claimed).", counts.read),
             ("richpush_worker_claimed_total", "Entries claimed from idle consumers.", counts.claimed),
+            (
+                "richpush_worker_recovered_total",
+                "Entries pending for this consumer that it had not received (a read whose reply was lost), taken.",
+                counts.recovered
+            ),
             (
                 "richpush_worker_redis_reconnects_total",
                 "Redis commands that failed on the connection (each is followed by a reconnection).", counts.redisErrors

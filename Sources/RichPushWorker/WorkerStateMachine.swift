@@ -20,6 +20,13 @@ struct WorkerStateMachine {
             if case .deadLetter = self { return true }
             return false
         }
+
+        /// The entry's id.
+        var id: String {
+            switch self {
+            case .result(let id, _), .deadLetter(let id, _, _): return id
+            }
+        }
     }
 
     /// What the reader does next.
@@ -38,6 +45,10 @@ struct WorkerStateMachine {
         /// Every slot is taken and the connection was checked lately: wait until a slot frees, reading stops, or
         /// `until` (the next check) comes.
         case waitForRoom(until: ContinuousClock.Instant)
+        /// Look for entries pending for this consumer that the worker never received (none of `known`, the ids in
+        /// flight), and take up to `count` of them (XPENDING, then XCLAIM each by its id): Redis delivered them to a
+        /// read whose reply was lost, or to an earlier process of the same consumer name.
+        case recover(count: Int, known: Set<String>)
     }
 
     /// What the writer does next.
@@ -80,6 +91,15 @@ struct WorkerStateMachine {
     let batching: WriteBatching
     /// The entries in flight (taken, not yet written) and whether more may be read.
     private(set) var slots: WorkGate.Slots
+    /// The ids of the entries in flight, each with how many times it is (an entry claimed back while in flight, past
+    /// `--claim-idle`, is in flight twice): what a look for entries never received leaves out.
+    private var inFlightIDs: [String: Int] = [:]
+    /// Whether entries may be pending for this consumer that the worker never received, to look for before the next
+    /// read: at the start (an earlier process of the same consumer name may have left some), and after a reader's
+    /// command failed (Redis may have delivered entries to a read whose reply was lost).
+    private var unseenMayBePending = true
+    /// Whether the drain's one look for entries never received was asked for.
+    private var drainLooked = false
     /// The writes queued, oldest first.
     private(set) var writes: [Write] = []
     /// When the oldest of `writes` was queued (nil while there are none): the writer's linger runs from it.
@@ -101,6 +121,8 @@ struct WorkerStateMachine {
     private var nextRead: ContinuousClock.Instant? = nil
     /// How long a read blocks for new entries (XREADGROUP's `BLOCK`, in milliseconds).
     static let readBlock: Duration = .seconds(1)
+    /// The most entries the drain's look takes without a concurrency limit (the worker always has one).
+    static let drainRecoveryLimit = 256
 
     /// A worker of `settings` starting at `now`, checking its connection every `connectionCheck` while it reads
     /// nothing: it claims first, then reads.
@@ -119,12 +141,23 @@ struct WorkerStateMachine {
     /// What the reader does next, at `now`. A read or claim asked for counts as a connection check: each answers
     /// within about a second (`BLOCK 1000`).
     mutating func nextRead(now: ContinuousClock.Instant) -> ReadAction {
-        guard slots.open else { return .stop }
+        guard slots.open else {
+            // Before it stops, the reader looks once for entries pending for this consumer that it never received,
+            // whatever the room: they were delivered to it, and written now they need not wait for another
+            // consumer's claim; without this, the drain left them and kept the consumer.
+            guard !drainLooked, !drainOver else { return .stop }
+            drainLooked = true
+            return .recover(count: slots.limit ?? Self.drainRecoveryLimit, known: Set(inFlightIDs.keys))
+        }
         let free = slots.room
         guard free > 0 else {
             // Saturated: nothing is read until a slot frees, but the connection is checked meanwhile, so that
             // readiness does not go on saying "connected" about a Redis that went away.
             return now >= nextCheck ? .checkConnection : .waitForRoom(until: nextCheck)
+        }
+        if unseenMayBePending {
+            nextCheck = now + connectionCheck
+            return .recover(count: free, known: Set(inFlightIDs.keys))
         }
         if now >= nextClaim {
             nextCheck = now + connectionCheck
@@ -181,10 +214,19 @@ struct WorkerStateMachine {
 
     // MARK: - Events
 
-    /// `count` entries were read or claimed. They take their slots even when reading stopped during the read: they
+    /// Entries `ids` were read or claimed. They take their slots even when reading stopped during the read: they
     /// were delivered to this consumer, and the reader read no more than the room it saw.
-    mutating func taken(_ count: Int) {
-        slots.enter(taken: count)
+    mutating func taken(_ ids: some Collection<String>) {
+        slots.enter(taken: ids.count)
+        for id in ids { inFlightIDs[id, default: 0] += 1 }
+    }
+
+    /// A look for entries never received (`.recover`) was answered: `complete` when it found every one there was
+    /// (else more remain, beyond its count: the next look goes on), or when Redis refused it (it is not tried again
+    /// until the next failure).
+    mutating func recovered(complete: Bool) {
+        connected = true
+        unseenMayBePending = !complete
     }
 
     /// Redis answered the reader (a read, a claim).
@@ -225,9 +267,11 @@ struct WorkerStateMachine {
         nextClaim = now + claimEvery
     }
 
-    /// A reader's command failed (Redis down, or refusing).
+    /// A reader's command failed (Redis down, or refusing): Redis may have delivered entries to it whose reply was
+    /// lost, so the reader looks for them before its next read.
     mutating func redisFailed() {
         connected = false
+        unseenMayBePending = true
     }
 
     /// A result or dead letter is ready to be written; whether the writer must be woken for it: it starts a batch
@@ -244,6 +288,9 @@ struct WorkerStateMachine {
     /// tried again, as that consumer writes its own. Each leaves its slot.
     mutating func written(_ count: Int, acknowledged: [Bool], taken: ContinuousClock.Instant) -> Written {
         let batch = writes.prefix(count)
+        for write in batch {
+            if let times = inFlightIDs[write.id] { inFlightIDs[write.id] = times > 1 ? times - 1 : nil }
+        }
         writes.removeFirst(count)
         slots.leave(count)
         writeFailure = nil

@@ -529,10 +529,21 @@ struct WorkerTests {
         #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
     }
 
+    /// Adds an entry of `payload` to `in` and delivers it to `consumer` in one step, on another connection: as a
+    /// read of that consumer whose reply was lost, the worker's own reads never see it. Returns its id.
+    func deliverBehindItsBack(_ redis: RedisServer, to consumer: String, payload: String) throws -> String {
+        let script = """
+            local id = redis.call('XADD', 'in', '*', 'payload', ARGV[1])
+            redis.call('XREADGROUP', 'GROUP', 'g', ARGV[2], 'COUNT', '1', 'STREAMS', 'in', '>')
+            return id
+            """
+        return try #require(redis.client().run(["EVAL", script, "0", payload, consumer]).text)
+    }
+
     @Test(
         """
-        an entry pending for the worker's consumer that the worker never received (a read whose reply was lost) \
-        keeps the consumer at the drain, and a line says so
+        an entry pending for the worker's consumer that the worker never received (a read whose reply was lost) is \
+        taken at the drain and written: nothing is left pending, the consumer leaves the group, a line says so
         """)
     func drainWithLostRead() async throws {
         let bed = try TestBed()
@@ -540,19 +551,75 @@ struct WorkerTests {
         let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
         let first = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
         try await waitUntil("the first result") { try redis.entries("out").count == 1 }
-        // Added and delivered to consumer `a` in one step, on another connection: the worker's own reads never
-        // see it.
-        let script = """
-            redis.call('XADD', 'in', '*', 'payload', ARGV[1])
-            return redis.call('XREADGROUP', 'GROUP', 'g', 'a', 'COUNT', '1', 'STREAMS', 'in', '>')
-            """
-        let delivered = try redis.client().run(["EVAL", script, "0", Self.payload(bed.url("/media/photo.jpg"))])
-        #expect(delivered != .null)
+        let unseen = try deliverBehindItsBack(redis, to: "a", payload: Self.payload(bed.url("/media/photo.jpg")))
+        #expect(try redis.consumers("in", "g")["a"]?.pending == 1)
         worker.signal(SIGTERM)
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
-        #expect(worker.stderr.contains("consumer 'a' kept in the group"), "\(worker.stderr)")
-        #expect(try redis.consumers("in", "g")["a"]?.pending == 1)
-        #expect(try redis.entries("out").map { $0.fields["source"] } == [first])
+        #expect(
+            worker.stderr.contains("took 1 entry pending for consumer 'a' that it had not received"),
+            "\(worker.stderr)")
+        #expect(!worker.stderr.contains("kept in the group"), "\(worker.stderr)")
+        let results = try redis.entries("out")
+        #expect(results.map { $0.fields["source"] } == [first, unseen])
+        #expect(results.last?.fields["result"]?.contains(#""outcome":"complete""#) == true)
+        #expect(try redis.pending("in", "g") == 0)
+        #expect(try redis.consumers("in", "g")["a"] == nil, "removed")
+    }
+
+    @Test(
+        """
+        a reader's command failing (its connection closed) makes the worker look for entries delivered to it unseen: \
+        one delivered to a read whose reply was lost is written within seconds, not after --claim-idle
+        """)
+    func lostReadRecovered() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
+        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the first result") { try redis.entries("out").count == 1 }
+        let unseen = try deliverBehindItsBack(redis, to: "a", payload: Self.payload(bed.url("/media/photo.jpg")))
+        // The reader's next command fails on its closed connection, as a read cut at its timeout does.
+        let killed = try redis.client().run(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
+        #expect(killed != .integer(0))
+        // --claim-idle is 60 s by default: a claim would take it no sooner.
+        try await waitUntil("the unseen entry's result", within: .seconds(30)) {
+            try redis.entries("out").count == 2
+        }
+        #expect(try redis.entries("out").last?.fields["source"] == unseen)
+        #expect(worker.stderr.contains("took 1 entry pending for consumer 'a'"), "\(worker.stderr)")
+        #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        #expect(try redis.entries("out").count == 2)
+    }
+
+    @Test(
+        """
+        a worker started under a consumer name with entries pending (an earlier process of that name) takes them at \
+        once, each delivery counted: one delivered --max-deliveries times already is dead-lettered unread, not run \
+        again
+        """)
+    func earlierProcessEntries() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        let admin = redis.client()
+        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let plain = try deliverBehindItsBack(redis, to: "a", payload: Self.payload(bed.url("/media/photo.jpg")))
+        // Delivered three times to `a`: an entry whose processing killed three processes of that name.
+        let poison = try deliverBehindItsBack(redis, to: "a", payload: Self.payload(bed.url("/media/photo.jpg")))
+        for _ in 0..<2 { try admin.run(["XCLAIM", "in", "g", "a", "0", poison]) }
+        let worker = try WorkerProcess(
+            arguments(bed, redis, ["--consumer", "a", "--max-deliveries", "3", "--claim-idle", "600"]))
+        let letter = try await deadLetter(redis, within: .seconds(30), worker.stderr)
+        #expect(letter.fields["source"] == poison)
+        #expect(letter.fields["deliveries"] == "3")
+        #expect(letter.fields["reason"] == "delivered 3 times without a result (dead-lettered unread)")
+        try await waitUntil("the other entry's result", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        #expect(try redis.entries("out").first?.fields["source"] == plain)
+        #expect(bed.origin.exchanges.count == 1, "the dead letter was not fetched")
+        #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
     }
 
     @Test(
@@ -1364,6 +1431,45 @@ struct WorkerClaimTests {
         let pending = try admin.run(["XPENDING", "in", "g", "-", "+", "10"]).elements
         #expect(pending.map { $0.elements.first?.text } == [ids[1]], "only the entry delivered 3 times left")
         #expect(pending.first?.elements[1].text == "gone")
+    }
+
+    @Test(
+        """
+        the look for entries pending for this consumer that it never received: the ids in flight and other \
+        consumers' entries left out, up to its count, a delivery counted, complete once all were found; an entry \
+        deleted since is left (Redis 7 drops it from the pending entries)
+        """)
+    func unseenEntries() throws {
+        let redis = try RedisServer()
+        let admin = redis.client()
+        try admin.run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let ids = try (0..<4).map { _ in try redis.add("in", [("payload", "{}")]) }
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "a", "COUNT", "4", "STREAMS", "in", ">"])
+        _ = try redis.add("in", [("payload", "{}")])
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "other", "COUNT", "1", "STREAMS", "in", ">"])
+        try admin.run(["XDEL", "in", ids[3]])
+        var settings = StreamWorker.Settings(
+            redis: try RedisAddress(parsing: "unix://" + redis.socketPath), stream: "in", group: "g", output: "out",
+            consumer: "a", deadLetter: "in:dead")
+        settings.redis.password = redis.password.map { Array($0.utf8) }
+        let group = ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in })
+        var handed: [(id: String, deliveries: Int)] = []
+        let first = try group.recoverUnseen(redis.client(), known: [ids[0]], count: 1) { handed.append(($0.id, $1)) }
+        #expect(first == (false, 0), "more remain")
+        #expect(handed.map(\.id) == [ids[1]])
+        #expect(handed.map(\.deliveries) == [2])
+        let counted = try admin.run(["XPENDING", "in", "g", ids[1], ids[1], "1"]).elements.first?.elements
+        #expect(counted?.dropFirst(3).first == .integer(2), "the delivery is counted by Redis too")
+        let second = try group.recoverUnseen(redis.client(), known: [ids[0], ids[1]], count: 4) {
+            handed.append(($0.id, $1))
+        }
+        #expect(second == (true, 0))
+        #expect(handed.map(\.id) == [ids[1], ids[2]])
+        #expect(try redis.consumers("in", "g")["a"]?.pending == 3, "the deleted entry is no longer pending")
+        let none = try group.recoverUnseen(redis.client(), known: Set(ids.prefix(3)), count: 4) { _, _ in
+            Issue.record("nothing is left to take")
+        }
+        #expect(none == (true, 0))
     }
 
     @Test(

@@ -8,15 +8,22 @@ import Testing
 struct WorkerStateMachineTests {
     static let start = ContinuousClock.now
 
-    /// A machine claiming every 30 s (`--claim-idle 60`), checking its connection every second.
-    static func machine(concurrency: Int = 4, maximumDeliveries: Int = 3) -> WorkerStateMachine {
+    /// A machine claiming every 30 s (`--claim-idle 60`), checking its connection every second; past its first look
+    /// for entries pending for it that it never received (none found) unless `looked` is false.
+    static func machine(concurrency: Int = 4, maximumDeliveries: Int = 3, looked: Bool = true) -> WorkerStateMachine {
         var settings = StreamWorker.Settings(
             redis: try! RedisAddress(parsing: "redis://localhost"), stream: "in", group: "g", output: "out",
             consumer: "c", deadLetter: "in:dead")
         settings.concurrency = concurrency
         settings.maximumDeliveries = maximumDeliveries
         settings.claimIdle = .seconds(60)
-        return WorkerStateMachine(settings: settings, connectionCheck: .seconds(1), now: start)
+        var machine = WorkerStateMachine(settings: settings, connectionCheck: .seconds(1), now: start)
+        if looked {
+            let first = machine.nextRead(now: start)
+            #expect(first == .recover(count: concurrency, known: []), "the first look is for entries never received")
+            machine.recovered(complete: true)
+        }
+        return machine
     }
 
     static func result(_ id: String) -> WorkerStateMachine.Write { .result(id: id, json: Array(id.utf8)) }
@@ -29,10 +36,10 @@ struct WorkerStateMachineTests {
         let read1 = machine.nextRead(now: now)
         #expect(read1 == .claim(count: 3))
         machine.claimed(now: now)
-        machine.taken(2)
+        machine.taken(["a", "b"])
         let read2 = machine.nextRead(now: now)
         #expect(read2 == .read(count: 1))
-        machine.taken(1)
+        machine.taken(["c"])
         // Full: nothing is read; the connection was checked by the read just asked for, so it waits for room.
         let read3 = machine.nextRead(now: now)
         #expect(read3 == .waitForRoom(until: now + .seconds(1)))
@@ -76,6 +83,55 @@ struct WorkerStateMachineTests {
         #expect(machine.nextRead(now: now + .seconds(90)) == .claim(count: 8))
     }
 
+    @Test(
+        """
+        entries pending for this consumer that the worker never received are looked for at the start, after a reader's \
+        command failed, and once at the drain, leaving out the ids in flight; never while every slot is taken
+        """)
+    func unseenEntries() {
+        var machine = Self.machine(concurrency: 4, looked: false)
+        let now = Self.start
+        #expect(machine.nextRead(now: now) == .recover(count: 4, known: []), "first, before the claim")
+        // More than the room: taken, and the next look goes on.
+        machine.taken(["x", "y"])
+        machine.recovered(complete: false)
+        #expect(machine.nextRead(now: now) == .recover(count: 2, known: ["x", "y"]))
+        machine.recovered(complete: true)
+        #expect(machine.nextRead(now: now) == .claim(count: 2))
+        machine.claimed(now: now)
+        #expect(machine.nextRead(now: now) == .read(count: 2))
+        // An id taken twice (claimed back while in flight) is in flight until written twice.
+        machine.taken(["y"])
+        machine.redisFailed()
+        #expect(machine.nextRead(now: now) == .recover(count: 1, known: ["x", "y"]), "after a failure")
+        machine.recovered(complete: true)
+        _ = machine.queue(Self.result("y"), now: now)
+        _ = machine.written(1, acknowledged: [true], taken: now)
+        machine.redisFailed()
+        #expect(machine.nextRead(now: now) == .recover(count: 2, known: ["x", "y"]))
+        _ = machine.queue(Self.result("y"), now: now)
+        _ = machine.written(1, acknowledged: [false], taken: now)
+        #expect(machine.nextRead(now: now) == .recover(count: 3, known: ["x"]), "written or dropped, it leaves")
+        // Saturated, it waits for room first.
+        machine.taken(["a", "b", "c"])
+        #expect(machine.nextRead(now: now) == .waitForRoom(until: now + .seconds(1)))
+        _ = machine.queue(Self.result("a"), now: now)
+        _ = machine.written(1, acknowledged: [true], taken: now)
+        #expect(machine.nextRead(now: now) == .recover(count: 1, known: ["x", "b", "c"]))
+        machine.recovered(complete: true)
+        // The drain: one look, for as many as the concurrency whatever the room, then the reader stops.
+        machine.taken(["d"])
+        machine.shutdownRequested()
+        #expect(machine.nextRead(now: now) == .recover(count: 4, known: ["x", "b", "c", "d"]))
+        machine.redisFailed()
+        #expect(machine.nextRead(now: now) == .stop, "one look only, even failed")
+        // None once the drain's time is over.
+        var late = Self.machine()
+        late.shutdownRequested()
+        late.drainDeadlinePassed()
+        #expect(late.nextRead(now: now) == .stop)
+    }
+
     @Test("a read answered empty sooner than its block paces the next to the block's end; any other read does not")
     func pacedReads() {
         var machine = Self.machine()
@@ -111,21 +167,24 @@ struct WorkerStateMachineTests {
         #expect(step12)
         machine.shutdownRequested()
         let step13 = machine.nextRead(now: now + .seconds(30))
-        #expect(step13 == .stop)
+        #expect(step13 == .recover(count: 4, known: []), "one last look for entries never received")
+        let step14 = machine.nextRead(now: now + .seconds(30))
+        #expect(step14 == .stop)
     }
 
     @Test("the graceful shutdown stops reading; the writer finishes, drained, once every entry taken is written")
     func drained() {
         var machine = Self.machine()
         let now = Self.start
-        machine.taken(2)
+        machine.taken(["a", "c"])
         _ = machine.queue(Self.result("a"), now: now)
         machine.shutdownRequested()
         let read1 = machine.nextRead(now: now)
-        #expect(read1 == .stop)
+        #expect(read1 == .recover(count: 4, known: ["a", "c"]), "one last look, whatever the room")
+        #expect(machine.nextRead(now: now) == .stop)
         #expect(!machine.isReady)
         // Entries read during the read that raced the shutdown are still counted, and still written.
-        machine.taken(1)
+        machine.taken(["b"])
         _ = machine.queue(Self.result("b"), now: now)
         #expect(machine.nextWrite(now: now + .milliseconds(5)) == .write([Self.result("a"), Self.result("b")]))
         _ = machine.written(2, acknowledged: [true, true], taken: now)
@@ -146,7 +205,7 @@ struct WorkerStateMachineTests {
     func drainDeadline() {
         var machine = Self.machine()
         let now = Self.start
-        machine.taken(3)
+        machine.taken(["a", "b", "c"])
         #expect(machine.inFlight == 3)
         _ = machine.queue(Self.result("a"), now: now)
         machine.shutdownRequested()
@@ -165,7 +224,7 @@ struct WorkerStateMachineTests {
     func lostOwnership() {
         var machine = Self.machine(concurrency: 2)
         let now = Self.start
-        machine.taken(2)
+        machine.taken(["a", "b"])
         _ = machine.queue(Self.result("a"), now: now)
         _ = machine.queue(Self.result("b"), now: now)
         #expect(machine.nextWrite(now: now) == .write([Self.result("a"), Self.result("b")]))
@@ -183,7 +242,7 @@ struct WorkerStateMachineTests {
         #expect(machine.disposition(deliveries: 3) == .process)
         let reason = "delivered 4 times without a result"
         #expect(machine.disposition(deliveries: 4) == .deadLetter(reason: reason))
-        machine.taken(3)
+        machine.taken(["a", "b", "d"])
         let letter = WorkerStateMachine.Write.deadLetter(id: "d", reason: reason, deliveries: 4)
         let wakes1 = machine.queue(Self.result("a"), now: now)
         #expect(wakes1, "a first result wakes the writer")
@@ -203,14 +262,14 @@ struct WorkerStateMachineTests {
 
     @Test("readiness: Redis answering and the last write not failed, until the shutdown")
     func readiness() {
-        var machine = Self.machine()
+        var machine = Self.machine(looked: false)
         #expect(!machine.isReady, "not before Redis answered")
         machine.redisAnswered()
         #expect(machine.isReady)
         machine.redisFailed()
         #expect(!machine.isReady)
         machine.redisAnswered()
-        machine.taken(1)
+        machine.taken(["a"])
         _ = machine.queue(Self.result("a"), now: Self.start)
         machine.writeFailed("down")
         #expect(!machine.isReady)
