@@ -8,7 +8,7 @@
 
 typedef struct ccrypto_sha256 ccrypto_sha256;
 
-// EVP_MD_CTX_new + EVP_DigestInit_ex(EVP_sha256()). NULL on failure.
+// EVP_MD_CTX_new + EVP_DigestInit_ex with SHA-256 (fetched from the provider once). NULL on failure.
 ccrypto_sha256 *ccrypto_sha256_new(void);
 // EVP_DigestUpdate.
 void ccrypto_sha256_update(ccrypto_sha256 *context, const void *bytes, size_t length);
