@@ -69,22 +69,23 @@ struct ConsumerGroup: Sendable {
     }
 
     /// Takes up to `count` of the entries pending for this consumer that the worker never received (any not in
-    /// `known`, the ids in flight): Redis delivered them to a read whose reply was lost (the connection dropped while
-    /// Redis stalled), or to an earlier process of the same consumer name. Each is claimed again by its id (XCLAIM:
-    /// its payload sent, its idle time reset so that no other consumer claims it while it is processed, a delivery
-    /// counted, so that an entry whose processing kills the worker is still dead-lettered after `maximumDeliveries`
-    /// restarts) and handed to `each` with how often it was delivered; one deleted since is handed over without
-    /// payload (its result says so) when Redis still holds it pending, else left. One delivered `maximumDeliveries`
-    /// times already is dead-lettered unread, as `deadLetterOverdelivered` does: its payload is not sent again (an
-    /// entry too large for the worker's link had each claim of it cut, and was looked for again after each).
-    /// Returns whether every such entry was found (false when more may remain past `count`), and how many were
-    /// dead-lettered.
+    /// `known`: the ids in flight, and those whose claim by an earlier look was cut): Redis delivered them to a read
+    /// whose reply was lost (the connection dropped while Redis stalled), or to an earlier process of the same
+    /// consumer name. Each is claimed again by its id (XCLAIM; `claiming` is told its id before, nil after): its
+    /// payload sent, its idle time reset so that no other consumer claims it while it is processed, a delivery
+    /// counted (so that an entry whose processing kills the worker is still dead-lettered after `maximumDeliveries`
+    /// restarts); then handed to `each` with how often it was delivered. One deleted since is handed over without
+    /// payload (its result says so) on Redis 6.2, which answers null for it and keeps it pending, and left on Redis 7,
+    /// which drops it from the pending entries. One delivered `maximumDeliveries` times already is dead-lettered
+    /// unread, as `deadLetterOverdelivered` does (`deadLettered` is told its id): its payload is not sent again.
+    /// Returns whether every such entry was found: false when more may remain past `count`.
     ///
     /// Why: they were otherwise left until another consumer's claim, `claimIdle` later (60 s by default), and a
     /// drain left them pending and its consumer in the group.
     func recoverUnseen(
-        _ connection: RedisConnection, known: Set<String>, count: Int, each: (StreamEntry, Int) -> Void
-    ) throws(RedisError) -> (complete: Bool, deadLettered: Int) {
+        _ connection: RedisConnection, known: Set<String>, count: Int, claiming: (String?) -> Void = { _ in },
+        each: (StreamEntry, Int) -> Void, deadLettered: (String) -> Void
+    ) throws(RedisError) -> Bool {
         // Every entry in flight may come first: the look covers them and `count` more.
         let look = known.count + count
         let pending = try connection.run([
@@ -98,23 +99,24 @@ struct ConsumerGroup: Sendable {
             else { continue }
             unseen.append((id, idle, times))
         }
-        var deadLettered = 0
         for (id, idle, deliveries) in unseen.prefix(count) {
             if deliveries >= settings.maximumDeliveries {
                 let reason = Self.deadLetteredUnread(deliveries)
                 if try write([.deadLetter(id: id, reason: reason, deliveries: deliveries)], connection) == [true] {
-                    deadLettered += 1
+                    deadLettered(id)
                 }
                 continue
             }
+            claiming(id)
             // At least as idle as it was: an entry another consumer claimed meanwhile (its idle time reset) stays its.
             let claimed = try connection.claimedEntries(
                 ["XCLAIM", settings.stream, settings.group, settings.consumer, String(idle), id],
                 payloadLimit: payloadLimit, most: 1)
+            claiming(nil)
             guard let first = claimed.first else { continue }
             each(first ?? StreamEntry(id: id, payload: .missing, deadline: nil), deliveries + 1)
         }
-        return (pending.count < look && unseen.count <= count, deadLettered)
+        return pending.count < look && unseen.count <= count
     }
 
     /// Why an entry delivered `deliveries` times is dead-lettered without being read again.
@@ -243,7 +245,7 @@ struct ConsumerGroup: Sendable {
     private func runScript(_ arguments: [[UInt8]], on connection: RedisConnection) throws(RedisError) -> RedisValue {
         do throws(RedisError) {
             return try connection.run(bytes: arguments)
-        } catch  where error.code == .closed {
+        } catch  where error.code == .closed || error.code == .io {
             return try connection.run(bytes: arguments)
         }
     }

@@ -16,7 +16,8 @@ package final class StreamWorker: LifecycleService {
         package var stream: String
         package var group: String
         package var output: String
-        /// Default `<hostname>-<pid>`: unique per process, and readable in `XINFO CONSUMERS`.
+        /// Default `<hostname>-<pid>-<random>`: unique per process, and readable in `XINFO CONSUMERS`. Must be unique
+        /// among live workers: a look for entries never received takes every entry pending for this name.
         package var consumer: String
         /// Default `<stream>:dead`.
         package var deadLetter: String
@@ -227,7 +228,7 @@ package final class StreamWorker: LifecycleService {
         var delay = Backoff()
         var warnedOfEarlyReads = false
         var warnedOfUnreadDeadLetters = false
-        var warnedOfRecovery = false
+        var refusedLook: RedisError.Code?
         defer { event { $0.readerHasStopped() } }
         while true {
             let action = core.withLock { $0.machine.nextRead(now: .now) }
@@ -283,33 +284,43 @@ package final class StreamWorker: LifecycleService {
                     delay.reset()
                     dispatch(entries, deliveries: 1)
                 case .recover(let count, let known):
-                    var recovered = 0
-                    var complete = true
-                    do throws(RedisError) {
-                        let look = try group.recoverUnseen(connection, known: known, count: count) {
-                            entry, deliveries in
-                            recovered += 1
-                            dispatch([entry], deliveries: deliveries)
+                    var taken = 0
+                    var deadLettered = 0
+                    var claiming: String?
+                    defer {
+                        metrics.count(\.recovered, by: taken + deadLettered)
+                        metrics.count(\.deadLettered, by: deadLettered)
+                        if taken + deadLettered > 0 {
+                            log(
+                                Self.recoveredLine(
+                                    taken: taken, deadLettered: deadLettered, consumer: settings.consumer))
                         }
-                        complete = look.complete
-                        recovered += look.deadLettered
-                        metrics.count(\.deadLettered, by: look.deadLettered)
+                    }
+                    do throws(RedisError) {
+                        let complete = try group.recoverUnseen(
+                            connection, known: known, count: count, claiming: { claiming = $0 },
+                            each: { entry, deliveries in
+                                taken += 1
+                                dispatch([entry], deliveries: deliveries)
+                            },
+                            deadLettered: { _ in deadLettered += 1 })
+                        core.withLock { $0.machine.recovered(complete: complete) }
+                        delay.reset()
                     } catch  where error.kind == .reply {
-                        // Refused (an ACL without XPENDING or XCLAIM): such entries wait for a claim, as before.
-                        if !warnedOfRecovery {
-                            warnedOfRecovery = true
+                        // Refused (an ACL without XPENDING or XCLAIM, a look-alike server): such entries wait for a
+                        // claim, as before. Said once for each reason.
+                        if refusedLook != error.code {
+                            refusedLook = error.code
                             log(
                                 "richpush worker: could not look for entries pending for consumer "
                                     + "'\(settings.consumer)' that it never received: \(error.description)")
                         }
-                    }
-                    core.withLock { $0.machine.recovered(complete: complete) }
-                    metrics.count(\.recovered, by: recovered)
-                    if recovered > 0 {
-                        log(
-                            "richpush worker: took \(recovered) entr\(recovered == 1 ? "y" : "ies") pending for "
-                                + "consumer '\(settings.consumer)' that it had not received (a read whose reply was "
-                                + "lost, or an earlier process of this consumer name)")
+                        core.withLock { $0.machine.recovered(complete: true) }
+                    } catch {
+                        if error.code == .replyTimedOut, let claiming {
+                            core.withLock { $0.machine.lookCut(id: claiming, now: .now) }
+                        }
+                        throw error
                     }
                 case .pace(let until):
                     _ = core.wait(timeout: max(.zero, until - .now)) { core -> Void? in
@@ -323,6 +334,16 @@ package final class StreamWorker: LifecycleService {
                 pause(&delay) { $0.readingStopped }
             }
         }
+    }
+
+    /// What the reader says when a look took entries its consumer had not received.
+    static func recoveredLine(taken: Int, deadLettered: Int, consumer: String) -> String {
+        func entries(_ count: Int) -> String { count == 1 ? "1 entry" : "\(count) entries" }
+        var what: [String] = []
+        if taken > 0 { what.append("took \(entries(taken))") }
+        if deadLettered > 0 { what.append("dead-lettered \(entries(deadLettered)) unread (delivered too often)") }
+        return "richpush worker: \(what.joined(separator: " and ")) pending for consumer '\(consumer)' that it had not "
+            + "received (a read whose reply was lost, or an earlier process of this consumer name)"
     }
 
     /// Starts the work for entries read together, delivered `deliveries` times.

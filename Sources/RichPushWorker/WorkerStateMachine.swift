@@ -98,6 +98,11 @@ struct WorkerStateMachine {
     /// read: at the start (an earlier process of the same consumer name may have left some), and after a reader's
     /// command failed (Redis may have delivered entries to a read whose reply was lost).
     private var unseenMayBePending = true
+    /// The entries whose claim by a look was cut (too large for the link, or Redis stalled), each with when a look
+    /// may try it again: `claimEvery` later. Until then looks leave it out, so that reading goes on meanwhile (the
+    /// look after each cut found it first again, and the reader looked and never read, a delivery counted each
+    /// time); the claim takes it after `--claim-idle`, as before.
+    private var cutLooks: [String: ContinuousClock.Instant] = [:]
     /// Whether the drain's one look for entries never received was asked for.
     private var drainLooked = false
     /// The writes queued, oldest first.
@@ -143,11 +148,12 @@ struct WorkerStateMachine {
     mutating func nextRead(now: ContinuousClock.Instant) -> ReadAction {
         guard slots.open else {
             // Before it stops, the reader looks once for entries pending for this consumer that it never received,
-            // whatever the room: they were delivered to it, and written now they need not wait for another
-            // consumer's claim; without this, the drain left them and kept the consumer.
-            guard !drainLooked, !drainOver else { return .stop }
+            // up to the concurrency whatever the room: they were delivered to it, and written now they need not wait
+            // for another consumer's claim; without this, the drain left them and kept the consumer. Not when its
+            // last command failed: Redis stalled or away would only make the drain wait for another timeout.
+            guard !drainLooked, !drainOver, connected else { return .stop }
             drainLooked = true
-            return .recover(count: slots.limit ?? Self.drainRecoveryLimit, known: Set(inFlightIDs.keys))
+            return .recover(count: slots.limit ?? Self.drainRecoveryLimit, known: skippedByLooks(now: now))
         }
         let free = slots.room
         guard free > 0 else {
@@ -157,7 +163,7 @@ struct WorkerStateMachine {
         }
         if unseenMayBePending {
             nextCheck = now + connectionCheck
-            return .recover(count: free, known: Set(inFlightIDs.keys))
+            return .recover(count: free, known: skippedByLooks(now: now))
         }
         if now >= nextClaim {
             nextCheck = now + connectionCheck
@@ -221,12 +227,25 @@ struct WorkerStateMachine {
         for id in ids { inFlightIDs[id, default: 0] += 1 }
     }
 
+    /// What a look leaves out at `now`: the entries in flight, and those whose claim by a look was cut less than
+    /// `claimEvery` ago (forgetting the older ones).
+    private mutating func skippedByLooks(now: ContinuousClock.Instant) -> Set<String> {
+        cutLooks = cutLooks.filter { $0.value > now }
+        return Set(inFlightIDs.keys).union(cutLooks.keys)
+    }
+
     /// A look for entries never received (`.recover`) was answered: `complete` when it found every one there was
     /// (else more remain, beyond its count: the next look goes on), or when Redis refused it (it is not tried again
     /// until the next failure).
     mutating func recovered(complete: Bool) {
         connected = true
         unseenMayBePending = !complete
+    }
+
+    /// A look's claim of entry `id` was cut at `now` (its reply too slow to read whole): looks leave it out for
+    /// `claimEvery`. (The reader's failure, told next, asks for another look, which goes on without it.)
+    mutating func lookCut(id: String, now: ContinuousClock.Instant) {
+        cutLooks[id] = now + claimEvery
     }
 
     /// Redis answered the reader (a read, a claim).

@@ -49,7 +49,9 @@ struct WorkerCommand: ParsableCommand {
     @Option("metrics-listen", .text("address:port"), help: "Serve /healthz, /readyz and /metrics here.")
     var metricsAddress: String?
 
-    @Option("consumer", .text("name"), help: "This consumer's name.", default: "<hostname>-<pid>")
+    @Option(
+        "consumer", .text("name"), help: "This consumer's name; unique among live workers.",
+        default: "<hostname>-<pid>-<random>")
     var consumer: String?
 
     @Option("dead-letter-stream", .text("key"), help: "Where entries delivered too often go.", default: "<stream>:dead")
@@ -210,12 +212,18 @@ struct WorkerCommand: ParsableCommand {
             + "(\(settings.claimIdle))."
     }
 
-    /// `<hostname>-<pid>`.
+    /// `<hostname>-<pid>-<random>`: eight hex digits of the system's random generator after the host and process.
+    ///
+    /// Why the random part: replicas in containers often share a host name (host networking) and a process id (each
+    /// its own PID namespace: 1), so `<hostname>-<pid>` was the same for several live workers; sharing a name, each
+    /// worker's looks for entries it never received take the others' entries in flight (done twice, a delivery
+    /// counted each time, until dead-lettered). A name given with `--consumer` must be unique among live workers.
     static func defaultConsumer() -> String {
         var name = [CChar](repeating: 0, count: 256)
         let host =
             gethostname(&name, name.count) == 0
             ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "richpush"
-        return "\(host)-\(getpid())"
+        let random = String(UInt32.random(in: .min ... .max), radix: 16)
+        return "\(host)-\(getpid())-\(String(repeating: "0", count: 8 - random.count))\(random)"
     }
 }

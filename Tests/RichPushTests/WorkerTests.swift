@@ -455,6 +455,37 @@ struct WorkerTests {
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
     }
 
+    /// A look's claim cut, end to end: an entry of 300 KB pending for the worker's consumer (delivered behind its
+    /// back) over a link of 8 KB/s. The start's look claims it and is cut at the reply window; that entry is then
+    /// left out of the looks, so reading goes on: a small entry added meanwhile is read, fetched and written. (Looked
+    /// for again after each cut, it took a reply window and a delivery each time, and nothing was read until it was
+    /// dead-lettered: about 45 s at --max-deliveries 10.)
+    @Test("a look whose claim of an entry too large for the link is cut leaves that entry out: reading goes on")
+    func lookCutReadsOn() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer()
+        try redis.client().run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let large =
+            #"{"aps":{"alert":"hi","mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
+            + #""filler":""# + String(repeating: "x", count: 300_000) + #""}"#
+        let id = try deliverBehindItsBack(redis, to: "b", payload: large)
+        let proxy = try ThrottledProxy(upstream: redis.port, bytesPerSecond: 8_000)
+        defer { proxy.stop() }
+        let worker = try WorkerProcess(
+            arguments(
+                bed, redis, ["--consumer", "b", "--claim-idle", "600", "--max-deliveries", "10"],
+                url: "redis://127.0.0.1:\(proxy.port)"))
+        let small = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the small entry's result", within: .seconds(30)) { try redis.entries("out").count == 1 }
+        #expect(try redis.entries("out").first?.fields["source"] == small)
+        #expect(worker.stderr.contains("timed out reading the reply"), "the look was cut: \(worker.stderr)")
+        #expect(try redis.entries("in:dead").isEmpty)
+        let pending = try redis.client().run(["XPENDING", "in", "g", id, id, "1"]).elements.first?.elements
+        #expect(pending?.dropFirst(3).first == .integer(2), "one cut look, one delivery counted")
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+    }
+
     @Test("a worker whose entry was claimed by another meanwhile writes nothing for it")
     func lostOwnership() async throws {
         let bed = try TestBed()
@@ -586,7 +617,7 @@ struct WorkerTests {
             try redis.entries("out").count == 2
         }
         #expect(try redis.entries("out").last?.fields["source"] == unseen)
-        #expect(worker.stderr.contains("took 1 entry pending for consumer 'a'"), "\(worker.stderr)")
+        try await waitUntil("the line that says so") { worker.stderr.contains("took 1 entry pending for consumer 'a'") }
         #expect(try redis.pending("in", "g") == 0)
         worker.signal(SIGTERM)
         #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
@@ -736,11 +767,15 @@ struct WorkerTests {
         let bed = try TestBed()
         let redis = try RedisServer()
         for round in 1...3 {
-            // The default consumer name, <hostname>-<pid>: a new consumer at every start.
+            // The default consumer name, <hostname>-<pid>-<random>: a new consumer at every start.
             let worker = try WorkerProcess(arguments(bed, redis, ["--create-group"]))
             _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg?n=\(round)")))])
             try await waitUntil("result \(round)", within: .seconds(30)) { try redis.entries("out").count == round }
-            #expect(try redis.consumers("in", "g").count == 1)
+            let names = try Array(redis.consumers("in", "g").keys)
+            #expect(names.count == 1)
+            #expect(
+                names.allSatisfy { $0.wholeMatch(of: /.+-[0-9]+-[0-9a-f]{8}/) != nil },
+                "a host, a process id and 8 random hex digits: \(names)")
             worker.signal(SIGTERM)
             #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
             #expect(try redis.consumers("in", "g").isEmpty)
@@ -1454,22 +1489,39 @@ struct WorkerClaimTests {
         settings.redis.password = redis.password.map { Array($0.utf8) }
         let group = ConsumerGroup(settings: settings, payloadLimit: 1 << 20, log: { _ in })
         var handed: [(id: String, deliveries: Int)] = []
-        let first = try group.recoverUnseen(redis.client(), known: [ids[0]], count: 1) { handed.append(($0.id, $1)) }
-        #expect(first == (false, 0), "more remain")
+        var claiming: [String?] = []
+        func look(known: Set<String>, count: Int) throws -> Bool {
+            try group.recoverUnseen(
+                redis.client(), known: known, count: count, claiming: { claiming.append($0) },
+                each: { handed.append(($0.id, $1)) }, deadLettered: { Issue.record("\($0) dead-lettered") })
+        }
+        // Ids in flight that are no longer pending make the look longer, not complete: 2 unseen for 1 asked.
+        #expect(try look(known: [ids[0], "9-1", "9-2"], count: 1) == false, "more remain")
         #expect(handed.map(\.id) == [ids[1]])
         #expect(handed.map(\.deliveries) == [2])
+        #expect(claiming == [ids[1], nil], "each claim's id told before, nil after")
         let counted = try admin.run(["XPENDING", "in", "g", ids[1], ids[1], "1"]).elements.first?.elements
         #expect(counted?.dropFirst(3).first == .integer(2), "the delivery is counted by Redis too")
-        let second = try group.recoverUnseen(redis.client(), known: [ids[0], ids[1]], count: 4) {
-            handed.append(($0.id, $1))
-        }
-        #expect(second == (true, 0))
+        #expect(try look(known: [ids[0], ids[1]], count: 4))
         #expect(handed.map(\.id) == [ids[1], ids[2]])
+        // Redis 7 drops the deleted entry at its XCLAIM (Redis 6.2 would hand it over without payload).
         #expect(try redis.consumers("in", "g")["a"]?.pending == 3, "the deleted entry is no longer pending")
-        let none = try group.recoverUnseen(redis.client(), known: Set(ids.prefix(3)), count: 4) { _, _ in
-            Issue.record("nothing is left to take")
-        }
-        #expect(none == (true, 0))
+        #expect(try look(known: Set(ids.prefix(3)), count: 4))
+        #expect(handed.count == 2, "nothing more to take")
+        // One delivered --max-deliveries times (3) already is dead-lettered unread, its payload not sent again.
+        let poison = try redis.add("in", [("payload", "{}")])
+        _ = try admin.run(["XREADGROUP", "GROUP", "g", "a", "COUNT", "1", "STREAMS", "in", ">"])
+        try admin.run(["XCLAIM", "in", "g", "a", "0", poison, "RETRYCOUNT", "3", "JUSTID"])
+        var letters: [String] = []
+        let done = try group.recoverUnseen(
+            redis.client(), known: Set(ids.prefix(3)), count: 4, each: { entry, _ in handed.append((entry.id, 0)) },
+            deadLettered: { letters.append($0) })
+        #expect(done)
+        #expect(letters == [poison])
+        #expect(handed.count == 2)
+        let letter = try #require(try redis.entries("in:dead").first)
+        #expect(letter.fields["source"] == poison)
+        #expect(letter.fields["reason"] == "delivered 3 times without a result (dead-lettered unread)")
     }
 
     @Test(

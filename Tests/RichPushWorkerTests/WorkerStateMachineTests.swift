@@ -86,7 +86,8 @@ struct WorkerStateMachineTests {
     @Test(
         """
         entries pending for this consumer that the worker never received are looked for at the start, after a reader's \
-        command failed, and once at the drain, leaving out the ids in flight; never while every slot is taken
+        command failed, and once at the drain (not after a failure), leaving out the ids in flight and for claimEvery \
+        those whose claim by a look was cut; never while every slot is taken
         """)
     func unseenEntries() {
         var machine = Self.machine(concurrency: 4, looked: false)
@@ -119,17 +120,33 @@ struct WorkerStateMachineTests {
         _ = machine.written(1, acknowledged: [true], taken: now)
         #expect(machine.nextRead(now: now) == .recover(count: 1, known: ["x", "b", "c"]))
         machine.recovered(complete: true)
+        // A look's claim cut: that entry is left out for claimEvery (30 s), and reading goes on.
+        machine.redisFailed()
+        #expect(machine.nextRead(now: now) == .recover(count: 1, known: ["x", "b", "c"]))
+        machine.lookCut(id: "big", now: now)
+        machine.redisFailed()
+        #expect(machine.nextRead(now: now) == .recover(count: 1, known: ["x", "b", "c", "big"]))
+        machine.recovered(complete: true)
+        #expect(machine.nextRead(now: now + .seconds(1)) == .read(count: 1), "reading goes on")
+        machine.redisFailed()
+        #expect(machine.nextRead(now: now + .seconds(29)) == .recover(count: 1, known: ["x", "b", "c", "big"]))
+        #expect(machine.nextRead(now: now + .seconds(30)) == .recover(count: 1, known: ["x", "b", "c"]))
+        machine.recovered(complete: true)
         // The drain: one look, for as many as the concurrency whatever the room, then the reader stops.
         machine.taken(["d"])
         machine.shutdownRequested()
         #expect(machine.nextRead(now: now) == .recover(count: 4, known: ["x", "b", "c", "d"]))
         machine.redisFailed()
         #expect(machine.nextRead(now: now) == .stop, "one look only, even failed")
-        // None once the drain's time is over.
+        // None once the drain's time is over, nor when the reader's last command failed (Redis stalled or away).
         var late = Self.machine()
         late.shutdownRequested()
         late.drainDeadlinePassed()
         #expect(late.nextRead(now: now) == .stop)
+        var failing = Self.machine()
+        failing.redisFailed()
+        failing.shutdownRequested()
+        #expect(failing.nextRead(now: now) == .stop)
     }
 
     @Test("a read answered empty sooner than its block paces the next to the block's end; any other read does not")
