@@ -1031,6 +1031,38 @@ struct WorkerTests {
         #expect(worker.stderr.contains("could not remove consumer 'a'"))
     }
 
+    @Test(
+        """
+        an ACL user that may not XCLAIM still works: the look for entries never received is refused, said once, and \
+        such an entry is claimed after --claim-idle as before
+        """)
+    func lookRefused() async throws {
+        let bed = try TestBed()
+        let redis = try RedisServer(
+            password: Self.password,
+            arguments: ["--user", "worker", "on", ">secret", "~*", "&*", "+@all", "-xclaim"])
+        try redis.client().run(["XGROUP", "CREATE", "in", "g", "$", "MKSTREAM"])
+        let unseen = try deliverBehindItsBack(redis, to: "a", payload: Self.payload(bed.url("/media/photo.jpg")))
+        let worker = try WorkerProcess(
+            [
+                "--redis", "redis://worker:secret@127.0.0.1:\(redis.port)", "--stream", "in", "--group", "g",
+                "--output-stream", "out", "--consumer", "a", "--claim-idle", "2", "--deadline", "1",
+            ]
+                + bed.cliOptions)
+        try await waitUntil("the refusal said", within: .seconds(30)) {
+            worker.stderr.contains("could not look for entries pending for consumer 'a' that it never received")
+        }
+        // Read meanwhile: the refusal does not hold the reader.
+        let fresh = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg?n=1")))])
+        try await waitUntil("both results", within: .seconds(30)) { try redis.entries("out").count == 2 }
+        #expect(Set(try redis.entries("out").compactMap { $0.fields["source"] }) == [unseen, fresh])
+        #expect(try redis.pending("in", "g") == 0)
+        worker.signal(SIGTERM)
+        #expect(try await worker.waitForExit(within: .seconds(30)) == 0)
+        let said = worker.stderr.components(separatedBy: "could not look for entries").count - 1
+        #expect(said == 1, "said once: \(worker.stderr)")
+    }
+
     @Test("two workers sharing a stream: every entry gets exactly one result")
     func twoWorkers() async throws {
         let bed = try TestBed()
