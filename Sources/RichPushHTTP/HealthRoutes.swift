@@ -19,9 +19,13 @@ package enum HealthRoutes {
         case "/healthz": return healthy
         case "/readyz": return ready ? isReady : text(503, notReady)
         default:
-            return HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(metrics()))
+            return Self.metrics(metrics())
         }
+    }
+
+    /// `/metrics`' answer of `text` (Prometheus's text format).
+    package static func metrics(_ text: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4")], body: .bytes(text))
     }
 
     /// `/healthz`'s and `/readyz`'s answers, made once (libmicrohttpd's response too): probes ask for them all the

@@ -43,6 +43,8 @@ package final class EnrichmentService: HTTPHandler {
     package let metrics = ServiceMetrics()
     private let attachments: ServedAttachments
     private let ledger = LockedValue(RequestLedger())
+    /// `/metrics`' renderings, shared by the scrapes.
+    private let metricsCache = MetricsCache()
     /// `--max-in-flight`: requests admitted to `/v1/enrich` and `/v1/explain`, from their headers to the end of
     /// their work; closed by the drain.
     private let admission: WorkGate
@@ -166,6 +168,9 @@ package final class EnrichmentService: HTTPHandler {
         let isDraining = !admission.isOpen
         let (decision, tenant) = decide(request, draining: isDraining)
         switch decision {
+        case .read(_, _, let context) where context is MetricsScrape:
+            // Health and metrics stay open whatever the load and the drain: no slot.
+            return decision
         case .read:
             // The slot is taken before a byte of the body is read; refused at once when none is free (or the drain
             // began since `decide`).
@@ -231,6 +236,10 @@ package final class EnrichmentService: HTTPHandler {
     /// What to do with a request from its head, and the tenant its token selected (under `--tenants`).
     private func decide(_ request: HTTPRequest, draining isDraining: Bool) -> (HTTPHead, Tenant?) {
         let path = request.path
+        if path == "/metrics", request.method == "GET" || request.method == "HEAD" {
+            // Answered off the server's thread, from a rendering shared by the scrapes (`MetricsCache`).
+            return (.read(limit: 0, tooLarge: Self.metricsWithBody, context: MetricsScrape()), nil)
+        }
         if let answer = HealthRoutes.answer(request, ready: !isDraining, notReady: "draining", metrics: renderMetrics) {
             return (.respond(answer), nil)
         }
@@ -269,6 +278,12 @@ package final class EnrichmentService: HTTPHandler {
         }
     }
 
+    /// A scrape of `/metrics` (`head` decided it takes no work slot): answered by `metricsCache`.
+    private struct MetricsScrape: Sendable {}
+
+    /// A body sent with `GET /metrics`.
+    private static let metricsWithBody = HTTPResponse.error(413, .payloadTooLarge, "/metrics takes no body").prepared()
+
     /// What `head` decided for a request whose body it has read, carried to `respond(to:)` in the request's
     /// `context`: the tenant its token selected and its parameters as checked there. `respond` then neither looks
     /// the tenant up in the ledger (a lock every request takes several times) nor reads the parameters again
@@ -288,6 +303,7 @@ package final class EnrichmentService: HTTPHandler {
     }
 
     package func respond(to request: HTTPRequest) async -> HTTPResponse {
+        if request.context is MetricsScrape { return await metricsCache.response(render: renderMetrics) }
         // The tenant chosen at the headers: the request runs under it even if a reload has replaced it since.
         // `HTTPServer` calls this only after `head`'s `.read`, which carries what it decided; without it, the same
         // decision is made again from the ledger's tenant.
