@@ -65,6 +65,18 @@ int csystem_spawn_default_signals(posix_spawnattr_t *attributes, const int *sign
     return failed;
 }
 
+int csystem_raise_open_files(unsigned long long *soft, unsigned long long *hard) {
+    struct rlimit given;
+    if (getrlimit(RLIMIT_NOFILE, &given) != 0) return errno;
+    *soft = given.rlim_cur;
+    *hard = given.rlim_max;
+    if (given.rlim_cur >= given.rlim_max) return 0;
+    struct rlimit raised = {.rlim_cur = given.rlim_max, .rlim_max = given.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &raised) != 0) return errno;
+    *soft = given.rlim_max;
+    return 0;
+}
+
 int csystem_set_limit(enum csystem_limit limit, unsigned long long soft, unsigned long long hard) {
     int resource;
     switch (limit) {

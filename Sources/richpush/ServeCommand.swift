@@ -184,6 +184,16 @@ struct ServeCommand: ParsableCommand {
         let (configuration, settings, limits, drainTimeout, addresses) = (
             plan.configuration, plan.settings, plan.limits, plan.drainTimeout, plan.addresses
         )
+        // The open files limit raised to its hard one; still short of the connections allowed, said once.
+        let needed = limits.connections * addresses.count + OpenFilesLimit.reserve
+        if let files = OpenFilesLimit.raise(), files.soft < UInt64(needed) {
+            Output.error(
+                "richpush serve: warning: the open files limit is \(files.soft) (hard limit \(files.hard)), under the "
+                    + "\(needed) descriptors that --max-connections \(limits.connections) on \(addresses.count) "
+                    + "listener\(addresses.count == 1 ? "" : "s") may need with the server's own: connections past "
+                    + "it fail before the connection limit answers 503; raise the hard limit (ulimit -Hn, "
+                    + "systemd's LimitNOFILE=) or lower --max-connections")
+        }
         // The access log goes out in batches from a thread of its own; flushed before the exit.
         let accessLog = BufferedLog(descriptor: 2)
         defer { accessLog.flush() }

@@ -147,6 +147,40 @@ struct ServeLimitsTests {
         withExtendedLifetime(uploads) {}
         #expect(try await server.terminate() == 0)
     }
+
+    /// The soft limit on open files, in `/proc/PID/limits`.
+    static func openFilesLimit(_ server: ServeProcess) throws -> (soft: String, hard: String) {
+        let limits = try String(
+            contentsOfFile: "/proc/\(server.process.processIdentifier)/limits", encoding: .utf8)
+        let line = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") })
+        let fields = line.dropFirst("Max open files".count).split(separator: " ", omittingEmptySubsequences: true)
+        return (String(fields[0]), String(fields[1]))
+    }
+
+    @Test(
+        """
+        the soft limit on open files is raised to the hard one at the start; one still under what --max-connections \
+        may need is said
+        """)
+    func openFilesRaised() async throws {
+        let raised = try await ServeProcess([], launcher: ["/usr/bin/prlimit", "--nofile=300:4096", "--"])
+        #expect(try Self.openFilesLimit(raised) == ("4096", "4096"))
+        #expect(!raised.startup.contains("open files limit"), "\(raised.startup)")
+        #expect(try await raised.terminate() == 0)
+        let short = try await ServeProcess([], launcher: ["/usr/bin/prlimit", "--nofile=300:600", "--"])
+        #expect(try Self.openFilesLimit(short) == ("600", "600"))
+        #expect(
+            short.startup.contains(
+                "richpush serve: warning: the open files limit is 600 (hard limit 600), under the 1280 descriptors "
+                    + "that --max-connections 1024 on 1 listener may need"),
+            "\(short.startup)")
+        #expect(try await short.terminate() == 0)
+        // Within it: nothing said.
+        let fits = try await ServeProcess(
+            ["--max-connections", "300"], launcher: ["/usr/bin/prlimit", "--nofile=300:600", "--"])
+        #expect(!fits.startup.contains("open files limit"), "\(fits.startup)")
+        #expect(try await fits.terminate() == 0)
+    }
 }
 
 extension ServeProcess {
@@ -173,4 +207,5 @@ extension ServeProcess {
         let kilobytes = try #require(line.split(separator: " ").dropFirst().first.flatMap { Int($0) })
         return kilobytes * 1024
     }
+
 }

@@ -20,12 +20,17 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Starts the server with `arguments` (besides `--listen 127.0.0.1:0`) and waits for its listening line.
     /// Without `readingStandardError`, nothing reads its standard error after that line (a stuck log reader).
-    /// `environment` (`NAME=value`) is added to the test's own.
-    init(_ arguments: [String], environment: [String] = [], readingStandardError: Bool = true) async throws {
+    /// `environment` (`NAME=value`) is added to the test's own. With a `launcher` (a program and its arguments that
+    /// end by running the command after them in the same process, as `prlimit`), the server is started through it.
+    init(
+        _ arguments: [String], environment: [String] = [], readingStandardError: Bool = true,
+        launcher: [String] = []
+    ) async throws {
         let variables = Dictionary(
             environment.map { ($0.prefix { $0 != "=" }.description, $0.drop { $0 != "=" }.dropFirst().description) },
             uniquingKeysWith: { $1 })
-        process = ChildProcess(CLI.binary, ["serve", "--listen", "127.0.0.1:0"] + arguments, environment: variables)
+        let command = launcher + [CLI.binary, "serve", "--listen", "127.0.0.1:0"] + arguments
+        process = ChildProcess(command[0], Array(command.dropFirst()), environment: variables)
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice

@@ -78,6 +78,10 @@ enum csystem_limit {
 // privileged process may raise); 0, or an errno.
 int csystem_set_limit(enum csystem_limit limit, unsigned long long soft, unsigned long long hard);
 
+// Raises the calling process's soft limit on open files (RLIMIT_NOFILE) to its hard limit. Stores the soft and hard
+// limits it has after in `soft` and `hard`; 0, or an errno (the limits as read, when reading them worked).
+int csystem_raise_open_files(unsigned long long *soft, unsigned long long *hard);
+
 // Has the kernel send the calling process SIGKILL when the thread that spawned it ends (prctl PR_SET_PDEATHSIG);
 // 0, ESRCH when its parent is no longer `parent` (it ended before the request was made), or an errno.
 int csystem_die_with_parent(int parent);
