@@ -3,7 +3,10 @@
 #endif
 
 /// A client's address without its port, as connections are counted per address: an IPv4 address is kept as its
-/// IPv4-mapped IPv6 form, so that both families share one key type.
+/// IPv4-mapped IPv6 form, so that both families share one key type; an IPv6 address by its /64 prefix, the block
+/// one host or one subscriber is given (RFC 6177, RFC 7421: a host picks any of its 2^64 interface identifiers at
+/// will, and a client with one /64 filled `--max-connections` from 12 addresses of it past a per-address limit of 2),
+/// but for those of `::/64` (the loopback `::1`, the IPv4-mapped and -compatible forms), kept whole.
 struct ClientAddress: Hashable, Sendable {
     private let high: UInt64
     private let low: UInt64
@@ -18,10 +21,9 @@ struct ClientAddress: Hashable, Sendable {
             case AF_INET6:
                 let address = raw.load(as: sockaddr_in6.self).sin6_addr
                 return withUnsafeBytes(of: address) { bytes in
-                    (
-                        UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-                    )
+                    let prefix = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+                    let interface = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                    return (prefix, prefix == 0 ? interface : 0)
                 }
             default:
                 return (0, 0)

@@ -625,7 +625,14 @@ private struct HeadReader {
         if head.repeated == nil, RequestHead.isSingleton(name), headers.contains(name) {
             head.repeated = name
         }
-        headers.append(name: name, value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
+        // A value's trailing spaces and tabs are not part of it (RFC 9110 §5.5: libmicrohttpd strips the leading ones
+        // only), but for the two fields libmicrohttpd frames the body by: kept as it reads them, so that what the
+        // server checks is what framed the body.
+        var kept = value == nil ? 0 : valueSize
+        if name != "content-length", name != "transfer-encoding", let value {
+            while kept > 0, value[kept - 1] == 0x20 || value[kept - 1] == 0x09 { kept -= 1 }
+        }
+        headers.append(name: name, value: UnsafeRawBufferPointer(start: value, count: kept))
         if head.invalidName == nil, !RequestHead.isToken(UnsafeRawBufferPointer(start: key, count: keySize)) {
             head.invalidName = String(cString: key)
         }

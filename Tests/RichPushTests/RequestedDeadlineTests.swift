@@ -5,8 +5,8 @@ import Testing
 @Suite struct RequestedDeadlineTests {
     @Test(
         """
-        a positive, finite number of seconds, to the millisecond, never beyond the configured deadline nor zero; \
-        anything else nil
+        a positive, finite, decimal number of seconds, to the millisecond, never beyond the configured deadline nor \
+        zero; anything else nil
         """,
         arguments: [
             ("2.5", Duration?.some(.milliseconds(2500))),
@@ -14,7 +14,10 @@ import Testing
             ("25", .some(.seconds(25))),
             ("1e300", .some(.seconds(25))),
             ("0.0001", .some(.milliseconds(1))),
+            ("1E1", .some(.seconds(10))), ("+3", .some(.seconds(3))),
             ("0", nil), ("-1", nil), ("nan", nil), ("inf", nil), ("abc", nil), ("", nil), (" 2", nil),
+            // Hexadecimal, which Double's parser takes: not a decimal number of seconds.
+            ("0x10", nil), ("0x1p3", nil), ("0X8", nil),
         ])
     func clamp(text: String, expected: Duration?) {
         #expect(Duration.requested(text, within: .seconds(25)) == expected)

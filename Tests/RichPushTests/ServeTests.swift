@@ -343,6 +343,12 @@ struct ServeTests {
             #expect(allowed.status == 200, "'\(scheme)' answered \(allowed.status)")
             #expect(allowed.json["outcome"] as? String == "complete")
         }
+        // RFC 9110 §5.5: a field value's trailing spaces and tabs are not part of it.
+        let padded = try await server.request(
+            "POST", "/v1/enrich", headers: [("Authorization", "Bearer \(secret) \t "), ("X-Request-Id", "push-7\t ")],
+            body: payload)
+        #expect(padded.status == 200, "\(padded.text)")
+        #expect(padded.headers["x-request-id"] == "push-7")
         for open in ["/healthz", "/readyz", "/metrics"] {
             #expect(try await server.request("GET", open).status == 200)
         }

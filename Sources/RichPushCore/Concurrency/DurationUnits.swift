@@ -12,13 +12,19 @@ extension Duration {
 
     /// The deadline a request (`?deadline=`) or a queue entry (`deadline`) asks for, `text` in seconds, within the
     /// configured one: to the millisecond, never longer than `limit` (compared in seconds first, so no conversion
-    /// can overflow) and never zero. Nil when `text` is not a positive, finite number of seconds: the service
-    /// refuses the request (400), the worker the entry (an `invalid` result), both with `refusal(ofDeadline:)`.
+    /// can overflow) and never zero. Nil when `text` is not a positive, finite, decimal number of seconds (digits, a
+    /// point, an exponent: `Double`'s parser alone also took hexadecimal, `0x10` as 16 s): the service refuses the
+    /// request (400), the worker the entry (an `invalid` result), both with `refusal(ofDeadline:)`.
     package static func requested(_ text: some StringProtocol, within limit: Duration) -> Duration? {
-        guard let seconds = Double(text), seconds > 0, seconds.isFinite else { return nil }
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) || Self.decimalMarks.contains($0) }),
+            let seconds = Double(text), seconds > 0, seconds.isFinite
+        else { return nil }
         guard seconds < limit.inSeconds else { return limit }
         return .milliseconds(Swift.max(1, Int64((seconds * 1000).rounded())))
     }
+
+    /// The bytes of a decimal number besides its digits: `.`, `e`, `E`, `+`, `-`.
+    private static let decimalMarks: [UInt8] = [0x2E, 0x65, 0x45, 0x2B, 0x2D]
 
     /// Why a requested deadline (`requested(_:within:)` gave nil) is refused: one wording for the service and the
     /// worker.
