@@ -614,6 +614,7 @@ private struct HeadReader {
         }
         head.contentLength = headers["content-length"]
         head.transferEncoding = headers["transfer-encoding"]
+        head.missingHost = !headers.contains("host")
         head.http10 = strcmp(version, "HTTP/1.0") == 0
     }
 

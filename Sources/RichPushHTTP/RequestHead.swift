@@ -37,6 +37,8 @@ package struct RequestHead: Sendable {
     package var transferEncoding: String? = nil
     /// Whether the request line's version is HTTP/1.0.
     package var http10 = false
+    /// Whether the request came without a Host field.
+    package var missingHost = false
 
     package init() {}
 
@@ -76,6 +78,9 @@ package struct RequestHead: Sendable {
             return .error(400, .badRequest, "the value of \(invalidValue) holds a control character")
         }
         if let repeated { return .error(400, .badRequest, "\(repeated) appears more than once") }
+        // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without Host (a proxy in front may route
+        // by it).
+        if !http10, missingHost { return .error(400, .badRequest, "an HTTP/1.1 request needs a Host field") }
         if let contentLength, declaredLength == nil {
             return .error(400, .badRequest, "Content-Length '\(contentLength)' is not a decimal length")
         }

@@ -122,6 +122,17 @@ struct RequestHeadTests {
                     var head = RequestHead(); head.contentLength = ""; return head
                 }(), 400
             ),
+            // RFC 9112 §3.2: Host is required of HTTP/1.1, not of HTTP/1.0.
+            (
+                {
+                    var head = RequestHead(); head.missingHost = true; return head
+                }(), 400
+            ),
+            (
+                {
+                    var head = RequestHead(); head.missingHost = true; head.http10 = true; return head
+                }(), nil
+            ),
         ] as [(RequestHead, Int?)])
     func refusals(head: RequestHead, status: Int?) {
         let refusal = head.refusal(RequestHead.Limits())

@@ -95,6 +95,8 @@ package enum HTTPWire {
             "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n", 400
         ),
         ("two Host headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
+        ("HTTP/1.1 without Host", "GET /healthz HTTP/1.1\r\nX-A: b\r\n\r\n", 400),
+        ("HTTP/1.0 without Host", "GET /healthz HTTP/1.0\r\n\r\n", 200),
         ("two X-Request-Ids", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\r\nx-request-id: b\r\n\r\n", 400),
         (
             "two Content-Types",
