@@ -3,10 +3,12 @@
 #endif
 
 /// A client's address without its port, as connections are counted per address: an IPv4 address is kept as its
-/// IPv4-mapped IPv6 form, so that both families share one key type; an IPv6 address by its /64 prefix, the block
-/// one host or one subscriber is given (RFC 6177, RFC 7421: a host picks any of its 2^64 interface identifiers at
-/// will, and a client with one /64 filled `--max-connections` from 12 addresses of it past a per-address limit of 2),
-/// but for those of `::/64` (the loopback `::1`, the IPv4-mapped and -compatible forms), kept whole.
+/// IPv4-mapped IPv6 form, so that both families share one key type; an IPv6 address whole.
+///
+/// Why not an IPv6 client's /64 (the block a host or subscriber is given, any of whose 2^64 addresses it may use:
+/// one filled `--max-connections` from 12 of them past a per-address limit of 2): a /64 is also one cloud subnet, one
+/// container bridge, one LAN, and every IPv4 client behind NAT64; the gateways of a fleet in one subnet would share
+/// one address's limit. Against a client using many addresses, `--max-connections` stands.
 struct ClientAddress: Hashable, Sendable {
     private let high: UInt64
     private let low: UInt64
@@ -21,9 +23,10 @@ struct ClientAddress: Hashable, Sendable {
             case AF_INET6:
                 let address = raw.load(as: sockaddr_in6.self).sin6_addr
                 return withUnsafeBytes(of: address) { bytes in
-                    let prefix = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
-                    let interface = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-                    return (prefix, prefix == 0 ? interface : 0)
+                    (
+                        UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                        UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                    )
                 }
             default:
                 return (0, 0)

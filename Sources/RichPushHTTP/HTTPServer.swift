@@ -349,6 +349,11 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
                 } else if !box.gate.canBuffer(declared) {
                     exchange.ready = noRoom
                 }
+            } else if limit == 0, reader.head.transferEncoding != nil {
+                // A route that takes no body (`GET /metrics`) given a chunked one: refused now, as a declared one is.
+                // Left to the body, its first byte was past the limit and the nothing it may discard, and the
+                // connection was closed without an answer.
+                exchange.ready = tooLarge
             }
         }
         // A response decided now goes out now only when a body was announced (which is then left unread, and the

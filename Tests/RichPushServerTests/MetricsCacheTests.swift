@@ -4,13 +4,45 @@ import Testing
 
 @testable import RichPushServer
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `/metrics`' renderings shared by the scrapes, driven with instants given.
 @Suite struct MetricsCacheTests {
+    /// A rendering counted, costing at least `cost` of the thread's CPU time (spent spinning: the cache measures
+    /// that, so a rendering preempted on a loaded machine still costs it), and first waiting, spinning too (within
+    /// 10 s), until `waiters` scrapes wait for it.
     final class Renderings: Sendable {
         let count = Atomic<Int>(0)
+        let cost: Duration
+        let waiters: Int
+        let cache: MetricsCache
+        /// Whether every rendering saw its waiters come.
+        let waitersCame = Atomic<Bool>(true)
+
+        init(cost: Duration = .zero, waiters: Int = 0, cache: MetricsCache) {
+            (self.cost, self.waiters, self.cache) = (cost, waiters, cache)
+        }
+
         func render() -> [UInt8] {
             let made = count.add(1, ordering: .relaxed).newValue
+            let clock = ContinuousClock()
+            let start = clock.now
+            let spent = Self.threadTime()
+            while Self.threadTime() - spent < cost || (made == 1 && cache.waitingCount < waiters) {
+                if clock.now - start > .seconds(10) {
+                    waitersCame.store(false, ordering: .relaxed)
+                    break
+                }
+            }
             return Array("rendering \(made)\n".utf8)
+        }
+
+        static func threadTime() -> Duration {
+            var time = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
         }
     }
 
@@ -19,11 +51,14 @@ import Testing
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    @Test("scrapes at once share one rendering: those that come while it is made wait for it or take it fresh")
+    @Test(
+        """
+        scrapes at once share one rendering costing a millisecond or more: those that come while it is made wait for \
+        it
+        """)
     func oneRenderingShared() async {
         let cache = MetricsCache()
-        let renderings = Renderings()
-        // Every scrape asks at an instant before any rendering began: each finds one under way, or fresh.
+        let renderings = Renderings(cost: .milliseconds(3), waiters: 49, cache: cache)
         let asked = ContinuousClock.now
         let texts = await withTaskGroup(of: String.self) { group in
             for _ in 0..<50 {
@@ -31,23 +66,39 @@ import Testing
             }
             return await group.reduce(into: [String]()) { $0.append($1) }
         }
-        #expect(renderings.count.load(ordering: .relaxed) == 1)
+        let came = renderings.waitersCame.load(ordering: .relaxed)
+        #expect(came, "49 scrapes waited for the first rendering")
+        let made = renderings.count.load(ordering: .relaxed)
+        #expect(made == 1)
         #expect(Set(texts) == ["rendering 1\n"])
+        #expect(cache.waitingCount == 0)
     }
 
-    @Test("a rendering is served for twenty times what it cost, then made again")
+    @Test(
+        """
+        a rendering costing a millisecond or more is served for twenty times its cost (10 s at most), then made \
+        again; a cheaper one is made for each scrape
+        """)
     func freshness() async {
         let cache = MetricsCache()
-        let renderings = Renderings()
+        let costly = Renderings(cost: .milliseconds(3), cache: cache)
         let before = ContinuousClock.now
-        let first = await cache.response(now: before, render: renderings.render)
+        let first = await cache.response(now: before, render: costly.render)
         #expect(Self.text(first) == "rendering 1\n")
         #expect(first.status == 200)
         #expect(first.headers.contains { $0 == ("Content-Type", "text/plain; version=0.0.4") })
-        #expect(Self.text(await cache.response(now: before, render: renderings.render)) == "rendering 1\n")
-        // Far past any rendering's freshness (a tiny one costs microseconds): made again.
-        let later = ContinuousClock.now + .seconds(3600)
-        #expect(Self.text(await cache.response(now: later, render: renderings.render)) == "rendering 2\n")
+        #expect(Self.text(await cache.response(now: before, render: costly.render)) == "rendering 1\n")
+        // Past the longest freshness: made again.
+        let later = ContinuousClock.now + .seconds(11)
+        #expect(Self.text(await cache.response(now: later, render: costly.render)) == "rendering 2\n")
+
+        let small = MetricsCache()
+        let cheap = Renderings(cache: small)
+        for made in 1...3 {
+            #expect(Self.text(await small.response(now: before, render: cheap.render)) == "rendering \(made)\n")
+        }
         #expect(MetricsCache.freshness(cost: .milliseconds(310)) == .milliseconds(6200))
+        #expect(MetricsCache.freshness(cost: .seconds(2)) == .seconds(10))
+        #expect(MetricsCache.freshness(cost: .microseconds(900)) == .zero)
     }
 }

@@ -352,6 +352,13 @@ struct ServeTests {
         for open in ["/healthz", "/readyz", "/metrics"] {
             #expect(try await server.request("GET", open).status == 200)
         }
+        // /metrics, answered off the server's thread: a body, declared or chunked, refused at once (a chunked one
+        // went unanswered, the connection closed).
+        for body in ["Content-Length: 3\r\n\r\nabc", "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"] {
+            let request = "GET /metrics HTTP/1.1\r\nHost: x\r\n" + body
+            let (reply, _) = try await offPool { try HTTPWire.exchange(Array(request.utf8), port: server.port) }
+            #expect(reply?.status == 413, "\(body)")
+        }
         #expect(try await server.terminate() == 0)
     }
 

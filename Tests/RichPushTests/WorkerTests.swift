@@ -317,7 +317,8 @@ struct WorkerTests {
             let problem = (result["problems"] as? [[String: Any]])?.first
             #expect(problem?["code"] as? String == "bad-parameter")
             let shown = deadline.count > 64 ? "<65 bytes>" : deadline
-            #expect(problem?["detail"] as? String == "deadline: expected a positive number of seconds, got '\(shown)'")
+            let expected = "deadline: expected a positive decimal number of seconds, got '\(shown)'"
+            #expect(problem?["detail"] as? String == expected)
         }
         let good = try #require(ids["2.5"])
         #expect(results[good]?["outcome"] as? String == "complete")

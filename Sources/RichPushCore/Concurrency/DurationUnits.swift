@@ -29,6 +29,6 @@ extension Duration {
     /// Why a requested deadline (`requested(_:within:)` gave nil) is refused: one wording for the service and the
     /// worker.
     package static func refusal(ofDeadline text: some StringProtocol) -> String {
-        "deadline: expected a positive number of seconds, got '\(text)'"
+        "deadline: expected a positive decimal number of seconds, got '\(text)'"
     }
 }
