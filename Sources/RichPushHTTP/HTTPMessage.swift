@@ -218,6 +218,20 @@ package struct HTTPResponse: Sendable {
         return response
     }
 
+    /// As `prepared()`, and the body's bytes let go of once libmicrohttpd's copy holds them (the response then sends
+    /// that copy alone): for a large body made once and sent many times, `/metrics` under many tenants, kept once
+    /// rather than twice. When libmicrohttpd could not make it, the response as it is, made for each request.
+    package func preparedAlone() -> HTTPResponse {
+        var response = prepared()
+        guard let premade = response.premade, premade.pointer != nil else { return self }
+        response.body = .bytes([])
+        response.premade = premade
+        return response
+    }
+
+    /// Which libmicrohttpd response made once this one sends, if any: equal for responses that share it (tests).
+    package var preparedIdentity: ObjectIdentifier? { premade.map(ObjectIdentifier.init) }
+
     /// A JSON body (the bytes given), with its Content-Type.
     package static func json(_ status: Int, _ bytes: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(bytes))

@@ -89,9 +89,10 @@ final class MetricsCache: Sendable {
             let started = Self.threadTime()
             let text = render()
             let cost = Self.threadTime() - started
-            // Prepared (made once for libmicrohttpd) only when it may be shared.
+            // Made once for libmicrohttpd, and kept there alone (one copy of the text), only when it may be shared.
             let response =
-                Self.freshness(cost: cost) == .zero ? HealthRoutes.metrics(text) : HealthRoutes.metrics(text).prepared()
+                Self.freshness(cost: cost) == .zero
+                ? HealthRoutes.metrics(text) : HealthRoutes.metrics(text).preparedAlone()
             let waiting = state.withLock { state -> [CheckedContinuation<HTTPResponse, Never>] in
                 state.latest = (response, began, cost)
                 guard case .render = step else { return [] }
