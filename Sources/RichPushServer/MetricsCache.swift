@@ -43,7 +43,7 @@ final class MetricsCache: Sendable {
     }
 
     /// The CPU time the calling thread has used: a rendering preempted on a loaded machine costs no more for it.
-    private static func threadTime() -> Duration {
+    static func threadTime() -> Duration {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
         return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)

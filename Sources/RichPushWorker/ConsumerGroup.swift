@@ -88,40 +88,55 @@ struct ConsumerGroup: Sendable {
     ) throws(RedisError) -> Bool {
         // Every entry in flight may come first: the look covers them and `count` more.
         let look = known.count + count
-        let pending = try connection.run([
-            "XPENDING", settings.stream, settings.group, "-", "+", String(look), settings.consumer,
-        ]).elements
-        var unseen: [(id: String, idle: Int, deliveries: Int)] = []
-        for entry in pending {
-            let fields = entry.elements
-            guard fields.count >= 4, let id = fields[0].text, !known.contains(id), case .integer(let idle) = fields[2],
-                case .integer(let times) = fields[3]
-            else { continue }
-            unseen.append((id, idle, times))
-        }
-        for (id, idle, deliveries) in unseen.prefix(count) {
-            if deliveries >= settings.maximumDeliveries {
-                let reason = Self.deadLetteredUnread(deliveries)
-                if try write([.deadLetter(id: id, reason: reason, deliveries: deliveries)], connection) == [true] {
-                    deadLettered(id)
-                }
+        let pending = try pendingEntries(
+            ["XPENDING", settings.stream, settings.group, "-", "+", String(look), settings.consumer], connection)
+        let unseen = pending.filter { !known.contains($0.id) }
+        for entry in unseen.prefix(count) {
+            if entry.deliveries >= settings.maximumDeliveries {
+                if try deadLetterUnread(entry, connection) { deadLettered(entry.id) }
                 continue
             }
-            claiming(id)
+            claiming(entry.id)
             // At least as idle as it was: an entry another consumer claimed meanwhile (its idle time reset) stays its.
             let claimed = try connection.claimedEntries(
-                ["XCLAIM", settings.stream, settings.group, settings.consumer, String(idle), id],
+                ["XCLAIM", settings.stream, settings.group, settings.consumer, String(entry.idle), entry.id],
                 payloadLimit: payloadLimit, most: 1)
             claiming(nil)
             guard let first = claimed.first else { continue }
-            each(first ?? StreamEntry(id: id, payload: .missing, deadline: nil), deliveries + 1)
+            each(first ?? StreamEntry(id: entry.id, payload: .missing, deadline: nil), entry.deliveries + 1)
         }
         return pending.count < look && unseen.count <= count
     }
 
-    /// Why an entry delivered `deliveries` times is dead-lettered without being read again.
-    static func deadLetteredUnread(_ deliveries: Int) -> String {
-        WorkerStateMachine.overdelivered(deliveries) + " (dead-lettered unread)"
+    /// An entry of XPENDING's extended form, `[id, consumer, idle milliseconds, deliveries]`.
+    struct PendingEntry {
+        let id: String
+        let idle: Int
+        let deliveries: Int
+
+        /// Nil for a value of another shape.
+        init?(_ value: RedisValue) {
+            let fields = value.elements
+            guard fields.count >= 4, let id = fields[0].text, case .integer(let idle) = fields[2],
+                case .integer(let deliveries) = fields[3]
+            else { return nil }
+            (self.id, self.idle, self.deliveries) = (id, idle, deliveries)
+        }
+    }
+
+    /// Runs XPENDING's extended form (`arguments`): its entries, any of another shape left out.
+    private func pendingEntries(_ arguments: [String], _ connection: RedisConnection) throws(RedisError)
+        -> [PendingEntry]
+    {
+        try connection.run(arguments).elements.compactMap(PendingEntry.init)
+    }
+
+    /// Writes `entry`, this consumer's, to the dead-letter stream without reading it (the script copies its payload
+    /// there), its reason saying so; whether it was written (false: another consumer's by then).
+    private func deadLetterUnread(_ entry: PendingEntry, _ connection: RedisConnection) throws(RedisError) -> Bool {
+        let reason = WorkerStateMachine.overdelivered(entry.deliveries) + " (dead-lettered unread)"
+        return try write([.deadLetter(id: entry.id, reason: reason, deliveries: entry.deliveries)], connection)
+            == [true]
     }
 
     /// Dead-letters, without reading them, the entries idle longer than `claimIdle` already delivered more than
@@ -134,23 +149,16 @@ struct ConsumerGroup: Sendable {
     /// delivery, and stayed pending for good, a claim a `claimEvery` spent on it.
     func deadLetterOverdelivered(_ connection: RedisConnection) throws(RedisError) -> Int {
         let idle = String(settings.claimIdle.inMilliseconds)
-        let pending = try connection.run([
-            "XPENDING", settings.stream, settings.group, "IDLE", idle, "-", "+", String(Self.overdeliveredLook),
-        ])
+        let pending = try pendingEntries(
+            ["XPENDING", settings.stream, settings.group, "IDLE", idle, "-", "+", String(Self.overdeliveredLook)],
+            connection)
         var deadLettered = 0
-        for entry in pending.elements {
-            let fields = entry.elements
-            guard fields.count >= 4, let id = fields[0].text, case .integer(let deliveries) = fields[3],
-                deliveries > settings.maximumDeliveries
-            else { continue }
+        for entry in pending where entry.deliveries > settings.maximumDeliveries {
             let claimed = try connection.run([
-                "XCLAIM", settings.stream, settings.group, settings.consumer, idle, id, "JUSTID",
+                "XCLAIM", settings.stream, settings.group, settings.consumer, idle, entry.id, "JUSTID",
             ])
             guard !claimed.elements.isEmpty else { continue }
-            let reason = Self.deadLetteredUnread(deliveries)
-            if try write([.deadLetter(id: id, reason: reason, deliveries: deliveries)], connection) == [true] {
-                deadLettered += 1
-            }
+            if try deadLetterUnread(entry, connection) { deadLettered += 1 }
         }
         return deadLettered
     }
@@ -160,9 +168,7 @@ struct ConsumerGroup: Sendable {
 
     /// How often entry `id` was delivered (XPENDING), or nil when Redis does not say.
     private func deliveries(of id: String, _ connection: RedisConnection) throws(RedisError) -> Int? {
-        let pending = try connection.run(["XPENDING", settings.stream, settings.group, id, id, "1"])
-        guard case .integer(let count)? = pending.elements.first?.elements.dropFirst(3).first else { return nil }
-        return count
+        try pendingEntries(["XPENDING", settings.stream, settings.group, id, id, "1"], connection).first?.deliveries
     }
 
     /// How often a claimed entry was delivered at least, when XPENDING does not say: read once, then claimed.

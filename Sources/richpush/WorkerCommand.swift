@@ -212,7 +212,7 @@ struct WorkerCommand: ParsableCommand {
             + "(\(settings.claimIdle))."
     }
 
-    /// `<hostname>-<pid>-<random>`: eight hex digits of the system's random generator after the host and process.
+    /// `<hostname>-<pid>-<random>`: eight random hex digits (a random UUID's first) after the host and process.
     ///
     /// Why the random part: replicas in containers often share a host name (host networking) and a process id (each
     /// its own PID namespace: 1), so `<hostname>-<pid>` was the same for several live workers; sharing a name, each
@@ -223,7 +223,6 @@ struct WorkerCommand: ParsableCommand {
         let host =
             gethostname(&name, name.count) == 0
             ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "richpush"
-        let random = String(UInt32.random(in: .min ... .max), radix: 16)
-        return "\(host)-\(getpid())-\(String(repeating: "0", count: 8 - random.count))\(random)"
+        return "\(host)-\(getpid())-\(RandomName.uuid().prefix(8))"
     }
 }

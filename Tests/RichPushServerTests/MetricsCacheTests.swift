@@ -4,10 +4,6 @@ import Testing
 
 @testable import RichPushServer
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `/metrics`' renderings shared by the scrapes, driven with instants given.
 @Suite struct MetricsCacheTests {
     /// A rendering counted, costing at least `cost` of the thread's CPU time (spent spinning: the cache measures
@@ -29,20 +25,14 @@ import Testing
             let made = count.add(1, ordering: .relaxed).newValue
             let clock = ContinuousClock()
             let start = clock.now
-            let spent = Self.threadTime()
-            while Self.threadTime() - spent < cost || (made == 1 && cache.waitingCount < waiters) {
+            let spent = MetricsCache.threadTime()
+            while MetricsCache.threadTime() - spent < cost || (made == 1 && cache.waitingCount < waiters) {
                 if clock.now - start > .seconds(10) {
                     waitersCame.store(false, ordering: .relaxed)
                     break
                 }
             }
             return Array("rendering \(made)\n".utf8)
-        }
-
-        static func threadTime() -> Duration {
-            var time = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-            return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
         }
     }
 

@@ -561,6 +561,14 @@ struct WorkerTests {
         #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") })
     }
 
+    /// A worker of consumer `a` (`--create-group`), once it has written the result of a first entry; that entry's id.
+    func workerWithFirstResult(_ bed: TestBed, _ redis: RedisServer) async throws -> (WorkerProcess, String) {
+        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
+        let first = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
+        try await waitUntil("the first result") { try redis.entries("out").count == 1 }
+        return (worker, first)
+    }
+
     /// Adds an entry of `payload` to `in` and delivers it to `consumer` in one step, on another connection: as a
     /// read of that consumer whose reply was lost, the worker's own reads never see it. Returns its id.
     func deliverBehindItsBack(_ redis: RedisServer, to consumer: String, payload: String) throws -> String {
@@ -580,9 +588,7 @@ struct WorkerTests {
     func drainWithLostRead() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
-        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
-        let first = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
-        try await waitUntil("the first result") { try redis.entries("out").count == 1 }
+        let (worker, first) = try await workerWithFirstResult(bed, redis)
         let unseen = try deliverBehindItsBack(redis, to: "a", payload: Self.payload(bed.url("/media/photo.jpg")))
         #expect(try redis.consumers("in", "g")["a"]?.pending == 1)
         worker.signal(SIGTERM)
@@ -606,9 +612,7 @@ struct WorkerTests {
     func lostReadRecovered() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
-        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
-        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
-        try await waitUntil("the first result") { try redis.entries("out").count == 1 }
+        let (worker, _) = try await workerWithFirstResult(bed, redis)
         let unseen = try deliverBehindItsBack(redis, to: "a", payload: Self.payload(bed.url("/media/photo.jpg")))
         // The reader's next command fails on its closed connection, as a read cut at its timeout does.
         let killed = try redis.client().run(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
@@ -662,9 +666,7 @@ struct WorkerTests {
     func drainAfterConnectionsClosed() async throws {
         let bed = try TestBed()
         let redis = try RedisServer()
-        let worker = try WorkerProcess(arguments(bed, redis, ["--create-group", "--consumer", "a"]))
-        _ = try redis.add("in", [("payload", Self.payload(bed.url("/media/photo.jpg")))])
-        try await waitUntil("the result") { try redis.entries("out").count == 1 }
+        let (worker, _) = try await workerWithFirstResult(bed, redis)
         let client = redis.client()
         let killed = try client.run(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
         #expect(killed != .integer(0), "the worker's connections were closed")
