@@ -48,6 +48,11 @@ const char *cmhd_header(struct MHD_Connection *connection, const char *name) {
     return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
 }
 
+void cmhd_close_after_response(struct MHD_Connection *connection) {
+    // The key and value are kept by pointer until the request ends: literals.
+    MHD_set_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
 const char *cmhd_argument(struct MHD_Connection *connection, const char *name) {
     return MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, name);
 }

@@ -126,8 +126,12 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     /// What the server's gate has seen: connections open, refused and cut, body bytes held.
     package var statistics: ConnectionGate.Statistics { gate.statistics }
 
-    /// Stops accepting connections (the listening socket is closed); connections already open are served.
+    /// Stops accepting connections (the listening socket is closed); connections already open are served, each
+    /// closed once the response to its request in progress (or to its next one) is sent, with `Connection: close`,
+    /// so that a keep-alive client goes to another server rather than holding this one's drain open (as
+    /// swift-nio's quiescing helper closes each channel after its response).
     package func quiesce() {
+        box.takeUnretainedValue().closing.store(true, ordering: .relaxed)
         gate.quiesce()
     }
 
@@ -150,6 +154,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
         let gate: ConnectionGate
         let head: RequestHead.Limits
         let suspensions: Suspensions
+        /// Set by `quiesce`: every response from then on closes its connection once sent.
+        let closing = Atomic<Bool>(false)
         init(
             handler: any HTTPHandler, active: WorkGate, gate: ConnectionGate, head: RequestHead.Limits,
             suspensions: Suspensions
@@ -443,6 +449,8 @@ package final class HTTPServer: LifecycleService, @unchecked Sendable {
     private static func queue(
         _ response: HTTPResponse, on connection: OpaquePointer, for exchange: Exchange, _ box: Box
     ) -> MHD_Result {
+        // Read by libmicrohttpd when it writes the response's head, after this call.
+        if box.closing.load(ordering: .relaxed) { cmhd_close_after_response(connection) }
         if let premade = response.premade?.pointer {
             exchange.status = response.status
             exchange.log = response.log
@@ -619,6 +627,7 @@ private struct HeadReader {
         }
         head.contentLength = headers["content-length"]
         head.transferEncoding = headers["transfer-encoding"]
+        head.expect = headers["expect"]
         head.missingHost = !headers.contains("host")
         head.http10 = strcmp(version, "HTTP/1.0") == 0
     }
@@ -632,10 +641,10 @@ private struct HeadReader {
             head.repeated = name
         }
         // A value's trailing spaces and tabs are not part of it (RFC 9110 §5.5: libmicrohttpd strips the leading ones
-        // only), but for the two fields libmicrohttpd frames the body by: kept as it reads them, so that what the
-        // server checks is what framed the body.
+        // only), but for the two fields libmicrohttpd frames the body by and `Expect`, which it answers a 100 by: kept
+        // as it reads them, so that what the server checks is what libmicrohttpd acted on.
         var kept = value == nil ? 0 : valueSize
-        if name != "content-length", name != "transfer-encoding", let value {
+        if name != "content-length", name != "transfer-encoding", name != "expect", let value {
             while kept > 0, value[kept - 1] == 0x20 || value[kept - 1] == 0x09 { kept -= 1 }
         }
         headers.append(name: name, value: UnsafeRawBufferPointer(start: value, count: kept))

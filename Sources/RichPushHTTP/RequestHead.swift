@@ -35,6 +35,8 @@ package struct RequestHead: Sendable {
     /// The Content-Length and Transfer-Encoding fields' values, if present.
     package var contentLength: String? = nil
     package var transferEncoding: String? = nil
+    /// The Expect field's value, if present.
+    package var expect: String? = nil
     /// Whether the request line's version is HTTP/1.0.
     package var http10 = false
     /// Whether the request came without a Host field.
@@ -47,7 +49,8 @@ package struct RequestHead: Sendable {
     /// hashing the name, as it runs for every field.
     package static func isSingleton(_ name: String) -> Bool {
         switch name {
-        case "authorization", "content-length", "transfer-encoding", "content-type", "host", "x-request-id": true
+        case "authorization", "content-length", "transfer-encoding", "content-type", "host", "x-request-id", "expect":
+            true
         default: false
         }
     }
@@ -99,6 +102,12 @@ package struct RequestHead: Sendable {
                 return .error(
                     501, .unsupportedTransferCoding, "Transfer-Encoding '\(coding)' is not supported; only chunked is")
             }
+        }
+        // RFC 9110 §10.1.1: 100-continue is the one expectation defined. libmicrohttpd sends its 100 only for that
+        // value, so a client expecting anything else (`100-continuex`) waited for a 100 that never came while the
+        // server waited for the body, each until a timeout; 417 says so at once.
+        if let expect, !Self.equalIgnoringCase(expect, "100-continue") {
+            return .error(417, .expectationFailed, "Expect '\(expect)' is not supported; only 100-continue is")
         }
         return nil
     }

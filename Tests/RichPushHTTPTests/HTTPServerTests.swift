@@ -205,6 +205,62 @@ struct HTTPServerTests {
         }
     }
 
+    /// A handler answering `GET /made` with a response made once, any other GET with one made for it, and a POST
+    /// once the test lets its work go.
+    final class Quiescing: HTTPHandler {
+        let held = Held()
+
+        func head(_ request: HTTPRequest) -> HTTPHead {
+            switch (request.method, request.path) {
+            case ("GET", "/made"): .respond(Premade.made)
+            case ("GET", _): .respond(.json(200, Array("{\"fresh\":true}".utf8)))
+            default: held.head(request)
+            }
+        }
+
+        func respond(to request: HTTPRequest) async -> HTTPResponse { await held.respond(to: request) }
+
+        func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {}
+    }
+
+    @Test(
+        """
+        once the server is quiesced, every response (one made once and shared, one made for its request, one whose \
+        work was running) says Connection: close and its connection is closed after it; before, they stay open
+        """
+    )
+    func quiescedConnectionsClose() async throws {
+        let handler = Quiescing()
+        let server = try HTTPServer(listening: "127.0.0.1:0", handler: handler)
+        let port = server.port
+        let (made, fresh, working) = try await offPool {
+            let made = try HTTPConnection(port: port)
+            let fresh = try HTTPConnection(port: port)
+            for (connection, path) in [(made, "/made"), (fresh, "/fresh")] {
+                let reply = try connection.exchange("GET", path)
+                #expect(reply.status == 200)
+                #expect(reply.headers["connection"] == nil)
+            }
+            let working = try HTTPConnection(port: port)
+            try working.send(Array("POST /work HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}".utf8))
+            return (made, fresh, working)
+        }
+        try await waitUntil("the request's work began") { handler.held.waiting.withLock { $0 != nil } }
+        #expect(made.stillOpen() && fresh.stillOpen())
+        server.quiesce()
+        #expect(handler.held.release())
+        try await offPool {
+            for (connection, path) in [(made, "/made"), (fresh, "/fresh"), (working, nil)] {
+                let reply =
+                    try path.map { try connection.exchange("GET", $0) } ?? connection.readResponse(within: .seconds(20))
+                #expect(reply.status == 200)
+                #expect(reply.headers["connection"]?.lowercased() == "close", "\(path ?? "/work")")
+                #expect(try connection.isClosed(within: .seconds(20)), "\(path ?? "/work")")
+            }
+        }
+        #expect(Premade.made.premade?.pointer != nil)
+    }
+
     /// A handler whose POST's work waits until the test lets it go: what a request whose work runs while its server
     /// is released looks like.
     final class Held: HTTPHandler {

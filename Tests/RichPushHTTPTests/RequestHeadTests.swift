@@ -133,6 +133,17 @@ struct RequestHeadTests {
                     var head = RequestHead(); head.missingHost = true; head.http10 = true; return head
                 }(), nil
             ),
+            // RFC 9110 §10.1.1: 100-continue, in any case, is the one expectation.
+            (
+                {
+                    var head = RequestHead(); head.expect = "100-Continue"; return head
+                }(), nil
+            ),
+            (
+                {
+                    var head = RequestHead(); head.expect = "100-continuex"; return head
+                }(), 417
+            ),
         ] as [(RequestHead, Int?)])
     func refusals(head: RequestHead, status: Int?) {
         let refusal = head.refusal(RequestHead.Limits())
@@ -141,7 +152,7 @@ struct RequestHeadTests {
             // Each status its code of the one vocabulary, and a detail.
             let code = [
                 400: "bad-request", 414: "target-too-long", 431: "headers-too-large",
-                501: "unsupported-transfer-coding",
+                417: "expectation-failed", 501: "unsupported-transfer-coding",
             ][refusal.status]
             #expect(String(decoding: body, as: UTF8.self).hasPrefix("{\"code\":\"\(code ?? "?")\",\"detail\":\""))
         }

@@ -95,6 +95,20 @@ package enum HTTPWire {
             "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n", 400
         ),
         ("two Host headers", "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
+        // RFC 9110 §10.1.1: libmicrohttpd sends 100 for 100-continue alone; the client of another waited for it.
+        (
+            "an Expect other than 100-continue",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nExpect: 100-continuex\r\nContent-Length: 38\r\n\r\n", 417
+        ),
+        (
+            "Expect: 100-continue with a trailing space",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nExpect: 100-continue \r\nContent-Length: 38\r\n\r\n", 417
+        ),
+        (
+            "two Expects",
+            "POST /v1/enrich HTTP/1.1\r\nHost: x\r\nExpect: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+            400
+        ),
         ("HTTP/1.1 without Host", "GET /healthz HTTP/1.1\r\nX-A: b\r\n\r\n", 400),
         ("HTTP/1.0 without Host", "GET /healthz HTTP/1.0\r\n\r\n", 200),
         ("two X-Request-Ids", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a\r\nx-request-id: b\r\n\r\n", 400),

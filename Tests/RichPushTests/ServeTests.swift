@@ -482,13 +482,23 @@ struct ServeTests {
         #expect(try await server.terminate() == 0)
     }
 
-    @Test("SIGTERM drains: readiness turns 503, new work is refused, requests in flight get their responses, exit 0")
+    @Test(
+        """
+        SIGTERM drains: the listener closes, readiness turns 503, new work is refused, requests in flight get their \
+        responses, each connection closed after its answer, exit 0
+        """
+    )
     func drain() async throws {
         let bed = try TestBed()
         let server = try await ServeProcess(bed.cliOptions)
-        // A keep-alive connection opened before the signal, to ask for readiness after it.
+        // Keep-alive connections opened before the signal, to ask for readiness and for work after it.
         let keepAlive = try HTTPConnection(port: server.port)
-        #expect(try keepAlive.exchange("GET", "/readyz").status == 200)
+        let working = try HTTPConnection(port: server.port)
+        for connection in [keepAlive, working] {
+            let ready = try connection.exchange("GET", "/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.headers["connection"] == nil)
+        }
         let slow = (0..<3).map { index in
             Task {
                 try await server.request(
@@ -498,10 +508,20 @@ struct ServeTests {
         }
         try await waitUntil("three slow payloads in flight") { bed.origin.exchanges.count == 3 }
         server.process.signal(SIGTERM)
-        try await waitUntil("readiness to turn 503") { try keepAlive.exchange("GET", "/readyz").status == 503 }
-        let refused = try keepAlive.exchange("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
+        // The listener closes once the drain has begun.
+        let port = server.port
+        try await waitUntil("the listener closed") { (try? HTTPConnection(port: port)) == nil }
+        let ready = try keepAlive.exchange("GET", "/readyz")
+        #expect(ready.status == 503)
+        let refused = try working.exchange("POST", "/v1/enrich", body: Self.payload(bed.url("/media/logo.png")))
         #expect(refused.status == 503)
         #expect(refused.json["code"] as? String == "draining")
+        // Each answer closes its connection: a keep-alive client goes elsewhere rather than holding the drain.
+        for reply in [ready, refused] { #expect(reply.headers["connection"]?.lowercased() == "close") }
+        let closed = try await offPool {
+            [try keepAlive.isClosed(within: .seconds(20)), try working.isClosed(within: .seconds(20))]
+        }
+        #expect(closed == [true, true])
         for (index, task) in slow.enumerated() {
             let reply = try await task.value
             #expect(reply.status == 200)

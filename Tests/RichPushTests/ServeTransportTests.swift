@@ -284,7 +284,7 @@ struct ServeTransportTests {
         #expect(reply?.status == status, "\(name): \(reply.map { "\($0.status) \($0.text)" } ?? "no answer")")
         let code = [
             400: "bad-request", 413: "payload-too-large", 414: "target-too-long", 431: "headers-too-large",
-            501: "unsupported-transfer-coding",
+            417: "expectation-failed", 501: "unsupported-transfer-coding",
         ][status]
         #expect(reply?.json["code"] as? String == code, "\(name): \(reply.map(\.text) ?? "")")
         #expect(closed, "\(name): the connection must be closed after the refusal")

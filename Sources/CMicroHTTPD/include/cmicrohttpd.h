@@ -64,6 +64,11 @@ unsigned int cmhd_queued_status(struct MHD_Connection *connection);
 // A request header's value (NUL-terminated), or NULL.
 const char *cmhd_header(struct MHD_Connection *connection, const char *name);
 
+// Marks the request in progress on a connection as if it had asked for `Connection: close`: libmicrohttpd sends its
+// response with `Connection: close` and closes the connection after it, whatever the response is (one made once and
+// shared among connections too). Called before the response's head is written.
+void cmhd_close_after_response(struct MHD_Connection *connection);
+
 // A query argument's value (decoded), or NULL.
 const char *cmhd_argument(struct MHD_Connection *connection, const char *name);
 

@@ -68,7 +68,8 @@ extension EnrichmentProblem {
             (.outOfRange, [.configuration]), (.malformed, [.configuration]),
             (.badRequest, [.http]), (.badParameter, [.http, .invalid]), (.unauthorized, [.http]), (.notFound, [.http]),
             (.methodNotAllowed, [.http]), (.batchTooLarge, [.http]), (.targetTooLong, [.http]),
-            (.headersTooLarge, [.http]), (.unsupportedTransferCoding, [.http]), (.tooManyInFlight, [.http]),
+            (.headersTooLarge, [.http]), (.unsupportedTransferCoding, [.http]),
+            (.expectationFailed, [.http]), (.tooManyInFlight, [.http]),
             (.draining, [.http]), (.tooManyConnections, [.http]), (.buffersFull, [.http]),
             (.tenantInFlight, [.http]), (.rateLimited, [.http]),
         ]
@@ -194,6 +195,8 @@ extension EnrichmentProblem {
         public static let headersTooLarge = Code(rawValue: "headers-too-large")
         /// 501: a transfer coding other than chunked.
         public static let unsupportedTransferCoding = Code(rawValue: "unsupported-transfer-coding")
+        /// 417: an `Expect` other than `100-continue`, the one expectation defined.
+        public static let expectationFailed = Code(rawValue: "expectation-failed")
         /// 503: as many requests as allowed are in process (`--max-in-flight`); retry after `Retry-After`.
         public static let tooManyInFlight = Code(rawValue: "too-many-in-flight")
         /// 503: the service is draining before it exits; retry elsewhere.
