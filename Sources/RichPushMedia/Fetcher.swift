@@ -153,6 +153,7 @@ public final class Fetcher: Sendable {
     package func fetch(
         _ url: String, deadline: ContinuousClock.Instant, validators: Validators
     ) async -> MediaFetchOutcome {
+        let deadline = deadline.withinFurthest
         switch await loop.fetch(
             TransferRequest(url: url, deadline: deadline, validators: validators, settings: transferSettings))
         {
@@ -290,6 +291,7 @@ public final class Fetcher: Sendable {
     /// - Returns: what those showed, or why it could not be told: the first answer's bytes, and the frames judged over
     ///   all that was read.
     package func probe(_ url: String, deadline: ContinuousClock.Instant) async -> Result<Probed, FetchFailure> {
+        let deadline = deadline.withinFurthest
         let first = await probe(url, deadline: deadline, bytes: 0)
         guard case .success(var found) = first, let transformStep, TransformStep.codedTypes.contains(found.type) else {
             return first

@@ -463,7 +463,7 @@ final class StopFlag: @unchecked Sendable {
         let end = ContinuousClock.now + duration
         while ContinuousClock.now < end {
             if isSet { return false }
-            usleep(UInt32(min(10_000, max(1, (end - .now).inMilliseconds * 1000))))
+            usleep(UInt32(max(1, min(10, (end - .now).inMilliseconds) * 1000)))
         }
         return !isSet
     }

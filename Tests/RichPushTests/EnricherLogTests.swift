@@ -92,6 +92,29 @@ struct EnricherLogTests {
         #expect(handler.recorded.last?.metadata["drained"] == "false")
     }
 
+    @Test(
+        """
+        a deadline or a drain as far off as a Duration goes (a caller's "no deadline") is a day: the payload is \
+        processed, the shutdown says its drain in milliseconds, and nothing traps
+        """
+    )
+    func farDeadlines() async throws {
+        let handler = RecordingLogHandler(minimumLevel: .notice)
+        let bed = try TestBed { $0.logHandler = handler }
+        let enricher = try Enricher(configuration: bed.configuration)
+        for far in [Duration.seconds(Int64.max), .seconds(10_000_000_000_000_000)] {
+            let result = await enricher.enrich(
+                TestBed.adobePayload(bed.url("/media/photo.jpg?far=\(far.components.seconds)")), deadline: .now + far)
+            #expect(result.outcome == .complete, "\(result.problems)")
+        }
+        await enricher.shutdown(drainTimeout: .seconds(Int64.max))
+        let began = try #require(handler.recorded.first { $0.name == .shutdownBegan })
+        // The drain as it stood when the shutdown began: a day, less the moment it took to get there.
+        let drain = try #require(Int(began.metadata["drain_ms"] ?? ""))
+        #expect((86_399_000...86_400_000).contains(drain))
+        #expect(handler.recorded.last?.metadata["drained"] == "true")
+    }
+
     @Test("a publication that failed is a warning naming the attachment and why")
     func publishFailed() async throws {
         let handler = RecordingLogHandler(minimumLevel: .warning)

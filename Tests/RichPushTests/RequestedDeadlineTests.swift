@@ -22,4 +22,17 @@ import Testing
     func clamp(text: String, expected: Duration?) {
         #expect(Duration.requested(text, within: .seconds(25)) == expected)
     }
+
+    @Test(
+        "a duration in milliseconds saturates at Int's bounds rather than trapping",
+        arguments: [
+            (Duration.seconds(Int64.max), Int.max), (.seconds(Int64.min), Int.min),
+            (.seconds(9_223_372_036_854_775), 9_223_372_036_854_775_000), (.milliseconds(1500), 1500),
+            (.milliseconds(-1500), -1500), (.zero, 0),
+            // Within range by its seconds, past it with the fraction.
+            (.seconds(9_223_372_036_854_775) + .milliseconds(999), Int.max),
+        ])
+    func milliseconds(duration: Duration, expected: Int) {
+        #expect(duration.inMilliseconds == expected)
+    }
 }

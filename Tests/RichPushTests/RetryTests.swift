@@ -261,6 +261,40 @@ struct RetryTests {
         }
     }
 
+    @Test(
+        """
+        a payload waiting out a Retry-After when the drain's deadline comes is cut then, as a transfer is: the \
+        shutdown keeps its bound, the payload ends cancelled without its retry (shutdown and syncShutdown)
+        """
+    )
+    func drainCutsRetryWait() async throws {
+        for synchronous in [false, true] {
+            let handler = RecordingLogHandler(minimumLevel: .info)
+            let bed = try TestBed { configuration in
+                configuration.retry.retries = 2
+                configuration.logHandler = handler
+            }
+            let path = "/fail-first/1/503/photo.jpg?retry-after=40&sync=\(synchronous)"
+            let enricher = try Enricher(configuration: bed.configuration)
+            let work = Task { await enricher.enrich(TestBed.adobePayload(bed.url(path)), timeout: .seconds(60)) }
+            // The event that shows the wait has begun: the retry is announced as it starts.
+            try await waitUntil("the retry announced", within: .seconds(30)) { handler.names.contains(.retry) }
+            let began = ContinuousClock.now
+            if synchronous {
+                try await offPool { enricher.syncShutdown() }
+            } else {
+                await enricher.shutdown(drainTimeout: .milliseconds(100))
+            }
+            let result = await work.value
+            // Waiting out the Retry-After would take 40 s; the cut comes at once (a bound for a loaded machine).
+            #expect(ContinuousClock.now - began < .seconds(20), "synchronous: \(synchronous)")
+            #expect(result.outcome == .cancelled)
+            #expect(result.problems.first?.code == .cancelled)
+            #expect(result.problems.first?.detail.contains("waiting to retry") == true, "\(result.problems)")
+            #expect(requests(bed, path) == 1)
+        }
+    }
+
     @Test("retries stop while the deadline leaves room: the failure, not expired, before the deadline")
     func withinDeadline() async throws {
         // Four seconds of room for the last attempt: a 503 on loopback takes milliseconds alone, but a second was

@@ -99,6 +99,18 @@ public struct RetryPolicy: Sendable, Hashable {
         retrying: (FetchFailure, Int, Duration) -> Void = { _, _, _ in },
         _ fetch: () async -> Result<FetchedMedia, FetchFailure>
     ) async -> (result: Result<FetchedMedia, FetchFailure>, attempts: Int) {
+        await run(
+            url: url, deadline: deadline, attempting: attempting, retrying: retrying,
+            sleep: { try await Task.sleep(for: $0) }, fetch)
+    }
+
+    /// `run(url:deadline:attempting:retrying:_:)` waiting with `sleep`, whose throwing ends the run as `cancelled`
+    /// (the engine's waits, which its drain's deadline cuts).
+    func run(
+        url: String, deadline: ContinuousClock.Instant, attempting: (Int) -> Void = { _ in },
+        retrying: (FetchFailure, Int, Duration) -> Void = { _, _, _ in },
+        sleep: (Duration) async throws -> Void, _ fetch: () async -> Result<FetchedMedia, FetchFailure>
+    ) async -> (result: Result<FetchedMedia, FetchFailure>, attempts: Int) {
         var attempt = 1
         while true {
             attempting(attempt)
@@ -109,7 +121,7 @@ public struct RetryPolicy: Sendable, Hashable {
             else { return (result, attempt) }
             retrying(failure, attempt, wait)
             do {
-                try await Task.sleep(for: wait)
+                try await sleep(wait)
             } catch {
                 return (
                     .failure(FetchFailure(.cancelled, "cancelled while waiting to retry (\(failure.detail))")), attempt

@@ -5,10 +5,20 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
-    /// The duration in whole milliseconds (truncated).
+    /// The duration in whole milliseconds (truncated), `Int.max` or `Int.min` at most: a duration of `Int64.max`
+    /// seconds (a caller's "no deadline") trapped the process here.
     package var inMilliseconds: Int {
-        Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000)
+        let (whole, overflowed) = Int(components.seconds).multipliedReportingOverflow(by: 1000)
+        guard !overflowed else { return components.seconds < 0 ? .min : .max }
+        let (total, over) = whole.addingReportingOverflow(Int(components.attoseconds / 1_000_000_000_000_000))
+        return over ? (whole < 0 ? .min : .max) : total
     }
+
+    /// The furthest a deadline is kept from now: a day, beyond any push's life (as far as
+    /// `Enricher.Configuration.timeoutRange` goes). A caller's deadline further off (`.now + .seconds(Int64.max)` for
+    /// "no deadline") is taken as a day from now, so that every conversion of the time left (libcurl's and libvips's
+    /// milliseconds, a child's CPU seconds) stays in range.
+    package static let furthestDeadline = Duration.seconds(86_400)
 
     /// The deadline a request (`?deadline=`) or a queue entry (`deadline`) asks for, `text` in seconds, within the
     /// configured one: to the millisecond, never longer than `limit` (compared in seconds first, so no conversion
@@ -30,5 +40,13 @@ extension Duration {
     /// worker.
     package static func refusal(ofDeadline text: some StringProtocol) -> String {
         "deadline: expected a positive decimal number of seconds, got '\(text)'"
+    }
+}
+
+extension ContinuousClock.Instant {
+    /// This deadline, or `Duration.furthestDeadline` from now when that comes first.
+    package var withinFurthest: ContinuousClock.Instant {
+        let furthest = ContinuousClock.now + .furthestDeadline
+        return self < furthest ? self : furthest
     }
 }
