@@ -76,6 +76,20 @@ int ccurl_easy_alpn_is_h2(CURL *handle) {
     return length == 2 && memcmp(protocol, "h2", 2) == 0;
 }
 
+int ccurl_easy_session_resumable(CURL *handle) {
+    struct curl_tlssessioninfo *session = NULL;
+    if (curl_easy_getinfo(handle, CURLINFO_TLS_SSL_PTR, &session) != CURLE_OK || session == NULL ||
+        session->backend != CURLSSLBACKEND_OPENSSL || session->internals == NULL) {
+        return 0;
+    }
+    SSL *ssl = (SSL *)session->internals;
+    if (SSL_version(ssl) < TLS1_3_VERSION) {
+        return SSL_get0_session(ssl) != NULL;
+    }
+    const SSL_SESSION *current = SSL_get0_session(ssl);
+    return current != NULL && SSL_SESSION_has_ticket(current);
+}
+
 const char *ccurl_default_cainfo(void) {
     return curl_version_info(CURLVERSION_NOW)->cainfo;
 }

@@ -10,10 +10,13 @@
 /// one) as the transfer is admitted.
 ///
 /// **The TLS gate.** Until an https origin is proven, only one of its transfers (its pilot) is in the multi handle; the
-/// rest wait here, and go in under `limit` once it is. Over HTTP/1.x, an origin is proven when a transfer of it has
-/// received a response head (`proved(origin:multiplexed:)`): a server sends its TLS 1.3 NewSessionTicket after the
-/// handshake, ahead of any response, so by then OpenSSL has read the ticket and libcurl's new-session callback has put
-/// the session in the loop's share (`ShareHandle`), and every connection opened after it resumes that session. Over
+/// rest wait here, and go in under `limit` once it is. Over HTTP/1.x, an origin is proven
+/// (`proved(origin:multiplexed:)`) once its pilot's session can be resumed: a server sends its TLS 1.3
+/// NewSessionTicket after the handshake, ahead of any response, and once OpenSSL has read it libcurl's new-session
+/// callback has put the session in the loop's share (`ShareHandle`), so that every connection opened after it
+/// resumes that session. The loop looks for the ticket
+/// (`FetchLoop.lookForTickets`; over TLS 1.2 the session is there at the handshake's end); a response head proves the
+/// origin too, and so does `FetchLoop.ticketWait` passing without a ticket. Over
 /// HTTP/2 it is proven as soon as the pilot's connection agreed on h2 by ALPN (the loop asks OpenSSL in curl's
 /// pre-request callback: `EasyHandle.agreedHTTP2`): the waiters then multiplex on that connection (PIPEWAIT) and need
 /// no session, so they no longer wait for the pilot's response (a slow first byte, a CDN's cache miss). Without the

@@ -195,6 +195,10 @@ package final class EasyHandle {
     /// still says nothing (libcurl 7.88 sets it at the response's status line).
     var agreedHTTP2: Bool { ccurl_easy_alpn_is_h2(raw) != 0 }
 
+    /// Whether the connection's TLS session can be resumed by another, and so is in the loop's share: over TLS 1.2
+    /// from the handshake's end, over TLS 1.3 once the server's session ticket has been read (`ccurl.h`).
+    var sessionResumable: Bool { ccurl_easy_session_resumable(raw) != 0 }
+
     /// The status of the latest response (CURLINFO_RESPONSE_CODE); 0 before one.
     package var responseCode: Int { info(long: CURLINFO_RESPONSE_CODE) }
 

@@ -86,6 +86,16 @@ package final class FetchLoop: @unchecked Sendable {
     /// Which transfers wait for room in their origin, or for their https origin's first response, before going
     /// into the multi handle.
     private var admission: AdmissionQueue
+    /// The pilots of gated origins whose connection is made over HTTP/1.x and whose TLS session is not yet one another
+    /// connection can resume (TLS 1.3 before the server's ticket is read), each with its origin and when it connected:
+    /// looked at every turn, the origin proven once the ticket is in or `ticketWait` has passed.
+    private var awaitingTicket: [UInt64: (origin: String, connected: ContinuousClock.Instant)] = [:]
+    /// How long a pilot's ticket is waited for once its connection is made, before its origin is proven without it
+    /// (its waiters then open connections of their own with full handshakes, as without the gate): a second, far
+    /// more than a ticket takes (it comes one round trip after the handshake), and short against a push's deadline.
+    /// A server that sends no ticket (TLS 1.3 with tickets off) costs its origin's other transfers at most this, or
+    /// the pilot's response head when that comes first.
+    static let ticketWait = Duration.seconds(1)
     /// Easy handles of finished transfers, reset and ready for the next ones (at most one per connection).
     private var idleHandles: [EasyHandle] = []
     /// How many easy handles the loop has made (`Census`).
@@ -291,6 +301,7 @@ package final class FetchLoop: @unchecked Sendable {
                     next(id: id, transfer) { () throws(CurlOptionError) in try transfer.retryOnNewConnection() }
                 }
             }
+            if !awaitingTicket.isEmpty { lookForTickets() }
             // The handles of transfers settled so far are ready for those admitted now.
             recycleHandles()
             for id in admission.admitted({ waiting[$0] != nil || transfers[$0]?.queued == true }) {
@@ -307,6 +318,9 @@ package final class FetchLoop: @unchecked Sendable {
             var wait = min(multi.timeout() ?? 1000, 1000)
             if let next = deadlines.next {
                 wait = min(wait, max(0, (next - .now).inMilliseconds + 1))
+            }
+            if let first = awaitingTicket.values.lazy.map(\.connected).min() {
+                wait = min(wait, max(0, (first + Self.ticketWait - .now).inMilliseconds + 1))
             }
             if admission.hasRoom { wait = 0 }
             if wait > 0 { multi.poll(milliseconds: wait) }
@@ -385,10 +399,36 @@ package final class FetchLoop: @unchecked Sendable {
     /// A hop of transfer `id` has its connection (curl's pre-request callback): the next of its origin may go in.
     /// The pilot of a gated origin whose connection agreed on HTTP/2 proves it now, not at its first response: the
     /// waiters multiplex on that connection (PIPEWAIT), so none opens a connection that could want the session ticket.
+    /// Over HTTP/1.x it proves it as soon as its session can be resumed (TLS 1.2: now; TLS 1.3: once the ticket the
+    /// server sends after the handshake is read, `lookForTickets`), not at its response head: a first response slow
+    /// to start (a CDN's cache miss) held every other transfer of its origin, which expired unstarted when it was
+    /// slower than their deadlines (a helper's probe: 30 payloads with 3 s deadlines behind a first response held 4 s).
     private func started(id: UInt64, origin: String) {
         admission.release(origin: origin)
-        if admission.isGated(origin), transfers[id]?.easy.agreedHTTP2 == true {
+        guard admission.isGated(origin), let easy = transfers[id]?.easy else { return }
+        if easy.agreedHTTP2 {
             admission.proved(origin: origin, multiplexed: true)
+        } else if easy.sessionResumable {
+            admission.proved(origin: origin, multiplexed: false)
+        } else {
+            awaitingTicket[id] = (origin, .now)
+        }
+    }
+
+    /// Proves the origin of each pilot in `awaitingTicket` whose session has become resumable (its ticket read while
+    /// curl waited for the response), or whose `ticketWait` has passed; forgets those that left, went elsewhere (a
+    /// redirect) or whose origin was proven otherwise (their response head).
+    private func lookForTickets() {
+        let now = ContinuousClock.now
+        for (id, pilot) in awaitingTicket {
+            guard admission.isGated(pilot.origin), let transfer = transfers[id], transfer.origin == pilot.origin else {
+                awaitingTicket[id] = nil
+                continue
+            }
+            if transfer.easy.sessionResumable || now - pilot.connected >= Self.ticketWait {
+                admission.proved(origin: pilot.origin, multiplexed: false)
+                awaitingTicket[id] = nil
+            }
         }
     }
 

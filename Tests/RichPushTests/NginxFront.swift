@@ -40,11 +40,20 @@ final class NginxFront: @unchecked Sendable {
         var protocolName: String
         /// The request's path and query.
         var target: String
+        /// Whether its connection resumed a TLS session (`$ssl_session_reused`).
+        var resumed: Bool
     }
+
+    /// Whether nginx offers HTTP/2 by ALPN (else HTTP/1.1 alone).
+    let http2: Bool
+    /// Whether nginx keeps sessions and sends tickets (else every connection is a full handshake).
+    let resumption: Bool
 
     /// nginx in front of `http://127.0.0.1:upstream`. Blocks (on this thread: call it through `offPool`) until nginx
     /// serves, 30 s at most.
-    init(upstream: Int) throws {
+    init(upstream: Int, http2: Bool = true, resumption: Bool = true) throws {
+        self.http2 = http2
+        self.resumption = resumption
         guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
             throw ServeFailure(
                 "nginx was not found at \(Self.executable): run scripts/install-deps (it installs nginx)")
@@ -93,6 +102,11 @@ final class NginxFront: @unchecked Sendable {
     /// The unix socket readiness is asked through: one an attempt (an nginx that exited may leave its file behind).
     private var readySocket: String { directory + "/ready-\(port).sock" }
 
+    /// No session kept, no ticket sent (TLS 1.3's `NumTickets 0`: with tickets and the cache off alone, nginx 1.22
+    /// still sent tickets no later connection could use).
+    private static let noResumption =
+        "\n    ssl_session_tickets off;\n    ssl_session_cache off;\n    ssl_conf_command NumTickets 0;"
+
     /// nginx's configuration for `port`.
     private var configuration: String {
         """
@@ -102,7 +116,7 @@ final class NginxFront: @unchecked Sendable {
         error_log \(directory)/error.log warn;
         events { worker_connections 256; }
         http {
-            log_format front '$connection $server_protocol $request_uri';
+            log_format front '$connection $server_protocol $request_uri $ssl_session_reused';
             access_log \(directory)/access.log front;
             client_body_temp_path \(directory)/body;
             proxy_temp_path \(directory)/proxy;
@@ -111,9 +125,9 @@ final class NginxFront: @unchecked Sendable {
             scgi_temp_path \(directory)/scgi;
             ssl_certificate \(certificate);
             ssl_certificate_key \(key);
-            ssl_protocols TLSv1.3;
+            ssl_protocols TLSv1.3;\(resumption ? "" : Self.noResumption)
             server {
-                listen 127.0.0.1:\(port) ssl http2;
+                listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                 listen unix:\(readySocket);
                 location = /ready { return 204; }
                 location / { proxy_pass http://127.0.0.1:\(upstream); }
@@ -153,8 +167,8 @@ final class NginxFront: @unchecked Sendable {
         let log = (try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
-            guard fields.count == 3, fields[2] != "/ready" else { return nil }
-            return Request(connection: fields[0], protocolName: fields[1], target: fields[2])
+            guard fields.count == 4, fields[2] != "/ready" else { return nil }
+            return Request(connection: fields[0], protocolName: fields[1], target: fields[2], resumed: fields[3] == "r")
         }
     }
 }

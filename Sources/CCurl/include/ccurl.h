@@ -38,6 +38,13 @@ CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **val
 // another protocol, no ALPN, no connection, a connection without TLS, or a libcurl built on another TLS library.
 int ccurl_easy_alpn_is_h2(CURL *handle);
 
+// Whether the connection of `handle`, its TLS handshake done, has a session another connection can resume, so
+// that libcurl's new-session callback (which OpenSSL calls as it takes the session) has put it in the share: over
+// TLS 1.2 at the handshake's end; over TLS 1.3 once the server's NewSessionTicket, sent after the handshake, has been
+// read (OpenSSL replaces the connection's session with one holding the ticket, then calls the callback). 0 before,
+// and for no connection, a connection without TLS or a libcurl built on another TLS library.
+int ccurl_easy_session_resumable(CURL *handle);
+
 // The CA bundle this libcurl trusts when CURLOPT_CAINFO is not set (curl_version_info's cainfo, a macro's
 // version Swift cannot name); NULL when it was built without one.
 const char *ccurl_default_cainfo(void);
