@@ -148,6 +148,39 @@ struct MediaCacheTests {
         }
     }
 
+    @Test(
+        """
+        leaders expiring one after another under staggered deadlines: every fetch made is counted a miss, the \
+        fetches apart from the cache included; a lookup past its deadline fetches nothing and counts nothing
+        """
+    )
+    func missesCountFetches() async throws {
+        let bed = try TestBed { $0.network.lowSpeedWindow = .seconds(600) }
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/slow/photo.jpg?ms=3000")
+            let start = ContinuousClock.now
+            // Every deadline is shorter than the origin takes: each leader expires, its waiters lead in turn, and
+            // a waiter told to retry three times fetches apart from the cache.
+            let results = await withTaskGroup(of: EnrichmentResult.self) { group in
+                for index in 0..<24 {
+                    let deadline = start + .milliseconds(300 + 20 * index)
+                    group.addTask { await enricher.enrich(payload, deadline: deadline) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.allSatisfy { $0.outcome == .expired })
+            let fetched = requests(bed, "/slow/photo.jpg")
+            let counted = enricher.statistics.cacheMisses
+            #expect(fetched > 1)
+            // A leader that expired before its request reached the origin is a miss the origin never saw.
+            #expect(counted >= fetched, "\(counted) misses counted for \(fetched) requests")
+            let late = await enricher.enrich(payload, deadline: .now - .seconds(1))
+            #expect(late.outcome == .expired)
+            #expect(enricher.statistics.cacheMisses == counted)
+            #expect(requests(bed, "/slow/photo.jpg") == fetched)
+        }
+    }
+
     @Test("failures are not cached")
     func failuresNotCached() async throws {
         let bed = try TestBed()

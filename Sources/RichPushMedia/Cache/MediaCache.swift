@@ -79,6 +79,11 @@ package final class MediaCache: Sendable {
         // A retry happens only when a leader gave up under its own deadline; three bound the loop.
         for _ in 0..<3 {
             let now = ContinuousClock.now
+            // A lookup past the deadline leads no fetch (which would end `expired` at once, counted as a miss with
+            // nothing fetched) and waits for none.
+            guard deadline > now else {
+                return .failure(FetchFailure(.expired, "the deadline had passed before the transfer began"))
+            }
             switch state.withLock({ $0.plan(url, now: now) }) {
             case .use(let entry):
                 if let linked = attach(entry, url: url) {
@@ -104,6 +109,8 @@ package final class MediaCache: Sendable {
                 }
             }
         }
+        // Three leaders gave up under their own deadlines: fetched apart from the cache, and counted as a miss.
+        statistics.record { $0.cacheMisses += 1 }
         return await source.unconditionalFetch(url, deadline: deadline)
     }
 
@@ -135,6 +142,7 @@ package final class MediaCache: Sendable {
             guard var entry = kept, let linked = link(entry.media) else {
                 if let made = kept?.link, stale?.linked == false { unlinkCached(made) }
                 settle(url, entry: nil, tell: .retry, replacing: stale)
+                statistics.record { $0.cacheMisses += 1 }
                 return await source.unconditionalFetch(url, deadline: deadline)
             }
             entry.fetchedAt = now
