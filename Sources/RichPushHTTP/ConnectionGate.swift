@@ -38,7 +38,8 @@ package final class ConnectionGate: @unchecked Sendable {
         /// Connections answered 503 and closed at once: over the per-address limit, over the total.
         package var refusedForAddress = 0
         package var refusedForTotal = 0
-        /// Connections cut: a request's head not in within its bound; a body slower than the minimum rate.
+        /// Connections cut: a request's head not in within its bound; a body slower than the minimum rate. Either
+        /// also when the client ended its sending side (FIN) with the head or the body incomplete.
         package var cutHeads = 0
         package var cutBodies = 0
         /// Request-body bytes held in memory now (as the buffers' capacities).
@@ -64,6 +65,9 @@ package final class ConnectionGate: @unchecked Sendable {
         fileprivate var bodyBytes = 0
         fileprivate var window: (start: ContinuousClock.Instant, bytes: Int)? = nil
         fileprivate var cut = false
+        /// The body bytes received when a look last found the client's sending side ended with the request
+        /// incomplete; nil when it did not.
+        fileprivate var endedAt: Int? = nil
 
         fileprivate init(socket: Int32, address: ClientAddress, accepted: ContinuousClock.Instant) {
             self.socket = socket
@@ -347,9 +351,41 @@ package final class ConnectionGate: @unchecked Sendable {
     /// start (or, after a response, within the idle timeout plus the header timeout: the idle timeout is the
     /// client's to wait before its next request), or a body that brought less than the minimum rate over the last
     /// window of a header timeout.
+    /// Whether the peer of `socket` has ended its sending side (POLLRDHUP), or the connection is gone (POLLHUP).
+    private static func endedSending(_ socket: Int32) -> Bool {
+        var descriptor = pollfd(fd: socket, events: pollReadHangUp, revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & (pollReadHangUp | Int16(POLLHUP)) != 0
+    }
+
+    /// Linux's POLLRDHUP (0x2000 on every architecture), which Glibc's module leaves out (it needs _GNU_SOURCE).
+    private static let pollReadHangUp: Int16 = 0x2000
+
     private func look(_ now: ContinuousClock.Instant) {
         state.withLock { state in
             for tenant in state.active.values where !tenant.cut {
+                // A client that ended its sending side (FIN) with its head or body incomplete sends no more of it.
+                // libmicrohttpd 0.9.75 (epoll, edge-triggered) misses that end when it comes with the last bytes, and
+                // the request held its connection and its slot until its time bound (a head, part of a body and the
+                // FIN in one burst: 10.3 s). Cut once two looks in a row found it ended with nothing more received
+                // between them, so that a request libmicrohttpd is still reading is never cut.
+                if case .working = tenant.phase {
+                    tenant.endedAt = nil
+                } else if Self.endedSending(tenant.socket) {
+                    guard tenant.endedAt == tenant.bodyBytes else {
+                        tenant.endedAt = tenant.bodyBytes
+                        continue
+                    }
+                    if case .head = tenant.phase {
+                        state.statistics.cutHeads += 1
+                    } else {
+                        state.statistics.cutBodies += 1
+                    }
+                    tenant.cut = true
+                    shutdown(tenant.socket, Int32(SHUT_RDWR))
+                    continue
+                } else {
+                    tenant.endedAt = nil
+                }
                 switch tenant.phase {
                 case .head(let since, let first):
                     let bound = first ? policy.headerTimeout : policy.idleTimeout + policy.headerTimeout

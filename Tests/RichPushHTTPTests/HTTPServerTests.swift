@@ -205,6 +205,48 @@ struct HTTPServerTests {
         }
     }
 
+    @Test(
+        """
+        a client that ends its sending side (FIN) with its head or body incomplete has its connection closed once the \
+        server has read what it sent, not after the head's or body's time bound; one that ends it after a whole \
+        request is never held either (libmicrohttpd 0.9.75 closes it at the FIN, without an answer)
+        """
+    )
+    func requestEndedEarly() async throws {
+        var limits = HTTPServer.Limits()
+        // Far longer than the test waits: the close must come from the FIN, not from this bound.
+        limits.headerTimeoutSeconds = 60
+        let recorder = Recorder()
+        let server = try HTTPServer(listening: "127.0.0.1:0", limits: limits, handler: recorder)
+        let port = server.port
+        let (head, body, whole) = try await offPool {
+            // Each in one burst with its FIN: part of a head; a head and part of its body; a whole request.
+            let sent = try [
+                "POST /head HTTP/1.1\r\nHost: x\r\nContent-Le",
+                "POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc",
+                "POST /whole HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+            ].map { bytes in
+                let connection = try HTTPConnection(port: port)
+                try connection.send(Array(bytes.utf8))
+                connection.finishSending()
+                return connection
+            }
+            return (sent[0], sent[1], sent[2])
+        }
+        let (headClosed, bodyClosed, answer) = try await offPool {
+            (
+                try head.isClosed(within: .seconds(20)), try body.isClosed(within: .seconds(20)),
+                try whole.responseOrClose(within: .seconds(20))
+            )
+        }
+        #expect(headClosed && bodyClosed)
+        if let answer { #expect(answer.status == 200) }
+        try await waitUntil("both requests with a head completed") { recorder.completions.withLock { $0.count } >= 2 }
+        #expect(recorder.completions.withLock { $0.map(\.path).sorted() } == ["/body", "/whole"])
+        #expect(server.statistics.cutHeads == 1)
+        #expect(server.statistics.cutBodies == 1)
+    }
+
     /// A handler answering `GET /made` with a response made once, any other GET with one made for it, and a POST
     /// once the test lets its work go.
     final class Quiescing: HTTPHandler {

@@ -64,6 +64,12 @@ package final class HTTPConnection: @unchecked Sendable {
         descriptor = -1
     }
 
+    /// Ends the sending side (a FIN); the connection still reads.
+    package func finishSending() {
+        guard descriptor >= 0 else { return }
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
