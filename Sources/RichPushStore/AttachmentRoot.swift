@@ -68,8 +68,12 @@ package final class AttachmentRoot: Sendable {
         }
     }
 
-    /// Opens and checks the root; nil when it does not exist.
-    private static func open(_ path: String) throws(StoreError) -> Directory? {
+    /// Opens and checks the root; nil when it does not exist. Its trailing slashes are dropped first: `O_NOFOLLOW`
+    /// looks at a path's last component, and `link/` resolves `link` on the way to an empty one, so a root that is a
+    /// link, written with a slash after it, was followed (gc removed through it, enrich wrote through it).
+    private static func open(_ given: String) throws(StoreError) -> Directory? {
+        var path = given
+        while path.utf8.count > 1, path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
         let directory: Directory
         do {
             directory = try Directory(opening: path)

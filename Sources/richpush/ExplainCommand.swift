@@ -53,6 +53,7 @@ struct ExplainCommand: ParsableCommand {
         let asJSON = plan.asJSON
         return await withEnricher(configuration) { enricher in
             var status: Int32 = 0
+            let lost = ResultsLost()
             for input in plan.inputs {
                 let payload: PushPayload
                 do throws(PayloadError) {
@@ -60,20 +61,26 @@ struct ExplainCommand: ParsableCommand {
                     payload = try enricher.payload(parsing: bytes)
                 } catch {
                     status = 1
-                    if asJSON {
-                        Output.write(JSONWriter.bytes(Explanation.json(input: input, invalid: error)) + [0x0A])
-                    } else {
-                        Output.write(Array("\(input)\n  not a payload: \(error.code) (\(error.detail))\n".utf8))
-                    }
+                    // Each line made printable, as an explanation's are: a name holding a line break forged a line.
+                    let text = [input, "  not a payload: \(error.code) (\(error.detail))"].map(TerminalText.printable)
+                    guard
+                        Output.writeResults(
+                            asJSON
+                                ? JSONWriter.bytes(Explanation.json(input: input, invalid: error)) + [0x0A]
+                                : Array((text.joined(separator: "\n") + "\n").utf8), failure: lost)
+                    else { break }
                     continue
                 }
                 let explanation = await enricher.explain(payload, deadline: .now + configuration.timeout)
-                Output.write(
-                    asJSON
-                        ? JSONWriter.bytes(explanation.json(input: input)) + [0x0A]
-                        : Array(explanation.text(input: input).utf8))
+                // Written or lost: a reader gone (EPIPE) or a failed write ends the command, as enrich's results do.
+                guard
+                    Output.writeResults(
+                        asJSON
+                            ? JSONWriter.bytes(explanation.json(input: input)) + [0x0A]
+                            : Array(explanation.text(input: input).utf8), failure: lost)
+                else { break }
             }
-            return status
+            return lost.exitStatus() ?? status
         }
     }
 }

@@ -42,21 +42,26 @@ struct GCCommand: ParsableCommand {
             throw UsageError(
                 "\(store.$directory.flag): '\(TerminalText.printable(root))' is not an absolute path; \(problem)")
         }
+        // An empty path is refused as enrich refuses it (`gc --attachments-dir "$ROOT"` with ROOT unset said it had
+        // removed nothing, exit 0, for ever).
+        if store.directory?.isEmpty == true { _ = try store.root() }
         return Plan(root: store.directory ?? AttachmentStore.defaultRoot, age: age)
     }
 
     static func run(_ plan: Plan) async -> Int32 {
         do {
             let collection = try AttachmentStore(root: plan.root).collectGarbage(olderThan: plan.age)
-            Output.write(
+            let lost = ResultsLost()
+            _ = Output.writeResults(
                 Array(
                     "removed \(collection.removed) attachment directories from \(TerminalText.printable(plan.root))\n"
-                        .utf8))
+                        .utf8), failure: lost)
             if collection.redated > 0 {
                 Output.error(
                     "richpush gc: re-dated \(collection.redated) attachment directories whose last change was ahead of "
                         + "the clock (set back since?): each is removed once --older-than has passed from now")
             }
+            if let status = lost.exitStatus() { return status }
             guard !collection.left.isEmpty else { return 0 }
             for leftover in collection.left.prefix(shownLeftovers) {
                 // A name inside an attachment directory may hold a line break or an escape: one line each, as it is.

@@ -52,8 +52,9 @@ struct RenderCommand: ParsableCommand {
                         + "\(limit)")
                 return 1
             }
-            Output.write(rendered + [0x0A])
-            return 0
+            let lost = ResultsLost()
+            _ = Output.writeResults(rendered + [0x0A], failure: lost)
+            return lost.exitStatus() ?? 0
         } catch {
             Output.error("richpush render: \(error.detail)")
             return 1

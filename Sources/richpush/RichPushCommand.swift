@@ -28,6 +28,27 @@ enum RichPushCommand {
         HelpText.overview(abstract: abstract, subcommands: subcommands.map { $0.configuration })
     }
 
+    /// Refuses an argument whose bytes are not UTF-8: `CommandLine.arguments` replaces such bytes with U+FFFD, so a
+    /// path given that way named another file (`gc` removed nothing from `root\xFF` and said so, exit 0; `enrich`
+    /// made and wrote `att\u{FFFD}`; an input file was "not found").
+    static func checkEncoding() throws(UsageError) {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index] else { continue }
+            let bytes = UnsafeBufferPointer(start: argument, count: strlen(argument)).map { UInt8(bitPattern: $0) }
+            guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+            // Shown byte by byte past ASCII: the bytes that are not UTF-8 are the point.
+            let shown = bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + hex($0) }
+            throw UsageError(
+                "argument \(index) ('\(shown.joined())') is not UTF-8: richpush takes its arguments, paths among "
+                    + "them, as UTF-8 (rename the file, or reach it through a link with a UTF-8 name)")
+        }
+    }
+
+    private static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }
+
     static func main() async {
         // The SVG renderer's child (`--svg-renderer-child`, which the engine gives its own binary): before anything
         // else, so that a conversion pays for no more start-up than the binary's and libvips's. It ends the process.
@@ -39,6 +60,7 @@ enum RichPushCommand {
         var arguments = Array(CommandLine.arguments.dropFirst())
         let status: Int32
         do throws(UsageError) {
+            try Self.checkEncoding()
             guard let first = arguments.first else {
                 Output.write(Array(overview.utf8))
                 exit(0)

@@ -198,8 +198,8 @@ struct CLITests {
 
     @Test(
         """
-        results that cannot be written (standard output on /dev/full) exit 74 saying so, for enrich, stream and \
-        preflight; a reader that has gone (EPIPE) is no failure
+        results that cannot be written (standard output on /dev/full) exit 74 saying so, for enrich, stream, \
+        preflight, explain, render and gc; a reader that has gone (EPIPE) is no failure
         """)
     func resultsLost() async throws {
         let bed = try TestBed()
@@ -208,11 +208,19 @@ struct CLITests {
         let input = try bed.payloadFile("adobe-video.json", directory: directory)
         let payload = try String(contentsOfFile: input, encoding: .utf8).replacingOccurrences(of: "\n", with: "")
         let full = ["/bin/sh", "-c", #"exec "$@" > /dev/full"#, "sh"]
-        for arguments in [["enrich", input], ["stream"], ["preflight", input]] {
-            let run = try await offPool {
-                try CLI.runBlocking(
-                    [arguments[0]] + bed.cliOptions + arguments.dropFirst(), stdin: payload + "\n", prefix: full)
-            }
+        let template = directory + "/template.json"
+        let params = directory + "/params.json"
+        try Data(#"{"aps":{"alert":"$(name)"}}"#.utf8).write(to: URL(fileURLWithPath: template))
+        try Data(#"{"name":"x"}"#.utf8).write(to: URL(fileURLWithPath: params))
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for arguments in [
+            ["enrich"] + bed.cliOptions + [input], ["stream"] + bed.cliOptions,
+            ["preflight"] + bed.cliOptions + [input],
+            ["explain", input], ["render", "--template", template, "--params", params],
+            ["gc", "--older-than", "0", "--attachments-dir", root],
+        ] {
+            let run = try await offPool { try CLI.runBlocking(arguments, stdin: payload + "\n", prefix: full) }
             #expect(run.status == 74, "\(arguments[0]): \(run.stderr)")
             #expect(
                 run.stderr.contains("cannot write results to standard output: No space left on device"),
@@ -226,6 +234,34 @@ struct CLITests {
         }
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!run.stderr.contains("cannot write results"), "\(run.stderr)")
+    }
+
+    @Test(
+        """
+        an argument that is not UTF-8 is a usage error naming its bytes, nothing done (it was read as another \
+        path); gc refuses an empty root as enrich does; explain prints a name that is not a payload on one line
+        """)
+    func argumentsAsGiven() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The root's name ends in the byte 0xFF, appended by the shell: Foundation's arguments are Strings.
+        let script = #"exec "$0" gc --older-than 0 --attachments-dir "$1$(printf '\377')""#
+        let run = try await offPool {
+            try CLI.runBlocking(
+                [CLI.binary, directory + "/root"], stdin: nil, prefix: ["/bin/sh", "-c", script], direct: true)
+        }
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains("argument 5 ('\(directory)/root\\xFF') is not UTF-8"), "\(run.stderr)")
+        #expect(run.stdout.isEmpty)
+        let empty = try await CLI.run(["gc", "--older-than", "0", "--attachments-dir", ""])
+        #expect(empty.status == 64, "\(empty.stderr)")
+        #expect(empty.stderr.contains("--attachments-dir: the path is empty"), "\(empty.stderr)")
+        let forged = directory + "/bad\n  would attach: public.jpeg"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: forged))
+        let explained = try await CLI.run(["explain", forged])
+        #expect(explained.status == 1)
+        #expect(explained.stdout.split(separator: "\n").count == 2, "\(explained.stdout)")
+        #expect(!explained.stdout.contains("\n  would attach"), "\(explained.stdout)")
     }
 
     @Test("enrich --out: an input name of 250 bytes gets its result (the temporary name fits too)")

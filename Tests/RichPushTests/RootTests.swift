@@ -40,12 +40,13 @@ struct RootTests {
 
     /// A root that is not a directory of ours alone.
     enum Unsafe: String, CaseIterable, Sendable {
-        case symbolicLink, writableByOthers, ownedByAnother
+        /// A link given with a slash after it (`root/`), which `O_NOFOLLOW` alone followed.
+        case symbolicLink, symbolicLinkWithSlash, writableByOthers, ownedByAnother
 
         /// What the refusal says.
         var reason: String {
             switch self {
-            case .symbolicLink: "symbolic link"
+            case .symbolicLink, .symbolicLinkWithSlash: "symbolic link"
             case .writableByOthers: "writable by group or others"
             case .ownedByAnother: "owned by uid 65534"
             }
@@ -55,17 +56,19 @@ struct RootTests {
         /// path to give and the directory that holds the old one.
         func make(in base: String) throws -> (root: String, holder: String) {
             let root = base + "/root"
-            let holder = self == .symbolicLink ? base + "/target" : root
+            let link = self == .symbolicLink || self == .symbolicLinkWithSlash
+            let holder = link ? base + "/target" : root
             let old = holder + "/" + attachmentName()
             try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: true)
             try makeOld(old)
             switch self {
-            case .symbolicLink: try FileManager.default.createSymbolicLink(atPath: root, withDestinationPath: holder)
+            case .symbolicLink, .symbolicLinkWithSlash:
+                try FileManager.default.createSymbolicLink(atPath: root, withDestinationPath: holder)
             case .writableByOthers: #expect(chmod(root, 0o777) == 0)
             // We run as root: give the directory to nobody.
             case .ownedByAnother: #expect(chown(root, 65534, 65534) == 0)
             }
-            return (root, holder)
+            return (self == .symbolicLinkWithSlash ? root + "/" : root, holder)
         }
     }
 
@@ -83,7 +86,9 @@ struct RootTests {
         let before = entries(holder)
         let run = try await run(command, root: root, bed: bed, base: base)
         #expect(run.status == 70)
-        #expect(run.stderr.contains(root) && run.stderr.contains(unsafe.reason), "stderr: \(run.stderr)")
+        // Named without the slash given after it: the name opened.
+        let named = root.hasSuffix("/") ? String(root.dropLast()) : root
+        #expect(run.stderr.contains(named) && run.stderr.contains(unsafe.reason), "stderr: \(run.stderr)")
         #expect(run.stderr.contains("(choose another root with --attachments-dir DIR)"), "stderr: \(run.stderr)")
         #expect(entries(holder) == before)
     }
