@@ -72,6 +72,43 @@ struct PreflightTests {
         #expect(preflight.text(input: "p").contains("NO ios payload.image_attachment: refused, publish-failed"))
     }
 
+    @Test(
+        """
+        publishing failed: an FCM image over FCM's 1 MiB whose Android variant was only re-encoded smaller \
+        (metadata-stripped) does not reach Android, which gets the original; iOS, which takes it as sent, is noted
+        """)
+    func publicationFailedOverFCMLimit() async throws {
+        // photo.jpg (160 x 120) with 18 comment segments of 64 KiB before its picture: 1.2 MB, within the Android
+        // bound on a side, over FCM's limit.
+        let media = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: media) }
+        let photo = Array(FileManager.default.contents(atPath: FixtureRoutes.fixturesDirectory + "/media/photo.jpg")!)
+        let comment: [UInt8] = [0xFF, 0xFE, 0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 65_533)
+        let padded = Array(photo.prefix(2)) + Array(repeating: comment, count: 18).flatMap { $0 } + photo.dropFirst(2)
+        #expect(padded.count > AndroidVariant.maximumBytes)
+        try Data(padded).write(to: URL(fileURLWithPath: media + "/padded.jpg"))
+        let bed = try TestBed(media: media) {
+            $0.transform.converter = VipsConverter()
+            $0.publisher = DirectoryPublisher(directory: "/dev/null/published", baseURL: "https://cdn.example")
+        }
+        let text =
+            #"{"message":{"token":"t","notification":{"image":"\#(bed.url("/media/padded.jpg"))"},"#
+            + #""apns":{"payload":{"aps":{"mutable-content":1}}}}}"#
+        let preflight = try await withEnricher(bed.configuration) { enricher in
+            await enricher.preflight(try payload(text), deadline: .now + .seconds(60))
+        }
+        #expect(preflight.verdicts.map(\.platform) == [.ios, .android])
+        #expect(preflight.verdicts[0].reaches)
+        #expect(preflight.verdicts[0].notes.map(\.code) == [.publishFailed])
+        guard case .refused(let code, let detail) = preflight.verdicts[1].outcome else {
+            Issue.record("Android reaches though its variant was not published: \(preflight.verdicts[1].outcome)")
+            return
+        }
+        #expect(code == .publishFailed)
+        #expect(detail.contains("(it needed: \(padded.count) bytes made within FCM's Android limit"), "\(detail)")
+        #expect(!preflight.ready)
+    }
+
     @Test("every reference reaching every platform is ready; not-mutable is not, whatever the references did")
     func ready() async throws {
         let bed = try TestBed()

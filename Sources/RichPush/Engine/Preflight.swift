@@ -123,14 +123,21 @@ public struct Preflight: Sendable {
                 let steps = attachment.media.transformation?.steps ?? []
                 outcome = steps.isEmpty ? .attached : .transformed(steps)
                 // Publishing failed: the payload to send keeps the sender's URL, and a phone gets its media as it
-                // is, which it cannot use when it had to be transcoded or downscaled (a WebP on iOS, an image over
-                // FCM's 1 MiB on Android).
-                let needed = steps.filter { $0 == .transcoded || $0 == .downscaled }
+                // is, which it cannot use when it had to be transcoded or downscaled (a WebP on iOS), or, on
+                // Android, made within FCM's 1 MiB (a variant re-encoded smaller says only metadata-stripped: the
+                // phone was told ok and got the original, which FCM refuses).
+                var needed = steps.filter { $0 == .transcoded || $0 == .downscaled }.map(\.rawValue)
+                if reference.platform == .android, let original = attachment.media.transformation?.original,
+                    original.bytes > AndroidVariant.maximumBytes
+                {
+                    needed.append(
+                        "\(original.bytes) bytes made within FCM's Android limit of \(AndroidVariant.maximumBytes)")
+                }
                 if let failed = notes.first(where: { $0.code == .publishFailed }), !needed.isEmpty {
                     outcome = .refused(
                         .publishFailed,
                         "the payload keeps the sender's URL, whose media a phone cannot use as it is (it needed: "
-                            + needed.map(\.rawValue).joined(separator: ", ") + "): " + failed.detail)
+                            + needed.joined(separator: ", ") + "): " + failed.detail)
                     kept.removeAll { $0.code == .publishFailed }
                 }
             case (nil, let problem?):
