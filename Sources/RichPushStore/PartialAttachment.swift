@@ -121,6 +121,17 @@ package final class PartialAttachment {
         return root.directory.path + "/" + complete
     }
 
+    /// Removes the partial file's name and the directory's from any thread, leaving the open file to its writer (a
+    /// converter that did not stop, answered without): its writes go to a file no name reaches, and a commit after
+    /// it fails. What a process that exits first would have left (its partial file) is not there.
+    package var abandonment: @Sendable () -> Void {
+        let (root, names) = (root, names)
+        return {
+            unlinkat(root.directory.descriptor, names.partial, 0)
+            unlinkat(root.directory.descriptor, names.folder, AT_REMOVEDIR)
+        }
+    }
+
     /// Removes the partial file and the directory, whatever state they are in. Idempotent.
     package func discard() {
         guard live else { return }

@@ -35,6 +35,41 @@ struct PlaceholderConverter: ImageConverter {
     func verify(_ request: VerificationRequest, stop: StopSignal) throws(TransformFailure) {}
 }
 
+/// A converter that writes part of its output, says so, and then does not stop (as libvips's WebP loader did not, and
+/// librsvg rendering a filter): it returns once the test lets it go, 30 s at most.
+final class StuckConverter: ImageConverter, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var writing = false
+    private var released = false
+
+    /// Whether it has written its first bytes and waits.
+    var isWriting: Bool { condition.withLock { writing } }
+
+    func release() {
+        condition.withLock {
+            released = true
+            condition.broadcast()
+        }
+    }
+
+    func header(of path: String, type: MediaType) throws(TransformFailure) -> ImageHeader {
+        ImageHeader(width: 10, height: 10, pages: 1, hasAlpha: true, decoder: type)
+    }
+
+    func convert(_ request: ConversionRequest, stop: StopSignal) throws(TransformFailure) -> ImageSize {
+        try request.output.write(Array(repeating: 0x50, count: 1000))
+        condition.withLock {
+            writing = true
+            let end = Date(timeIntervalSinceNow: 30)
+            while !released, condition.wait(until: end) {}
+        }
+        try request.output.write(Array(repeating: 0x50, count: 1000))
+        return ImageSize(width: 10, height: 10)
+    }
+
+    func verify(_ request: VerificationRequest, stop: StopSignal) throws(TransformFailure) {}
+}
+
 @Suite("A custom ImageConverter (no libvips) through the engine")
 struct CustomConverterTests {
     @Test(
@@ -68,5 +103,28 @@ struct CustomConverterTests {
         #expect(
             result.problems.first?.detail.contains("read the image/webp as image/bmp") == true, "\(result.problems)")
         #expect(bed.filesOnDisk().isEmpty)
+    }
+
+    @Test(
+        """
+        a converter that does not stop is answered without at its payload's deadline, and its partial file is gone \
+        then, while it still writes: a process that exits before it returns leaves nothing
+        """
+    )
+    func stuckConverterLeavesNothing() async throws {
+        let converter = StuckConverter()
+        defer { converter.release() }
+        let bed = try TestBed { $0.transform.converter = converter }
+        let enricher = try Enricher(configuration: bed.configuration)
+        let result = await enricher.enrich(
+            TestBed.adobePayload(bed.url("/media/banner.webp")), deadline: .now + .milliseconds(500))
+        #expect(result.outcome == .expired || result.outcome == .failed, "\(result.outcome) \(result.problems)")
+        // The converter still writes: the answer came without it.
+        #expect(converter.isWriting)
+        #expect(!bed.filesOnDisk().contains { $0.hasSuffix(".partial") }, "\(bed.filesOnDisk())")
+        #expect(bed.filesOnDisk().isEmpty, "\(bed.filesOnDisk())")
+        converter.release()
+        await enricher.shutdown()
+        #expect(bed.filesOnDisk().isEmpty, "\(bed.filesOnDisk())")
     }
 }

@@ -51,6 +51,10 @@ final class TransformStep: Sendable {
         /// Hands the job's result to its caller; false when the caller has already been answered (the job was
         /// left behind at its deadline or cancellation), so that the result is the job's to discard.
         var completion: @Sendable (Result<FetchedMedia, FetchFailure>) -> Bool
+        /// How to remove the names of the file being written now, if any: taken when the job is answered without
+        /// its converter (`withdraw`), so that a converter that does not stop leaves no partial file, even if the
+        /// process exits before it returns.
+        let output = LockedValue<(@Sendable () -> Void)?>(nil)
     }
 
     /// How long a running conversion told to stop (its deadline came, or its caller gave up) has to return before
@@ -138,7 +142,10 @@ final class TransformStep: Sendable {
             let failure = stopped(job)
             // The fetched file goes now (a decoder that has it open reads on; one that opens it later fails): only
             // what the converter is writing waits for it to return.
-            _ = answer.give(.failure(failure)) { root.remove(job.media) }
+            _ = answer.give(.failure(failure)) {
+                root.remove(job.media)
+                job.output.withLock { $0.take() }?()
+            }
         }
     }
 
@@ -665,6 +672,8 @@ final class TransformStep: Sendable {
             return .failure(FetchFailure(.storeFailed, error.detail))
         }
         let size: ImageSize
+        job.output.withLock { $0 = partial.abandonment }
+        defer { job.output.withLock { $0 = nil } }
         do {
             size = try fill(partial)
         } catch {
