@@ -35,7 +35,15 @@ struct RenderCommand: ParsableCommand {
                 "\($template.flag) \(template): a template is a payload, a JSON object; this is "
                     + loaded.kindDescription)
         }
-        return Plan(template: loaded, params: try Self.load(params, option: $params.flag), strict: strict)
+        let properties = try Self.load(params, option: $params.flag)
+        // Properties that are not an object of strings and numbers are the file given, not the template: a usage
+        // error (64), as an unreadable one is, where rendering said so with 1.
+        do throws(TemplateError) {
+            _ = try TemplateRenderer(properties: properties, strict: strict)
+        } catch {
+            throw UsageError("\($params.flag) \(params): \(error.detail)")
+        }
+        return Plan(template: loaded, params: properties, strict: strict)
     }
 
     static func run(_ plan: Plan) async -> Int32 {

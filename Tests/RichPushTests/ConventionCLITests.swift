@@ -105,6 +105,17 @@ struct ConventionCLITests {
         ])
         #expect(missing.status == 64)
         #expect(missing.stderr.contains("--params"))
+        // Properties that are not an object of strings and numbers: the file given is wrong, a usage error too.
+        for (text, said) in [
+            ("[1]", "the properties must be a JSON object"), (#"{"x":null}"#, "property 'x' holds null"),
+        ] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "/bad-params.json"))
+            let bad = try await CLI.run([
+                "render", "--template", directory + "/sale.json", "--params", directory + "/bad-params.json",
+            ])
+            #expect(bad.status == 64, "\(text): \(bad.stderr)")
+            #expect(bad.stderr.contains("--params \(directory)/bad-params.json: \(said)"), "\(bad.stderr)")
+        }
     }
 
     @Test(
