@@ -15,7 +15,7 @@ struct PreflightTests {
     func verdicts() async throws {
         let bed = try TestBed { $0.transform.converter = VipsConverter() }
         let text =
-            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
+            #"{"aps":{"alert":"Sale","mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
             + #""payload":{"image_attachment":"\#(bed.url("/media/banner.webp"))"},"#
             + #""ct_mediaUrl":"\#(bed.url("/media/error-page.html"))"}"#
         let preflight = try await withEnricher(bed.configuration) { enricher in
@@ -51,7 +51,7 @@ struct PreflightTests {
             $0.publisher = DirectoryPublisher(directory: "/dev/null/published", baseURL: "https://cdn.example")
         }
         let text =
-            #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
+            #"{"aps":{"alert":"Sale","mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))","#
             + #""payload":{"image_attachment":"\#(bed.url("/media/banner.webp"))"}}"#
         let preflight = try await withEnricher(bed.configuration) { enricher in
             await enricher.preflight(try payload(text), deadline: .now + .seconds(60))
@@ -112,7 +112,7 @@ struct PreflightTests {
     @Test("every reference reaching every platform is ready; not-mutable is not, whatever the references did")
     func ready() async throws {
         let bed = try TestBed()
-        let fine = #"{"aps":{"mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
+        let fine = #"{"aps":{"alert":"x","mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
         let silent = #"{"aps":{"alert":"x"},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#
         let (ok, notMutable) = try await withEnricher(bed.configuration) { enricher in
             (
@@ -124,6 +124,42 @@ struct PreflightTests {
         #expect(notMutable.verdicts.allSatisfy { $0.reaches })
         #expect(notMutable.problems.map(\.code) == [.notMutable])
         #expect(!notMutable.ready)
+    }
+
+    @Test(
+        """
+        a mutable payload with media for iOS that shows no alert is not ready (no-alert): iOS runs no service \
+        extension for it; an alert string or object, or an FCM notification's title or body, is one
+        """,
+        arguments: [
+            (#"{"aps":{"mutable-content":1,"content-available":1},"adb_media":"URL"}"#, "aps.alert"),
+            (#"{"aps":{"alert":"","mutable-content":1},"adb_media":"URL"}"#, "aps.alert"),
+            (#"{"aps":{"alert":{},"mutable-content":1},"adb_media":"URL"}"#, "aps.alert"),
+            (#"{"aps":{"alert":{"title":"Sale"},"mutable-content":1},"adb_media":"URL"}"#, nil),
+            (
+                #"{"message":{"token":"t","notification":{"image":"URL"},"#
+                    + #""apns":{"payload":{"aps":{"mutable-content":1}}}}}"#, "message.apns.payload.aps.alert"
+            ),
+            (
+                #"{"message":{"token":"t","notification":{"body":"b","image":"URL"},"#
+                    + #""apns":{"payload":{"aps":{"mutable-content":1}}}}}"#, nil
+            ),
+            (
+                #"{"message":{"token":"t","notification":{"image":"URL"},"#
+                    + #""apns":{"payload":{"aps":{"alert":"a","mutable-content":1}}}}}"#, nil
+            ),
+        ] as [(String, String?)])
+    func noAlert(text: String, missing: String?) async throws {
+        // A converter for the FCM message's Android variant (photo.jpg's metadata stripped).
+        let bed = try TestBed { $0.transform.converter = VipsConverter() }
+        let payload = try payload(text.replacingOccurrences(of: "URL", with: bed.url("/media/photo.jpg")))
+        let preflight = try await withEnricher(bed.configuration) { enricher in
+            await enricher.preflight(payload, deadline: .now + .seconds(60))
+        }
+        #expect(preflight.verdicts.allSatisfy { $0.reaches })
+        #expect(preflight.problems.map(\.source) == (missing.map { [$0] } ?? []), "\(preflight.problems)")
+        #expect(preflight.problems.allSatisfy { $0.code == .noAlert })
+        #expect(preflight.ready == (missing == nil))
     }
 
     @Test("a field holding no URL past the 64 listed problems still keeps the payload from being ready")
@@ -147,7 +183,7 @@ struct PreflightTests {
         let bed = try TestBed()
         let generated = bed.url("/generated?prefix=photo.jpg&bytes=3000")
         let text =
-            #"{"message":{"token":"t","notification":{"image":"\#(generated)"},"#
+            #"{"message":{"token":"t","notification":{"title":"Sale","image":"\#(generated)"},"#
             + #""android":{"notification":{"image":"\#(bed.url("/media/clip.mp4"))"}},"#
             + #""apns":{"payload":{"aps":{"mutable-content":1}}}}}"#
         let preflight = try await withEnricher(bed.configuration) { enricher in
@@ -169,7 +205,7 @@ struct PreflightTests {
     func provenance() async throws {
         let bed = try TestBed()
         let text =
-            #"{"aps":{"mutable-content":1},"#
+            #"{"aps":{"alert":"x","mutable-content":1},"#
             + #""adb_media":"\#(bed.url("/redirect/2?to=/media/photo.jpg?type=text/plain"))","#
             + #""ct_mediaUrl":"\#(bed.url("/media/logo.png"))"}"#
         let preflight = try await withEnricher(bed.configuration) { enricher in
@@ -205,7 +241,9 @@ struct PreflightTests {
         let bed = try TestBed()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let good = try bed.adobePayloadFile("/media/photo.jpg", in: directory, named: "good.json")
+        let good = directory + "/good.json"
+        try Data(#"{"aps":{"alert":"x","mutable-content":1},"adb_media":"\#(bed.url("/media/photo.jpg"))"}"#.utf8)
+            .write(to: URL(fileURLWithPath: good))
         let bad = try bed.adobePayloadFile("/status/404", in: directory, named: "bad.json")
         let ready = try await CLI.run(["preflight"] + bed.cliOptions + [good])
         #expect(ready.status == 0, "\(ready.stderr)")
@@ -227,6 +265,8 @@ struct PreflightTests {
         #expect(run.status == 0, "\(run.stderr)")
         let sha = try #require(try FileManager.default.contentsOfDirectory(atPath: published).first)
         #expect(run.stdout.contains("  ready to send:\n"))
-        #expect(run.stdout.hasSuffix(#"{"aps":{"mutable-content":1},"adb_media":"https://cdn.test/m/\#(sha)"}"# + "\n"))
+        #expect(
+            run.stdout.hasSuffix(
+                #"{"aps":{"alert":"x","mutable-content":1},"adb_media":"https://cdn.test/m/\#(sha)"}"# + "\n"))
     }
 }

@@ -63,6 +63,40 @@ final class EnrichmentRun: Sendable {
         var attempt: Int?
     }
 
+    /// The problem of a payload that iOS would deliver to no service extension because it shows no alert (Apple:
+    /// the extension runs only for a remote notification configured to display an alert): `no-alert`, for
+    /// `preflight`; nil when it shows one, or is not mutable (`not-mutable` says so already). An FCM message shows one
+    /// when its `notification` has a title or a body (FCM writes them into `aps.alert`) or its APNs payload has one.
+    var missingAlert: EnrichmentProblem? {
+        if let message {
+            let notification = message.message["notification"]?.objectValue
+            let aps = message.apnsPayload?.root["aps"]?.objectValue
+            guard message.apnsPayload?.isMutable == true,
+                ![notification?["title"], notification?["body"], aps?["alert"]].contains(where: Self.shows)
+            else { return nil }
+            let field = message.prefix + "apns.payload.aps.alert"
+            return EnrichmentProblem(
+                source: field, code: .noAlert,
+                detail: "neither message.notification's title or body nor \(field) is given: iOS shows no alert, and "
+                    + "runs no service extension for a notification without one",
+                platform: .ios)
+        }
+        guard payload.isMutable, !Self.shows(payload.root["aps"]?.objectValue?["alert"]) else { return nil }
+        return EnrichmentProblem(
+            source: "aps.alert", code: .noAlert,
+            detail: "aps.alert is missing or empty: iOS runs the service extension only for a notification that shows "
+                + "an alert (a silent, sound-only or badge-only push shows no media)")
+    }
+
+    /// Whether an alert field shows something: a string that is not empty, or an object with a member.
+    private static func shows(_ value: PushPayload.JSON?) -> Bool {
+        switch value {
+        case .string(let text)?: !text.value.isEmpty
+        case .object(let object)?: !object.members.isEmpty
+        default: false
+        }
+    }
+
     init(payload: PushPayload, configuration: Enricher.Configuration, start: ContinuousClock.Instant = .now) {
         self.payload = payload
         self.start = start

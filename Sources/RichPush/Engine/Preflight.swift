@@ -85,7 +85,7 @@ public struct Preflight: Sendable {
     public var elapsed: Duration
 
     /// The payload problems that keep media from a phone: with them, `ready` is false however the references ended.
-    static let blocking: Set<EnrichmentProblem.Code> = [.notMutable, .badReference, .tooManyReferences]
+    static let blocking: Set<EnrichmentProblem.Code> = [.notMutable, .noAlert, .badReference, .tooManyReferences]
 
     /// Whether every reference will reach every platform it targets: each verdict reaches, and no payload problem
     /// stands in the way (`not-mutable`: iOS would not run the extension; a field holding no URL; references
@@ -181,6 +181,9 @@ extension Enricher {
         }
         removeAttachments(of: result)
         var preflight = Preflight(references: run.references, unfetched: run.unfetchedCount, result: result)
+        if preflight.verdicts.contains(where: { $0.platform == .ios }), let missing = run.missingAlert {
+            preflight.problems.append(missing)
+        }
         if result.content != nil { preflight.content = run.readyToSend(result.attachments) }
         return preflight
     }

@@ -51,7 +51,7 @@ extension EnrichmentProblem {
         }
 
         private static let registry: [(code: Code, domains: Set<Domain>)] = [
-            (.notMutable, [.problem]), (.badReference, [.problem]), (.onDevice, [.problem]),
+            (.notMutable, [.problem]), (.noAlert, [.problem]), (.badReference, [.problem]), (.onDevice, [.problem]),
             (.typeMismatch, [.problem]), (.badOption, [.problem]), (.tooManyReferences, [.problem]),
             (.tooManyProblems, [.problem]),
             (.badURL, [.problem]), (.blockedScheme, [.problem]), (.blockedAddress, [.problem]),
@@ -78,6 +78,9 @@ extension EnrichmentProblem {
 
         /// `aps.mutable-content` is not 1: on a phone the extension would never run. The media is still processed.
         public static let notMutable = Code(rawValue: "not-mutable")
+        /// A payload for iOS that shows no alert (`preflight`): iOS runs the service extension only for a notification
+        /// that does, so a silent, sound-only or badge-only push shows no media.
+        public static let noAlert = Code(rawValue: "no-alert")
         /// A convention's field holds something other than a URL string.
         public static let badReference = Code(rawValue: "bad-reference")
         /// A vendor option is out of range or of the wrong type (a crop outside 0...1, a negative time); the
