@@ -111,6 +111,7 @@ struct MediaCacheTests {
             let waiter = await enricher.enrich(payload, deadline: deadline)
             let returned = ContinuousClock.now
             #expect(waiter.outcome == .expired)
+            #expect(waiter.problems.first?.detail == "the deadline came while the same URL was being fetched")
             #expect(returned >= deadline - .milliseconds(50), "returned \(deadline - returned) before its deadline")
             await control.expectOnTime(returned)
             #expect(await leader.outcome == .complete)

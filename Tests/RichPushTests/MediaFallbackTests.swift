@@ -81,6 +81,8 @@ struct MediaFallbackTests {
         #expect(result.attachments.first?.media.type == .jpeg)
         #expect(result.problems.map(\.code) == [.httpStatus])
         #expect(result.problems.first?.source.hasSuffix("/status/404") == true)
+        #expect(
+            result.problems.first?.detail.hasSuffix("its fallback _sw.media.fallback_url was fetched instead") == true)
         #expect(result.route?.url == "app://swrve/world/2/still")
         #expect(result.route?.urlSource?.key == "_sw.media.fallback_sd")
         #expect(alert(result)?["title"]?.stringValue == "World 2 is open")
@@ -95,6 +97,7 @@ struct MediaFallbackTests {
         #expect(result.attachments.isEmpty)
         #expect(result.problems.count == 2)
         #expect(result.problems.first?.source.hasSuffix("/status/404") == true)
+        #expect(result.problems.first?.detail.hasSuffix("was tried and failed too") == true, "\(result.problems)")
         #expect(result.problems.last?.source.hasSuffix("/empty") == true)
         #expect(result.route?.url == "app://swrve/world/2")
         #expect(alert(result)?["title"]?.stringValue == "Level up")

@@ -9,7 +9,9 @@ extension Enricher {
         var settings = configuration.cache
         settings.timeToLive = .seconds(Int64(Int32.max))
         // Its own counts: a variant found is not a URL's cache hit.
-        return MediaCache(source: fetcher, root: fetcher.root, statistics: StatisticsCounter(), settings: settings)
+        return MediaCache(
+            source: fetcher, root: fetcher.root, statistics: StatisticsCounter(), settings: settings,
+            inFlight: "the same image's Android variant was being made")
     }
 
     /// The Android variant of `media` (an FCM message's Android reference, fetched), by `deadline`: `media` itself

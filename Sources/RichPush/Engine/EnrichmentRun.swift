@@ -234,10 +234,13 @@ final class EnrichmentRun: Sendable {
             // A fallback's outcome names the fallback's URL; the first URL's failure is said first.
             let fallback = slot.primaryFailure == nil ? nil : reference.fallback
             if let fallback, let failure = slot.primaryFailure {
+                // "Fetched instead" only when it was: a fallback that failed too says so in its own problem.
+                let attached = if case .success? = slot.outcome { true } else { false }
                 problems.append(
                     EnrichmentProblem(
                         source: reference.url, code: failure.code,
-                        detail: failure.detail + "; its fallback \(fallback.field) was fetched instead",
+                        detail: failure.detail + "; its fallback \(fallback.field) was "
+                            + (attached ? "fetched instead" : "tried and failed too"),
                         platform: platform(reference)))
             }
             switch slot.outcome.take() {

@@ -31,6 +31,9 @@ package final class MediaCache: Sendable {
     private let spares: SpareAttachments?
     private let statistics: StatisticsCounter
     private let settings: CacheSettings
+    /// What a waiter waits for, as its failures say it: "the same URL was being fetched" (the engine's Android
+    /// variants: "the same image's Android variant was being made").
+    private let inFlight: String
     private let id = RandomName.uuid()
     /// `<root>/.cache-<id>`, made and opened at the first entry; its links are made and removed through it.
     private let linksDirectory = LockedValue<Directory?>(nil)
@@ -49,8 +52,9 @@ package final class MediaCache: Sendable {
     /// `statistics`.
     package init(
         source: any MediaSource, root: AttachmentRoot, spares: SpareAttachments? = nil, statistics: StatisticsCounter,
-        settings: CacheSettings
+        settings: CacheSettings, inFlight: String = "the same URL was being fetched"
     ) {
+        self.inFlight = inFlight
         self.source = source
         store = root
         self.spares = spares
@@ -195,9 +199,9 @@ package final class MediaCache: Sendable {
             if let first { return first }
             // The sleeper ended first: the deadline came, or this task was cancelled.
             if ContinuousClock.now >= deadline {
-                return .failure(FetchFailure(.expired, "the deadline came while the same URL was being fetched"))
+                return .failure(FetchFailure(.expired, "the deadline came while \(inFlight)"))
             }
-            return .failure(FetchFailure(.cancelled, "cancelled while waiting for the same URL's fetch"))
+            return .failure(FetchFailure(.cancelled, "cancelled while \(inFlight)"))
         }
     }
 
