@@ -410,7 +410,8 @@ package final class FetchLoop: @unchecked Sendable {
             admission.proved(origin: origin, multiplexed: true)
         } else if easy.sessionResumable {
             admission.proved(origin: origin, multiplexed: false)
-        } else {
+        } else if awaitingTicket[id]?.origin != origin {
+            // A redirect within the origin keeps the first connection's time: the wait is bounded from it.
             awaitingTicket[id] = (origin, .now)
         }
     }

@@ -68,12 +68,24 @@ package final class AttachmentRoot: Sendable {
         }
     }
 
-    /// Opens and checks the root; nil when it does not exist. Its trailing slashes are dropped first: `O_NOFOLLOW`
-    /// looks at a path's last component, and `link/` resolves `link` on the way to an empty one, so a root that is a
-    /// link, written with a slash after it, was followed (gc removed through it, enrich wrote through it).
+    /// Opens and checks the root; nil when it does not exist. Its trailing slashes and `.` components are dropped
+    /// first: `O_NOFOLLOW` looks at a path's last component, and `link/` or `link/.` resolves `link` on the way to
+    /// an empty one or `.`, so a root that is a link, written so, was followed (gc removed through it, enrich wrote
+    /// through it); one whose last component is `..` is refused (the directory it names has a name of its own).
     private static func open(_ given: String) throws(StoreError) -> Directory? {
         var path = given
-        while path.utf8.count > 1, path.utf8.last == UInt8(ascii: "/") { path.removeLast() }
+        while true {
+            if path.utf8.count > 1, path.hasSuffix("/") {
+                path.removeLast()
+            } else if path.utf8.count > 2, path.hasSuffix("/.") {
+                path.removeLast(2)
+            } else {
+                break
+            }
+        }
+        if path == ".." || path.hasSuffix("/..") {
+            throw refusal(given, "its last component is '..': give the directory's own path")
+        }
         let directory: Directory
         do {
             directory = try Directory(opening: path)

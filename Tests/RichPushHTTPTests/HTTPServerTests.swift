@@ -247,6 +247,42 @@ struct HTTPServerTests {
         #expect(server.statistics.cutBodies == 1)
     }
 
+    /// Answers every request at once; the access log's callback of `GET /stall` holds libmicrohttpd's one thread for
+    /// 1.5 s, as a starved thread on a loaded machine would.
+    final class Stalling: HTTPHandler {
+        func head(_ request: HTTPRequest) -> HTTPHead { .respond(.json(200, Array("{}".utf8))) }
+        func respond(to request: HTTPRequest) async -> HTTPResponse { .json(200, Array("{}".utf8)) }
+        func completed(_ request: HTTPRequest, status: Int, log: HTTPResponse.Log, elapsed: Duration) {
+            if request.path == "/stall" { usleep(1_500_000) }
+        }
+    }
+
+    @Test(
+        """
+        a whole request sent with its FIN while libmicrohttpd's thread is busy is answered: its bytes are still unread \
+        when the gate looks, so it is not taken for a request ended early (a review reproduced the cut)
+        """
+    )
+    func wholeRequestWhileBusy() async throws {
+        var limits = HTTPServer.Limits()
+        limits.headerTimeoutSeconds = 60
+        let server = try HTTPServer(listening: "127.0.0.1:0", limits: limits, handler: Stalling())
+        let port = server.port
+        let reply = try await offPool {
+            // B's connection is in use first (a request answered on it), then A's request holds the thread.
+            let waiting = try HTTPConnection(port: port)
+            #expect(try waiting.exchange("GET", "/first").status == 200)
+            let stalling = try HTTPConnection(port: port)
+            #expect(try stalling.exchange("GET", "/stall").status == 200)
+            // The thread is now in the access log's callback of /stall: a whole request and the FIN meanwhile.
+            try waiting.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            waiting.finishSending()
+            return try waiting.responseOrClose(within: .seconds(20))
+        }
+        #expect(reply?.status == 200, "cut: \(server.statistics.cutHeads) heads")
+        #expect(server.statistics.cutHeads == 0)
+    }
+
     /// A handler answering `GET /made` with a response made once, any other GET with one made for it, and a POST
     /// once the test lets its work go.
     final class Quiescing: HTTPHandler {

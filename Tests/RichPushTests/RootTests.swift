@@ -40,13 +40,13 @@ struct RootTests {
 
     /// A root that is not a directory of ours alone.
     enum Unsafe: String, CaseIterable, Sendable {
-        /// A link given with a slash after it (`root/`), which `O_NOFOLLOW` alone followed.
-        case symbolicLink, symbolicLinkWithSlash, writableByOthers, ownedByAnother
+        /// A link given with a slash after it (`root/`) or a `.` (`root/.`), which `O_NOFOLLOW` alone followed.
+        case symbolicLink, symbolicLinkWithSlash, symbolicLinkWithDot, writableByOthers, ownedByAnother
 
         /// What the refusal says.
         var reason: String {
             switch self {
-            case .symbolicLink, .symbolicLinkWithSlash: "symbolic link"
+            case .symbolicLink, .symbolicLinkWithSlash, .symbolicLinkWithDot: "symbolic link"
             case .writableByOthers: "writable by group or others"
             case .ownedByAnother: "owned by uid 65534"
             }
@@ -56,19 +56,21 @@ struct RootTests {
         /// path to give and the directory that holds the old one.
         func make(in base: String) throws -> (root: String, holder: String) {
             let root = base + "/root"
-            let link = self == .symbolicLink || self == .symbolicLinkWithSlash
+            let link = self == .symbolicLink || self == .symbolicLinkWithSlash || self == .symbolicLinkWithDot
             let holder = link ? base + "/target" : root
             let old = holder + "/" + attachmentName()
             try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: true)
             try makeOld(old)
             switch self {
-            case .symbolicLink, .symbolicLinkWithSlash:
+            case .symbolicLink, .symbolicLinkWithSlash, .symbolicLinkWithDot:
                 try FileManager.default.createSymbolicLink(atPath: root, withDestinationPath: holder)
             case .writableByOthers: #expect(chmod(root, 0o777) == 0)
             // We run as root: give the directory to nobody.
             case .ownedByAnother: #expect(chown(root, 65534, 65534) == 0)
             }
-            return (self == .symbolicLinkWithSlash ? root + "/" : root, holder)
+            return (
+                self == .symbolicLinkWithSlash ? root + "/" : self == .symbolicLinkWithDot ? root + "/." : root, holder
+            )
         }
     }
 
@@ -86,8 +88,9 @@ struct RootTests {
         let before = entries(holder)
         let run = try await run(command, root: root, bed: bed, base: base)
         #expect(run.status == 70)
-        // Named without the slash given after it: the name opened.
-        let named = root.hasSuffix("/") ? String(root.dropLast()) : root
+        // Named without the slash or dot given after it: the name opened.
+        let named =
+            root.hasSuffix("/") ? String(root.dropLast()) : root.hasSuffix("/.") ? String(root.dropLast(2)) : root
         #expect(run.stderr.contains(named) && run.stderr.contains(unsafe.reason), "stderr: \(run.stderr)")
         #expect(run.stderr.contains("(choose another root with --attachments-dir DIR)"), "stderr: \(run.stderr)")
         #expect(entries(holder) == before)
@@ -125,6 +128,18 @@ struct RootTests {
         let error = #expect(throws: FetcherError.self) { try Fetcher(configuration: configuration) }
         #expect(error?.detail.contains(root) == true)
         #expect(error?.detail.contains("mode 770") == true)
+    }
+
+    @Test("a root whose last component is '..' is refused, naming it; one ending in '/.' or '/' is the directory")
+    func dotRoots() throws {
+        let base = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileManager.default.createDirectory(atPath: base + "/sub", withIntermediateDirectories: false)
+        let refused = #expect(throws: StoreError.self) { try AttachmentStore(root: base + "/sub/..").open() }
+        #expect(refused?.detail.contains("\(base)/sub/.. is refused: its last component is '..'") == true)
+        for given in [base + "/sub/.", base + "/sub/./", base + "/sub//"] {
+            #expect(try AttachmentStore(root: given).open().directory.path == base + "/sub", "\(given)")
+        }
     }
 
     @Test("a missing root is made when the fetcher is made, with its parents, mode 0700")
