@@ -407,6 +407,8 @@ struct ExplainTests {
         }
         #expect(explanation.format == PayloadFormat(.fcmV1, wrapped: true, decidedBy: "message.apns"))
         #expect(explanation.mutable)
+        // Its notification has an image and no title or body, its APNs payload no alert: iOS shows no alert.
+        #expect(!explanation.alert)
         let matched = explanation.conventions.filter(\.matched)
         #expect(matched.map(\.name) == ["fcm_v1", "adb_media"])
         let own = try #require(matched.first).findings
@@ -422,7 +424,23 @@ struct ExplainTests {
         #expect(matched.last?.findings.map(\.reference.field) == ["message.apns.payload.adb_media"])
         let lines = explanation.text(input: "m.json")
         #expect(lines.hasPrefix("m.json (an FCM v1 message, decided by message.apns)\n"))
-        #expect(lines.contains("  message.apns.payload.aps.mutable-content is 1: the service extension runs\n"))
+        #expect(
+            lines.contains(
+                "  message.apns.payload.aps.mutable-content is 1, but there is no alert (no message.notification title "
+                    + "or body, no apns.payload.aps.alert): iOS runs no service extension without one\n"), "\(lines)")
+        // With a title, it shows one, and the extension runs.
+        let text = JSONWriter.string(message.json)
+        #expect(text.contains(#""notification":{"#))
+        let titled = try PushPayload(
+            parsing: Array(
+                text.replacingOccurrences(of: #""notification":{"#, with: #""notification":{"title":"Sale","#).utf8))
+        let shown = try await withEnricher(bed.configuration) { enricher in
+            await enricher.explain(titled, deadline: .now + .seconds(30))
+        }
+        #expect(shown.alert)
+        #expect(
+            shown.text(input: "m.json").contains(
+                "  message.apns.payload.aps.mutable-content is 1: the service extension runs\n"))
         #expect(lines.contains("    message.android.notification.image (android) "))
     }
 }

@@ -68,12 +68,9 @@ final class EnrichmentRun: Sendable {
     /// `preflight`; nil when it shows one, or is not mutable (`not-mutable` says so already). An FCM message shows one
     /// when its `notification` has a title or a body (FCM writes them into `aps.alert`) or its APNs payload has one.
     var missingAlert: EnrichmentProblem? {
+        guard !Self.showsAlert(payload, message: message) else { return nil }
         if let message {
-            let notification = message.message["notification"]?.objectValue
-            let aps = message.apnsPayload?.root["aps"]?.objectValue
-            guard message.apnsPayload?.isMutable == true,
-                ![notification?["title"], notification?["body"], aps?["alert"]].contains(where: Self.shows)
-            else { return nil }
+            guard message.apnsPayload?.isMutable == true else { return nil }
             let field = message.prefix + "apns.payload.aps.alert"
             return EnrichmentProblem(
                 source: field, code: .noAlert,
@@ -81,11 +78,20 @@ final class EnrichmentRun: Sendable {
                     + "runs no service extension for a notification without one",
                 platform: .ios)
         }
-        guard payload.isMutable, !Self.shows(payload.root["aps"]?.objectValue?["alert"]) else { return nil }
+        guard payload.isMutable else { return nil }
         return EnrichmentProblem(
             source: "aps.alert", code: .noAlert,
             detail: "aps.alert is missing or empty: iOS runs the service extension only for a notification that shows "
                 + "an alert (a silent, sound-only or badge-only push shows no media)")
+    }
+
+    /// Whether iOS shows `payload` (read as `message` when it is an FCM message) with an alert: its `aps.alert`, or
+    /// an FCM message's `notification` title or body (FCM writes them into `aps.alert`) or its APNs payload's.
+    static func showsAlert(_ payload: PushPayload, message: FCMMessage?) -> Bool {
+        guard let message else { return shows(payload.root["aps"]?.objectValue?["alert"]) }
+        let notification = message.message["notification"]?.objectValue
+        let aps = message.apnsPayload?.root["aps"]?.objectValue
+        return [notification?["title"], notification?["body"], aps?["alert"]].contains(where: shows)
     }
 
     /// Whether an alert field shows something: a string that is not empty, or an object with a member.

@@ -44,6 +44,9 @@ public struct Explanation: Sendable {
     /// Whether `aps.mutable-content` is 1 (else iOS would not run the extension at all); for an FCM message, its
     /// `apns.payload.aps.mutable-content`.
     public var mutable: Bool
+    /// Whether iOS would show it with an alert (`aps.alert`; an FCM message's `notification` title or body too): the
+    /// extension runs only for a notification that shows one.
+    public var alert: Bool = true
     /// What the input was read as, and what decided it.
     public var format: PayloadFormat
     /// Every convention, in the order they run.
@@ -55,7 +58,7 @@ public struct Explanation: Sendable {
             JSONObject([
                 ("input", .text(input)),
                 ("format", format.json),
-                ("mutable", .bool(mutable)),
+                ("mutable", .bool(mutable)), ("alert", .bool(alert)),
                 (
                     "conventions",
                     .array(
@@ -116,7 +119,11 @@ public struct Explanation: Sendable {
         let field =
             fcm ? (format.wrapped ? "message." : "") + "apns.payload.aps.mutable-content" : "aps.mutable-content"
         let forIOS = conventions.contains { $0.findings.contains { $0.reference.platform == .ios } }
-        if mutable {
+        if mutable, !alert, forIOS {
+            let missing = fcm ? "no message.notification title or body, no apns.payload.aps.alert" : "no aps.alert"
+            lines.append(
+                "  \(field) is 1, but there is no alert (\(missing)): iOS runs no service extension without one")
+        } else if mutable {
             lines.append("  \(field) is 1: the service extension runs")
         } else if fcm && !forIOS {
             lines.append("  \(field) is not 1, and nothing is for iOS: no matter")
@@ -238,7 +245,9 @@ extension Enricher {
             reports[item.report].findings[item.finding].androidVariant = variant
         }
         let mutable = message.map { $0.apnsPayload?.isMutable == true } ?? payload.isMutable
-        return Explanation(mutable: mutable, format: format, conventions: reports)
+        var explanation = Explanation(mutable: mutable, format: format, conventions: reports)
+        explanation.alert = EnrichmentRun.showsAlert(payload, message: message)
+        return explanation
     }
 
     /// The verdict on `reference` from its URL's probe, and for an Android reference attached as a variant made
