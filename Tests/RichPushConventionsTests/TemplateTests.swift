@@ -90,6 +90,9 @@ struct TemplateTests {
             ##"{"payload":"just words $(name)"}"##, ##"{"notifee_options":"{}"}"##,
             ##"{"payload":"{ \"image_attachment\" : \"https://z/1.png\" }"}"##,
             ##"{"deep":{"payload":"{\"image_attachment\":\"$(name)\"}"}}"##,
+            // A JSON object nested past the parser's depth (64) in a string: text too, not a broken concatenation.
+            ##"{"data":""## + String(repeating: ##"{\"a\":"##, count: 80) + "1" + String(repeating: "}", count: 80)
+                + ##""}"##,
         ])
     func leftAlone(template: String) throws {
         #expect(try render(template, ##"{"name":"Ada"}"##, strict: true) == template)

@@ -72,8 +72,13 @@ public struct TemplateRenderer: Sendable {
     func evaluate(_ text: String, budget: inout Int) throws(TemplateError) -> PushPayload.JSON? {
         let trimmed = text.trimmingSpaces
         if trimmed.hasPrefix("{"), trimmed.hasSuffix("}") {
-            // A JSON object in a string ("{}", an app's JSON-encoded data) is text, not a concatenation.
-            if case .object? = try? JSONParser().parse(Array(trimmed.utf8)) { return nil }
+            // A JSON object in a string ("{}", an app's JSON-encoded data) is text, not a concatenation; so is one
+            // nested past the parser's depth (64), which no concatenation is either (it was refused as one).
+            do throws(PayloadError) {
+                if case .object = try JSONParser().parse(Array(trimmed.utf8)) { return nil }
+            } catch {
+                if error.code == .tooDeep { return nil }
+            }
             var parser = ExpressionParser(Array(trimmed.dropFirst().dropLast()), source: text)
             var parts: [String] = []
             repeat {
