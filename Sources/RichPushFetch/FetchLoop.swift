@@ -319,7 +319,7 @@ package final class FetchLoop: @unchecked Sendable {
             if let next = deadlines.next {
                 wait = min(wait, max(0, (next - .now).inMilliseconds + 1))
             }
-            if let first = awaitingTicket.values.lazy.map(\.connected).min() {
+            if !awaitingTicket.isEmpty, let first = awaitingTicket.values.lazy.map(\.connected).min() {
                 wait = min(wait, max(0, (first + Self.ticketWait - .now).inMilliseconds + 1))
             }
             if admission.hasRoom { wait = 0 }
@@ -348,7 +348,7 @@ package final class FetchLoop: @unchecked Sendable {
     /// alone (`Waiting`), its easy handle made only once it is admitted (`begin`).
     private func start(id: UInt64, _ request: TransferRequest, _ completion: @escaping Completion) {
         guard request.deadline > .now else {
-            completion(.failed(FetchFailure(.expired, "the deadline had passed before the transfer began")))
+            completion(.failed(.deadlinePassedBeforeStart))
             return
         }
         deadlines.insert(request.deadline, id: id)
@@ -399,17 +399,16 @@ package final class FetchLoop: @unchecked Sendable {
     /// A hop of transfer `id` has its connection (curl's pre-request callback): the next of its origin may go in.
     /// The pilot of a gated origin whose connection agreed on HTTP/2 proves it now, not at its first response: the
     /// waiters multiplex on that connection (PIPEWAIT), so none opens a connection that could want the session ticket.
-    /// Over HTTP/1.x it proves it as soon as its session can be resumed (TLS 1.2: now; TLS 1.3: once the ticket the
-    /// server sends after the handshake is read, `lookForTickets`), not at its response head: a first response slow
-    /// to start (a CDN's cache miss) held every other transfer of its origin, which expired unstarted when it was
-    /// slower than their deadlines (a helper's probe: 30 payloads with 3 s deadlines behind a first response held 4 s).
+    /// Over HTTP/1.x it proves it as soon as its session can be resumed (TLS 1.2: at once; TLS 1.3: once the ticket
+    /// the server sends after the handshake is read), which `lookForTickets` sees later in this turn of the loop or in
+    /// a later one, not at its response head: a first response slow to start (a CDN's cache miss) held every other
+    /// transfer of its origin, which expired unstarted when it was slower than their deadlines (a helper's probe: 30
+    /// payloads with 3 s deadlines behind a first response held 4 s).
     private func started(id: UInt64, origin: String) {
         admission.release(origin: origin)
         guard admission.isGated(origin), let easy = transfers[id]?.easy else { return }
         if easy.agreedHTTP2 {
             admission.proved(origin: origin, multiplexed: true)
-        } else if easy.sessionResumable {
-            admission.proved(origin: origin, multiplexed: false)
         } else if awaitingTicket[id]?.origin != origin {
             // A redirect within the origin keeps the first connection's time: the wait is bounded from it.
             awaitingTicket[id] = (origin, .now)

@@ -61,13 +61,11 @@ struct ExplainCommand: ParsableCommand {
                     payload = try enricher.payload(parsing: bytes)
                 } catch {
                     status = 1
-                    // Each line made printable, as an explanation's are: a name holding a line break forged a line.
-                    let text = [input, "  not a payload: \(error.code) (\(error.detail))"].map(TerminalText.printable)
                     guard
                         Output.writeResults(
                             asJSON
                                 ? JSONWriter.bytes(Explanation.json(input: input, invalid: error)) + [0x0A]
-                                : Array((text.joined(separator: "\n") + "\n").utf8), failure: lost)
+                                : Array(Explanation.text(input: input, invalid: error).utf8), failure: lost)
                     else { break }
                     continue
                 }

@@ -22,8 +22,7 @@ struct RenderCommand: ParsableCommand {
 
     struct Plan: Sendable {
         let template: PushPayload.JSON
-        let params: PushPayload.JSON
-        let strict: Bool
+        let renderer: TemplateRenderer
     }
 
     func plan() throws(UsageError) -> Plan {
@@ -39,17 +38,15 @@ struct RenderCommand: ParsableCommand {
         // Properties that are not an object of strings and numbers are the file given, not the template: a usage
         // error (64), as an unreadable one is, where rendering said so with 1.
         do throws(TemplateError) {
-            _ = try TemplateRenderer(properties: properties, strict: strict)
+            return Plan(template: loaded, renderer: try TemplateRenderer(properties: properties, strict: strict))
         } catch {
             throw UsageError("\($params.flag) \(params): \(error.detail)")
         }
-        return Plan(template: loaded, params: properties, strict: strict)
     }
 
     static func run(_ plan: Plan) async -> Int32 {
         do {
-            let renderer = try TemplateRenderer(properties: plan.params, strict: plan.strict)
-            let rendered = JSONWriter.bytes(try renderer.render(plan.template))
+            let rendered = JSONWriter.bytes(try plan.renderer.render(plan.template))
             // What is printed is what `enrich` and `stream` read, within their payload limit: the renderer's bound
             // counts its expressions' text, and escaping (a control character is six bytes, more inside a JSON
             // string) can write more.

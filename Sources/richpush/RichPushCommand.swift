@@ -37,16 +37,11 @@ enum RichPushCommand {
             let bytes = UnsafeBufferPointer(start: argument, count: strlen(argument)).map { UInt8(bitPattern: $0) }
             guard String(validating: bytes, as: UTF8.self) == nil else { continue }
             // Shown byte by byte past ASCII: the bytes that are not UTF-8 are the point.
-            let shown = bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + hex($0) }
+            let shown = bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + $0.hexDigits }
             throw UsageError(
                 "argument \(index) ('\(shown.joined())') is not UTF-8: richpush takes its arguments, paths among "
                     + "them, as UTF-8 (rename the file, or reach it through a link with a UTF-8 name)")
         }
-    }
-
-    private static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF")
-        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
     }
 
     static func main() async {

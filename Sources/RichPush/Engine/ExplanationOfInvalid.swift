@@ -10,4 +10,11 @@ extension Explanation {
                 ),
             ]))
     }
+
+    /// What `explain` writes for an input that is not a payload, each line printable as an explanation's are (a name
+    /// holding a line break would forge a line).
+    package static func text(input: String, invalid error: PayloadError) -> String {
+        [input, "  not a payload: \(error.code) (\(error.detail))"].map(TerminalText.printable).joined(separator: "\n")
+            + "\n"
+    }
 }

@@ -57,3 +57,11 @@ extension FetchFailure: CustomReflectable {
         stored.mirror(of: self)
     }
 }
+
+extension FetchFailure {
+    /// A fetch whose deadline had passed before its transfer began (nothing was sent): the fetch loop's, and the
+    /// media cache's for a lookup that comes too late to lead or wait.
+    package static var deadlinePassedBeforeStart: FetchFailure {
+        FetchFailure(.expired, "the deadline had passed before the transfer began")
+    }
+}

@@ -85,9 +85,7 @@ package final class MediaCache: Sendable {
             let now = ContinuousClock.now
             // A lookup past the deadline leads no fetch (which would end `expired` at once, counted as a miss with
             // nothing fetched) and waits for none.
-            guard deadline > now else {
-                return .failure(FetchFailure(.expired, "the deadline had passed before the transfer began"))
-            }
+            guard deadline > now else { return .failure(.deadlinePassedBeforeStart) }
             switch state.withLock({ $0.plan(url, now: now) }) {
             case .use(let entry):
                 if let linked = attach(entry, url: url) {
