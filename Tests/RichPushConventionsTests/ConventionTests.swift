@@ -44,6 +44,9 @@ struct ConventionTests {
             #"{"payload":"[1,2]"}"#,
             #"{"payload":"{\"other\":1}"}"#,
             #"{"payload":42}"#,
+            // A generic root key holding no object is another sender's: the vendor's SDK reads nothing there.
+            #"{"data":"{\"order\":42}"}"#,
+            #"{"body":"words","itbl":"y","moengage":"x","_sw":1,"CIO":[1],"ab":"ftp://x/1.gif"}"#,
         ])
     func nothing(text: String) throws {
         let result = try scan(text)
@@ -58,6 +61,9 @@ struct ConventionTests {
             (#"{"adb_media":{"url":"x"}}"#, "adb_media holds an object"),
             (#"{"payload":{"image_attachment":["x"]}}"#, "payload.image_attachment holds an array"),
             (#"{"payload":"{\"image_attachment\":null}"}"#, "payload.image_attachment holds null"),
+            // Inside the vendor's own object a step that is not one is reported, once for the URL and its type.
+            (#"{"ab":{"att":["x"]}}"#, "ab.att holds an array; expected an object"),
+            (#"{"body":{"_richContent":"x"}}"#, "body._richContent holds a string"),
         ])
     func wrongType(text: String, detail: String) throws {
         let result = try scan(text)
@@ -268,7 +274,8 @@ struct TypeHintTests {
         #expect(result.references.map(\.typeHint) == [nil, "gif"])
         let wrong = ConventionRegistry.standard.scan(
             try PushPayload(
-                parsing: Array(#"{"fcm_options":"x","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
+                parsing: Array(
+                    #"{"fcm_options":"HTTPS://f/1.jpg","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
         #expect(wrong.problems.map(\.code) == [.badReference, .badOption])
         #expect(wrong.references.count == 1)
     }
@@ -304,7 +311,7 @@ struct KeyPathConventionTests {
     @Test(
         "wrong types along the path are specific problems",
         arguments: [
-            (#"{"itbl":"x"}"#, "itbl"),
+            (#"{"itbl":"https://i/1.png"}"#, "itbl"),
             (#"{"CIO":{"push":[1]}}"#, "CIO.push"),
             (#"{"attachment":42}"#, "attachment"),
             (#"{"com.batch":{"at":"https://b/1.mpg"}}"#, "com.batch.at"),

@@ -124,6 +124,24 @@ struct EnricherTests {
         }
     }
 
+    @Test(
+        "a sender's own richpush list is removed when nothing attached: it would name local files",
+        arguments: ["/missing.jpg", nil])
+    func forgedListing(path: String?) async throws {
+        let bed = try TestBed()
+        let media = path.map { #","adb_media":"\#(bed.url($0))""# } ?? ""
+        let text =
+            #"{"aps":{"mutable-content":1},"richpush":{"attachments":[{"identifier":"x","url":"file:///etc/shadow"}]}"#
+            + media + "}"
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try PushPayload(parsing: Array(text.utf8)), timeout: .seconds(30))
+            #expect(result.outcome == (path == nil ? .unchanged : .failed))
+            let content = try #require(result.content)
+            #expect(content.root["richpush"] == nil, "\(JSONWriter.string(content.json))")
+            #expect(content.root["aps"] != nil)
+        }
+    }
+
     @Test("Airship: content overrides the alert, the thumbnail's attachment comes first with its options")
     func airshipContent() async throws {
         let bed = try TestBed()

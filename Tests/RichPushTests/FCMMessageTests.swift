@@ -88,14 +88,20 @@ struct FCMMessageTests {
         }
     }
 
-    @Test("with publishing: each platform's own field set to its own published file, notification.image as sent")
-    func published() async throws {
+    /// A bed publishing to a new directory (the caller removes it) under https://cdn.test/m.
+    func publishingBed() throws -> (TestBed, String) {
         let published = NSTemporaryDirectory() + "richpush-fcm-published-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: published, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: published) }
         let bed = try TestBed {
             $0.publisher = DirectoryPublisher(directory: published, baseURL: "https://cdn.test/m")
         }
+        return (bed, published)
+    }
+
+    @Test("with publishing: each platform's own field set to its own published file, notification.image as sent")
+    func published() async throws {
+        let (bed, published) = try publishingBed()
+        defer { try? FileManager.default.removeItem(atPath: published) }
         let sent = bed.url("/media/logo.png")
         let text =
             #"{"message":{"token":"t","notification":{"image":"\#(sent)"},"#
@@ -117,6 +123,28 @@ struct FCMMessageTests {
             message["android"]?.objectValue?["notification"]?.objectValue?["image"]?.stringValue
                 == "https://cdn.test/m/\(logo).png")
         #expect(result.content?.root["richpush"] == nil)
+    }
+
+    @Test("with publishing: a platform's object given as null is set as one absent (proto3 JSON reads null as unset)")
+    func publishedOverNull() async throws {
+        let (bed, published) = try publishingBed()
+        defer { try? FileManager.default.removeItem(atPath: published) }
+        let sent = bed.url("/media/logo.png")
+        let text =
+            #"{"message":{"token":"t","notification":{"image":"\#(sent)"},"android":{"notification":null},"#
+            + #""apns":{"fcm_options":null,"payload":{"aps":{"mutable-content":1}}}}}"#
+        let result = try await withEnricher(bed.configuration) { enricher in
+            await enricher.enrich(try payload(text), timeout: .seconds(30))
+        }
+        #expect(result.outcome == .complete, "\(result.problems)")
+        let message = try #require(result.content?.root["message"]?.objectValue)
+        let logo = try #require(result.attachments.first?.media.sha256)
+        #expect(
+            message["apns"]?.objectValue?["fcm_options"]?.objectValue?["image"]?.stringValue
+                == "https://cdn.test/m/\(logo).png")
+        #expect(
+            message["android"]?.objectValue?["notification"]?.objectValue?["image"]?.stringValue
+                == "https://cdn.test/m/\(logo).png")
     }
 
     @Test("a campaign of FCM messages through stream: 40 messages over 3 images, each image fetched once")

@@ -158,6 +158,20 @@ struct PublishTests {
         }
     }
 
+    @Test("OneSignal's URL given with spaces around it, which OneSignal trims, is rewritten too")
+    func oneSignalPadded() async throws {
+        let bed = try bed()
+        let url = bed.url("/media/photo.jpg")
+        let text = #"{"aps":{"alert":"a","mutable-content":1},"att":{"i":" \t\#(url) "}}"#
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try PushPayload(parsing: Array(text.utf8)))
+            let sha = TransformStepTests.sha256(of: "photo.jpg")
+            #expect(result.outcome == .complete, "\(result.problems)")
+            #expect(result.content?.root["att"]?.objectValue?["i"]?.stringValue == "\(Self.base)/\(sha).jpg")
+            #expect(result.attachments.first?.source == url)
+        }
+    }
+
     @Test("inside ZEGOCLOUD's JSON-string payload the URL is rewritten and the payload stays a string")
     func zego() async throws {
         let bed = try bed()

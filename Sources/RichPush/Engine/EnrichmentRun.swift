@@ -344,7 +344,8 @@ final class EnrichmentRun: Sendable {
     /// The content handed back: the payload with the conventions' text overrides applied to `aps.alert`
     /// (Airship's `content`), plus, when anything attached, a top-level `richpush` object listing the
     /// attachments as UNNotificationContent would hold them (identifier, file URL, type, thumbnail options),
-    /// the thumbnail's attachment first, since iOS shows the first one.
+    /// the thumbnail's attachment first, since iOS shows the first one; when nothing attached, without the
+    /// input's own `richpush` key.
     static func mutate(
         _ payload: PushPayload, message: FCMMessage? = nil, with attachments: [EnrichmentResult.Attachment],
         overrides: [AlertOverride] = []
@@ -375,20 +376,20 @@ final class EnrichmentRun: Sendable {
             let attached = attachedURLs(attachments)
             for override in overrides where override.applies(attached: attached) { override.apply(to: &content) }
         }
-        var published: [ExactString: String] = [:]
-        // By index: `for attachment in attachments` copied each attachment (a retain of each of its strings).
-        for index in attachments.indices {
-            if case .published(let url)? = attachments[index].media.publication {
-                published[ExactString(attachments[index].source)] = url
-            }
-        }
-        PublishedRewrite.apply(published, to: &content)
+        let published = PublishedRewrite.urls(of: attachments)
+        PublishedRewrite.apply(published.exact, trimmed: published.trimmed, to: &content)
         return content
     }
 
-    /// `content` with the `richpush` list of `attachments`, when there is any.
+    /// `content` with the `richpush` list of `attachments`, when there is any; without any `richpush` key the
+    /// input had when there is none (the list names local files: only RichPush writes it, never a sender).
     private static func listing(_ attachments: [EnrichmentResult.Attachment], in content: PushPayload) -> PushPayload {
-        guard !attachments.isEmpty else { return content }
+        guard !attachments.isEmpty else {
+            guard content.root["richpush"] != nil else { return content }
+            var content = content
+            content.root.remove("richpush")
+            return content
+        }
         // The thumbnail's attachment first, then the others in order; by index, without copying the attachments
         // into two filtered arrays, and each entry made with its keys (`JSONObject(members:)`: no mapped copy).
         // With `set`'s room to add and `fileURL`'s fast path, the campaign profile's `listing` went from 3.1% of
@@ -428,20 +429,16 @@ extension EnrichmentRun {
         overrides: [AlertOverride]
     ) -> PushPayload {
         let attached = attachedURLs(attachments)
-        var published: [DevicePlatform: [ExactString: String]] = [:]
-        for attachment in attachments {
-            if case .published(let url)? = attachment.media.publication {
-                published[attachment.platform, default: [:]][ExactString(attachment.source)] = url
-            }
-        }
+        let published = PublishedRewrite.urls(of: attachments, for: .ios)
+        let publishedAny = attachments.contains { if case .published = $0.media.publication { true } else { false } }
         // Nothing to change: the message as it came, byte for byte (rewriting it set every member of a key given
         // twice, `message` or `apns`, to the last one's value, in a result that said `unchanged`).
-        guard !published.isEmpty || overrides.contains(where: { $0.applies(attached: attached) }) else {
+        guard publishedAny || overrides.contains(where: { $0.applies(attached: attached) }) else {
             return payload
         }
         message.updateAPNSPayload { apns in
             for override in overrides where override.applies(attached: attached) { override.apply(to: &apns) }
-            PublishedRewrite.apply(published[.ios] ?? [:], to: &apns)
+            PublishedRewrite.apply(published.exact, trimmed: published.trimmed, to: &apns)
         }
         for attachment in attachments where attachment.convention == FCMMessage.convention {
             guard case .published(let url)? = attachment.media.publication else { continue }

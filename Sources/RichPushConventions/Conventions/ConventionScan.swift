@@ -94,8 +94,9 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// The value at `path` from the payload's root, through objects; the step `KeyPathConvention.jsonStep`
-    /// (`@json`) parses a JSON-encoded string first. Nil when a key is absent; a step that must be an object and
-    /// is not one is recorded as a `bad-reference` problem.
+    /// (`@json`) parses a JSON-encoded string first. Nil when a key is absent or a step that must be an object is
+    /// not one; such a step inside an object the path entered is recorded as a `bad-reference` problem, a root key
+    /// holding no object (another sender's use of a generic name) is not.
     public mutating func value(at path: [String], in payload: PushPayload) -> PushPayload.JSON? {
         walk(payload, path, into: &self)
     }

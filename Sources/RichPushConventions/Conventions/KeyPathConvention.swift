@@ -5,9 +5,16 @@ import RichPushCore
 
 /// Walks `path` from the payload's root through objects; the step `@json` parses the current string as JSON
 /// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing; an object passes). Returns
-/// the value, or nil when a key is absent; a step that must be an object and is not one is a `bad-reference` problem.
-func walk(_ payload: PushPayload, _ path: [String], into scan: inout ConventionScan) -> PushPayload.JSON? {
+/// the value, or nil when a key is absent or a step that must be an object is not one. Such a step is a
+/// `bad-reference` problem (once, however many paths cross it) when it is inside an object the path entered, when it
+/// holds an http or https URL (media given a level too high: `"data": "https://..."`), or anywhere when `strictly` (a
+/// schema every value must follow, FCM's); any other value of a root key is another sender's use of the name (a
+/// generic `data` or `body` holding a string of its own), where the vendor's SDK reads nothing.
+func walk(
+    _ payload: PushPayload, _ path: [String], into scan: inout ConventionScan, strictly: Bool = false
+) -> PushPayload.JSON? {
     var current: PushPayload.JSON = .object(payload.root)
+    var entered = 0
     for (index, key) in path.enumerated() {
         if key == KeyPathConvention.jsonStep {
             // A JSON-encoded string is parsed; an object (vendors send either) passes as it is.
@@ -19,17 +26,26 @@ func walk(_ payload: PushPayload, _ path: [String], into scan: inout ConventionS
             continue
         }
         guard case .object(let object) = current else {
+            guard strictly || entered > 1 || misplacedURL(current) else { return nil }
             let field = path[..<index].joined(separator: ".")
-            scan.problems.append(
-                EnrichmentProblem(
-                    source: field, code: .badReference,
-                    detail: "\(field) holds \(current.kindDescription); expected an object"))
+            let problem = EnrichmentProblem(
+                source: field, code: .badReference,
+                detail: "\(field) holds \(current.kindDescription); expected an object")
+            if !scan.problems.contains(problem) { scan.problems.append(problem) }
             return nil
         }
         guard let next = object[key] else { return nil }
         current = next
+        entered += 1
     }
     return current
+}
+
+/// Whether `value` is a string starting with `http://` or `https://` (any case, after spaces).
+private func misplacedURL(_ value: PushPayload.JSON) -> Bool {
+    guard let text = value.stringValue else { return false }
+    let start = text.drop { $0 == " " || $0 == "\t" }.prefix(8).lowercased()
+    return start.hasPrefix("http://") || start.hasPrefix("https://")
 }
 
 /// A convention that reads one URL string at a fixed key path through nested objects. The vendors below are

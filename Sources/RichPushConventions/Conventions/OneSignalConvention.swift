@@ -9,7 +9,9 @@ import RichPushCore
 /// scheme names a file in the app's bundle (`sale.png`), which only the device has: it is reported as
 /// `on-device`, not fetched. An id written twice is read once, its last value, as the phone's dictionary holds it.
 public struct OneSignalConvention: MediaConvention {
-    public var name: String { "onesignal" }
+    public var name: String { Self.name }
+    /// The convention's name.
+    package static let name = "onesignal"
 
     /// Where the app's custom data lives, searched for a route.
     public var customData: [[String]] { Self.customDataPaths }
@@ -83,7 +85,7 @@ public struct OneSignalConvention: MediaConvention {
 
     /// `text` without leading and trailing tabs and space separators (Unicode's Zs: NSCharacterSet's
     /// whitespaceCharacterSet, which OneSignal trims with; line breaks stay).
-    static func trimmed(_ text: String) -> String {
+    package static func trimmed(_ text: String) -> String {
         let isBlank: (Character) -> Bool = { character in
             character == "\t"
                 || character.unicodeScalars.allSatisfy { $0.properties.generalCategory == .spaceSeparator }

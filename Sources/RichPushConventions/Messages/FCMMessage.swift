@@ -90,8 +90,8 @@ package struct FCMMessage: Sendable {
     }
 
     /// The value at `path` in the message and its field's name; nil when a key is absent. A step that must be an
-    /// object and is not is a `bad-reference` problem (the conventions' own walk), named from the input's root and
-    /// for `platform` (nil then).
+    /// object and is not is a `bad-reference` problem (the conventions' own walk, strictly: FCM's schema),
+    /// named from the input's root and for `platform` (nil then).
     private func value(
         at path: [String], into scan: inout ConventionScan, platform: DevicePlatform
     ) -> (PushPayload.JSON, String)? {
@@ -102,7 +102,7 @@ package struct FCMMessage: Sendable {
             return nil
         }
         var walked = ConventionScan()
-        let value = walk(PushPayload(message), path, into: &walked)
+        let value = walk(PushPayload(message), path, into: &walked, strictly: true)
         for var problem in walked.problems {
             problem.source = prefix + problem.source
             problem.platform = platform
@@ -121,8 +121,8 @@ package struct FCMMessage: Sendable {
         message.set("apns", .object(apns))
     }
 
-    /// Sets the string at `path` (objects made where missing; a step that is not an object is left alone, and
-    /// then nothing is set).
+    /// Sets the string at `path` (objects made where missing or null, which proto3 JSON reads as not set; a step
+    /// that is another value is left alone, and then nothing is set).
     package mutating func set(_ text: String, at path: [String]) {
         func set(_ object: inout JSONObject, _ path: ArraySlice<String>) -> Bool {
             let key = path.first!
@@ -132,7 +132,7 @@ package struct FCMMessage: Sendable {
             }
             var next: JSONObject
             switch object[key] {
-            case nil: next = JSONObject()
+            case nil, .null?: next = JSONObject()
             case .object(let existing)?: next = existing
             default: return false
             }

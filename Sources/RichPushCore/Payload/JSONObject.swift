@@ -101,6 +101,11 @@ public struct JSONObject: Sendable, Hashable {
         storage = .built(members)
     }
 
+    /// Removes every member whose key means `key`.
+    package mutating func remove(_ key: String) {
+        members = members.filter { !$0.key.means(key) }
+    }
+
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         if case .parsed(let left, let index) = lhs.storage, case .parsed(let right, index) = rhs.storage, left === right
         {
