@@ -1,3 +1,4 @@
+import Dispatch
 import RichPush
 import Synchronization
 
@@ -16,6 +17,12 @@ enum Output {
             let count = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
+                // A descriptor another process set non-blocking (a shared pipe): wait until it takes more, as a
+                // blocking one would, where the first EAGAIN lost every result after it.
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    var writable = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    if poll(&writable, 1, -1) >= 0 || errno == EINTR { continue }
+                }
                 return false
             }
             offset += count
@@ -27,10 +34,54 @@ enum Output {
     /// when not, with `failure` given why unless the reader has gone (EPIPE: `| head` took what it wanted, and the
     /// command stops reading, as before).
     static func writeResults(_ bytes: [UInt8], failure: ResultsLost) -> Bool {
-        if write(bytes) { return true }
+        writingResults.store(true, ordering: .releasing)
+        let written = write(bytes)
         let error = errno
+        writingResults.store(false, ordering: .releasing)
+        resultWrites.add(1, ordering: .releasing)
+        if written { return true }
         if error != EPIPE { failure.record(String(cString: strerror(error))) }
         return false
+    }
+
+    /// Whether a write of results to standard output is in progress, and how many have ended: what
+    /// `exitWhenResultsBlocked` watches.
+    private static let writingResults = Atomic<Bool>(false)
+    private static let resultWrites = Atomic<Int>(0)
+
+    /// From `timeout` after a drain began until the process ends, exits it with 74 (`EX_IOERR`), saying so, once
+    /// one write of results has been in progress for `patience` (standard output a pipe nobody reads): a blocking
+    /// `write` nothing else interrupts held the drain past its timeout until the reader went. Watched every
+    /// 100 ms on Dispatch's threads, never the concurrency pool's.
+    static func exitWhenResultsBlocked(afterDrain timeout: Duration, patience: Duration = .seconds(1)) {
+        let (seconds, attoseconds) = max(timeout, .zero).components
+        let milliseconds = min(seconds, 86_400) * 1000 + attoseconds / 1_000_000_000_000_000
+        let start = DispatchTime.now() + .milliseconds(Int(milliseconds))
+        DispatchQueue.global().asyncAfter(deadline: start) { watch(ended: -1, since: nil, patience: patience) }
+    }
+
+    /// One look of `exitWhenResultsBlocked`: `ended` writes had ended at the last, and one has been in progress
+    /// since `since` without another ending.
+    private static func watch(ended: Int, since: ContinuousClock.Instant?, patience: Duration) {
+        let now = ContinuousClock.now
+        let done = resultWrites.load(ordering: .acquiring)
+        let blocked: ContinuousClock.Instant?
+        if !writingResults.load(ordering: .acquiring) || done != ended {
+            blocked = nil
+        } else if let since {
+            guard now - since < patience else {
+                Output.error(
+                    "richpush: standard output took no results for \(patience) after the drain timeout; "
+                        + "the results from there on are lost")
+                _exit(74)
+            }
+            blocked = since
+        } else {
+            blocked = now
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) {
+            watch(ended: done, since: blocked, patience: patience)
+        }
     }
 
     /// Announces on standard error that `address` (`HOST:PORT`, as given) listens, on `port` as bound (port 0
@@ -80,6 +131,24 @@ final class ResultsLost: Sendable {
     func exitStatus() -> Int32? {
         guard let reason = reason.withLock({ $0 }) else { return nil }
         Output.error("richpush: cannot write results to standard output: \(reason); the results from there on are lost")
+        return 74
+    }
+}
+
+/// Why standard input stopped before its end, if a read failed (a descriptor that is a directory, a connection
+/// reset): the lines read whole before it were processed, and the command exited 0 as at the end of the input.
+final class InputUnread: Sendable {
+    private let reason = Mutex<String?>(nil)
+
+    func record(_ error: Int32, after line: Int) {
+        let text = "\(String(cString: strerror(error))) after line \(line)"
+        reason.withLock { $0 = $0 ?? text }
+    }
+
+    /// Says on standard error that the input could not be read and returns 74 (`EX_IOERR`); nil when it could.
+    func exitStatus() -> Int32? {
+        guard let reason = reason.withLock({ $0 }) else { return nil }
+        Output.error("richpush: cannot read standard input: \(reason); the lines from there on were not processed")
         return 74
     }
 }

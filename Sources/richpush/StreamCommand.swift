@@ -11,7 +11,8 @@ struct StreamCommand: ParsableCommand {
             processing starts. Results are written, and flushed, as soon as every earlier one is out. End of input
             drains the work in progress and exits 0. EXIT STATUS: 0 at the end of the input or after a drain
             (SIGTERM, SIGINT); 64 on a usage error; 70 (EX_SOFTWARE) when the engine cannot start (the attachments
-            root refused, libmagic's database missing).
+            root refused, libmagic's database missing); 74 (EX_IOERR) when standard input could not be read or results
+            could not be written (standard output failed, or took nothing for a second after a drain's timeout).
             """)
 
     @OptionGroup var engine: EngineOptions
@@ -31,6 +32,7 @@ struct StreamCommand: ParsableCommand {
     static func run(_ plan: Plan) async -> Int32 {
         let (configuration, concurrency, drainTimeout) = (plan.configuration, plan.concurrency, plan.drainTimeout)
         let lost = ResultsLost()
+        let unread = InputUnread()
         return await withEnricher(configuration) { enricher in
             // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline, or
             // cancelled at the drain timeout) and their results are written, then the command exits 0. The end of
@@ -50,6 +52,7 @@ struct StreamCommand: ParsableCommand {
                         let item = NDJSONEnrichment.Line(number: lineNumber, line: line)
                         if !item.isBlank { batch.append(item) }
                     }
+                    if batch.isEmpty, let failure = reader.failure { unread.record(failure, after: lineNumber) }
                     return batch.isEmpty ? nil : batch
                 }
                 let lines = Unbatcher(source)
@@ -67,15 +70,23 @@ struct StreamCommand: ParsableCommand {
                         },
                         flush: {
                             defer { pending.removeAll(keepingCapacity: true) }
-                            return pending.isEmpty || Output.writeResults(pending, failure: lost)
+                            guard pending.isEmpty || Output.writeResults(pending, failure: lost) else {
+                                // Nothing more can be written: reading stops now, where it would wait for the next
+                                // line (an input held open and idle kept the command from exiting).
+                                source.stop()
+                                return false
+                            }
+                            return true
                         })
                 } onGracefulShutdown: {
                     source.stop()
+                    Output.exitWhenResultsBlocked(afterDrain: drainTimeout)
                 }
                 progress.finish()
             }
             try? await runner.run([stream], enricher: enricher)
-            return lost.exitStatus() ?? 0
+            let unreadStatus = unread.exitStatus()
+            return lost.exitStatus() ?? unreadStatus ?? 0
         }
     }
 }

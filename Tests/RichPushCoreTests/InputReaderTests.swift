@@ -16,6 +16,22 @@ import Testing
         #expect(throws: PayloadError.self) { try InputReader.read(directory, limit: 10).get() }
     }
 
+    @Test("whitespace after a payload of exactly the limit is not counted (render's newline); other bytes are")
+    func trailingWhitespace() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = #"{"a":"\#(String(repeating: "x", count: 100_000))"}"#
+        let limit = payload.utf8.count
+        for (suffix, read) in [("\n", true), ("\r\n \t\n", true), ("", true), ("x", false), ("\n1", false)] {
+            let written = FileManager.default.createFile(
+                atPath: directory + "/p.json", contents: Data((payload + suffix).utf8))
+            #expect(written)
+            let result = InputReader.read(directory + "/p.json", limit: limit)
+            #expect((try? result.get()) == (read ? Array(payload.utf8) : nil), "\(suffix.debugDescription)")
+        }
+        #expect(throws: PayloadError.self) { try InputReader.read(directory + "/p.json", limit: limit - 1).get() }
+    }
+
     /// A reader blocked in `open` would hold its thread until a writer came: `result(of:...)` opens one when the bound
     /// runs out, so that a failure ends.
     @Test("a FIFO no process writes to reads as empty at once, where opening it waited for a writer forever")

@@ -46,6 +46,19 @@ import Testing
         }
     }
 
+    @Test("a CR before the newline is not counted against the limit, in any pieces; a line over it still is")
+    func carriageReturns() {
+        let limit = String(repeating: "x", count: 5_000)
+        let input = Array("\(limit)\r\n\(limit)y\r\nshort\r\n\(limit)\r".utf8)
+        let expected = [limit + "\r", "too long: 5001", "short\r", limit + "\r"]
+        #expect(Self.lines(input, pieces: [input.count], limit: 5_000) == expected)
+        var random = SplitMix64(seed: 35)
+        for _ in 0..<50 {
+            let pieces = (0..<input.count).map { _ in Int.random(in: 1...700, using: &random) }
+            #expect(Self.lines(input, pieces: pieces, limit: 5_000) == expected, "\(pieces.prefix(8))")
+        }
+    }
+
     @Test("hasLine says whether a whole line is buffered, as pieces of one long line arrive")
     func hasLine() {
         var splitter = LineSplitter(limit: 100_000)

@@ -32,6 +32,13 @@ package enum InputReader {
             }
             if count == 0 { return .success(bytes) }
             bytes += chunk[..<count]
+            // Whitespace past the bound is no part of the payload (render's output ends with a newline): dropped,
+            // and only there, so a payload of exactly the bound and its newline is read.
+            while bytes.count > limit, let last = bytes.last,
+                last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09
+            {
+                bytes.removeLast()
+            }
             if bytes.count > limit {
                 return .failure(PayloadError(.payloadTooLarge, "\(path) is larger than \(limit) bytes"))
             }

@@ -16,17 +16,22 @@ package struct LineReader {
         splitter = LineSplitter(limit: limit)
     }
 
+    /// The `errno` of a read that failed, which ended the input (nil: none failed).
+    package private(set) var failure: Int32?
+
     /// Whether a whole line is already buffered (the next `next()` will not read).
     package var hasBufferedLine: Bool { splitter.hasLine }
 
-    /// The next line without its newline (a final line without one counts), or nil at the end.
+    /// The next line without its newline (a final line without one counts), or nil at the end. After a read that
+    /// failed (`failure`), the lines read whole before it, and not the part of one it cut.
     package mutating func next() -> LineSplitter.Line? {
         while true {
-            if let line = splitter.next(atEnd: finished) { return line }
+            if let line = splitter.next(atEnd: finished && failure == nil) { return line }
             if finished { return nil }
             if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 64 * 1024) }
             let count = Glibc.read(descriptor, &chunk, chunk.count)
             if count < 0, errno == EINTR { continue }
+            if count < 0 { failure = errno }
             if count <= 0 {
                 finished = true
             } else {

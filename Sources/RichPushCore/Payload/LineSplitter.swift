@@ -43,14 +43,17 @@ package struct LineSplitter: Sendable {
     /// (`atEnd`), a final line without a newline counts.
     package mutating func next(atEnd: Bool) -> Line? {
         if let newline = buffer[max(start, scanned)...].firstIndex(of: 0x0A) {
-            let count = newline - start
-            let line = Array(buffer[start..<newline])
+            // A CR before the newline (CRLF line ends) is whitespace, not part of the payload the limit bounds.
+            let count = newline - start - (newline > start && buffer[newline - 1] == 0x0D ? 1 : 0)
+            // A line over the limit is not copied to be refused (a 60 MiB line of a request's body was).
+            let line = skipping || count > limit ? [] : Array(buffer[start..<newline])
             start = newline + 1
             scanned = start
             return finish(line, count: count)
         }
         scanned = buffer.count
-        if buffer.count - start > limit {
+        // One byte of room for the CR of a line of exactly the limit, whose newline has not come yet.
+        if buffer.count - start > limit + 1 {
             skipping = true
             skipped += buffer.count - start
             buffer = []
@@ -58,11 +61,12 @@ package struct LineSplitter: Sendable {
             scanned = 0
         }
         guard atEnd, start < buffer.count || skipping else { return nil }
-        let line = Array(buffer[start...])
+        let count = buffer.count - start - (buffer.count > start && buffer[buffer.count - 1] == 0x0D ? 1 : 0)
+        let line = skipping || count > limit ? [] : Array(buffer[start...])
         buffer = []
         start = 0
         scanned = 0
-        return finish(line, count: line.count)
+        return finish(line, count: count)
     }
 
     private mutating func finish(_ line: [UInt8], count: Int) -> Line {
