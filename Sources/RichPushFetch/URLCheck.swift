@@ -24,10 +24,18 @@ struct URLCheck: Sendable {
         return nil
     }
 
+    private static func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+
     /// The URL, or why it is refused (`bad-url` or `blocked-scheme`).
     func check(_ url: String) -> FetchFailure? {
         if let refusal = checkText(url) { return refusal }
-        guard let colon = url.firstIndex(of: ":") else {
+        // A scheme is a letter, then letters, digits, '+', '-' and '.' (RFC 3986 3.1): `//host/x` and
+        // `127.0.0.1:80/x` have none, where a colon's prefix was taken for one (`blocked-scheme`).
+        guard let colon = url.firstIndex(of: ":"), let first = url.utf8.first, Self.isLetter(first),
+            url.utf8[..<colon].allSatisfy({
+                Self.isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E
+            })
+        else {
             return FetchFailure(.badURL, "the URL has no scheme")
         }
         let scheme = url[..<colon].lowercased()

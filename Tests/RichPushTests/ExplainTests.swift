@@ -336,6 +336,37 @@ struct ExplainTests {
         #expect(result.problems.first?.detail == "http is not allowed (only https; see network.allowHTTP)")
     }
 
+    @Test(
+        """
+        a Swrve fallback is probed when its URL would not attach, on the finding that names it, also when another \
+        convention named the URL first; not when the URL attaches
+        """)
+    func fallback() async throws {
+        let bed = try TestBed()
+        let failing =
+            #"{"aps":{"alert":"a","mutable-content":1},"adb_media":"ORIGIN/status/404","#
+            + #""_sw":{"media":{"url":"ORIGIN/status/404","fallback_url":"ORIGIN/media/photo.jpg"}}}"#
+        let working = failing.replacingOccurrences(of: "ORIGIN/status/404", with: "ORIGIN/media/logo.png")
+        try await withEnricher(bed.configuration) { enricher in
+            let explanation = await enricher.explain(try bed.payload(failing), deadline: .now + .seconds(20))
+            let findings = explanation.conventions.flatMap(\.findings)
+            #expect(findings.map(\.reference.convention) == ["adb_media", "swrve"])
+            #expect(findings.first?.fallback == nil)
+            guard case .attach(let type, _)? = findings.last?.fallback else {
+                Issue.record("no fallback verdict: \(findings)")
+                return
+            }
+            #expect(type == .jpeg)
+            let text = explanation.text(input: "p.json")
+            #expect(text.contains("its fallback _sw.media.fallback_url"), "\(text)")
+            #expect(text.contains("fetched when it fails: would attach: public.jpeg"), "\(text)")
+            let json = JSONWriter.string(explanation.json(input: "p.json"))
+            #expect(json.contains(#""fallback":{"field":"_sw.media.fallback_url","url":"#), "\(json)")
+            let attached = await enricher.explain(try bed.payload(working), deadline: .now + .seconds(20))
+            #expect(attached.conventions.flatMap(\.findings).allSatisfy { $0.fallback == nil })
+        }
+    }
+
     @Test("every member explain --json writes, at any depth, and every verdict, is in docs/cli.md's table of them")
     func jsonDocumented() async throws {
         let bed = try TestBed()
@@ -350,7 +381,8 @@ struct ExplainTests {
             {"aps":{"mutable-content":1},"adb_media":"ORIGIN/media/banner.webp",
              "fcm_options":{"image":"ORIGIN/media/banner.webp"},
              "payload":{"image_attachment":"ORIGIN/media/error-page.html?type=image/jpeg"},
-             "att":{"a":"ORIGIN/fail-first/1/503/photo.jpg","b":7}}
+             "att":{"a":"ORIGIN/fail-first/1/503/photo.jpg","b":7},
+             "_sw":{"media":{"url":"ORIGIN/status/404","fallback_url":"ORIGIN/media/photo.jpg"}}}
             """#
         try Data(text.replacingOccurrences(of: "ORIGIN", with: bed.url("")).utf8).write(
             to: URL(fileURLWithPath: payload))
@@ -371,7 +403,9 @@ struct ExplainTests {
         }
         run.lines.forEach(collect)
         #expect(verdicts == ["attach", "refuse", "duplicate", "retry"], "\(run.stdout)")
-        #expect(keys.isSuperset(of: ["transcoded", "of", "retries", "invalid", "problems", "source"]), "\(keys)")
+        #expect(
+            keys.isSuperset(of: ["transcoded", "of", "retries", "invalid", "problems", "source", "fallback"]),
+            "\(keys)")
         for key in keys {
             #expect(
                 table.contains("`\(key)`") || table.contains("\"\(key)\""),

@@ -90,6 +90,23 @@ struct MediaFallbackTests {
         #expect(json["fallback_for"]?.stringValue?.hasSuffix("/status/404") == true)
     }
 
+    @Test(
+        """
+        Swrve: a primary that another convention names too (Adobe's adb_media, read first) keeps its fallback: one \
+        reference for the URL, the fallback fetched when it fails
+        """)
+    func swrveFallbackOfSharedURL() async throws {
+        let bed = try TestBed()
+        let payload = try bed.payload(
+            #"{"aps":{"alert":"a","mutable-content":1},"adb_media":"ORIGIN/status/404","_p":"1","#
+                + #""_sw":{"media":{"url":"ORIGIN/status/404","fallback_url":"ORIGIN/media/photo.jpg"}}}"#)
+        let result = try await withEnricher(bed.configuration) { await $0.enrich(payload, timeout: .seconds(30)) }
+        #expect(result.outcome == .complete, "\(result.problems)")
+        #expect(result.attachments.map(\.field) == ["_sw.media.fallback_url"])
+        #expect(result.attachments.first?.fallbackFor?.hasSuffix("/status/404") == true)
+        #expect(result.problems.map(\.code) == [.httpStatus])
+    }
+
     @Test("Swrve: when the primary and the fallback both fail, nothing attaches, the route and alert text stay")
     func swrveFailed() async throws {
         let result = try await enrich("swrve.json", replacing: ["anim.gif": "/status/404", "photo.jpg": "/empty"])

@@ -71,6 +71,20 @@ struct RefusalTests {
     }
 
     @Test(
+        "a URL without a scheme is bad-url, not a scheme made of what comes before its first colon; others are refused",
+        arguments: [
+            ("//127.0.0.1:1/x.jpg", "bad-url"), ("127.0.0.1:1/x.jpg", "bad-url"), ("/x:y.jpg", "bad-url"),
+            ("1http://127.0.0.1/x", "bad-url"), ("ftp://127.0.0.1/x.jpg", "blocked-scheme"),
+            ("git+ssh://127.0.0.1/x", "blocked-scheme"), ("localhost:1/x.jpg", "blocked-scheme"),
+        ])
+    func schemes(url: String, code: String) async throws {
+        let bed = try TestBed()
+        let failure = try await fetchURL(url, on: bed)
+        #expect(failure.code.rawValue == code, "\(url): \(failure)")
+        if code == "bad-url" { #expect(failure.detail == "the URL has no scheme") }
+    }
+
+    @Test(
         "a redirect to another scheme is blocked-scheme",
         arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x.jpg", "gopher://127.0.0.1:70/x", "dict://127.0.0.1/x"])
     func redirectScheme(target: String) async throws {

@@ -24,6 +24,9 @@ public struct Explanation: Sendable {
         /// For an Android reference attached as a variant made from it (a still JPEG or PNG within FCM's limits,
         /// `AndroidVariant`), why it is made; nil when it would be attached as it is, or not at all.
         public var androidVariant: [String]?
+        /// The verdict on the reference's fallback (Swrve's `fallback_url`, which `enrich` fetches when the URL
+        /// fails), when it has one and the URL would not be attached; nil otherwise.
+        public var fallback: Verdict?
 
         /// Whether it would be attached for iOS as a JPEG or PNG made from a type iOS does not attach.
         var transcodedForIOS: Bool {
@@ -86,13 +89,31 @@ public struct Explanation: Sendable {
             ("url", .text(finding.reference.url)),
             ("platform", .text(finding.reference.platform.rawValue)),
         ]
-        switch finding.verdict {
+        members += verdictMembers(finding.verdict, finding: finding)
+        if let fallback = finding.fallback, let reference = finding.reference.fallback {
+            let fields: [(key: String, value: PushPayload.JSON)] = [
+                ("field", .text(reference.field)), ("url", .text(reference.url)),
+            ]
+            members.append(("fallback", .object(JSONObject(fields + verdictMembers(fallback, finding: nil)))))
+        }
+        return .object(JSONObject(members))
+    }
+
+    /// A verdict's members: `verdict` and what goes with it (the type, the code and detail); `finding`'s own
+    /// notes on an attachment (transcoded, an Android variant) when given.
+    private static func verdictMembers(
+        _ verdict: Verdict, finding: Finding?
+    ) -> [(key: String, value: PushPayload.JSON)] {
+        var members: [(key: String, value: PushPayload.JSON)] = []
+        switch verdict {
         case .attach(let type, let bytes):
             members += [("verdict", .text("attach")), ("type", .text(type.uti))]
             if let bytes { members.append(("bytes", .integer(bytes))) }
             // An image iOS does not attach is fetched only to be transcoded (the transformation is on).
-            if finding.transcodedForIOS { members.append(("transcoded", .bool(true))) }
-            if let reasons = finding.androidVariant {
+            if finding?.transcodedForIOS ?? !type.isAttachable {
+                members.append(("transcoded", .bool(true)))
+            }
+            if let reasons = finding?.androidVariant {
                 members.append(("android_variant", .array(reasons.map { .text($0) })))
             }
         case .refuse(let code, let detail):
@@ -109,7 +130,7 @@ public struct Explanation: Sendable {
                 ("verdict", .text("not-fetched")), ("code", .text(EnrichmentProblem.Code.tooManyReferences.rawValue)),
             ]
         }
-        return .object(JSONObject(members))
+        return members
     }
 
     /// The explanation for a person (`richpush explain`).
@@ -137,27 +158,11 @@ public struct Explanation: Sendable {
             for finding in report.findings {
                 let platform = fcm ? " (\(finding.reference.platform.rawValue))" : ""
                 lines.append("    \(finding.reference.field)\(platform) \(Self.shown(finding.reference.url))")
-                switch finding.verdict {
-                case .attach(let type, let bytes):
-                    let size = bytes.map { ", \($0) bytes" } ?? ""
-                    if let reasons = finding.androidVariant {
-                        lines.append(
-                            "      would attach a variant (a still JPEG or PNG) made from: \(type.uti)\(size), for "
-                                + reasons.joined(separator: "; "))
-                    } else {
-                        let transcoded = finding.transcodedForIOS ? " transcoded to JPEG or PNG from" : ""
-                        lines.append("      would attach\(transcoded): \(type.uti)\(size)")
-                    }
-                case .refuse(let code, let detail):
-                    lines.append("      would NOT attach: \(code) (\(detail))")
-                case .retry(let code, let detail, let retries):
+                lines.append("      " + Self.verdictText(finding.verdict, finding: finding))
+                if let fallback = finding.fallback, let reference = finding.reference.fallback {
                     lines.append(
-                        "      failed now: \(code) (\(detail)); enrich tries again, up to \(retries) "
-                            + "times while the deadline leaves room")
-                case .duplicate(let identifier):
-                    lines.append("      same URL as \(identifier): fetched once")
-                case .beyondLimit:
-                    lines.append("      would NOT be fetched: beyond the per-payload limit")
+                        "      its fallback \(reference.field) \(Self.shown(reference.url)), fetched when it fails: "
+                            + Self.verdictText(fallback, finding: nil))
                 }
             }
             for problem in report.problems {
@@ -168,6 +173,30 @@ public struct Explanation: Sendable {
         if !unmatched.isEmpty { lines.append("  not present: " + unmatched.joined(separator: ", ")) }
         // Each element is one line: what the payload or an origin put in one is escaped, never a line of its own.
         return lines.map(TerminalText.printable).joined(separator: "\n") + "\n"
+    }
+
+    /// A verdict for a person; `finding`'s own notes on an attachment (transcoded, an Android variant) when given.
+    private static func verdictText(_ verdict: Verdict, finding: Finding?) -> String {
+        switch verdict {
+        case .attach(let type, let bytes):
+            let size = bytes.map { ", \($0) bytes" } ?? ""
+            if let reasons = finding?.androidVariant {
+                return "would attach a variant (a still JPEG or PNG) made from: \(type.uti)\(size), for "
+                    + reasons.joined(separator: "; ")
+            }
+            let transcoded =
+                (finding?.transcodedForIOS ?? !type.isAttachable) ? " transcoded to JPEG or PNG from" : ""
+            return "would attach\(transcoded): \(type.uti)\(size)"
+        case .refuse(let code, let detail):
+            return "would NOT attach: \(code) (\(detail))"
+        case .retry(let code, let detail, let retries):
+            return "failed now: \(code) (\(detail)); enrich tries again, up to \(retries) "
+                + "times while the deadline leaves room"
+        case .duplicate(let identifier):
+            return "same URL as \(identifier): fetched once"
+        case .beyondLimit:
+            return "would NOT be fetched: beyond the per-payload limit"
+        }
     }
 
     /// How many characters of a URL the text shows; the JSON has it whole.
@@ -189,6 +218,10 @@ extension Enricher {
     public func explain(_ payload: PushPayload, deadline: ContinuousClock.Instant) async -> Explanation {
         var reports: [Explanation.ConventionReport] = []
         var seen: [MediaReference.Key: String] = [:]
+        // Where each URL's first finding is, and the findings with a fallback (an earlier convention's finding of
+        // the same URL has it in `enrich`, which merges them).
+        var firsts: [MediaReference.Key: (report: Int, finding: Int)] = [:]
+        var withFallback: [(report: Int, finding: Int, reference: MediaReference)] = []
         var fetchCount = 0
         var toProbe: [(report: Int, finding: Int, reference: MediaReference)] = []
         // In the order `enrich` takes them, which decides what is past the per-payload limit: an FCM message's
@@ -211,10 +244,14 @@ extension Enricher {
             reports[report].problems += scan.listedProblems
             for reference in scan.references {
                 var verdict = Explanation.Verdict.refuse(.expired, "not probed")
+                if reference.fallback != nil {
+                    withFallback.append((report, reports[report].findings.count, reference))
+                }
                 if let first = seen[reference.key] {
                     verdict = .duplicate(of: first)
                 } else {
                     seen[reference.key] = reference.identifier
+                    firsts[reference.key] = (report, reports[report].findings.count)
                     if fetchCount >= configuration.limits.maximumReferences {
                         verdict = .beyondLimit
                     } else {
@@ -226,28 +263,52 @@ extension Enricher {
             }
         }
         // Each URL is probed once, whatever the platforms and conventions naming it.
-        var urls: [ExactString: Int] = [:]
-        var unique: [String] = []
-        for item in toProbe where urls[ExactString(item.reference.url)] == nil {
-            urls[ExactString(item.reference.url)] = unique.count
-            unique.append(item.reference.url)
-        }
-        let probes = await withTaskGroup(of: (Int, Result<Fetcher.Probed, FetchFailure>).self) { group in
-            for (index, url) in unique.enumerated() {
-                group.addTask { (index, await self.probe(url, deadline: deadline)) }
-            }
-            return await group.reduce(into: [Int: Result<Fetcher.Probed, FetchFailure>]()) { $0[$1.0] = $1.1 }
-        }
+        var probes = await probes(of: toProbe.map(\.reference.url), deadline: deadline)
         for item in toProbe {
-            guard let probed = probes[urls[ExactString(item.reference.url)]!] else { continue }
+            guard let probed = probes[ExactString(item.reference.url)] else { continue }
             let (verdict, variant) = self.verdict(probed, for: item.reference, deadline: deadline)
             reports[item.report].findings[item.finding].verdict = verdict
             reports[item.report].findings[item.finding].androidVariant = variant
+        }
+        // A fallback is fetched when its URL fails (Swrve's `fallback_url`): probed then, once its URL's verdict is
+        // known, on the finding that names it.
+        var fallbacks: [(report: Int, finding: Int, reference: MediaReference)] = []
+        for item in withFallback {
+            guard let first = firsts[item.reference.key], let fallback = item.reference.fallback else { continue }
+            switch reports[first.report].findings[first.finding].verdict {
+            case .refuse, .retry:
+                var reference = item.reference
+                reference.url = fallback.url
+                reference.fallback = nil
+                fallbacks.append((item.report, item.finding, reference))
+            default: continue
+            }
+        }
+        let more = fallbacks.map(\.reference.url).filter { probes[ExactString($0)] == nil }
+        if !more.isEmpty { probes.merge(await self.probes(of: more, deadline: deadline)) { first, _ in first } }
+        for item in fallbacks {
+            guard let probed = probes[ExactString(item.reference.url)] else { continue }
+            reports[item.report].findings[item.finding].fallback =
+                self.verdict(probed, for: item.reference, deadline: deadline).0
         }
         let mutable = message.map { $0.apnsPayload?.isMutable == true } ?? payload.isMutable
         var explanation = Explanation(mutable: mutable, format: format, conventions: reports)
         explanation.alert = EnrichmentRun.showsAlert(payload, message: message)
         return explanation
+    }
+
+    /// The probe of each of `urls`, each once, at once.
+    private func probes(
+        of urls: [String], deadline: ContinuousClock.Instant
+    ) async -> [ExactString: Result<Fetcher.Probed, FetchFailure>] {
+        var unique: [ExactString: String] = [:]
+        for url in urls where unique[ExactString(url)] == nil { unique[ExactString(url)] = url }
+        return await withTaskGroup(of: (ExactString, Result<Fetcher.Probed, FetchFailure>).self) { group in
+            for (key, url) in unique {
+                group.addTask { (key, await self.probe(url, deadline: deadline)) }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
     }
 
     /// The verdict on `reference` from its URL's probe, and for an Android reference attached as a variant made

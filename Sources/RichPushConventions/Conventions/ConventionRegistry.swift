@@ -196,11 +196,7 @@ extension ConventionScan {
         }
         for var reference in added {
             if let first = seen[reference.key] {
-                // One attachment for both: it keeps the role the later reference gave it (Airship's thumbnail).
-                if let later = reference.thumbnail {
-                    let earlier = references[first].thumbnail
-                    references[first].thumbnail = earlier?.filled(from: later) ?? later
-                }
+                references[first].absorb(reference)
                 continue
             }
             seen[reference.key] = references.count
@@ -224,10 +220,7 @@ extension ConventionScan {
         if let first = references.firstIndex(where: {
             ExactString.same($0.url, added.url) && $0.platform == added.platform
         }) {
-            if let later = added.thumbnail {
-                let earlier = references[first].thumbnail
-                references[first].thumbnail = earlier?.filled(from: later) ?? later
-            }
+            references[first].absorb(added)
             return
         }
         var reference = added
@@ -241,6 +234,16 @@ extension ConventionScan {
 }
 
 extension MediaReference {
+    /// Takes in what `later`, a reference to the same URL for the same platform, adds: one attachment for both
+    /// keeps the role the later gave it (Airship's thumbnail) and, when this one has none, its fallback (Swrve's
+    /// `fallback_url`, fetched when the URL fails whichever convention named it first).
+    mutating func absorb(_ later: MediaReference) {
+        if let thumbnail = later.thumbnail {
+            self.thumbnail = self.thumbnail?.filled(from: thumbnail) ?? thumbnail
+        }
+        if fallback == nil { fallback = later.fallback }
+    }
+
     /// What makes two references one attachment: the same URL, byte for byte, for the same platform.
     package struct Key: Hashable {
         var url: ExactString
