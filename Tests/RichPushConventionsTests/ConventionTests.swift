@@ -61,6 +61,8 @@ struct ConventionTests {
             (#"{"adb_media":{"url":"x"}}"#, "adb_media holds an object"),
             (#"{"payload":{"image_attachment":["x"]}}"#, "payload.image_attachment holds an array"),
             (#"{"payload":"{\"image_attachment\":null}"}"#, "payload.image_attachment holds null"),
+            (#"{"adb_media":"https://a/\ud800.jpg"}"#, "adb_media escapes a lone UTF-16 surrogate"),
+            (#"{"adb_media":"https://a/\udc00\ud83d.jpg"}"#, "adb_media escapes a lone UTF-16 surrogate"),
             // Inside the vendor's own object a step that is not one is reported, once for the URL and its type.
             (#"{"ab":{"att":["x"]}}"#, "ab.att holds an array; expected an object"),
             (#"{"body":{"_richContent":"x"}}"#, "body._richContent holds a string"),
@@ -70,6 +72,33 @@ struct ConventionTests {
         #expect(result.references.isEmpty)
         #expect(result.problems.map(\.code) == [.badReference])
         #expect(result.problems.first?.detail.hasPrefix(detail) == true)
+    }
+
+    @Test(
+        "a vendor's entry without its URL says the URL is missing, not that it holds null",
+        arguments: [
+            (
+                #"{"com.urbanairship.media_attachment":{"urls":[{"url_id":"a"}]}}"#,
+                "com.urbanairship.media_attachment.urls[0].url"
+            ),
+            (#"{"attachment":{"content-type":"jpeg"}}"#, "attachment.url"),
+            (#"{"notifee_options":{"ios":{"attachments":[{"id":"x"}]}}}"#, "notifee_options.ios.attachments[0].url"),
+        ])
+    func missingURL(text: String, field: String) throws {
+        let result = try scan(text)
+        #expect(result.references.isEmpty)
+        #expect(result.problems.map(\.code) == [.badReference])
+        #expect(result.problems.first?.source == field)
+        #expect(result.problems.first?.detail == "\(field) is missing; a media URL is a string")
+    }
+
+    @Test(
+        "a URL escaping a surrogate pair, or a backslash before u, is a URL",
+        arguments: [#"\ud83d\ude00"#, #"\\ud800"#])
+    func surrogatePair(escaped: String) throws {
+        let result = try scan(#"{"adb_media":"https://a/"# + escaped + #".jpg"}"#)
+        #expect(result.problems.isEmpty)
+        #expect(result.references.count == 1)
     }
 
     @Test("several references are kept in registry order; the same URL once")
@@ -234,6 +263,18 @@ struct VendorConventionTests {
             #"{"att":{"k":"https://o/1.png","k":"https://o/2.png","caf\u00e9":"https://o/3.png","#
                 + #""cafe\u0301":"https://o/4.png"}}"#)
         #expect(twice.references.map(\.url) == ["https://o/2.png", "https://o/3.png", "https://o/4.png"])
+    }
+
+    @Test("an alert override removes the localization keys of the texts it replaces, and only those")
+    func alertOverrideLocalized() throws {
+        var payload = try PushPayload(
+            parsing: Array(
+                (#"{"aps":{"alert":{"title-loc-key":"T1","title-loc-args":["a"],"subtitle-loc-key":"S1","#
+                    + #""loc-key":"B1","loc-args":[],"launch-image":"x"}}}"#).utf8))
+        AlertOverride(title: "T", body: "B").apply(to: &payload)
+        #expect(
+            JSONWriter.string(payload.json)
+                == #"{"aps":{"alert":{"subtitle-loc-key":"S1","launch-image":"x","title":"T","body":"B"}}}"#)
     }
 
     @Test("an alert override turns a string alert into an object and keeps other keys")

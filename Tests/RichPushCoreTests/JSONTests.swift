@@ -98,6 +98,15 @@ struct JSONTests {
         #expect(object["e\u{301}"] == .number("1"))
     }
 
+    @Test("a name holding a quote matches only a key that holds one: not an unescaped key and the quote after it")
+    func namesWithQuotes() throws {
+        let object = try #require(try JSONParser().parse(Array(#"{"a":"u","b\"":2}"#.utf8)).objectValue)
+        #expect(object["a\":"] == nil)
+        #expect(object["a\""] == nil)
+        #expect(object["a"] == .string(JSONString("u")))
+        #expect(object["b\""] == .number("2"))
+    }
+
     @Test("strings made in code are escaped minimally")
     func writing() {
         let value = PushPayload.JSON.object(JSONObject([("k", .text("a\"b\\c\nd\u{01}é"))]))

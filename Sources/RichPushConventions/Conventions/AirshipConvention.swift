@@ -65,7 +65,7 @@ public struct AirshipConvention: MediaConvention {
         let thumbnailID = scan.string(
             attachment["thumbnail_id"], field: form.path("thumbnail_id"), named: "thumbnail_id")
         let options = thumbnailOptions(attachment["options"], form: form, into: &scan)
-        var entries: [(url: PushPayload.JSON, id: String?, field: String)] = []
+        var entries: [(url: PushPayload.JSON?, id: String?, field: String)] = []
         if let urls = attachment[form.list] {
             if case .array(let items) = urls {
                 for (index, item) in items.enumerated() {
@@ -78,7 +78,7 @@ public struct AirshipConvention: MediaConvention {
                         continue
                     }
                     let id = scan.string(object[form.id], field: "\(field).\(form.id)", named: form.id)
-                    entries.append((object[form.url] ?? .null, id, "\(field).\(form.url)"))
+                    entries.append((object[form.url], id, "\(field).\(form.url)"))
                 }
             } else {
                 scan.problems.append(
@@ -100,7 +100,9 @@ public struct AirshipConvention: MediaConvention {
                 thumbnail.primary = thumbnailID == (entry.id ?? "")
                 thumbnail.hidden = options.hidden ?? !thumbnail.primary!
             }
-            scan.take(entry.url, field: entry.field, convention: name, identifier: identifier, thumbnail: thumbnail)
+            scan.take(
+                entry.url, field: entry.field, convention: name, identifier: identifier, thumbnail: thumbnail,
+                required: true)
         }
         let unreadable = scan.problems.contains { $0.code == .badReference }
         if case .object(let content)? = attachment["content"] {

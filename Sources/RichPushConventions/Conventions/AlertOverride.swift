@@ -30,7 +30,10 @@ public struct AlertOverride: Sendable, Hashable {
     }
 
     /// Applies the override to a payload's `aps.alert`, making it an object when it was a string (the string
-    /// becomes its body) and keeping every other key where it was.
+    /// becomes its body) and keeping every other key where it was, but the localization keys of each text it
+    /// replaces (`title-loc-key` and `title-loc-args` for a title, `subtitle-loc-*`, `loc-key` and `loc-args` for a
+    /// body): iOS shows a localized text over the plain one, where the vendor's extension on the phone replaced the
+    /// text iOS had already localized.
     package func apply(to payload: inout PushPayload) {
         guard title != nil || subtitle != nil || body != nil else { return }
         var aps = payload.root["aps"]?.objectValue ?? JSONObject()
@@ -40,9 +43,16 @@ public struct AlertOverride: Sendable, Hashable {
         case .string(let text)?: alert = JSONObject([("body", .string(text))])
         default: alert = JSONObject()
         }
-        if let title { alert.set("title", .text(title)) }
-        if let subtitle { alert.set("subtitle", .text(subtitle)) }
-        if let body { alert.set("body", .text(body)) }
+        for (key, text, localization) in [
+            ("title", title, "title-loc-"), ("subtitle", subtitle, "subtitle-loc-"), ("body", body, "loc-"),
+        ] {
+            guard let text else { continue }
+            alert.set(key, .text(text))
+            if alert[localization + "key"] != nil || alert[localization + "args"] != nil {
+                alert.remove(localization + "key")
+                alert.remove(localization + "args")
+            }
+        }
         aps.set("alert", .object(alert))
         payload.root.set("aps", .object(aps))
     }

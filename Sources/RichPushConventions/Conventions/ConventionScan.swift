@@ -37,19 +37,36 @@ public struct ConventionScan: Sendable, Hashable {
     }
 
     /// Records the string at `field` as a reference, or a `bad-reference` problem when `value` is not a string;
-    /// nothing when `value` is nil (the key is absent). What a convention calls for each media URL it finds.
+    /// nothing when `value` is nil (the key is absent), unless `required` (an entry of the vendor's that must have
+    /// a URL: the problem says it is missing). What a convention calls for each media URL it finds.
     /// `platform` is for an input that names references per platform (an FCM message): it goes on the reference and
     /// its problem; nil is an APNs payload's reference (iOS, and no platform on its problem).
     public mutating func take(
         _ value: PushPayload.JSON?, field: String, convention: String, identifier: String, typeHint: String? = nil,
-        thumbnail: Thumbnail = Thumbnail(), platform: DevicePlatform? = nil
+        thumbnail: Thumbnail = Thumbnail(), platform: DevicePlatform? = nil, required: Bool = false
     ) {
-        guard let value else { return }
+        guard let value else {
+            guard required else { return }
+            problems.append(
+                EnrichmentProblem(
+                    source: field, code: .badReference, detail: "\(field) is missing; a media URL is a string",
+                    platform: platform))
+            return
+        }
         guard let url = value.stringValue else {
             problems.append(
                 EnrichmentProblem(
                     source: field, code: .badReference,
                     detail: "\(field) holds \(value.kindDescription); a media URL is a string", platform: platform))
+            return
+        }
+        // Read as U+FFFD, `\ud800` and `\udbff` would be one URL fetched as %EF%BF%BD, which no phone would read.
+        if case .string(let text) = value, text.hasLoneSurrogate {
+            problems.append(
+                EnrichmentProblem(
+                    source: field, code: .badReference,
+                    detail: "\(field) escapes a lone UTF-16 surrogate; a media URL is Unicode text", platform: platform)
+            )
             return
         }
         references.append(

@@ -56,8 +56,8 @@ public struct HomeAssistantConvention: MediaConvention {
             return scan
         }
         scan.take(
-            attachment["url"] ?? .null, field: "attachment.url", convention: name, identifier: "attachment",
-            typeHint: hint, thumbnail: Thumbnail(hidden: hidden))
+            attachment["url"], field: "attachment.url", convention: name, identifier: "attachment",
+            typeHint: hint, thumbnail: Thumbnail(hidden: hidden), required: true)
         return scan
     }
 }

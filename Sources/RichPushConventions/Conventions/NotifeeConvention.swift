@@ -53,8 +53,8 @@ public struct NotifeeConvention: MediaConvention {
                     attachment["id"]?.stringValue ?? (attachments.count == 1 ? "notifee" : "notifee-\(index + 1)")
                 let thumbnail = Self.thumbnail(attachment, field: field, into: &scan)
                 scan.take(
-                    attachment["url"] ?? .null, field: field + ".url", convention: name, identifier: identifier,
-                    typeHint: attachment["typeHint"]?.stringValue, thumbnail: thumbnail)
+                    attachment["url"], field: field + ".url", convention: name, identifier: identifier,
+                    typeHint: attachment["typeHint"]?.stringValue, thumbnail: thumbnail, required: true)
             }
             return scan
         }

@@ -165,10 +165,13 @@ final class JSONDocument: Sendable {
     /// Whether the string at `index` decodes to exactly the bytes of `name`.
     func string(_ index: Int, is name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !isEscaped(index) else { return decoded(contents(index)).elementsEqual(name) }
-        // Without escapes, the name's length tells where the closing quote must be: no scan.
+        // Without escapes, the name's length tells where the closing quote must be: no scan. A name holding a quote
+        // is no such string's (its text would end at that quote): `a":` matched the key `a` and the quote after it.
         let start = offset(index) + 1
         let end = start + name.count
-        guard end < text.count, text[end] == UInt8(ascii: "\"") else { return false }
+        guard end < text.count, text[end] == UInt8(ascii: "\""),
+            name.isEmpty || memchr(name.baseAddress!, 0x22, name.count) == nil
+        else { return false }
         return text.withUnsafeBufferPointer { buffer in
             name.isEmpty || memcmp(buffer.baseAddress! + start, name.baseAddress!, name.count) == 0
         }
