@@ -34,6 +34,10 @@ enum Output {
     /// when not, with `failure` given why unless the reader has gone (EPIPE: `| head` took what it wanted, and the
     /// command stops reading, as before).
     static func writeResults(_ bytes: [UInt8], failure: ResultsLost) -> Bool {
+        guard !outputWasClosed.load(ordering: .relaxed) else {
+            failure.record("it was closed when the command started")
+            return false
+        }
         writingResults.store(true, ordering: .releasing)
         let written = write(bytes)
         let error = errno
@@ -42,6 +46,25 @@ enum Output {
         if written { return true }
         if error != EPIPE { failure.record(String(cString: strerror(error))) }
         return false
+    }
+
+    /// Whether standard output was closed when the process started (`>&-`).
+    private static let outputWasClosed = Atomic<Bool>(false)
+
+    /// Opens /dev/null in place of each standard descriptor the process started without (`>&-`, `2>&-`), so that
+    /// none the process opens later (a socket, an eventfd) becomes descriptor 1 or 2 and takes results or log
+    /// lines: with standard output closed, `stream`'s event loop got descriptor 1 and a write of results failed
+    /// with "Invalid argument". Results are then lost, and said to be (`writeResults`). First thing at start.
+    static func claimStandardDescriptors() {
+        for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            // The lowest free descriptor: this one, those below it being open (or just opened).
+            let opened = open("/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY)
+            if opened != descriptor, opened >= 0 {
+                _ = dup2(opened, descriptor)
+                close(opened)
+            }
+            if descriptor == 1 { outputWasClosed.store(true, ordering: .relaxed) }
+        }
     }
 
     /// Whether a write of results to standard output is in progress, and how many have ended: what

@@ -48,6 +48,7 @@ enum RichPushCommand {
         // The SVG renderer's child (`--svg-renderer-child`, which the engine gives its own binary): before anything
         // else, so that a conversion pays for no more start-up than the binary's and libvips's. It ends the process.
         SVGRendererChild.runIfAsked(CommandLine.arguments, converter: VipsConverter())
+        Output.claimStandardDescriptors()
         // A reader that goes away must not kill us mid-write: writes then fail with EPIPE instead.
         signal(SIGPIPE, SIG_IGN)
         // A file size limit (ulimit -f) must end one attachment with store-failed, not the process.

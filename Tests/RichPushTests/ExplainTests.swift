@@ -336,6 +336,21 @@ struct ExplainTests {
         #expect(result.problems.first?.detail == "http is not allowed (only https; see network.allowHTTP)")
     }
 
+    @Test("explain names each reference by the identifier enrich gives it: a second adb_media is adb_media-2")
+    func identifiers() async throws {
+        let bed = try TestBed()
+        let text =
+            #"{"aps":{"alert":"a","mutable-content":1},"adb_media":"ORIGIN/media/photo.jpg","#
+            + #""att":{"adb_media":"ORIGIN/media/logo.png"}}"#
+        try await withEnricher(bed.configuration) { enricher in
+            let explanation = await enricher.explain(try bed.payload(text), deadline: .now + .seconds(20))
+            let result = await enricher.enrich(try bed.payload(text), timeout: .seconds(30))
+            #expect(result.attachments.map(\.identifier) == ["adb_media", "adb_media-2"])
+            #expect(
+                explanation.conventions.flatMap(\.findings).map(\.reference.identifier) == ["adb_media", "adb_media-2"])
+        }
+    }
+
     @Test(
         """
         a Swrve fallback is probed when its URL would not attach, on the finding that names it, also when another \

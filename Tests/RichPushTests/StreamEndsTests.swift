@@ -81,6 +81,22 @@ import Testing
 
     @Test(
         """
+        standard output closed at the start (>&-): exit 74 saying it was closed, where the event loop's descriptor \
+        took its number and the write failed with "Invalid argument"
+        """)
+    func closedOutput() async throws {
+        let run = try await offPool {
+            try CLI.runBlocking(
+                ["-c", "exec \"$0\" stream >&-", CLI.binary], stdin: "{}\n", prefix: ["/bin/sh"], direct: true)
+        }
+        #expect(run.status == 74, "\(run.stderr)")
+        #expect(
+            run.stderr.contains("cannot write results to standard output: it was closed when the command started"),
+            "\(run.stderr)")
+    }
+
+    @Test(
+        """
         standard input that cannot be read (a directory) is exit 74 with the reason, not the end of an input \
         exited 0 in silence
         """)

@@ -237,12 +237,23 @@ extension Enricher {
         } else {
             scans = configuration.conventions.conventions.map { ($0.name, $0.scan(payload)) }
         }
+        // The identifiers `enrich` gives, which merges every convention's references in this order (a second
+        // `adb_media` is `adb_media-2`).
+        var merged = ConventionScan()
+        for (_, scan) in scans { merged.merge(scan.references) }
+        var identifiers: [MediaReference.Key: String] = [:]
+        for reference in merged.references where identifiers[reference.key] == nil {
+            identifiers[reference.key] = reference.identifier
+        }
         for (position, (name, scan)) in scans.enumerated() {
             // An FCM message's Android field, last, adds to its first report: `fcm_v1` shows iOS's, then Android's.
             let report = message != nil && position == scans.count - 1 ? 0 : reports.count
             if report == reports.count { reports.append(.init(name: name, findings: [], problems: [])) }
             reports[report].problems += scan.listedProblems
-            for reference in scan.references {
+            for var reference in scan.references {
+                if seen[reference.key] == nil {
+                    reference.identifier = identifiers[reference.key] ?? reference.identifier
+                }
                 var verdict = Explanation.Verdict.refuse(.expired, "not probed")
                 if reference.fallback != nil {
                     withFallback.append((report, reports[report].findings.count, reference))
