@@ -369,6 +369,48 @@ struct MediaCacheTests {
 
     @Test(
         """
+        a first payload's file its caller changed (rewritten by rename, a link put in its place, its directory a link) \
+        is not what a later payload of the URL gets: the URL is fetched again, and each file is what its result says
+        """, arguments: ["rewritten", "file link", "directory link"])
+    func firstFileChangedBeforeSecondSight(change: String) async throws {
+        let bed = try TestBed()
+        let elsewhere = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        try await withEnricher(bed.configuration) { enricher in
+            let payload = try payload(bed, "/media/logo.png")
+            let first = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(first.outcome == .complete)
+            let media = first.attachments[0].media
+            let name = (media.path as NSString).lastPathComponent
+            // What the caller did to its own attachment, as an optimizer or a hostile caller would.
+            let other = Data(repeating: 7, count: 188)
+            switch change {
+            case "rewritten":
+                try other.write(to: URL(fileURLWithPath: media.path + ".new"))
+                #expect(rename(media.path + ".new", media.path) == 0)
+            case "file link":
+                try other.write(to: URL(fileURLWithPath: elsewhere + "/secret"))
+                try FileManager.default.removeItem(atPath: media.path)
+                try FileManager.default.createSymbolicLink(
+                    atPath: media.path, withDestinationPath: elsewhere + "/secret")
+            default:
+                try other.write(to: URL(fileURLWithPath: elsewhere + "/" + name))
+                try FileManager.default.removeItem(atPath: media.directory)
+                try FileManager.default.createSymbolicLink(atPath: media.directory, withDestinationPath: elsewhere)
+            }
+            let second = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(second.outcome == .complete)
+            let path = second.attachments[0].media.path
+            var info = stat()
+            #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "\(path)")
+            #expect(Array(FileManager.default.contents(atPath: path) ?? Data()) == fixture("logo.png"))
+            #expect(second.attachments[0].media.sha256 == media.sha256)
+            #expect(requests(bed, "/media/logo.png") == 2)
+        }
+    }
+
+    @Test(
+        """
         a cache directory removed under a running cache (richpush gc past its age) is made again and refilled: one \
         fetch more, then hits, where every payload fetched again
         """)

@@ -233,26 +233,69 @@ package final class MediaCache: Sendable {
         if let directory = linksDirectory.withLock({ $0 }) { unlinkat(directory.descriptor, cachedName(path), 0) }
     }
 
-    /// Keeps a hard link to a freshly fetched file in the cache directory; nil when the disk refuses.
-    private func cache(_ media: FetchedMedia) -> FetchedMedia? {
+    /// Keeps a hard link to a fetched file in the cache directory; nil when the disk refuses, or, when `verifying`
+    /// (the first payload's file, handed to its caller since: `promoted`), when it is no longer what was fetched.
+    private func cache(_ media: FetchedMedia, verifying: Bool = false) -> FetchedMedia? {
         let root = store.directory.path + "/"
         guard let opened = cacheDirectory(), media.path.hasPrefix(root) else { return nil }
+        // The fetched file is `<root>/<uuid>/<name>`: linked through its directory's descriptor, not by its path.
+        let fetched = media.path.dropFirst(root.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard fetched.count == 2,
+            let source = try? Directory(opening: String(fetched[0]), in: store.directory)
+        else { return nil }
+        let file = String(fetched[1])
+        var identity: (device: UInt64, inode: UInt64)?
+        if verifying {
+            guard let intact = Self.intact(file, in: source, as: media) else { return nil }
+            identity = intact
+        }
         // One link per entry, not per content hash: evicting one URL must not unlink another URL's bytes.
         let name = RandomName.uuid() + "." + media.type.fileExtension
-        // The fetched file is `<root>/<uuid>/<name>`: linked from the root's descriptor, not by its path.
-        let fetched = String(media.path.dropFirst(root.count))
         var directory = opened
-        if (try? directory.link(fetched, from: store.directory, as: name)) == nil {
+        if (try? directory.link(file, from: source, as: name)) == nil {
             // Once more in a new cache directory when the old one was removed.
             guard forgetIfRemoved(directory), let made = cacheDirectory(),
-                (try? made.link(fetched, from: store.directory, as: name)) != nil
+                (try? made.link(file, from: source, as: name)) != nil
             else { return nil }
             directory = made
+        }
+        // The file verified is the file linked (not one swapped in between).
+        if let identity {
+            guard let linked = directory.status(of: name), UInt64(linked.st_dev) == identity.device,
+                UInt64(linked.st_ino) == identity.inode
+            else {
+                unlinkat(directory.descriptor, name, 0)
+                return nil
+            }
         }
         var cached = media
         cached.path = directory.path + "/" + name
         cached.directory = directory.path
         return cached
+    }
+
+    /// The device and inode of `name` in `directory` when it is still the file `media` was fetched as: a regular
+    /// file (not a link put in its place), of its size and SHA-256. The first payload's caller has had it: one that
+    /// edited it in place or by rename (an optimizer, exiftool), or put a link there, gave every later payload of
+    /// the URL its own bytes, or a file outside the root. Read once per URL, at its second sight.
+    private static func intact(_ name: String, in directory: Directory, as media: FetchedMedia) -> (
+        device: UInt64, inode: UInt64
+    )? {
+        let descriptor = openat(directory.descriptor, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == media.bytes else {
+            return nil
+        }
+        let hash = SHA256()
+        var buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes)
+        let failed = FileSystem.readChunks(descriptor, buffer: &buffer) { chunk in
+            hash.update(chunk)
+            return true
+        }
+        guard failed == nil, hash.finalize() == media.sha256 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
     /// A new attachment for one payload from `entry` of `url`: linked to the cache's own link, made first from the
@@ -268,7 +311,7 @@ package final class MediaCache: Sendable {
 
     /// `entry` with a cache link of its own to the first payload's file; nil when that file is gone.
     private func promoted(_ entry: CacheEntry) -> CacheEntry? {
-        guard let media = cache(entry.media) else { return nil }
+        guard let media = cache(entry.media, verifying: true) else { return nil }
         var kept = entry
         kept.media = media
         kept.linked = true
