@@ -9,23 +9,27 @@ import Synchronization
 /// Writes to a file descriptor without buffering (each call is written whole at once), so a result line is
 /// out as soon as it is due.
 enum Output {
-    /// Writes all of `bytes` to `descriptor`; false when the reader has gone (EPIPE) or the write failed.
+    /// Writes all of `bytes` to `descriptor`; false when the reader has gone (EPIPE) or the write failed. With
+    /// `countingResults`, in parts of at most `resultPart` bytes, each counted in `resultBytes` once written (what
+    /// `exitWhenResultsBlocked` watches: a blocking write returns only once all it was given is taken, so a slow
+    /// reader's progress inside one large write would not show).
     @discardableResult
-    static func write(_ bytes: [UInt8], to descriptor: Int32 = 1) -> Bool {
+    static func write(_ bytes: [UInt8], to descriptor: Int32 = 1, countingResults: Bool = false) -> Bool {
         var offset = 0
+        let part = countingResults ? resultPart : Int.max
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            let count = bytes[offset..<min(bytes.count, offset &+ part)].withUnsafeBytes {
+                Glibc.write(descriptor, $0.baseAddress, $0.count)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 // A descriptor another process set non-blocking (a shared pipe): wait until it takes more, as a
                 // blocking one would, where the first EAGAIN lost every result after it.
-                if errno == EAGAIN || errno == EWOULDBLOCK {
-                    var writable = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    if poll(&writable, 1, -1) >= 0 || errno == EINTR { continue }
-                }
+                if errno == EAGAIN, FileDescriptorWait.writable(descriptor) { continue }
                 return false
             }
             offset += count
+            if countingResults { resultBytes.add(count, ordering: .releasing) }
         }
         return true
     }
@@ -39,10 +43,9 @@ enum Output {
             return false
         }
         writingResults.store(true, ordering: .releasing)
-        let written = write(bytes)
+        let written = write(bytes, countingResults: true)
         let error = errno
         writingResults.store(false, ordering: .releasing)
-        resultWrites.add(1, ordering: .releasing)
         if written { return true }
         if error != EPIPE { failure.record(String(cString: strerror(error))) }
         return false
@@ -67,15 +70,18 @@ enum Output {
         }
     }
 
-    /// Whether a write of results to standard output is in progress, and how many have ended: what
-    /// `exitWhenResultsBlocked` watches.
+    /// Whether a write of results to standard output is in progress, and how many bytes of results have been
+    /// written: what `exitWhenResultsBlocked` watches.
     private static let writingResults = Atomic<Bool>(false)
-    private static let resultWrites = Atomic<Int>(0)
+    private static let resultBytes = Atomic<Int>(0)
+    /// The most bytes of results one `write` is given: 16 KiB, so that a reader taking 16 KB a second shows progress.
+    private static let resultPart = 16 * 1024
 
     /// From `timeout` after a drain began until the process ends, exits it with 74 (`EX_IOERR`), saying so, once
-    /// one write of results has been in progress for `patience` (standard output a pipe nobody reads): a blocking
-    /// `write` nothing else interrupts held the drain past its timeout until the reader went. Watched every
-    /// 100 ms on Dispatch's threads, never the concurrency pool's.
+    /// a write of results has been in progress for `patience` without a byte taken (standard output a pipe nobody
+    /// reads): a blocking `write` nothing else interrupts held the drain past its timeout until the reader went. A
+    /// reader that takes bytes, however slowly, is waited for. Watched every 100 ms on Dispatch's threads, never the
+    /// concurrency pool's.
     static func exitWhenResultsBlocked(afterDrain timeout: Duration, patience: Duration = .seconds(1)) {
         let (seconds, attoseconds) = max(timeout, .zero).components
         let milliseconds = min(seconds, 86_400) * 1000 + attoseconds / 1_000_000_000_000_000
@@ -83,19 +89,26 @@ enum Output {
         DispatchQueue.global().asyncAfter(deadline: start) { watch(ended: -1, since: nil, patience: patience) }
     }
 
-    /// One look of `exitWhenResultsBlocked`: `ended` writes had ended at the last, and one has been in progress
-    /// since `since` without another ending.
+    /// One look of `exitWhenResultsBlocked`: `ended` bytes had been written at the last, and a write has been in
+    /// progress since `since` without another byte.
     private static func watch(ended: Int, since: ContinuousClock.Instant?, patience: Duration) {
         let now = ContinuousClock.now
-        let done = resultWrites.load(ordering: .acquiring)
+        let done = resultBytes.load(ordering: .acquiring)
         let blocked: ContinuousClock.Instant?
         if !writingResults.load(ordering: .acquiring) || done != ended {
             blocked = nil
         } else if let since {
             guard now - since < patience else {
-                Output.error(
-                    "richpush: standard output took no results for \(patience) after the drain timeout; "
-                        + "the results from there on are lost")
+                // Said only where standard error takes it now: it may be the same pipe, which would hold the exit.
+                var stderr = pollfd(fd: 2, events: Int16(POLLOUT), revents: 0)
+                if poll(&stderr, 1, 0) == 1, stderr.revents & Int16(POLLOUT) != 0 {
+                    let text =
+                        "richpush: standard output took nothing for \(patience) after the drain timeout; "
+                        + "the results from there on are lost\n"
+                    _ = text.utf8CString.withUnsafeBufferPointer {
+                        Glibc.write(2, $0.baseAddress, $0.count - 1)
+                    }
+                }
                 _exit(74)
             }
             blocked = since

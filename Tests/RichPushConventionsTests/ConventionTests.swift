@@ -46,7 +46,9 @@ struct ConventionTests {
             #"{"payload":42}"#,
             // A generic root key holding no object is another sender's: the vendor's SDK reads nothing there.
             #"{"data":"{\"order\":42}"}"#,
-            #"{"body":"words","itbl":"y","moengage":"x","_sw":1,"CIO":[1],"ab":"ftp://x/1.gif"}"#,
+            #"{"body":"words"}"#,
+            // A deep link in a generic key is not media either.
+            #"{"data":"https://shop.example/sale","body":"https://shop.example/sale"}"#,
         ])
     func nothing(text: String) throws {
         let result = try scan(text)
@@ -63,6 +65,7 @@ struct ConventionTests {
             (#"{"payload":"{\"image_attachment\":null}"}"#, "payload.image_attachment holds null"),
             (#"{"adb_media":"https://a/\ud800.jpg"}"#, "adb_media escapes a lone UTF-16 surrogate"),
             (#"{"adb_media":"https://a/\udc00\ud83d.jpg"}"#, "adb_media escapes a lone UTF-16 surrogate"),
+            (#"{"att":{"i":" https://a/\ud800.jpg"}}"#, "att.i escapes a lone UTF-16 surrogate"),
             // Inside the vendor's own object a step that is not one is reported, once for the URL and its type.
             (#"{"ab":{"att":["x"]}}"#, "ab.att holds an array; expected an object"),
             (#"{"body":{"_richContent":"x"}}"#, "body._richContent holds a string"),
@@ -99,6 +102,15 @@ struct ConventionTests {
         let result = try scan(#"{"adb_media":"https://a/"# + escaped + #".jpg"}"#)
         #expect(result.problems.isEmpty)
         #expect(result.references.count == 1)
+    }
+
+    @Test("a Swrve fallback escaping a lone surrogate is refused, and the reference keeps no fallback")
+    func fallbackSurrogate() throws {
+        let result = try scan(#"{"_sw":{"media":{"url":"https://a/1.jpg","fallback_url":"https://a/\udc00.jpg"}}}"#)
+        #expect(result.references.map(\.url) == ["https://a/1.jpg"])
+        #expect(result.references.first?.fallback == nil)
+        #expect(result.problems.map(\.source) == ["_sw.media.fallback_url"])
+        #expect(result.problems.first?.detail.contains("lone UTF-16 surrogate") == true)
     }
 
     @Test("several references are kept in registry order; the same URL once")
@@ -316,7 +328,7 @@ struct TypeHintTests {
         let wrong = ConventionRegistry.standard.scan(
             try PushPayload(
                 parsing: Array(
-                    #"{"fcm_options":"HTTPS://f/1.jpg","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
+                    #"{"fcm_options":"x","ct_mediaUrl":"https://c/2.gif","ct_mediaType":3}"#.utf8)))
         #expect(wrong.problems.map(\.code) == [.badReference, .badOption])
         #expect(wrong.references.count == 1)
     }
@@ -356,7 +368,8 @@ struct KeyPathConventionTests {
             (#"{"CIO":{"push":[1]}}"#, "CIO.push"),
             (#"{"attachment":42}"#, "attachment"),
             (#"{"com.batch":{"at":"https://b/1.mpg"}}"#, "com.batch.at"),
-            (#"{"data":"https://a/1.m4a"}"#, "data"),
+            // A vendor's own root holding something else than its object is the vendor's payload gone wrong.
+            (#"{"_sw":5}"#, "_sw"), (#"{"ab":"{\"att\":{}}"}"#, "ab"), (#"{"moengage":"x"}"#, "moengage"),
         ])
     func wrongTypes(text: String, source: String) throws {
         let result = try scan(text)

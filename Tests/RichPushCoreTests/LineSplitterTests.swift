@@ -46,16 +46,25 @@ import Testing
         }
     }
 
-    @Test("a CR before the newline is not counted against the limit, in any pieces; a line over it still is")
+    @Test(
+        """
+        a CR before the newline is the line end's: neither counted against the limit nor handed on, in any pieces, \
+        split between the CR and the newline too; a line over the limit is the same length however it came
+        """)
     func carriageReturns() {
         let limit = String(repeating: "x", count: 5_000)
-        let input = Array("\(limit)\r\n\(limit)y\r\nshort\r\n\(limit)\r".utf8)
-        let expected = [limit + "\r", "too long: 5001", "short\r", limit + "\r"]
+        let input = Array("\(limit)\r\n\(limit)yz\r\nshort\r\n\ra\rb\n\(limit)\r".utf8)
+        let expected = [limit, "too long: 5002", "short", "\ra\rb", limit]
         #expect(Self.lines(input, pieces: [input.count], limit: 5_000) == expected)
         var random = SplitMix64(seed: 35)
         for _ in 0..<50 {
             let pieces = (0..<input.count).map { _ in Int.random(in: 1...700, using: &random) }
             #expect(Self.lines(input, pieces: pieces, limit: 5_000) == expected, "\(pieces.prefix(8))")
+        }
+        // Every split of the over-long line's end: between its CR and its newline among them.
+        let long = Array("\(limit)yz\r\nend".utf8)
+        for cut in 4_990..<5_006 {
+            #expect(Self.lines(long, pieces: [cut, long.count], limit: 5_000) == ["too long: 5002", "end"], "\(cut)")
         }
     }
 

@@ -230,6 +230,37 @@ package final class ChildProcess: @unchecked Sendable {
     ///   run (the debug binary enriching under a loaded full run) takes seconds.
     /// - Throws: `SpawnFailure` when it cannot start; `Failure` (`.timedOut`) when `limit` passes first, the child
     ///   killed and reaped, with what it wrote to standard error.
+    /// Blocks SIGPIPE on this thread; what it returns takes off one the thread raised meanwhile and restores the
+    /// mask, on the same thread.
+    private static func blockPipeSignal() -> () -> Void {
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previousMask = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
+        return {
+            var now = timespec()
+            while sigtimedwait(&pipeSignal, nil, &now) == SIGPIPE {}
+            pthread_sigmask(SIG_SETMASK, &previousMask, nil)
+        }
+    }
+
+    /// Writes `bytes` to `descriptor` (a child's input) with SIGPIPE blocked on this thread, and one it raised taken
+    /// off before the mask is restored: a child that ended makes it false (EPIPE), where the signal killed the test
+    /// process. Blocks as the descriptor does.
+    package static func writeWithoutPipeSignal(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        let restore = blockPipeSignal()
+        defer { restore() }
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return false }
+            offset += count
+        }
+        return true
+    }
+
     package static func runToEnd(
         _ executable: String, _ arguments: [String] = [], environment: [String: String] = [:],
         directory: String? = nil, input: [UInt8]? = nil, errors: ErrorStream = .captured,
@@ -258,17 +289,9 @@ package final class ChildProcess: @unchecked Sendable {
             _ = fcntl(writing.fileDescriptor, F_SETFL, fcntl(writing.fileDescriptor, F_GETFL) | O_NONBLOCK)
         }
         // A write to a child that closed its input raises SIGPIPE, which the test process does not ignore (it would
-        // die of it): blocked on this thread while it writes, and one it raised taken off before the mask is restored.
-        var pipeSignal = sigset_t()
-        sigemptyset(&pipeSignal)
-        sigaddset(&pipeSignal, SIGPIPE)
-        var previousMask = sigset_t()
-        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
-        defer {
-            var now = timespec()
-            while sigtimedwait(&pipeSignal, nil, &now) == SIGPIPE {}
-            pthread_sigmask(SIG_SETMASK, &previousMask, nil)
-        }
+        // die of it): blocked on this thread while it writes.
+        let restore = blockPipeSignal()
+        defer { restore() }
         let end = ContinuousClock.now + limit
         var open = Array(reading.indices)
         var buffer = [UInt8](repeating: 0, count: 65536)

@@ -142,6 +142,23 @@ struct EnricherTests {
         }
     }
 
+    @Test(
+        "a sender's richpush list in an FCM message's APNs payload is removed, media attached or not",
+        arguments: ["/missing.jpg", "/media/photo.jpg"])
+    func forgedListingInFCM(path: String) async throws {
+        let bed = try TestBed()
+        let text =
+            #"{"message":{"token":"t","apns":{"payload":{"aps":{"alert":"a","mutable-content":1},"#
+            + #""richpush":{"attachments":[{"url":"file:///etc/shadow"}]},"adb_media":"\#(bed.url(path))"}}}}"#
+        try await withEnricher(bed.configuration) { enricher in
+            let result = await enricher.enrich(try PushPayload(parsing: Array(text.utf8)), timeout: .seconds(30))
+            #expect(result.outcome == (path == "/missing.jpg" ? .failed : .complete))
+            let apns = result.content?.root["message"]?.objectValue?["apns"]?.objectValue?["payload"]?.objectValue
+            #expect(apns?["richpush"] == nil, "\(result.content.map { JSONWriter.string($0.json) } ?? "")")
+            #expect(apns?["adb_media"] != nil)
+        }
+    }
+
     @Test("Airship: content overrides the alert, the thumbnail's attachment comes first with its options")
     func airshipContent() async throws {
         let bed = try TestBed()

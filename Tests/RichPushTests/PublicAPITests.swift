@@ -35,14 +35,13 @@ struct PublicAPITests {
         #expect(result.outcome == .complete)
         #expect(result.attachments.map(\.convention) == ["acme"])
         #expect(result.attachments.first?.typeHint == "image/jpeg")
-        // A step of the wrong type inside the vendor's object is the convention's bad-reference problem, not a
-        // crash; a root key holding another value is another sender's use of the name.
+        // A field of the wrong type is the convention's bad-reference problem, not a crash; a generic root key
+        // (`data`) holding another value is another sender's use of the name.
         var scan = ConventionScan()
-        _ = scan.value(
-            at: ["acme", "media", "url"], in: try PushPayload(parsing: Array(#"{"acme":{"media":[1]}}"#.utf8)))
+        _ = scan.value(at: ["acme", "media", "url"], in: try PushPayload(parsing: Array(#"{"acme":[1]}"#.utf8)))
         #expect(scan.problems.map(\.code) == [.badReference])
         var other = ConventionScan()
-        _ = other.value(at: ["acme", "media", "url"], in: try PushPayload(parsing: Array(#"{"acme":[1]}"#.utf8)))
+        _ = other.value(at: ["data", "media", "url"], in: try PushPayload(parsing: Array(#"{"data":[1]}"#.utf8)))
         #expect(other.problems.isEmpty)
     }
 

@@ -162,12 +162,14 @@ struct PublishTests {
     func oneSignalPadded() async throws {
         let bed = try bed()
         let url = bed.url("/media/photo.jpg")
-        let text = #"{"aps":{"alert":"a","mutable-content":1},"att":{"i":" \t\#(url) "}}"#
+        let text = #"{"aps":{"alert":" \#(url) ","mutable-content":1},"att":{"i":" \t\#(url) "}}"#
         try await withEnricher(bed.configuration) { enricher in
             let result = await enricher.enrich(try PushPayload(parsing: Array(text.utf8)))
             let sha = TransformStepTests.sha256(of: "photo.jpg")
             #expect(result.outcome == .complete, "\(result.problems)")
             #expect(result.content?.root["att"]?.objectValue?["i"]?.stringValue == "\(Self.base)/\(sha).jpg")
+            // Only OneSignal's own fields are read trimmed: an alert holding the URL with spaces is text.
+            #expect(result.content?.root["aps"]?.objectValue?["alert"]?.stringValue == " \(url) ")
             #expect(result.attachments.first?.source == url)
         }
     }

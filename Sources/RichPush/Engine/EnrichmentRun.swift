@@ -433,10 +433,13 @@ extension EnrichmentRun {
         let publishedAny = attachments.contains { if case .published = $0.media.publication { true } else { false } }
         // Nothing to change: the message as it came, byte for byte (rewriting it set every member of a key given
         // twice, `message` or `apns`, to the last one's value, in a result that said `unchanged`).
-        guard publishedAny || overrides.contains(where: { $0.applies(attached: attached) }) else {
+        // A `richpush` list in the APNs payload is a sender's (none is added to an FCM message): it names local files.
+        let forged = message.apnsPayload?.root["richpush"] != nil
+        guard publishedAny || forged || overrides.contains(where: { $0.applies(attached: attached) }) else {
             return payload
         }
         message.updateAPNSPayload { apns in
+            if forged { apns.root.remove("richpush") }
             for override in overrides where override.applies(attached: attached) { override.apply(to: &apns) }
             PublishedRewrite.apply(published.exact, trimmed: published.trimmed, to: &apns)
         }

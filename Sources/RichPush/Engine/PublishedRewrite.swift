@@ -8,21 +8,47 @@ enum PublishedRewrite {
     /// How many JSON strings deep the rewrite looks (a string inside a string inside ...): 8.
     static let jsonStringLevels = 8
 
-    /// Rewrites the strings equal to a key of `urls`, and those whose text trimmed as OneSignal trims it
-    /// (`OneSignalConvention.trimmed`) is a key of `trimmed`: OneSignal's published sources, which the payload
-    /// may give with spaces around them.
+    /// Rewrites the strings equal to a key of `urls`; and in OneSignal's attachment objects
+    /// (`OneSignalConvention.attachmentPaths`), those whose text trimmed as OneSignal trims it is a key of
+    /// `trimmed`: OneSignal's published sources, which its payloads may give with spaces around them.
     static func apply(
         _ urls: [ExactString: String], trimmed: [ExactString: String] = [:], to payload: inout PushPayload
     ) {
         guard !urls.isEmpty else { return }
         let rewritten = PushPayload.JSON.object(payload.root).replacingStrings(
             insideJSONStrings: .everywhere(levels: jsonStringLevels)
-        ) { text in
-            if let url = urls[ExactString(text.value)] { return .text(url) }
-            guard !trimmed.isEmpty else { return nil }
-            return trimmed[ExactString(OneSignalConvention.trimmed(text.value))].map { .text($0) }
+        ) {
+            urls[ExactString($0.value)].map { .text($0) }
         }
         if case .object(let root)? = rewritten { payload.root = root }
+        guard !trimmed.isEmpty else { return }
+        for path in OneSignalConvention.attachmentPaths {
+            payload.root = rewriting(payload.root, at: path[...]) { attachments in
+                var members = attachments.members
+                var changed = false
+                for index in members.indices {
+                    guard let text = members[index].value.stringValue,
+                        let url = trimmed[ExactString(OneSignalConvention.trimmed(text))]
+                    else { continue }
+                    members[index].value = .text(url)
+                    changed = true
+                }
+                if changed { attachments.members = members }
+            }
+        }
+    }
+
+    /// `object` with `change` made to the object at `path` in it, when there is one.
+    private static func rewriting(
+        _ object: JSONObject, at path: ArraySlice<String>, _ change: (inout JSONObject) -> Void
+    ) -> JSONObject {
+        guard let key = path.first, case .object(let inner)? = object[key] else { return object }
+        var changed = inner
+        if path.count == 1 { change(&changed) } else { changed = rewriting(inner, at: path.dropFirst(), change) }
+        guard changed != inner else { return object }
+        var object = object
+        object.set(key, .object(changed))
+        return object
     }
 
     /// The published URL of each attachment published, by its source URL; OneSignal's apart as well (`apply`'s

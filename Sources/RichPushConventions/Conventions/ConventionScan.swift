@@ -36,6 +36,19 @@ public struct ConventionScan: Sendable, Hashable {
         self.overrides = overrides
     }
 
+    /// Whether `value` is a string escaping a lone UTF-16 surrogate, recorded then as a `bad-reference` problem:
+    /// read as U+FFFD, `\ud800` and `\udbff` would be one URL fetched as %EF%BF%BD, which no phone would read.
+    package mutating func refusesLoneSurrogate(
+        _ value: PushPayload.JSON, field: String, platform: DevicePlatform? = nil
+    ) -> Bool {
+        guard case .string(let text) = value, text.hasLoneSurrogate else { return false }
+        problems.append(
+            EnrichmentProblem(
+                source: field, code: .badReference,
+                detail: "\(field) escapes a lone UTF-16 surrogate; a media URL is Unicode text", platform: platform))
+        return true
+    }
+
     /// Records the string at `field` as a reference, or a `bad-reference` problem when `value` is not a string;
     /// nothing when `value` is nil (the key is absent), unless `required` (an entry of the vendor's that must have
     /// a URL: the problem says it is missing). What a convention calls for each media URL it finds.
@@ -60,15 +73,7 @@ public struct ConventionScan: Sendable, Hashable {
                     detail: "\(field) holds \(value.kindDescription); a media URL is a string", platform: platform))
             return
         }
-        // Read as U+FFFD, `\ud800` and `\udbff` would be one URL fetched as %EF%BF%BD, which no phone would read.
-        if case .string(let text) = value, text.hasLoneSurrogate {
-            problems.append(
-                EnrichmentProblem(
-                    source: field, code: .badReference,
-                    detail: "\(field) escapes a lone UTF-16 surrogate; a media URL is Unicode text", platform: platform)
-            )
-            return
-        }
+        guard !refusesLoneSurrogate(value, field: field, platform: platform) else { return }
         references.append(
             MediaReference(
                 url: url, convention: convention, identifier: identifier, field: field,
@@ -112,8 +117,8 @@ public struct ConventionScan: Sendable, Hashable {
 
     /// The value at `path` from the payload's root, through objects; the step `KeyPathConvention.jsonStep`
     /// (`@json`) parses a JSON-encoded string first. Nil when a key is absent or a step that must be an object is
-    /// not one; such a step inside an object the path entered is recorded as a `bad-reference` problem, a root key
-    /// holding no object (another sender's use of a generic name) is not.
+    /// not one; such a step is recorded as a `bad-reference` problem, but for a root key of
+    /// `KeyPathConvention.genericRoots` (`data`, `body`: another sender's use of the name).
     public mutating func value(at path: [String], in payload: PushPayload) -> PushPayload.JSON? {
         walk(payload, path, into: &self)
     }

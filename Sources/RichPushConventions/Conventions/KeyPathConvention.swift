@@ -6,10 +6,9 @@ import RichPushCore
 /// Walks `path` from the payload's root through objects; the step `@json` parses the current string as JSON
 /// first (a vendor that sends a JSON-encoded string; one that is not JSON carries nothing; an object passes). Returns
 /// the value, or nil when a key is absent or a step that must be an object is not one. Such a step is a
-/// `bad-reference` problem (once, however many paths cross it) when it is inside an object the path entered, when it
-/// holds an http or https URL (media given a level too high: `"data": "https://..."`), or anywhere when `strictly` (a
-/// schema every value must follow, FCM's); any other value of a root key is another sender's use of the name (a
-/// generic `data` or `body` holding a string of its own), where the vendor's SDK reads nothing.
+/// `bad-reference` problem (once, however many paths cross it), but for a root key of `KeyPathConvention.genericRoots`
+/// (`data`, `body`) unless `strictly` (a schema every value must follow, FCM's): another sender's use of the name
+/// (a string of its own, a deep link), where the vendor's SDK reads nothing.
 func walk(
     _ payload: PushPayload, _ path: [String], into scan: inout ConventionScan, strictly: Bool = false
 ) -> PushPayload.JSON? {
@@ -26,7 +25,9 @@ func walk(
             continue
         }
         guard case .object(let object) = current else {
-            guard strictly || entered > 1 || misplacedURL(current) else { return nil }
+            // A generic root holding something else is another sender's (unless the schema is strict).
+            let root = path[..<index].first { $0 != KeyPathConvention.jsonStep } ?? ""
+            if !strictly, entered <= 1, KeyPathConvention.genericRoots.contains(root) { return nil }
             let field = path[..<index].joined(separator: ".")
             let problem = EnrichmentProblem(
                 source: field, code: .badReference,
@@ -39,13 +40,6 @@ func walk(
         entered += 1
     }
     return current
-}
-
-/// Whether `value` is a string starting with `http://` or `https://` (any case, after spaces).
-private func misplacedURL(_ value: PushPayload.JSON) -> Bool {
-    guard let text = value.stringValue else { return false }
-    let start = text.drop { $0 == " " || $0 == "\t" }.prefix(8).lowercased()
-    return start.hasPrefix("http://") || start.hasPrefix("https://")
 }
 
 /// A convention that reads one URL string at a fixed key path through nested objects. The vendors below are
@@ -77,6 +71,11 @@ public struct KeyPathConvention: MediaConvention {
 
     /// The path step that parses the current string value as JSON.
     public static let jsonStep = "@json"
+
+    /// Root keys other senders use for their own values too (Amplify's `data`, Expo's `body`): one holding no
+    /// object on a convention's path is not that vendor's, and no problem. A vendor's own root (`ab`, `itbl`,
+    /// `_sw`) holding something else is a `bad-reference`.
+    public static let genericRoots: Set<String> = ["data", "body"]
 
     /// A convention reading the URL at `path` (and a declared type at `hintPath`).
     public init(name: String, path: [String], hintPath: [String]? = nil, identifier: String) {
@@ -124,6 +123,7 @@ public struct KeyPathConvention: MediaConvention {
     private func fallback(_ payload: PushPayload, into scan: inout ConventionScan) -> MediaReference.Fallback? {
         guard let fallbackPaths, let value = walk(payload, fallbackPaths.url, into: &scan) else { return nil }
         let field = fallbackPaths.url.joined(separator: ".")
+        guard !scan.refusesLoneSurrogate(value, field: field) else { return nil }
         guard let url = value.stringValue else {
             scan.problems.append(
                 EnrichmentProblem(

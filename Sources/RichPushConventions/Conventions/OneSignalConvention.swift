@@ -21,6 +21,12 @@ public struct OneSignalConvention: MediaConvention {
     public var routeKeys: [RouteKey] { Self.routes }
     private static let routes: [RouteKey] = [RouteKey(.url, ["os_data", "u"]), RouteKey(.url, ["custom", "u"])]
 
+    /// Where the attachment objects can be, each by its path: what publishing rewrites of them (`att` under
+    /// `os_data` or at the top level, `at` under `os_data.buttons` or at the top level).
+    package static let attachmentPaths: [[String]] = [
+        ["os_data", "att"], ["os_data", "buttons", "at"], ["att"], ["at"],
+    ]
+
     /// `os_data`, `at` or `att`: where the attachments are (`aps` and `m` only choose among them).
     public var rootKeys: [String]? { ["os_data", "at", "att"] }
 
@@ -76,7 +82,10 @@ public struct OneSignalConvention: MediaConvention {
                         ))
                     continue
                 }
-                value = .text(trimmed)
+                // One escaping a lone surrogate is left as it came, for `take` to refuse.
+                var escapesLoneSurrogate = false
+                if case .string(let escaped) = value { escapesLoneSurrogate = escaped.hasLoneSurrogate }
+                if !escapesLoneSurrogate { value = .text(trimmed) }
             }
             scan.take(value, field: "\(field).\(identifier)", convention: name, identifier: identifier)
         }

@@ -27,7 +27,7 @@ package enum InputReader {
         while true {
             let count = Glibc.read(descriptor, &chunk, chunk.count)
             if count < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR || (errno == EAGAIN && FileDescriptorWait.readable(descriptor)) { continue }
                 return .failure(PayloadError(.unreadable, "\(path): \(String(cString: strerror(errno)))"))
             }
             if count == 0 { return .success(bytes) }

@@ -30,7 +30,7 @@ package struct LineReader {
             if finished { return nil }
             if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 64 * 1024) }
             let count = Glibc.read(descriptor, &chunk, chunk.count)
-            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EINTR || (errno == EAGAIN && FileDescriptorWait.readable(descriptor)) { continue }
             if count < 0 { failure = errno }
             if count <= 0 {
                 finished = true

@@ -39,14 +39,16 @@ package struct LineSplitter: Sendable {
         buffer += bytes
     }
 
-    /// The next whole line without its newline, or nil when none is buffered. At the end of the input
-    /// (`atEnd`), a final line without a newline counts.
+    /// The next whole line without its newline (nor the CR before it: CRLF line ends), or nil when none is
+    /// buffered. At the end of the input (`atEnd`), a final line without a newline counts.
     package mutating func next(atEnd: Bool) -> Line? {
         if let newline = buffer[max(start, scanned)...].firstIndex(of: 0x0A) {
-            // A CR before the newline (CRLF line ends) is whitespace, not part of the payload the limit bounds.
-            let count = newline - start - (newline > start && buffer[newline - 1] == 0x0D ? 1 : 0)
+            // A CR before the newline is the line end's, not the payload's: neither counted nor handed on (the
+            // parser bounds what it is given too).
+            let end = newline > start && buffer[newline - 1] == 0x0D ? newline - 1 : newline
             // A line over the limit is not copied to be refused (a 60 MiB line of a request's body was).
-            let line = skipping || count > limit ? [] : Array(buffer[start..<newline])
+            let line = skipping || end - start > limit ? [] : Array(buffer[start..<end])
+            let count = end - start
             start = newline + 1
             scanned = start
             return finish(line, count: count)
@@ -54,15 +56,18 @@ package struct LineSplitter: Sendable {
         scanned = buffer.count
         // One byte of room for the CR of a line of exactly the limit, whose newline has not come yet.
         if buffer.count - start > limit + 1 {
+            // A CR last stays buffered: the newline after it may end the line, and then it is not counted.
+            let keepsCR = buffer[buffer.count - 1] == 0x0D
             skipping = true
-            skipped += buffer.count - start
-            buffer = []
+            skipped += buffer.count - start - (keepsCR ? 1 : 0)
+            buffer = keepsCR ? [0x0D] : []
             start = 0
             scanned = 0
         }
         guard atEnd, start < buffer.count || skipping else { return nil }
-        let count = buffer.count - start - (buffer.count > start && buffer[buffer.count - 1] == 0x0D ? 1 : 0)
-        let line = skipping || count > limit ? [] : Array(buffer[start...])
+        let end = buffer.count > start && buffer[buffer.count - 1] == 0x0D ? buffer.count - 1 : buffer.count
+        let line = skipping || end - start > limit ? [] : Array(buffer[start..<end])
+        let count = end - start
         buffer = []
         start = 0
         scanned = 0
