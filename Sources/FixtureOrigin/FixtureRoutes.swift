@@ -23,6 +23,9 @@ import Foundation
 /// - `/empty`: 200 with no body. `/partial/NAME`: a 206.
 /// - `/fail-first/N/CODE/NAME?retry-after=V`: the first N requests for this path and query are answered CODE
 ///   (with `Retry-After: V` when given), every later one gets the file (a transient failure, then recovery).
+/// - `/fail-after/N/CODE/NAME`: the first N requests for this path and query are answered as `/media/NAME` (with
+///   its ETag, and 304 to it), the next one CODE (0: it stalls as `/stall`), every later one as `/media/NAME` again
+///   (an origin failing once).
 /// - `/drop-first/N/NAME[?reset=1]`: the first N requests for this path and query have their connection closed
 ///   with no answer (with `reset=1`, by an RST), every later one gets the file.
 public enum FixtureRoutes {
@@ -109,6 +112,17 @@ public enum FixtureRoutes {
                 body: .drip(bytes, chunkSize: max(bytes.count - 1, 1), interval: .milliseconds(milliseconds)))
         case "stall":
             return .init(headers: [("Content-Type", "image/jpeg")], body: .stall)
+        case "fail-after":
+            let fields = rest.split(separator: "/", maxSplits: 2).map(String.init)
+            guard fields.count == 3, let before = Int(fields[0]), let code = Int(fields[1]) else { return notFound }
+            guard seen.next(request.target) == before + 1 else {
+                var served = request
+                served.path = "/media/" + fields[2]
+                return route(served, media, seen)
+            }
+            guard code != 0 else { return .init(headers: headers(fields[2]), body: .stall) }
+            return .init(
+                status: code, headers: [("Content-Type", "text/plain")], body: .bytes(Array("failing now\n".utf8)))
         case "stall-first":
             guard let bytes = file(rest) else { return notFound }
             return .init(headers: headers(rest), body: seen.next(request.target) == 1 ? .stall : .bytes(bytes))

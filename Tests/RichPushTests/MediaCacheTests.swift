@@ -97,6 +97,52 @@ struct MediaCacheTests {
         }
     }
 
+    @Test(
+        """
+        a revalidation the origin fails for now (a 503) serves the copy the cache had, which stays with its validator: \
+        the next revalidation is conditional again and its 304 reuses it
+        """)
+    func staleIfError() async throws {
+        // Stale as soon as it is stored: every later payload revalidates, whatever the machine's load.
+        let bed = try TestBed { $0.cache.timeToLive = .nanoseconds(1) }
+        try await withEnricher(bed.configuration) { enricher in
+            let path = "/fail-after/1/503/logo.png"
+            let payload = try payload(bed, path)
+            var results: [EnrichmentResult] = []
+            for _ in 0..<3 { results.append(await enricher.enrich(payload, timeout: .seconds(10))) }
+            #expect(results.map(\.outcome) == [.complete, .complete, .complete], "\(results.map(\.problems))")
+            for result in results {
+                #expect(
+                    Array(FileManager.default.contents(atPath: result.attachments[0].media.path)!)
+                        == fixture("logo.png"))
+            }
+            let exchanges = bed.origin.exchanges.filter { $0.target == path }
+            #expect(exchanges.map(\.status) == [200, 503, 304])
+            #expect(exchanges.count == 3 && exchanges[2].headers["if-none-match"] != nil)
+        }
+    }
+
+    @Test(
+        """
+        a revalidation cut by its payload's deadline (the origin stalls) leaves the copy the cache had, with its \
+        validator: the next revalidation is conditional and its 304 reuses it
+        """)
+    func revalidationExpired() async throws {
+        let bed = try TestBed { $0.cache.timeToLive = .nanoseconds(1) }
+        try await withEnricher(bed.configuration) { enricher in
+            let path = "/fail-after/1/0/logo.png"
+            let payload = try payload(bed, path)
+            #expect(await enricher.enrich(payload, timeout: .seconds(10)).outcome == .complete)
+            // Not a timing test: the stalled revalidation ends at this deadline, whenever that is.
+            #expect(await enricher.enrich(payload, timeout: .milliseconds(500)).outcome == .expired)
+            let third = await enricher.enrich(payload, timeout: .seconds(10))
+            #expect(third.outcome == .complete)
+            let exchanges = bed.origin.exchanges.filter { $0.target == path }
+            #expect(exchanges.count == 3 && exchanges[2].headers["if-none-match"] != nil, "\(exchanges.map(\.headers))")
+            #expect(exchanges.last?.status == 304)
+        }
+    }
+
     @Test("a waiter whose deadline is earlier than the fetch's returns expired at its own deadline")
     func waiterDeadline() async throws {
         let bed = try TestBed()

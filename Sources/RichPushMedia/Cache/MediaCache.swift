@@ -151,12 +151,29 @@ package final class MediaCache: Sendable {
             entry.lastUsed = now
             settle(url, entry: entry, tell: .media(entry), replacing: stale)
             return .success(linked)
+        case .failed(let failure) where stale != nil && Self.servesStale(after: failure):
+            // The origin failing for now (a 5xx, a connection refused, dropped or not made): the copy it had serves
+            // this payload and its waiters (stale-if-error), and stays to be revalidated by the next one.
+            settle(url, entry: stale, tell: .media(stale!), replacing: stale)
+            if let linked = attach(stale!, url: url) { return .success(linked) }
+            return .failure(failure)
         case .failed(let failure) where failure.code == .expired || failure.code == .cancelled:
-            settle(url, entry: nil, tell: .retry, replacing: stale)
+            // Cut by this payload's deadline: a stale copy stays, with its validators, for the next to revalidate.
+            settle(url, entry: stale, tell: .retry, replacing: stale)
             return .failure(failure)
         case .failed(let failure):
             settle(url, entry: nil, tell: .failure(failure), replacing: stale)
             return .failure(failure)
+        }
+    }
+
+    /// Whether a revalidation that ended with `failure` leaves the stale copy to serve: the origin failing for now
+    /// (a 5xx, a connection refused, dropped or not made), not one that answered what it has no more (a 404).
+    private static func servesStale(after failure: FetchFailure) -> Bool {
+        switch failure.cause {
+        case .connectionRefused?, .connectionDropped?, .connectTimeout?: return true
+        case .status(let status, _)?: return (500...599).contains(status)
+        case nil: return false
         }
     }
 
