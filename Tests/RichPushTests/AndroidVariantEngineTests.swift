@@ -93,6 +93,25 @@ struct AndroidVariantEngineTests {
         }
     }
 
+    @Test(
+        """
+        an image for Android alone, sent in one message after another: fetched once, where the first message's \
+        source, removed once its variant was made, was the cache's entry and the second fetched it again
+        """)
+    func androidAloneFetchedOnce() async throws {
+        let (bed, _) = try Self.bed()
+        let text =
+            #"{"message":{"token":"t","android":{"notification":{"image":"\#(bed.url("/media/anim.gif"))"}}}}"#
+        try await withEnricher(bed.configuration) { enricher in
+            for round in 1...3 {
+                let result = await enricher.enrich(try PushPayload(parsing: Array(text.utf8)), timeout: .seconds(30))
+                #expect(result.outcome == .complete, "round \(round): \(result.problems)")
+                #expect(result.attachments.map(\.media.type) == [.png], "round \(round)")
+            }
+        }
+        #expect(bed.origin.requestLog.filter { $0 == "/media/anim.gif" }.count == 1)
+    }
+
     @Test("a GIF stays animated for iOS and becomes a still under 1 MiB for Android, its first frame")
     func gif() async throws {
         try await Self.bothPlatforms("anim.gif") { bed, result, ios, android in

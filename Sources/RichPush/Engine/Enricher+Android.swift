@@ -17,12 +17,17 @@ extension Enricher {
     /// The Android variant of `media` (an FCM message's Android reference, fetched), by `deadline`: `media` itself
     /// when it is one already (`AndroidVariant`); else made by the converter into a directory of its own, once per
     /// source for every payload that sends it (the variant cache: single flight, then a hard link per payload), and
-    /// `media`'s file removed; or the failure saying why, `media`'s file removed.
+    /// `media`'s file removed; or the failure saying why, `media`'s file removed. Before it is removed, the media
+    /// cache's entry of `url` that is still that file gets a link of its own (`MediaCache.keep`): the next payload of
+    /// the URL fetched it again.
     func androidVariant(
-        of media: FetchedMedia, deadline: ContinuousClock.Instant
+        of media: FetchedMedia, url: String, deadline: ContinuousClock.Instant
     ) async -> Result<FetchedMedia, FetchFailure> {
         let variant = AndroidVariant(maximumDimension: configuration.transform.androidMaximumDimension)
-        switch variant.decision(for: media) {
+        let decision = variant.decision(for: media)
+        if case .keep = decision { return .success(media) }
+        cache?.keep(media, of: url)
+        switch decision {
         case .keep:
             return .success(media)
         case .refuse(let failure):

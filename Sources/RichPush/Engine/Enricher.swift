@@ -9,7 +9,7 @@ public final class Enricher: LifecycleService {
     /// The configuration it was made with.
     public let configuration: Enricher.Configuration
     let fetcher: Fetcher
-    private let cache: MediaCache?
+    let cache: MediaCache?
     /// Android variants made, by their source's SHA-256 (`Enricher+Android.swift`): with a converter and the media
     /// cache.
     let variants: MediaCache?
@@ -190,16 +190,18 @@ public final class Enricher: LifecycleService {
     /// It reads the reference's fields in `run` where it needs them rather than taking a copy of it: a copy held
     /// across the fetch was a retain and a release of each of its strings, per payload.
     private func settle(_ run: EnrichmentRun, _ index: Int, deadline: ContinuousClock.Instant) async {
-        var result = await fetch(run.references[index].url, for: run, index, deadline: deadline)
+        var url = run.references[index].url
+        var result = await fetch(url, for: run, index, deadline: deadline)
         var primaryFailure: FetchFailure?
         if case .failure(let failure) = result, failure.code != .expired, failure.code != .cancelled,
             let fallback = run.references[index].fallback?.url
         {
             primaryFailure = failure
+            url = fallback
             result = await fetch(fallback, for: run, index, deadline: deadline)
         }
         if run.references[index].platform == .android, case .success(let media) = result {
-            result = await androidVariant(of: media, deadline: deadline)
+            result = await androidVariant(of: media, url: url, deadline: deadline)
         }
         if let publisher = configuration.publisher, case .success(var media) = result {
             switch await publish(media, with: publisher, deadline: deadline) {

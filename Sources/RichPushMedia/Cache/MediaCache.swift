@@ -358,6 +358,16 @@ package final class MediaCache: Sendable {
         return try store.link(name, in: cache, fileExtension: fileExtension)
     }
 
+    /// Gives the entry of `url` the cache's own link to `media` when the entry is still that file, the first
+    /// payload's: the engine is about to remove it (an Android reference's source, replaced by its variant), and the
+    /// next payload of the URL would otherwise fetch it again. Not checked as `promoted` checks: no caller has had it.
+    package func keep(_ media: FetchedMedia, of url: String) {
+        guard let entry = state.withLock({ $0.entry(url) }), !entry.linked, entry.media.path == media.path,
+            let kept = cache(entry.media)
+        else { return }
+        if !state.withLock({ $0.recordLink(kept, for: url, replacing: entry.media.path) }) { unlinkCached(kept.path) }
+    }
+
     /// Removes the cache directory (attachments handed out keep their own links).
     package func removeAll() {
         state.withLock { $0.removeAll() }
