@@ -26,6 +26,8 @@ import Foundation
 /// - `/fail-after/N/CODE/NAME`: the first N requests for this path and query are answered as `/media/NAME` (with
 ///   its ETag, and 304 to it), the next one CODE (0: it stalls as `/stall`), every later one as `/media/NAME` again
 ///   (an origin failing once).
+/// - `/rotating-etag/NAME`: the file with ETag `"vN"` at the Nth request for this path and query; a request whose
+///   If-None-Match is the previous request's ETag is answered 304, with the new one (a validator that changes).
 /// - `/drop-first/N/NAME[?reset=1]`: the first N requests for this path and query have their connection closed
 ///   with no answer (with `reset=1`, by an RST), every later one gets the file.
 public enum FixtureRoutes {
@@ -123,6 +125,14 @@ public enum FixtureRoutes {
             guard code != 0 else { return .init(headers: headers(fields[2]), body: .stall) }
             return .init(
                 status: code, headers: [("Content-Type", "text/plain")], body: .bytes(Array("failing now\n".utf8)))
+        case "rotating-etag":
+            guard let bytes = file(rest) else { return notFound }
+            let count = seen.next(request.target)
+            let etag = [("ETag", "\"v\(count)\"")]
+            if request.headers["if-none-match"] == "\"v\(count - 1)\"" {
+                return .init(status: 304, headers: etag, body: .bytes([]), omitLength: true)
+            }
+            return .init(headers: headers(rest) + etag, body: .bytes(bytes))
         case "stall-first":
             guard let bytes = file(rest) else { return notFound }
             return .init(headers: headers(rest), body: seen.next(request.target) == 1 ? .stall : .bytes(bytes))

@@ -313,7 +313,7 @@ final class Transfer {
             case .success(let target): return .follow(target)
             case .failure(let refusal): return .settle(.failed(refusal))
             }
-        case .notModified: return .settle(.notModified)
+        case .notModified: return .settle(.notModified(head.validators))
         case .failed(let failure): return .settle(.failed(failure))
         case .body: return awaitingType()
         }

@@ -8,8 +8,8 @@ package enum TransferOutcome: Sendable {
     /// The body, small enough to be held in memory (`BodyMemory`), for the task above to hash and store.
     case held(HeldBody)
     /// A conditional request (with validators) was answered 304 Not Modified: the copy the validators came from
-    /// stands.
-    case notModified
+    /// stands. With the validators the 304 sent (empty when it sent none), which replace the copy's (RFC 9111 4.3.4).
+    case notModified(Validators)
     /// A probe saw enough to tell the type: the type, the declared length when there was one (else the bytes
     /// seen), and the first bytes the type was told from (for what an image declares, read above: `ImageStructure`),
     /// and whether they are the whole body (it ended within them, rather than the probe stopping it). Nothing was

@@ -159,7 +159,7 @@ public final class Fetcher: Sendable {
         {
         case .stored(let body): return await finish(body, deadline: deadline)
         case .held(let body): return await finish(held: body, deadline: deadline)
-        case .notModified: return .notModified
+        case .notModified(let validators): return .notModified(validators)
         case .failed(let failure): return .failed(failure)
         case .probed: preconditionFailure("a fetch that is not a probe probes nothing")
         }

@@ -7,7 +7,7 @@ package enum MediaFetchOutcome: Sendable {
     case stored(FetchedMedia)
     /// A conditional request (with validators) was answered 304 Not Modified: the copy the validators came from
     /// stands.
-    case notModified
+    case notModified(Validators)
     /// Nothing was delivered, for this reason.
     case failed(FetchFailure)
 }

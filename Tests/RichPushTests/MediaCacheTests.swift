@@ -143,6 +143,20 @@ struct MediaCacheTests {
         }
     }
 
+    @Test(
+        "a 304 carrying a new ETag replaces the stored one: the next revalidation sends it, and is answered 304 again")
+    func revalidationUpdatesValidators() async throws {
+        let bed = try TestBed { $0.cache.timeToLive = .nanoseconds(1) }
+        try await withEnricher(bed.configuration) { enricher in
+            let path = "/rotating-etag/logo.png"
+            let payload = try payload(bed, path)
+            for _ in 0..<3 { #expect(await enricher.enrich(payload, timeout: .seconds(10)).outcome == .complete) }
+            let exchanges = bed.origin.exchanges.filter { $0.target == path }
+            #expect(exchanges.map(\.status) == [200, 304, 304])
+            #expect(exchanges.map { $0.headers["if-none-match"] } == [nil, "\"v1\"", "\"v2\""])
+        }
+    }
+
     @Test("a waiter whose deadline is earlier than the fetch's returns expired at its own deadline")
     func waiterDeadline() async throws {
         let bed = try TestBed()

@@ -138,9 +138,14 @@ package final class MediaCache: Sendable {
                 : CacheEntry(media: media, linked: false, fetchedAt: now, lastUsed: now)
             settle(url, entry: entry, tell: entry.map { .media($0) } ?? .retry, replacing: stale)
             return .success(media)
-        case .notModified:
+        case .notModified(let validators):
             // Asked again: the cache links the first payload's file now if it had not.
-            let kept = stale.flatMap { $0.linked ? $0 : promoted($0) }
+            var kept = stale.flatMap { $0.linked ? $0 : promoted($0) }
+            // The 304's validators replace those stored (the next revalidation sends what the origin sent last).
+            if let stored = kept?.media.validators, validators.etag != nil || validators.lastModified != nil {
+                kept?.media.validators = Validators(
+                    etag: validators.etag ?? stored.etag, lastModified: validators.lastModified ?? stored.lastModified)
+            }
             guard var entry = kept, let linked = link(entry.media) else {
                 if let made = kept?.link, stale?.linked == false { unlinkCached(made) }
                 settle(url, entry: nil, tell: .retry, replacing: stale)
