@@ -107,6 +107,35 @@ struct CustomConverterTests {
 
     @Test(
         """
+        a payload whose Android variant another payload is making waits for it, and at its own deadline says so: the \
+        variant cache's wording, not the URL's
+        """
+    )
+    func waiterOnVariant() async throws {
+        let converter = StuckConverter()
+        defer { converter.release() }
+        let bed = try TestBed { $0.transform.converter = converter }
+        let enricher = try Enricher(configuration: bed.configuration)
+        let text = #"{"message":{"token":"t","android":{"notification":{"image":"\#(bed.url("/media/anim.gif"))"}}}}"#
+        let payload = try PushPayload(parsing: Array(text.utf8))
+        // The first payload leads the variant, whose conversion holds until released.
+        let first = Task { await enricher.enrich(payload, timeout: .seconds(60)) }
+        try await waitUntil("the first payload's conversion to start", within: .seconds(30), every: .milliseconds(10)) {
+            converter.isWriting
+        }
+        let second = await enricher.enrich(payload, deadline: .now + .milliseconds(800))
+        #expect(second.outcome == .expired, "\(second.problems)")
+        #expect(
+            second.problems.first?.detail == "the deadline came while the same image's Android variant was being made",
+            "\(second.problems)")
+        converter.release()
+        // Its converter's output is no image (this one writes filler): the first ends once it is let go.
+        #expect(await first.value.outcome != .expired)
+        await enricher.shutdown()
+    }
+
+    @Test(
+        """
         a converter that does not stop is answered without at its payload's deadline, and its partial file is gone \
         then, while it still writes: a process that exits before it returns leaves nothing
         """
