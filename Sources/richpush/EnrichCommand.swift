@@ -49,7 +49,7 @@ struct EnrichCommand: ParsableCommand {
             let cursor = Cursor(count: inputs.count)
             var sawInvalid = false
             var writeFailure: String? = nil
-            let lost = ResultsLost()
+            let lost = StreamFailure(.output)
             let progress = Progress(total: inputs.count, enabled: Progress.shouldShow(inputs: inputs.count))
             defer { progress.finish() }
             var pending: [UInt8] = []

@@ -53,7 +53,7 @@ struct ExplainCommand: ParsableCommand {
         let asJSON = plan.asJSON
         return await withEnricher(configuration) { enricher in
             var status: Int32 = 0
-            let lost = ResultsLost()
+            let lost = StreamFailure(.output)
             for input in plan.inputs {
                 let payload: PushPayload
                 do throws(PayloadError) {

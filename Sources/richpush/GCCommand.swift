@@ -51,7 +51,7 @@ struct GCCommand: ParsableCommand {
     static func run(_ plan: Plan) async -> Int32 {
         do {
             let collection = try AttachmentStore(root: plan.root).collectGarbage(olderThan: plan.age)
-            let lost = ResultsLost()
+            let lost = StreamFailure(.output)
             _ = Output.writeResults(
                 Array(
                     "removed \(collection.removed) attachment directories from \(TerminalText.printable(plan.root))\n"

@@ -37,7 +37,7 @@ enum Output {
     /// Writes results to standard output for a command that must say when they are lost: true when written; false
     /// when not, with `failure` given why unless the reader has gone (EPIPE: `| head` took what it wanted, and the
     /// command stops reading, as before).
-    static func writeResults(_ bytes: [UInt8], failure: ResultsLost) -> Bool {
+    static func writeResults(_ bytes: [UInt8], failure: StreamFailure) -> Bool {
         guard !outputWasClosed.load(ordering: .relaxed) else {
             failure.record("it was closed when the command started")
             return false
@@ -83,9 +83,7 @@ enum Output {
     /// reader that takes bytes, however slowly, is waited for. Watched every 100 ms on Dispatch's threads, never the
     /// concurrency pool's.
     static func exitWhenResultsBlocked(afterDrain timeout: Duration, patience: Duration = .seconds(1)) {
-        let (seconds, attoseconds) = max(timeout, .zero).components
-        let milliseconds = min(seconds, 86_400) * 1000 + attoseconds / 1_000_000_000_000_000
-        let start = DispatchTime.now() + .milliseconds(Int(milliseconds))
+        let start = DispatchTime.now() + .milliseconds(min(max(timeout, .zero), .furthestDeadline).inMilliseconds)
         DispatchQueue.global().asyncAfter(deadline: start) { watch(ended: -1, since: nil, patience: patience) }
     }
 
@@ -156,35 +154,32 @@ enum Output {
     }
 }
 
-/// Why results were not written to standard output (the first failure), if they were not: a full disk or a
-/// descriptor that fails (`> /dev/full`) lost every result after it, and the command exited 0 in silence.
-final class ResultsLost: Sendable {
+/// The first failure of a standard stream, if there was one: results not written to standard output (a full disk, a
+/// descriptor that fails, `> /dev/full`: every result after it lost, where the command exited 0 in silence), or
+/// standard input not read (a directory, a connection reset: the lines read whole before it were processed, where
+/// the command exited 0 as at the input's end).
+final class StreamFailure: Sendable {
+    enum Stream: Sendable {
+        case input, output
+    }
+
+    private let stream: Stream
     private let reason = Mutex<String?>(nil)
+
+    init(_ stream: Stream) { self.stream = stream }
 
     func record(_ text: String) { reason.withLock { $0 = $0 ?? text } }
 
-    /// Says on standard error that results were lost and returns 74 (`EX_IOERR`); nil when none were.
+    /// Says on standard error what failed and returns 74 (`EX_IOERR`); nil when nothing did.
     func exitStatus() -> Int32? {
         guard let reason = reason.withLock({ $0 }) else { return nil }
-        Output.error("richpush: cannot write results to standard output: \(reason); the results from there on are lost")
-        return 74
-    }
-}
-
-/// Why standard input stopped before its end, if a read failed (a descriptor that is a directory, a connection
-/// reset): the lines read whole before it were processed, and the command exited 0 as at the end of the input.
-final class InputUnread: Sendable {
-    private let reason = Mutex<String?>(nil)
-
-    func record(_ error: Int32, after line: Int) {
-        let text = "\(String(cString: strerror(error))) after line \(line)"
-        reason.withLock { $0 = $0 ?? text }
-    }
-
-    /// Says on standard error that the input could not be read and returns 74 (`EX_IOERR`); nil when it could.
-    func exitStatus() -> Int32? {
-        guard let reason = reason.withLock({ $0 }) else { return nil }
-        Output.error("richpush: cannot read standard input: \(reason); the lines from there on were not processed")
+        switch stream {
+        case .output:
+            Output.error(
+                "richpush: cannot write results to standard output: \(reason); the results from there on are lost")
+        case .input:
+            Output.error("richpush: cannot read standard input: \(reason); the lines from there on were not processed")
+        }
         return 74
     }
 }

@@ -45,7 +45,7 @@ struct PreflightCommand: ParsableCommand {
             let cursor = Cursor(count: inputs.count)
             var ready = true
             var pending: [UInt8] = []
-            let lost = ResultsLost()
+            let lost = StreamFailure(.output)
             await OrderedPipeline.run(
                 concurrency: plan.concurrency,
                 next: { cursor.next() },

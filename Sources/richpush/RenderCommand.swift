@@ -57,7 +57,7 @@ struct RenderCommand: ParsableCommand {
                         + "\(limit)")
                 return 1
             }
-            let lost = ResultsLost()
+            let lost = StreamFailure(.output)
             _ = Output.writeResults(rendered + [0x0A], failure: lost)
             return lost.exitStatus() ?? 0
         } catch {

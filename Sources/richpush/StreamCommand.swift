@@ -1,5 +1,9 @@
 import RichPush
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `richpush stream`: NDJSON payloads in, NDJSON results out, in input order.
 struct StreamCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,8 +35,8 @@ struct StreamCommand: ParsableCommand {
 
     static func run(_ plan: Plan) async -> Int32 {
         let (configuration, concurrency, drainTimeout) = (plan.configuration, plan.concurrency, plan.drainTimeout)
-        let lost = ResultsLost()
-        let unread = InputUnread()
+        let lost = StreamFailure(.output)
+        let unread = StreamFailure(.input)
         return await withEnricher(configuration) { enricher in
             // SIGTERM or SIGINT drains: reading stops, the payloads in flight finish (each by its deadline, or
             // cancelled at the drain timeout) and their results are written, then the command exits 0. The end of
@@ -52,7 +56,9 @@ struct StreamCommand: ParsableCommand {
                         let item = NDJSONEnrichment.Line(number: lineNumber, line: line)
                         if !item.isBlank { batch.append(item) }
                     }
-                    if batch.isEmpty, let failure = reader.failure { unread.record(failure, after: lineNumber) }
+                    if batch.isEmpty, let failure = reader.failure {
+                        unread.record("\(String(cString: strerror(failure))) after line \(lineNumber)")
+                    }
                     return batch.isEmpty ? nil : batch
                 }
                 let lines = Unbatcher(source)

@@ -24,16 +24,15 @@ extension Enricher {
         of media: FetchedMedia, url: String, deadline: ContinuousClock.Instant
     ) async -> Result<FetchedMedia, FetchFailure> {
         let variant = AndroidVariant(maximumDimension: configuration.transform.androidMaximumDimension)
-        let decision = variant.decision(for: media)
-        if case .keep = decision { return .success(media) }
-        cache?.keep(media, of: url)
-        switch decision {
+        switch variant.decision(for: media) {
         case .keep:
             return .success(media)
         case .refuse(let failure):
+            cache?.keep(media, of: url)
             fetcher.root.remove(media)
             return .failure(failure)
         case .convert(let reasons):
+            cache?.keep(media, of: url)
             guard let variants else {
                 return await fetcher.androidVariant(of: media, variant, reasons: reasons, deadline: deadline)
             }

@@ -26,8 +26,11 @@ func walk(
         }
         guard case .object(let object) = current else {
             // A generic root holding something else is another sender's (unless the schema is strict).
-            let root = path[..<index].first { $0 != KeyPathConvention.jsonStep } ?? ""
-            if !strictly, entered <= 1, KeyPathConvention.genericRoots.contains(root) { return nil }
+            if !strictly, entered <= 1, let root = KeyPathConvention.rootKey(of: path),
+                KeyPathConvention.genericRoots.contains(root)
+            {
+                return nil
+            }
             let field = path[..<index].joined(separator: ".")
             let problem = EnrichmentProblem(
                 source: field, code: .badReference,

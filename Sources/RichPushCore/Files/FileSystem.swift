@@ -40,12 +40,14 @@ package enum FileSystem {
         package let code: Int32
     }
 
-    /// Opens `path` for reading, without blocking, when it is a regular file (links followed only with
-    /// `followingLinks`): the descriptor, to close, else the errno (EINVAL when it is no regular file). A FIFO put at
-    /// the name (raced in after a caller's `lstat`, in a published directory others may write) blocked an open, and
-    /// its thread, for ever; its reads would block too.
-    package static func openRegularFile(_ path: String, followingLinks: Bool) -> Result<Int32, OpenFailure> {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
+    /// Opens `path` (relative to the open directory `directory` when given) for reading, without blocking, when it is
+    /// a regular file (links followed only with `followingLinks`): the descriptor, to close, else the errno (EINVAL
+    /// when it is no regular file). A FIFO put at the name (raced in after a caller's `lstat`, in a published
+    /// directory others may write) blocked an open, and its thread, for ever; its reads would block too.
+    package static func openRegularFile(
+        _ path: String, in directory: Int32 = AT_FDCWD, followingLinks: Bool
+    ) -> Result<Int32, OpenFailure> {
+        let descriptor = openat(directory, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
         guard descriptor >= 0 else { return .failure(OpenFailure(code: errno)) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {

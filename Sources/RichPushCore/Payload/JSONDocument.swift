@@ -179,6 +179,12 @@ final class JSONDocument: Sendable {
 
     /// The UTF-8 of the escaped string text in `range` (already validated by the parser).
     func decoded(_ range: Range<Int>) -> [UInt8] {
+        var loneSurrogate = false
+        return decoded(range, loneSurrogate: &loneSurrogate)
+    }
+
+    /// `decoded(_:)`, setting `loneSurrogate` when it met an escaped UTF-16 surrogate that is not half of a pair.
+    func decoded(_ range: Range<Int>, loneSurrogate: inout Bool) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(range.count)
         var position = range.lowerBound
@@ -211,6 +217,7 @@ final class JSONDocument: Sendable {
                     }
                 }
                 // A lone surrogate decodes to U+FFFD; the text keeps what was written.
+                if scalar == nil { loneSurrogate = true }
                 output.append(contentsOf: UTF8.encode(scalar ?? "\u{FFFD}")!)
             default: output.append(escape)  // \" \\ \/
             }

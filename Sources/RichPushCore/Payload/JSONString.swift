@@ -55,32 +55,10 @@ public struct JSONString: Sendable, Hashable {
     /// Whether the literal escapes a UTF-16 surrogate that is not half of a pair (`"\ud800"`), which `value` holds as
     /// U+FFFD: text no Unicode string on a phone holds either.
     package var hasLoneSurrogate: Bool {
-        guard let literal else { return false }
-        let bytes = Array(literal.utf8)
-        func unit(at position: Int) -> UInt32? {
-            guard position + 6 <= bytes.count, bytes[position] == 0x5C, bytes[position + 1] == UInt8(ascii: "u")
-            else { return nil }
-            return UInt32(String(decoding: bytes[(position + 2)..<(position + 6)], as: UTF8.self), radix: 16)
-        }
-        var position = 0
-        while position < bytes.count {
-            guard bytes[position] == 0x5C else {
-                position += 1
-                continue
-            }
-            guard let code = unit(at: position) else {
-                position += 2  // another escape: `\"`, `\\`, `\n` ...
-                continue
-            }
-            if (0xDC00...0xDFFF).contains(code) { return true }
-            if (0xD800...0xDBFF).contains(code) {
-                guard let low = unit(at: position + 6), (0xDC00...0xDFFF).contains(low) else { return true }
-                position += 12
-                continue
-            }
-            position += 6
-        }
-        return false
+        guard case .parsed(let document, let index) = storage, document.isEscaped(index) else { return false }
+        var loneSurrogate = false
+        _ = document.decoded(document.contents(index), loneSurrogate: &loneSurrogate)
+        return loneSurrogate
     }
 
     /// Whether the decoded text is `name`, scalar by scalar (see `JSONObject` for why not `==`).

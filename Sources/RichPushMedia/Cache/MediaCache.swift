@@ -303,20 +303,15 @@ package final class MediaCache: Sendable {
     private static func intact(_ name: String, in directory: Directory, as media: FetchedMedia) -> (
         device: UInt64, inode: UInt64
     )? {
-        let descriptor = openat(directory.descriptor, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+        guard
+            case .success(let descriptor) = FileSystem.openRegularFile(
+                name, in: directory.descriptor, followingLinks: false)
+        else { return nil }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) == media.bytes else {
-            return nil
-        }
-        let hash = SHA256()
+        guard fstat(descriptor, &info) == 0, Int(info.st_size) == media.bytes else { return nil }
         var buffer = FileSystem.readBuffer(count: FileDigest.chunkBytes)
-        let failed = FileSystem.readChunks(descriptor, buffer: &buffer) { chunk in
-            hash.update(chunk)
-            return true
-        }
-        guard failed == nil, hash.finalize() == media.sha256 else { return nil }
+        guard FileDigest.of(descriptor, buffer: &buffer)?.sha256 == media.sha256 else { return nil }
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 

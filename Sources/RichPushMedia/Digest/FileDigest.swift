@@ -33,6 +33,17 @@ struct FileDigest: Sendable, Equatable {
         return .success(walk.digest)
     }
 
+    /// The digest of the file open at `descriptor`, read from where it stands through `buffer`; nil when a read
+    /// failed.
+    static func of(_ descriptor: Int32, buffer: inout [UInt8]) -> FileDigest? {
+        var walk = Walk(checking: nil)
+        let failed = FileSystem.readChunks(descriptor, buffer: &buffer) { chunk in
+            walk.feed(chunk)
+            return true
+        }
+        return failed == nil ? walk.digest : nil
+    }
+
     /// The digest of `bytes` held in memory (a body not yet written: `HeldBody`), its structure walked as for a
     /// file's.
     static func of(_ bytes: [UInt8], checking type: MediaType? = nil) -> FileDigest {
